@@ -1,0 +1,12 @@
+"""fedbound: convergence theory of federated and semi-decentralized optimization as executable,
+verified objects (theory/, control/, algorithms/), fed by network/ and tasks/ and joined by verify/.
+
+See DESIGN.md in the shared folder and README.md for the layout and data flow.
+"""
+from fedbound.errors import (
+    FedboundError, ValidationError, DivergenceError, SolverError, UnknownNameError,
+)
+
+__version__ = "0.1.0"
+__all__ = ["FedboundError", "ValidationError", "DivergenceError", "SolverError",
+           "UnknownNameError", "__version__"]

@@ -1,0 +1,38 @@
+"""One exception hierarchy for the whole toolkit.
+
+Every error a user can cause derives from :class:`FedboundError`; its message names the bad value
+and the valid range, in one line, so that the CLI can print it and exit with status 2.
+"""
+
+
+class FedboundError(Exception):
+    """Root of all fedbound errors."""
+
+
+class ValidationError(FedboundError, ValueError):
+    """A value is outside its valid range (bad size, non-stochastic matrix, alpha <= 0, ...)."""
+
+
+class UnknownNameError(FedboundError, KeyError):
+    """A name (result id, variant, topology, task, algorithm) that does not exist."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class DivergenceError(FedboundError, FloatingPointError):
+    """A run produced non-finite values; the message names the round."""
+
+    def __init__(self, message: str, round_index: int | None = None):
+        super().__init__(message)
+        self.round_index = round_index
+
+
+class SolverError(FedboundError, RuntimeError):
+    """An optimization solver failed, or returned a solution that violates its constraints."""
+
+
+def require(condition: bool, message: str) -> None:
+    """Raise :class:`ValidationError` with ``message`` unless ``condition`` holds."""
+    if not condition:
+        raise ValidationError(message)
