@@ -1,0 +1,22 @@
+"""Constants and provenance shared by the SD-GT results (seed 003, papers/sdgt.md)."""
+from fedbound.theory.result import Provenance
+from fedbound.theory.symbols import NONNEGATIVE, POSITIVE, UNIT, declare
+
+SEED = "003_3166d581b98362e1.txt"
+
+
+def where(equation: str, lines: str) -> Provenance:
+    """Provenance in the SD-GT seed text."""
+    return Provenance(SEED, equation, lines)
+
+
+p = declare("p", UNIT, "sampling measure min_s(1 - beta_s^2) of SD-GT")
+q = declare("q", UNIT, "mixing measure min_s rho_s of SD-GT")
+# Lemma 7 (unroll-recursion lemma) constants
+r0 = declare("r0", NONNEGATIVE, "Lemma 7: initial-distance constant r0")
+b = declare("b", NONNEGATIVE, "Lemma 7: coefficient of the linear term")
+e = declare("e", NONNEGATIVE, "Lemma 7: coefficient of the quadratic term")
+u = declare("u", NONNEGATIVE, "Lemma 7: inverse of the step-size cap")
+E1 = declare("E1", NONNEGATIVE, "initial optimality gap E f(x_g^1) - f*", latex="mathcal{E}_1")
+R = declare("R", NONNEGATIVE, "initial distance E||x_g^1 - x*||^2")
+_ = POSITIVE
