@@ -1,0 +1,32 @@
+"""fedbound.control: optimization problems that choose hyperparameters.
+
+SD-GT's co-optimization controller (seed 003, Sec. IV-D, problem (31), Algorithm 2):
+
+* :mod:`~fedbound.control.spec`       the network spec (subnet sizes, DS and D2D costs; NET.json);
+* :mod:`~fedbound.control.objective`  the objective variants (31)/(27)/F24 as numpy functions,
+  :class:`ControlProblem`, and the K-stationarity root of (118);
+* :mod:`~fedbound.control.gp`         (31) as an exact DGP in u_s = 1 - beta_s (cvxpy, DPP, checked);
+* :mod:`~fedbound.control.reduced`    the fast exact nested 1-D route to the same optimum;
+* :mod:`~fedbound.control.integer`    certified integer (K, h_s) and the :class:`Plan`;
+* :mod:`~fedbound.control.estimators` Y-hat (28), Gamma-hat (29), H-hat (30);
+* :mod:`~fedbound.control.baseline`   the released code's grid search, for comparison.
+"""
+from fedbound.control.baseline import GridChoice, official_grid
+from fedbound.control.estimators import estimate_Gamma, estimate_H, estimate_Y
+from fedbound.control.gp import ContinuousSolution, compiled_gp, solve_gp
+from fedbound.control.integer import Certificate, IntegerOptimum, Plan, integer_optimum, plan
+from fedbound.control.objective import (DEFAULT_K_CAP, DEFAULT_LAMBDAS, VARIANTS, ControlProblem,
+                                        best_u, energy_per_round, k_minimizer, k_stationary_root,
+                                        objective, participation, reduced_objective)
+from fedbound.control.reduced import solve_reduced
+from fedbound.control.spec import NetSpec, load_spec, spec_from_dict
+
+__all__ = [
+    "NetSpec", "load_spec", "spec_from_dict",
+    "ControlProblem", "DEFAULT_LAMBDAS", "DEFAULT_K_CAP", "VARIANTS", "objective",
+    "reduced_objective", "energy_per_round", "best_u", "participation", "k_stationary_root",
+    "k_minimizer",
+    "ContinuousSolution", "solve_gp", "compiled_gp", "solve_reduced",
+    "Certificate", "IntegerOptimum", "Plan", "integer_optimum", "plan",
+    "estimate_Y", "estimate_Gamma", "estimate_H", "GridChoice", "official_grid",
+]

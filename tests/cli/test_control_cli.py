@@ -1,0 +1,68 @@
+"""`fedbound control plan`: JSON keys, agreement with the library, exit status 2 on bad input."""
+import json
+
+import pytest
+
+from fedbound.cli.main import main
+from fedbound.control import ControlProblem, load_spec, plan
+
+NET = {"subnets": [{"m": 10, "E": 42.0, "E_d2d": 0.4}, {"m": 8, "E": 90.0, "E_d2d": 0.9},
+                   {"m": 12, "E": 5.0, "E_d2d": 0.05}]}
+
+
+def write(tmp_path, data, name="net.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_plan_json(tmp_path, capsys):
+    path = write(tmp_path, NET)
+    assert main(["control", "plan", "--spec", path, "--H", "0.02", "--lambdas", "1,0.1,1e-5",
+                 "--kcap", "500", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("K", "h", "p", "objective", "lower_bound", "beta", "energy_per_round", "gap",
+                "continuous", "certificate"):
+        assert key in out
+    assert set(out["continuous"]) >= {"K", "p", "u"}
+    want = plan(ControlProblem(load_spec(path), H=0.02, K_cap=500))
+    assert out["K"] == want.K and out["h"] == list(want.h)
+    assert out["objective"] == pytest.approx(want.objective, rel=1e-12)
+    assert out["lower_bound"] <= out["objective"] * (1 + 1e-6)
+
+
+def test_plan_text_and_variants(tmp_path, capsys):
+    path = write(tmp_path, NET)
+    assert main(["control", "plan", "--spec", path, "--variant", "cor1", "--method", "reduced"]) == 0
+    text = capsys.readouterr().out
+    assert "K (D2D rounds)" in text and "certificate" in text and "lower bound" in text
+
+
+@pytest.mark.parametrize("spec, extra", [
+    ({"subnets": [{"m": 0, "E": 1.0, "E_d2d": 0.1}]}, []),               # m_s < 1
+    ({"subnets": [{"m": 2.5, "E": 1.0, "E_d2d": 0.1}]}, []),             # non-integer m_s
+    ({"subnets": [{"m": 3, "E": -1.0, "E_d2d": 0.1}]}, []),              # negative cost
+    ({"subnets": [{"m": 3, "E": 1.0, "E_d2d": -0.1}]}, []),
+    ({"subnets": [{"m": 3, "E": 1.0}]}, []),                             # missing key
+    ({"nets": []}, []),
+    (NET, ["--kcap", "0"]),                                              # K_cap < 1
+    (NET, ["--lambdas", "1,0,1e-5"]),                                    # lambdas not positive
+    (NET, ["--lambdas", "1,0.1"]),
+    (NET, ["--lambdas", "a,b,c"]),
+    (NET, ["--H", "-1"]),
+    (NET, ["--variant", "static", "--H", "0.5"]),
+])
+def test_bad_input_exits_2_with_one_line(tmp_path, capsys, spec, extra):
+    code = main(["control", "plan", "--spec", write(tmp_path, spec), "--json", *extra])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("fedbound: error: ") and err.count("\n") == 1
+
+
+def test_usage_errors_exit_2(tmp_path, capsys):
+    for argv in (["control", "plan", "--spec", write(tmp_path, NET), "--kcap", "2.5"],
+                 ["control", "plan"], ["control", "plan", "--spec", "x.json", "--variant", "nope"]):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2
+    assert main(["control", "plan", "--spec", str(tmp_path / "missing.json")]) == 2
