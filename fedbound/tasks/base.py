@@ -1,0 +1,212 @@
+"""The Task base class: n local objectives f_1..f_n on R^d, held for all clients at once.
+
+Problem (SD-GT eq. (1)-(2) [003_3166d581b98362e1.txt L18-L19]; FedNova eq. (1) [001 L42-L48]):
+
+    min_x f(x) = sum_i p_i f_i(x),   p = ``weights`` (default uniform 1/n, the contract's (1/n) sum_i f_i;
+                                     FedNova's p_i = n_i / n can be passed instead).
+
+Points are stacked: X of shape (n, d), row i is client i's point. A single point x of shape (d,) is
+accepted everywhere an (n, d) stack is, and means "every client at x".
+
+Constants (attributes; ``None`` where unknown, e.g. for the MLP):
+* L, mu: per-client smoothness / strong convexity as the papers assume them, L = sup_i sup_x
+  lambda_max(Hess f_i(x)) and mu = inf_i inf_x lambda_min(Hess f_i(x)) (mu = 0 if some f_i is not strongly
+  convex; SD-GT Assumptions 1, 4 [L218-L221, L266-L270], FedNova Assumption 1, AFGA Assumption 4.1).
+* L_global, mu_global: the same for the global f (SD-GT's synthetic least squares is only globally strongly
+  convex, sdgt.md flag F34).
+* sigma2: sup_{i,x} E||g_i(x) - grad f_i(x)||^2 of ``stochastic_grad`` (SD-GT Assumption 3 [L228-L231]).
+* x_star, f_star: a global minimiser (d,) and f(x_star); x0: the default initial point (d,).
+* G, G_inf: sup_{i,x} ||g_i|| and sup_{i,x,j} |[g_i]_j| of the stochastic gradients (AFGA Assumption 4.3
+  [000 L255-L256], FedAda2 Assumption 2 [004 L134-L136]); inf when unbounded.
+* bounds: names of the constants above that are upper bounds rather than exact values.
+
+Heterogeneity (methods, see :mod:`fedbound.tasks.heterogeneity`): ``kappa2``/``beta2_min`` (FedNova),
+``sigma_g2``, ``intra_cluster``, ``inter_cluster`` (AFGA). Each returns the constant of the assumption (the sup
+over x; float('inf') when unbounded, None when the task cannot compute it) or, with ``at=x``, the measure at x.
+"""
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import torch
+
+from fedbound.errors import require
+from fedbound.tasks.heterogeneity import (
+    check_weights, fednova_matrix, inter_cluster_matrix, intra_cluster_matrices, measure_at,
+    sigma_g_matrix,
+)
+from fedbound.tasks.noise import check_noise, gradient_noise
+
+
+def check_size(name: str, value, low: int = 1) -> int:
+    """An int >= low, or ValidationError naming the value."""
+    require(isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= low,
+            f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def as_float64(name: str, array, ndim: int) -> np.ndarray:
+    """A finite float64 numpy array with ``ndim`` dimensions, or ValidationError naming it."""
+    if isinstance(array, torch.Tensor):
+        array = array.detach().cpu().numpy()
+    out = np.asarray(array, dtype=np.float64)
+    require(out.ndim == ndim, f"{name} must have {ndim} dimensions, got shape {out.shape}")
+    require(bool(np.all(np.isfinite(out))), f"{name} must be finite, got non-finite entries")
+    return out
+
+
+class Task:
+    """Base class of all tasks; subclasses implement ``local_losses`` and ``grad`` (and optionally
+    ``_sampled_grad``, ``_sup_measure``, ``beta2_min``) and set the constants in ``__init__``."""
+
+    device = torch.device("cpu")
+    L: float | None = None
+    mu: float | None = None
+    L_global: float | None = None
+    mu_global: float | None = None
+    x_star: torch.Tensor | None = None
+    f_star: float | None = None
+    bounds: frozenset = frozenset()
+    _sampling_sigma2: float | None = 0.0
+    _G_own: float | None = None        # sup ||g_i|| of the task's own stochastic gradients
+    _G_inf_own: float | None = None    # sup |[g_i]_j| of the same
+    _noises: tuple = ()
+
+    def __init__(self, n: int, d: int, *, dtype: torch.dtype = torch.float64, weights=None, x0=None):
+        self.n = check_size("n", n)
+        self.d = check_size("d", d)
+        require(dtype in (torch.float64, torch.float32), f"dtype must be torch.float64 or torch.float32, got {dtype}")
+        self.dtype = dtype
+        w = np.full(self.n, 1.0 / self.n) if weights is None else check_weights(weights, self.n)
+        self._weights_np = w
+        self.weights = torch.as_tensor(w, dtype=dtype)
+        self.x0 = torch.zeros(self.d, dtype=dtype) if x0 is None else self.point(x0)
+
+    # ---- points -------------------------------------------------------------------------------
+    def points(self, X) -> torch.Tensor:
+        """X as an (n, d) tensor of the task's dtype; a (d,) point is broadcast to all clients."""
+        X = torch.as_tensor(X, dtype=self.dtype)
+        if X.shape == (self.d,):
+            X = X.expand(self.n, self.d)
+        require(X.shape == (self.n, self.d), f"X must have shape ({self.n}, {self.d}) or ({self.d},), got {tuple(X.shape)}")
+        return X
+
+    def point(self, x) -> torch.Tensor:
+        """x as a (d,) tensor of the task's dtype."""
+        x = torch.as_tensor(x, dtype=self.dtype)
+        require(x.shape == (self.d,), f"x must have shape ({self.d},), got {tuple(x.shape)}")
+        return x
+
+    # ---- objectives ---------------------------------------------------------------------------
+    def local_losses(self, X) -> torch.Tensor:
+        """(n,) tensor, entry i = f_i(X[i])."""
+        raise NotImplementedError
+
+    def grad(self, X) -> torch.Tensor:
+        """(n, d) tensor, row i = grad f_i(X[i]) (exact)."""
+        raise NotImplementedError
+
+    def loss(self, x) -> float:
+        """f(x) = sum_i p_i f_i(x) for x of shape (d,)."""
+        return float(self.weights @ self.local_losses(self.point(x)))
+
+    def global_grad(self, x) -> torch.Tensor:
+        """grad f(x) = sum_i p_i grad f_i(x), shape (d,)."""
+        return self.weights @ self.grad(self.point(x))
+
+    # ---- stochastic gradients and noise ---------------------------------------------------------
+    def _sampled_grad(self, X: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """The task's own sampling (minibatches, heavy-tailed noise); deterministic by default."""
+        return self.grad(X)
+
+    def stochastic_grad(self, X, generator: torch.Generator) -> torch.Tensor:
+        """(n, d) unbiased estimates of grad f_i(X[i]), independent across clients and calls;
+        E||g_i - grad f_i||^2 <= sigma2 (with equality for the added noise)."""
+        X = self.points(X)
+        out = self._sampled_grad(X, generator)
+        for sigma, kind in self._noises:
+            out = out + gradient_noise((self.n, self.d), sigma, kind, generator, self.dtype)
+        return out
+
+    @property
+    def sigma2(self) -> float | None:
+        """Gradient-noise variance: the task's own sampling variance plus every added sigma^2."""
+        if self._sampling_sigma2 is None:
+            return None
+        return self._sampling_sigma2 + sum(sigma**2 for sigma, _ in self._noises)
+
+    @property
+    def G(self) -> float | None:
+        """sup ||stochastic gradient||: the task's own bound plus the radius of added "sphere" noise
+        (inf with added Gaussian noise)."""
+        return self._bound_with_noise(self._G_own)
+
+    @property
+    def G_inf(self) -> float | None:
+        """Coordinate-wise sup |[stochastic gradient]_j| (FedAda2 A2), with added noise as for G."""
+        return self._bound_with_noise(self._G_inf_own)
+
+    def _bound_with_noise(self, own: float | None) -> float | None:
+        if own is None:
+            return None
+        return own + sum(sigma if kind == "sphere" else (math.inf if sigma > 0 else 0.0)
+                         for sigma, kind in self._noises)
+
+    def with_noise(self, sigma: float, kind: str = "gaussian") -> "Task":
+        """A copy whose stochastic_grad adds independent noise with E||noise_i||^2 = sigma^2 exactly
+        (kind "gaussian": N(0, sigma^2/d I); "sphere": uniform on the sphere of radius sigma)."""
+        check_noise(sigma, kind)
+        new = copy.copy(self)
+        new._noises = self._noises + ((float(sigma), kind),)
+        return new
+
+    # ---- heterogeneity ------------------------------------------------------------------------
+    def _sup_measure(self, K: np.ndarray) -> float | None:
+        """sup_x sum_ik K_ik <grad f_i(x), grad f_k(x)>; None where the task cannot compute it."""
+        return None
+
+    def _measure(self, K: np.ndarray, at) -> float | None:
+        if at is not None:
+            return measure_at(self.grad(self.point(at)), K)
+        return self._sup_measure(K)
+
+    def kappa2(self, weights=None, beta2: float = 1.0, at=None) -> float | None:
+        """FedNova Assumption 3 at weights w (default the task's p) [001 L141-L151]:
+        kappa^2 = max(0, sup_x sum_i w_i ||grad f_i||^2 - beta^2 ||sum_i w_i grad f_i||^2).
+        With ``at=x``: the (possibly negative) bracket at x."""
+        w = self._weights_np if weights is None else check_weights(weights, self.n)
+        value = self._measure(fednova_matrix(w, float(beta2)), at)
+        return value if (value is None or at is not None) else max(0.0, value)
+
+    def beta2_min(self, weights=None) -> float | None:
+        """Infimum of the beta^2 >= 1 for which kappa2(weights, beta2) is finite (None if unknown)."""
+        return None
+
+    def sigma_g2(self, at=None) -> float | None:
+        """AFGA Assumption 4.4 [000 L260-L263]: sup_x (1/n) sum_i ||grad f_i(x) - (1/n) sum_k grad f_k(x)||^2."""
+        return self._measure(sigma_g_matrix(self.n), at)
+
+    def intra_cluster(self, subnet_of, at=None) -> np.ndarray | None:
+        """AFGA Assumption D.1 [000 L1059-L1062]: sigma_k^2 for each cluster k (array (K,), clusters ordered by
+        label), sigma_k^2 = sup_x (1/n_k) sum_{i in V_k} ||grad f_i(x) - grad fbar_k(x)||^2."""
+        values = [self._measure(K, at) for K in intra_cluster_matrices(subnet_of, self.n)]
+        return None if any(v is None for v in values) else np.array(values)
+
+    def inter_cluster(self, subnet_of, alpha: float = 1.0, at=None) -> float | None:
+        """AFGA Assumption D.1 [000 L1063-L1068]: sigma_c^2 = max(0, sup_x (1/K) sum_k ||grad fbar_k(x)||^2
+        - alpha^2 ||grad f(x)||^2), f the uniform average of all n clients; with ``at=x`` the bracket at x."""
+        value = self._measure(inter_cluster_matrix(subnet_of, self.n, float(alpha)), at)
+        return value if (value is None or at is not None) else max(0.0, value)
+
+    # ---- summary ------------------------------------------------------------------------------
+    def constants(self) -> dict:
+        """The scalar constants as plain Python values (None where unknown), for JSON output."""
+        return {"task": type(self).__name__, "n": self.n, "d": self.d, "L": self.L, "mu": self.mu,
+                "L_global": self.L_global, "mu_global": self.mu_global, "sigma2": self.sigma2,
+                "f_star": self.f_star, "G": self.G, "G_inf": self.G_inf, "bounds": sorted(self.bounds)}
+
+    def __repr__(self) -> str:
+        c = self.constants()
+        return f"{c.pop('task')}(" + ", ".join(f"{k}={v!r}" for k, v in c.items()) + ")"

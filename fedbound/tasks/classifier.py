@@ -1,0 +1,135 @@
+"""A small MLP classifier held for all clients at once (the non-convex task of sdgt.md sec. 7.3,
+fednova.md sec. 7.3 item 8, afga.md Q3, fedada2.md sec. 7.5 item 3).
+
+f_i(x) = (1/m_i) sum_s CE(MLP_x(a_s), y_s) over client i's samples, x the flattened parameter vector of
+length d (layer by layer, weight then bias, as ``nn.Sequential.named_parameters`` lists them). All clients are
+evaluated in one call: torch.func.functional_call + vmap (+ grad) over the stacked parameters (n, d) and
+the padded per-client data (:class:`ClientData`). Activation "tanh" by default (smooth, so f_i is L-smooth
+as SD-GT Assumption 1 needs; SD-GT's MNIST model uses ReLU, available as "relu"). The constants L, mu, x*, f*
+are unknown (None); stochastic gradients are per-client minibatches (sigma2 unknown, None) unless
+batch_size is None (full gradients, sigma2 = 0). ``accuracy(x)`` is measured on a held-out test split.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+from torch.func import functional_call, grad, vmap
+
+from fedbound.errors import require
+from fedbound.tasks.base import Task, check_size
+from fedbound.tasks.clientdata import ClientData
+from fedbound.tasks.datasets import digits, gaussian_mixture, train_test_split
+from fedbound.tasks.partition import dirichlet_partition, one_class_partition
+
+ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
+DATASETS = ("gaussian_mixture", "digits")
+PARTITIONS = ("dirichlet", "one_class")
+
+
+class MLPClassifier(Task):
+    """MLP on per-client arrays features[i] (m_i, D), labels[i] (m_i,), evaluated on (test_features,
+    test_labels). ``hidden``: widths of the hidden layers; ``init_seed`` seeds x0 (PyTorch's default
+    uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)) initialisation)."""
+
+    def __init__(self, features, labels, test_features, test_labels, *, hidden=(32,), activation: str = "tanh",
+                 num_classes: int | None = None, batch_size: int | None = None, init_seed: int = 0,
+                 weights=None, x0=None, dtype: torch.dtype = torch.float64):
+        data = ClientData.from_lists(features, labels, dtype=dtype)
+        test_x = np.asarray(test_features, dtype=np.float64)
+        test_y = np.asarray(test_labels)
+        D = data.features.shape[2]
+        require(test_x.ndim == 2 and test_x.shape[1] == D, f"test_features must have shape (N, {D}), got {test_x.shape}")
+        require(test_y.shape == (test_x.shape[0],) and test_y.dtype.kind in "iu",
+                f"test_labels must be {test_x.shape[0]} integers, got shape {test_y.shape}")
+        top = max(int(data.labels.max()), int(test_y.max(initial=0))) + 1
+        C = top if num_classes is None else check_size("num_classes", num_classes, low=2)
+        require(top <= C, f"labels must be < num_classes={C}, got max label {top - 1}")
+        require(activation in ACTIVATIONS, f"activation must be one of {tuple(ACTIVATIONS)}, got {activation!r}")
+        widths = [D] + [check_size("hidden width", h) for h in hidden] + [C]
+        require(batch_size is None or (isinstance(batch_size, int) and batch_size >= 1),
+                f"batch_size must be None or an integer >= 1, got {batch_size!r}")
+        layers: list[nn.Module] = []
+        for k in range(len(widths) - 1):
+            layers += [nn.Linear(widths[k], widths[k + 1], dtype=dtype), ACTIVATIONS[activation]()]
+        self.module = nn.Sequential(*layers[:-1])
+        self._shapes = [(name, p.shape) for name, p in self.module.named_parameters()]
+        d = sum(math.prod(shape) for _, shape in self._shapes)
+        super().__init__(data.n, d, dtype=dtype, weights=weights, x0=x0)
+        self.data, self.batch_size, self.num_classes = data, batch_size, C
+        self.test_features = torch.as_tensor(test_x, dtype=dtype)
+        self.test_labels = torch.as_tensor(test_y, dtype=torch.int64)
+        if x0 is None:
+            self.x0 = self._default_init(init_seed)
+        self._sampling_sigma2 = 0.0 if batch_size is None else None
+
+    @classmethod
+    def generate(cls, n: int, *, dataset: str = "gaussian_mixture", partition: str = "dirichlet",
+                 alpha: float = 0.5, hidden=(32,), activation: str = "tanh", num_samples: int = 2000,
+                 dim: int = 32, num_classes: int = 10, test_fraction: float = 0.2, batch_size: int | None = None,
+                 seed: int = 0, dtype=torch.float64) -> "MLPClassifier":
+        """A seeded task: ``dataset`` "gaussian_mixture" (num_samples, dim, num_classes) or "digits"
+        (sklearn's bundled 8x8 digits), split into train/test, the train part partitioned over n clients by
+        ``partition`` "dirichlet" (Dir(alpha) label skew) or "one_class"."""
+        require(dataset in DATASETS, f"dataset must be one of {DATASETS}, got {dataset!r}")
+        require(partition in PARTITIONS, f"partition must be one of {PARTITIONS}, got {partition!r}")
+        if dataset == "digits":
+            X, y = digits()
+        else:
+            X, y = gaussian_mixture(num_samples, dim, num_classes, seed=seed)
+        Xtr, ytr, Xte, yte = train_test_split(X, y, test_fraction, seed=seed)
+        parts = (dirichlet_partition(ytr, n, alpha, seed=seed) if partition == "dirichlet"
+                 else one_class_partition(ytr, n, seed=seed))
+        return cls([Xtr[p] for p in parts], [ytr[p] for p in parts], Xte, yte, hidden=hidden,
+                   activation=activation, num_classes=int(y.max()) + 1,
+                   batch_size=batch_size, init_seed=seed, dtype=dtype)
+
+    def _default_init(self, seed: int) -> torch.Tensor:
+        gen = torch.Generator().manual_seed(seed)
+        pieces = []
+        for layer in self.module:   # same order as named_parameters: weight, then bias, layer by layer
+            if isinstance(layer, nn.Linear):
+                bound = 1.0 / math.sqrt(layer.in_features)
+                for p in (layer.weight, layer.bias):
+                    pieces.append((2.0 * torch.rand(p.numel(), generator=gen, dtype=torch.float64) - 1.0) * bound)
+        return torch.cat(pieces).to(self.dtype)
+
+    def unflatten(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Parameter dict of the module from the flat vector x (d,)."""
+        out, start = {}, 0
+        for name, shape in self._shapes:
+            size = math.prod(shape)
+            out[name] = x[start:start + size].view(shape)
+            start += size
+        return out
+
+    def logits(self, x, features: torch.Tensor) -> torch.Tensor:
+        return functional_call(self.module, self.unflatten(x), (features,))
+
+    def _client_loss(self, x, feats, labels, mask):
+        ce = nn.functional.cross_entropy(self.logits(x, feats), labels, reduction="none")
+        return torch.sum(ce * mask) / torch.sum(mask)
+
+    def local_losses(self, X) -> torch.Tensor:
+        d = self.data
+        return vmap(self._client_loss)(self.points(X), d.features, d.labels, d.mask)
+
+    def _grad_on(self, X, data: ClientData) -> torch.Tensor:
+        return vmap(grad(self._client_loss))(X, data.features, data.labels, data.mask)
+
+    def grad(self, X) -> torch.Tensor:
+        return self._grad_on(self.points(X), self.data)
+
+    def _sampled_grad(self, X, generator):
+        if self.batch_size is None:
+            return self.grad(X)
+        return self._grad_on(X, self.data.minibatch(self.batch_size, generator))
+
+    def accuracy(self, x) -> float:
+        """Fraction of the held-out test samples classified correctly by the model x (d,)."""
+        with torch.no_grad():
+            pred = torch.argmax(self.logits(self.point(x), self.test_features), dim=1)
+        return float(torch.mean((pred == self.test_labels).to(torch.float64)))
+

@@ -1,0 +1,67 @@
+"""Per-client labelled data padded to a common length, so that all clients are processed in one batch.
+
+Client i holds sizes[i] samples; rows beyond that are padding with mask 0. Losses are masked averages
+sum_s mask_is loss_is / sum_s mask_is, so padding never changes a value or a gradient.
+Minibatches: every client draws min(B, m_i) of its own samples uniformly without replacement,
+independently across clients and calls (seeded torch.Generator).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from fedbound.errors import require
+
+
+@dataclass(frozen=True)
+class ClientData:
+    features: torch.Tensor   # (n, m_max, D)
+    labels: torch.Tensor     # (n, m_max) int64, 0 on padding
+    mask: torch.Tensor       # (n, m_max) of the features' dtype, 1 on samples, 0 on padding
+    sizes: torch.Tensor      # (n,) int64
+
+    @classmethod
+    def from_lists(cls, features, labels, dtype: torch.dtype = torch.float64) -> "ClientData":
+        """From per-client arrays features[i] (m_i, D) and labels[i] (m_i,) of integers, m_i >= 1."""
+        require(len(features) == len(labels) and len(features) >= 1,
+                f"features and labels must list the same number >= 1 of clients, got {len(features)} and {len(labels)}")
+        feats = [np.asarray(f, dtype=np.float64) for f in features]
+        labs = [np.asarray(y) for y in labels]
+        dim = feats[0].shape[-1] if feats[0].ndim == 2 else -1
+        for i, (f, y) in enumerate(zip(feats, labs)):
+            require(f.ndim == 2 and f.shape[1] == dim and f.shape[0] >= 1,
+                    f"features[{i}] must have shape (m_i >= 1, {dim}), got {f.shape}")
+            require(y.shape == (f.shape[0],), f"labels[{i}] must have shape ({f.shape[0]},), got {y.shape}")
+            require(y.dtype.kind in "iu" and bool(np.all(y >= 0)), f"labels[{i}] must be integers >= 0")
+            require(bool(np.all(np.isfinite(f))), f"features[{i}] must be finite")
+        sizes = np.array([f.shape[0] for f in feats])
+        n, m_max = len(feats), int(sizes.max())
+        X = np.zeros((n, m_max, dim))
+        Y = np.zeros((n, m_max), dtype=np.int64)
+        M = np.zeros((n, m_max))
+        for i, (f, y) in enumerate(zip(feats, labs)):   # one-off packing at construction
+            X[i, : len(y)], Y[i, : len(y)], M[i, : len(y)] = f, y, 1.0
+        return cls(torch.as_tensor(X, dtype=dtype), torch.as_tensor(Y), torch.as_tensor(M, dtype=dtype),
+                   torch.as_tensor(sizes))
+
+    @property
+    def n(self) -> int:
+        return self.features.shape[0]
+
+    def valid(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(features (N, D), labels (N,), client index (N,)) of the N = sum_i m_i real samples."""
+        keep = self.mask > 0
+        owner = torch.arange(self.n)[:, None].expand_as(keep)
+        return self.features[keep], self.labels[keep], owner[keep]
+
+    def minibatch(self, batch_size: int, generator: torch.Generator) -> "ClientData":
+        """min(batch_size, m_i) samples of every client, uniformly without replacement."""
+        B = min(int(batch_size), self.features.shape[1])
+        keys = torch.rand(self.mask.shape, generator=generator, dtype=torch.float64)
+        keys = torch.where(self.mask > 0, keys, torch.full_like(keys, 2.0))
+        idx = torch.argsort(keys, dim=1)[:, :B]
+        mask = (torch.arange(B)[None, :] < torch.clamp(self.sizes, max=B)[:, None]).to(self.mask.dtype)
+        feats = torch.gather(self.features, 1, idx[:, :, None].expand(-1, -1, self.features.shape[2]))
+        return ClientData(feats, torch.gather(self.labels, 1, idx), mask, torch.clamp(self.sizes, max=B))

@@ -1,0 +1,45 @@
+"""Small labelled data sets that work offline (for the classifier tasks).
+
+* ``gaussian_mixture``: C classes in R^D, class means mu_c ~ N(0, (separation^2 / D) I), so that
+  E||mu_c - mu_c'||^2 = 2 separation^2; samples x ~ N(mu_c, I); balanced classes (afga.md Q3: a synthetic
+  10-class Gaussian mixture; sdgt.md sec. 7.3: "MLP on synthetic Gaussian-mixture data").
+* ``digits``: scikit-learn's bundled 8x8 digits (1797 samples, 64 features scaled to [0, 1], 10 classes),
+  standing in for MNIST on a CPU.
+* ``train_test_split``: seeded stratified split.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fedbound.errors import require
+from fedbound.tasks.base import check_size
+
+
+def gaussian_mixture(num_samples: int = 2000, dim: int = 32, num_classes: int = 10, *, separation: float = 3.0,
+                     seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(features (N, dim), labels (N,)) with N = num_samples, label i mod num_classes before shuffling."""
+    num_samples, dim = check_size("num_samples", num_samples), check_size("dim", dim)
+    num_classes = check_size("num_classes", num_classes, low=2)
+    require(np.isfinite(separation) and separation >= 0, f"separation must be >= 0, got {separation}")
+    rng = np.random.default_rng(seed)
+    means = separation * rng.standard_normal((num_classes, dim)) / np.sqrt(dim)
+    labels = rng.permutation(np.arange(num_samples) % num_classes)
+    return means[labels] + rng.standard_normal((num_samples, dim)), labels
+
+
+def digits() -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's bundled digits: (features (1797, 64) in [0, 1], labels (1797,))."""
+    from sklearn.datasets import load_digits
+    data = load_digits()
+    return data.data / 16.0, data.target.astype(np.int64)
+
+
+def train_test_split(features: np.ndarray, labels: np.ndarray, test_fraction: float, *, seed: int = 0):
+    """Stratified seeded split: (train_features, train_labels, test_features, test_labels)."""
+    require(0.0 < test_fraction < 1.0, f"test_fraction must be in (0, 1), got {test_fraction}")
+    rng = np.random.default_rng(seed)
+    test = np.zeros(labels.size, dtype=bool)
+    for c in np.unique(labels):   # loop over classes
+        idx = rng.permutation(np.flatnonzero(labels == c))
+        test[idx[: int(round(test_fraction * idx.size))]] = True
+    return features[~test], labels[~test], features[test], labels[test]

@@ -1,0 +1,83 @@
+"""Gradient noise with exactly known second moment, drawn from a seeded torch.Generator.
+
+* ``gradient_noise(shape, sigma, kind, generator)``: additive noise for every row of a stacked (n, d)
+  gradient with E||noise_i||^2 = sigma^2 exactly, independent across rows and calls:
+  - "gaussian": N(0, (sigma^2/d) I_d), the injector of sdgt.md sec. 7.3 and afga.md sec. 7.2 (Q1:
+    g = grad f_i + sigma z / sqrt(d));
+  - "sphere": sigma * z/||z||, uniform on the sphere of radius sigma. ||noise|| = sigma surely, so bounded
+    gradients stay bounded (AFGA Assumption 4.3 [000 L255-L256]; afga.md Q2 asks for bounded noise).
+* ``scalar_noise(law, param, u)``: heavy-tailed and Gaussian laws by inverse CDF of uniforms
+  (FedAda2 sec. 3, fedada2.md sec. 1.3/4.1/4.2):
+  - "student_t" with nu > 0 degrees of freedom: variance nu/(nu-2) for nu > 2, infinite for nu <= 2;
+  - "cauchy" with scale gamma: no mean, infinite variance;
+  - "gaussian" with standard deviation s: variance s^2.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.special as sps
+import torch
+
+from fedbound.errors import require
+
+NOISE_KINDS = ("gaussian", "sphere")
+SCALAR_LAWS = ("student_t", "cauchy", "gaussian")
+
+
+def gradient_noise(shape: tuple[int, int], sigma: float, kind: str, generator: torch.Generator,
+                   dtype: torch.dtype = torch.float64) -> torch.Tensor:
+    """Noise of shape (n, d) whose rows have E||row||^2 = sigma^2 exactly (see module docstring)."""
+    check_noise(sigma, kind)
+    n, d = shape
+    z = torch.randn(n, d, generator=generator, dtype=torch.float64)
+    if kind == "gaussian":
+        out = z * (sigma / math.sqrt(d))
+    else:
+        out = z * (sigma / torch.linalg.vector_norm(z, dim=1, keepdim=True))
+    return out.to(dtype)
+
+
+def check_noise(sigma: float, kind: str) -> None:
+    require(kind in NOISE_KINDS, f"noise kind must be one of {NOISE_KINDS}, got {kind!r}")
+    require(isinstance(sigma, (int, float)) and math.isfinite(sigma) and sigma >= 0,
+            f"sigma must be a finite number >= 0, got {sigma!r}")
+
+
+def open_uniform(shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
+    """Uniforms on (0, 1), symmetric about 1/2: torch.rand's grid k 2^-53 shifted by 2^-54."""
+    return torch.rand(shape, generator=generator, dtype=torch.float64) + 2.0**-54
+
+
+def check_law(law: str, param: float) -> None:
+    require(law in SCALAR_LAWS, f"noise law must be one of {SCALAR_LAWS}, got {law!r}")
+    require(math.isfinite(param) and param > 0, f"{law} parameter must be > 0 and finite, got {param!r}")
+
+
+def law_variance(law: str, param: float) -> float:
+    """Variance of one draw: nu/(nu-2) (student_t, nu > 2), inf (student_t nu <= 2, cauchy), s^2 (gaussian)."""
+    check_law(law, param)
+    if law == "student_t":
+        return param / (param - 2.0) if param > 2.0 else float("inf")
+    if law == "cauchy":
+        return float("inf")
+    return param**2
+
+
+def scalar_noise(laws: list[str], params: np.ndarray, u: torch.Tensor) -> torch.Tensor:
+    """Inverse-CDF transform of uniforms u (n, d): row i follows laws[i] with parameter params[i]."""
+    uu = u.numpy()
+    out = np.empty_like(uu)
+    for law in SCALAR_LAWS:
+        rows = np.array([lw == law for lw in laws])
+        if not rows.any():
+            continue
+        p = np.asarray(params, dtype=np.float64)[rows][:, None]
+        if law == "student_t":
+            out[rows] = sps.stdtrit(p, uu[rows])
+        elif law == "cauchy":
+            out[rows] = p * np.tan(np.pi * (uu[rows] - 0.5))
+        else:
+            out[rows] = p * sps.ndtri(uu[rows])
+    return torch.from_numpy(out)

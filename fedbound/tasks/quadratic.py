@@ -1,0 +1,223 @@
+"""Quadratic tasks: f_i(x) = 1/2 x^T H_i x - e_i^T x + c_i with PSD H_i, everything in closed form.
+
+``QuadraticTask`` holds what every quadratic task shares (least squares and the heavy-tailed quadratic are
+quadratic too): exact L, mu (extreme eigenvalues of the H_i and of Hbar = sum_i p_i H_i), x*, f*, and the
+heterogeneity constants as sups of quadratic forms (fednova.md sec. 4.12):
+
+    sum_ik K_ik <H_i x - e_i, H_k x - e_k> = x^T M x - 2 b^T x + c,
+    M = sum_ik K_ik H_i H_k,  b = sum_ik K_ik H_i e_k,  c = sum_ik K_ik e_i^T e_k,
+
+whose sup is finite iff M <= 0 and b in range(M) (:func:`fedbound.tasks.heterogeneity.quadratic_sup`).
+
+``Quadratic`` is the heterogeneous quadratic f_i(x) = 1/2 (x - b_i)^T H_i (x - b_i) (so e_i = H_i b_i,
+c_i = 1/2 b_i^T H_i b_i) of sdgt.md sec. 7.3, fednova.md sec. 2.11/6.1 (H_i = I, b_i = e_i) and afga.md sec. 7.2
+Q1 (shared diagonal H).
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from fedbound.errors import ValidationError, require
+from fedbound.tasks.base import Task, as_float64, check_size
+from fedbound.tasks.heterogeneity import check_weights, quadratic_sup
+
+#: eigenvalues at most this fraction of the largest one are reported as 0 (rank deficiency)
+RANK_TOL = 1e-12
+
+HESSIAN_KINDS = ("dense", "diagonal")
+
+
+def _clip_zero(value: float, scale: float) -> float:
+    return 0.0 if value <= RANK_TOL * scale else float(value)
+
+
+def affine_solve(Hbar: np.ndarray, ebar: np.ndarray, x0: np.ndarray) -> np.ndarray:
+    """The projection of x0 onto argmin 1/2 x^T Hbar x - ebar^T x (Hbar PSD, ebar in its range):
+    x0 + Hbar^+ (ebar - Hbar x0), with one step of iterative refinement."""
+    lam, V = np.linalg.eigh(Hbar)
+    keep = lam > RANK_TOL * max(lam[-1], np.finfo(float).tiny)
+    Vr, lr = V[:, keep], lam[keep]
+
+    def pinv(r):
+        return Vr @ ((Vr.T @ r) / lr)
+
+    x = x0 + pinv(ebar - Hbar @ x0)
+    return x + pinv(ebar - Hbar @ x)
+
+
+class QuadraticTask(Task):
+    """Shared closed forms of the quadratic tasks. Subclasses call ``_set_constants()`` at the end of
+    ``__init__`` and implement ``hessians``, ``linear_terms``, ``_client_eigen_extremes``, ``_mean_hessian``,
+    ``_form``."""
+
+    @property
+    def hessians(self) -> torch.Tensor:
+        """Client Hessians H_i, (n, d, d)."""
+        raise NotImplementedError
+
+    @property
+    def linear_terms(self) -> torch.Tensor:
+        """e_i with grad f_i(x) = H_i x - e_i, (n, d)."""
+        raise NotImplementedError
+
+    def _client_eigen_extremes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lambda_max(H_i), lambda_min(H_i)) for every client, float64 arrays (n,)."""
+        raise NotImplementedError
+
+    def _mean_hessian(self, w: np.ndarray) -> np.ndarray:
+        """sum_i w_i H_i, (d, d) float64."""
+        raise NotImplementedError
+
+    def _form(self, K: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """(M, b, c) of sum_ik K_ik <grad f_i(x), grad f_k(x)> = x^T M x - 2 b^T x + c."""
+        raise NotImplementedError
+
+    def _global_eigen_extremes(self) -> tuple[float, float]:
+        """(lambda_max, lambda_min) of Hbar = sum_i p_i H_i."""
+        lam = np.linalg.eigvalsh(self._mean_hessian(self._weights_np))
+        return float(lam[-1]), float(lam[0])
+
+    def _solve_optimum(self) -> np.ndarray:
+        """The projection of x0 onto argmin f."""
+        ebar = self._weights_np @ self.linear_terms.detach().to(torch.float64).numpy()
+        return affine_solve(self._mean_hessian(self._weights_np), ebar, self.x0.to(torch.float64).numpy())
+
+    def _set_constants(self) -> None:
+        lmax, lmin = self._client_eigen_extremes()
+        self._client_lmax = lmax
+        self.L = float(lmax.max())
+        self.mu = _clip_zero(float(lmin.min()), self.L)
+        self.L_global, low = self._global_eigen_extremes()
+        self.mu_global = _clip_zero(low, self.L_global)
+        self.x_star = torch.as_tensor(self._solve_optimum(), dtype=self.dtype)
+        self.f_star = self.loss(self.x_star)
+        self._G_own = self._G_inf_own = float("inf")
+
+    def _sup_and_maximiser(self, K: np.ndarray) -> tuple[float, np.ndarray | None]:
+        M, b, c = self._form(K)
+        e_norm = np.linalg.norm(self.linear_terms.detach().to(torch.float64).numpy(), axis=1)
+        absK, h = np.abs(K), self._client_lmax
+        return quadratic_sup(M, b, c, scale_M=float(h @ absK @ h), scale_b=float(h @ absK @ e_norm))
+
+    def _sup_measure(self, K: np.ndarray) -> float:
+        return self._sup_and_maximiser(K)[0]
+
+    def maximiser(self, K: np.ndarray) -> np.ndarray | None:
+        """A point attaining sup_x sum_ik K_ik <grad f_i, grad f_k> (None when the sup is infinite)."""
+        return self._sup_and_maximiser(K)[1]
+
+    def beta2_min(self, weights=None) -> float:
+        """max(1, lambda_max(Hbar_w^+ S_w Hbar_w^+)) with S_w = sum_i w_i H_i^2, Hbar_w = sum_i w_i H_i
+        (fednova.md sec. 4.12): kappa^2(beta^2) is finite for every beta^2 above it (at it, possibly not);
+        inf when S_w has a component outside range(Hbar_w) (possible only with zero weights)."""
+        w = self._weights_np if weights is None else check_weights(weights, self.n)
+        S = self._form(np.diag(w))[0]
+        lam, V = np.linalg.eigh(self._mean_hessian(w))
+        keep = lam > RANK_TOL * max(lam[-1], np.finfo(float).tiny)
+        if np.linalg.norm(S @ V[:, ~keep]) > 1e-9 * max(np.linalg.norm(S), np.finfo(float).tiny):
+            return float("inf")
+        P = V[:, keep] / lam[keep]
+        return max(1.0, float(np.linalg.eigvalsh(P.T @ S @ P)[-1]))
+
+
+class Quadratic(QuadraticTask):
+    """f_i(x) = 1/2 (x - b_i)^T H_i (x - b_i) from user arrays H (n, d, d) and b (n, d).
+
+    H must be symmetric and PSD; with ``spd=True`` (default) every H_i must be positive definite
+    (each f_i strongly convex, SD-GT Assumption 4). Build from a seed with :meth:`generate`.
+    """
+
+    def __init__(self, H, b, *, spd: bool = True, weights=None, x0=None, dtype: torch.dtype = torch.float64):
+        H = as_float64("H", H, 3)
+        b = as_float64("b", b, 2)
+        n, d = b.shape
+        require(H.shape == (n, d, d), f"H must have shape (n, d, d) = ({n}, {d}, {d}) to match b {b.shape}, got {H.shape}")
+        super().__init__(n, d, dtype=dtype, weights=weights, x0=x0)
+        asym = np.abs(H - H.transpose(0, 2, 1)).max(axis=(1, 2))
+        size = np.abs(H).max(axis=(1, 2))
+        bad = np.flatnonzero(asym > 1e-12 * np.maximum(size, 1.0))
+        if bad.size:
+            raise ValidationError(f"H[{bad[0]}] must be symmetric, got max |H - H^T| = {asym[bad[0]]:.3g}")
+        H = (H + H.transpose(0, 2, 1)) / 2.0
+        lam = np.linalg.eigvalsh(H)
+        scale = np.maximum(lam[:, -1], np.finfo(float).tiny)
+        floor = RANK_TOL * scale if spd else -RANK_TOL * scale
+        bad = np.flatnonzero(lam[:, 0] <= floor)
+        if bad.size:
+            kind = "SPD (lambda_min > 0; pass spd=False for PSD)" if spd else "PSD (lambda_min >= 0)"
+            raise ValidationError(f"H[{bad[0]}] must be {kind}, got lambda_min = {lam[bad[0], 0]:.6g}")
+        self._H = H
+        self._b = b
+        self._e = np.einsum("nij,nj->ni", H, b)
+        self._lam = lam
+        self._Ht = torch.as_tensor(H, dtype=dtype)
+        self._bt = torch.as_tensor(b, dtype=dtype)
+        self._set_constants()
+
+    @classmethod
+    def generate(cls, n: int, d: int, *, kappa: float = 10.0, mu: float = 1.0, heterogeneity: float = 1.0,
+                 hessian: str = "dense", shared: bool = False, seed: int = 0, dtype=torch.float64) -> "Quadratic":
+        """A seeded heterogeneous quadratic.
+
+        Eigenvalues of the H_i are log-uniform in [mu, kappa*mu], then mapped affinely in log scale so that
+        the smallest of all of them is mu and the largest kappa*mu (so L/mu = kappa whenever there are at
+        least two: d >= 2, or n >= 2 without ``shared``). ``hessian``: "dense" (H_i = Q_i diag Q_i^T, Q_i Haar-random) or "diagonal";
+        ``shared``: one H for all clients (then sigma_g^2 is finite, afga.md Q1). Minimisers
+        b_i = c + heterogeneity * z_i with c, z_i ~ N(0, I_d); kappa = 1 gives H_i = mu I (fednova.md sec. 6.1).
+        """
+        n, d = check_size("n", n), check_size("d", d)
+        require(np.isfinite(kappa) and kappa >= 1.0, f"kappa must be >= 1, got {kappa}")
+        require(np.isfinite(mu) and mu > 0, f"mu must be > 0, got {mu}")
+        require(np.isfinite(heterogeneity) and heterogeneity >= 0, f"heterogeneity must be >= 0, got {heterogeneity}")
+        require(hessian in HESSIAN_KINDS, f"hessian must be one of {HESSIAN_KINDS}, got {hessian!r}")
+        rng = np.random.default_rng(seed)
+        m = 1 if shared else n
+        loglam = rng.uniform(0.0, 1.0, size=(m, d))
+        span = loglam.max() - loglam.min()
+        loglam = (loglam - loglam.min()) / span if span > 0 else np.zeros_like(loglam)
+        lam = mu * kappa**loglam
+        if hessian == "dense":
+            Q, R = np.linalg.qr(rng.standard_normal((m, d, d)))
+            Q = Q * np.sign(np.diagonal(R, axis1=1, axis2=2))[:, None, :]
+            H = np.einsum("mij,mj,mkj->mik", Q, lam, Q)
+        else:
+            H = np.einsum("mj,jk->mjk", lam, np.eye(d))
+        H = np.broadcast_to(H, (n, d, d))
+        b = rng.standard_normal(d) + heterogeneity * rng.standard_normal((n, d))
+        return cls(H, b, spd=True, dtype=dtype)
+
+    @property
+    def hessians(self) -> torch.Tensor:
+        return self._Ht
+
+    @property
+    def centers(self) -> torch.Tensor:
+        """The local minimisers b_i, (n, d)."""
+        return self._bt
+
+    @property
+    def linear_terms(self) -> torch.Tensor:
+        return torch.as_tensor(self._e, dtype=self.dtype)
+
+    def local_losses(self, X) -> torch.Tensor:
+        D = self.points(X) - self._bt
+        return 0.5 * torch.einsum("ni,nij,nj->n", D, self._Ht, D)
+
+    def grad(self, X) -> torch.Tensor:
+        D = self.points(X) - self._bt
+        return torch.einsum("nij,nj->ni", self._Ht, D)
+
+    def _client_eigen_extremes(self):
+        return self._lam[:, -1], self._lam[:, 0]
+
+    def _mean_hessian(self, w):
+        return np.einsum("n,nij->ij", w, self._H)
+
+    def _form(self, K):
+        H, e = self._H, self._e
+        T = np.einsum("ik,kab->iab", K, H)
+        M = np.einsum("iab,ibc->ac", H, T)
+        b = np.einsum("iab,ib->a", H, K @ e)
+        c = float(np.sum(K * (e @ e.T)))
+        return (M + M.T) / 2.0, b, c
