@@ -1,0 +1,26 @@
+"""fedbound.algorithms: vectorized torch implementations of SD-GT and its baselines.
+
+Clients are rows of (n, d) tensors; D2D mixing is a (batched) matmul with W = blkdiag(W_s).
+Each algorithm is an object with ``init(x0=None) -> State`` and ``step(state, **overrides) ->
+State``; ``run(alg, rounds)`` records a Trajectory and raises DivergenceError on non-finite state.
+"""
+from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic, count_round
+from fedbound.algorithms.base import (
+    Algorithm, State, Trajectory, check_finite, generator_from, new_rng, run,
+)
+from fedbound.algorithms.gradient_tracking import GradientTracking, GradientTrackingState
+from fedbound.algorithms.scaffnew import Scaffnew, ScaffnewState
+from fedbound.algorithms.scaffold import SCAFFOLD, SCAFFOLDState
+from fedbound.algorithms.sd_fedavg import SDFedAvg, SDFedAvgState
+from fedbound.algorithms.sdgt import SDGT, SDGTRound, SDGTState, sdgt_round
+from fedbound.algorithms.stacked import StackedNetwork
+
+ALGORITHMS = {cls.name: cls for cls in (SDGT, SDFedAvg, SCAFFOLD, Scaffnew, GradientTracking)}
+
+__all__ = [
+    "Algorithm", "State", "Trajectory", "run", "check_finite", "new_rng", "generator_from",
+    "StackedNetwork", "EnergyModel", "RoundTraffic", "CommCounts", "count_round",
+    "SDGT", "SDGTState", "SDGTRound", "sdgt_round",
+    "SDFedAvg", "SDFedAvgState", "SCAFFOLD", "SCAFFOLDState", "Scaffnew", "ScaffnewState",
+    "GradientTracking", "GradientTrackingState", "ALGORITHMS",
+]

@@ -1,0 +1,71 @@
+"""Scaffnew / ProxSkip (Mishchenko, Malinovsky, Stich, Richtarik, ICML 2022) for federated
+learning, with deterministic communication every K local steps -- the algorithm SD-GT reduces to
+when S = n (one client per subnet; seed 003 Sec. III-C Case 1 [L179-L190], sdgt.md 2.3).
+
+ProxSkip with the consensus prox and communication probability p, here p = 1/K deterministic:
+    x^_i = x_i - gamma (g_i(x_i) - h_i)                         every local step
+    at the K-th step of a round (communication):
+      x_i <- xbar = (1/n) sum_j (x^_j - (gamma/p) h_j)          (prox of the consensus indicator)
+      h_i <- h_i + (p/gamma) (xbar - x^_i)
+    otherwise x_i <- x^_i.
+With y_i = -h_i this is SD-GT's Case 1 recursion
+    y_i^{t+1} = y_i^t + (x_i^{t,K+1} - x_g^{t+1}) / (K gamma)    [L186-L188].
+Control variates start at h_i = 0 (sum_i h_i = 0 as ProxSkip requires); the state can be replaced
+(dataclasses.replace) to start elsewhere.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic
+from fedbound.algorithms.base import Algorithm, State, generator_from, new_rng
+from fedbound.algorithms.stacked import StackedNetwork
+
+
+@dataclass(frozen=True)
+class ScaffnewState(State):
+    """X (n, d): client models after the last communication (all equal to x_g); H (n, d):
+    control variates h_i."""
+
+    X: torch.Tensor
+    H: torch.Tensor
+
+
+class Scaffnew(Algorithm):
+    """Scaffnew with communication every K local steps; full participation; n singleton groups
+    for energy accounting (E_ds[i] per client round trip)."""
+
+    name = "Scaffnew"
+
+    def __init__(self, task, *, gamma, K, seed: int = 0, energy: EnergyModel | None = None):
+        super().__init__(task, StackedNetwork.singletons(task.n, task.dtype), gamma=gamma, K=K,
+                         seed=seed, energy=energy)
+
+    def init(self, x0=None) -> ScaffnewState:
+        x0 = self.initial_models(x0)
+        zero = CommCounts()
+        X = x0.expand(self.net.n, -1).clone()
+        return ScaffnewState(t=0, x_g=x0, rng=new_rng(self.seed), K=0, comm=zero,
+                             last_comm=zero, X=X, H=torch.zeros_like(X))
+
+    def round_traffic(self, K: int, h: np.ndarray) -> RoundTraffic:
+        """One communication per round: every client uploads x^_i - (gamma/p) h_i and downloads
+        xbar (d floats each)."""
+        d = self.task.d
+        return RoundTraffic(model_exchanges=0, tracking_exchanges=0, uploaders=h,
+                            upload_floats_each=d, receivers=h, download_floats_each=d)
+
+    def step(self, state: ScaffnewState, *, K: int | None = None) -> ScaffnewState:
+        K, h = self.round_settings(K, None)
+        gen = generator_from(state.rng)
+        X, H, gamma = state.X, state.H, self.gamma
+        for _ in range(K):
+            X = X - gamma * (self.task.stochastic_grad(X, gen) - H)
+        x_bar = (X - (K * gamma) * H).mean(dim=0)
+        H_new = H + (x_bar - X) / (K * gamma)
+        return self.advance(state, x_g=x_bar, rng=gen.get_state(), K=K,
+                            last_comm=self.counts(self.round_traffic(K, h)),
+                            X=x_bar.expand_as(X).clone(), H=H_new)

@@ -1,0 +1,106 @@
+"""The run loop: bitwise reproducibility, pure steps, divergence detection, the callback hook."""
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from fedbound.algorithms import (
+    SCAFFOLD, SDGT, GradientTracking, Scaffnew, SDFedAvg, check_finite, run,
+)
+from fedbound.errors import DivergenceError, ValidationError
+
+SIZES = (3, 4, 5)
+
+
+def build(name, task, make_network, seed=0, gamma=0.05):
+    network = make_network(SIZES)
+    return {
+        "SD-GT": lambda: SDGT(task, network, gamma=gamma, K=3, h=[1, 2, 2], seed=seed),
+        "SD-FedAvg": lambda: SDFedAvg(task, network, gamma=gamma, K=3, h=[1, 2, 2], seed=seed),
+        "SCAFFOLD": lambda: SCAFFOLD(task, gamma=gamma, K=3, network=network, h=[1, 2, 2],
+                                     seed=seed),
+        "Scaffnew": lambda: Scaffnew(task, gamma=gamma, K=3, seed=seed),
+        "ATC-GT": lambda: GradientTracking(task, make_network([12]), gamma=gamma, seed=seed),
+    }[name]()
+
+
+def tensors(state):
+    return {f.name: getattr(state, f.name) for f in dataclasses.fields(state)
+            if isinstance(getattr(state, f.name), torch.Tensor)}
+
+
+NAMES = ["SD-GT", "SD-FedAvg", "SCAFFOLD", "Scaffnew", "ATC-GT"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_same_seed_gives_a_bitwise_identical_run(make_network, make_quadratic, name):
+    task = make_quadratic(12, 5, seed=1, sigma=0.3)
+    a = run(build(name, task, make_network, seed=7), 15)
+    b = run(build(name, task, make_network, seed=7), 15)
+    c = run(build(name, task, make_network, seed=8), 15)
+    assert torch.equal(a.x_g, b.x_g)
+    for key, value in tensors(a.final_state).items():
+        assert torch.equal(value, tensors(b.final_state)[key]), key
+    assert not torch.equal(a.x_g, c.x_g)
+    assert all(np.array_equal(a.comm[k], b.comm[k]) for k in a.comm)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_step_is_a_pure_function_of_the_state(make_network, make_quadratic, name):
+    task = make_quadratic(12, 5, seed=1, sigma=0.3)
+    alg = build(name, task, make_network)
+    state = alg.step(alg.init())
+    first, second = alg.step(state), alg.step(state)
+    for key, value in tensors(first).items():
+        assert torch.equal(value, tensors(second)[key]), key
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_divergence_stops_the_run_and_names_the_round(make_network, make_quadratic, name):
+    task = make_quadratic(12, 5, seed=1)
+    alg = build(name, task, make_network, gamma=50.0)
+    with pytest.raises(DivergenceError, match=r"diverged at round \d+") as info:
+        run(alg, 10_000)
+    assert 1 <= info.value.round_index < 10_000
+    assert f"round {info.value.round_index}:" in str(info.value)
+
+
+def test_check_finite_accepts_finite_and_flags_nan(make_network, make_quadratic):
+    task = make_quadratic(12, 5)
+    alg = SDGT(task, make_network(SIZES), gamma=0.05, K=2)
+    state = alg.init()
+    check_finite(state, alg.name)
+    bad = dataclasses.replace(state, Z=state.Z.clone().index_fill_(0, torch.tensor([3]), np.nan))
+    with pytest.raises(DivergenceError, match="SD-GT diverged at round 0: state Z"):
+        check_finite(bad, alg.name)
+
+
+def test_callback_overrides_the_next_round_and_metrics_are_recorded(make_network, make_quadratic):
+    task = make_quadratic(12, 5, seed=1)
+    alg = SDGT(task, make_network(SIZES), gamma=0.05, K=2)
+    traj = run(alg, 4, callback=lambda state: {"K": state.t + 2})
+    assert traj.K.tolist() == [0, 2, 3, 4, 5]
+    assert traj.rounds.tolist() == [0, 1, 2, 3, 4] and traj.x_g.shape == (5, 5)
+    x = traj.x_g[-1]
+    assert traj.loss_gap[-1] == pytest.approx(task.loss(x) - task.f_star, abs=1e-14)
+    assert traj.dist2[-1] == pytest.approx(float(torch.sum((x - task.x_star) ** 2)), rel=1e-14)
+    assert traj.grad_norm2[-1] == pytest.approx(float(torch.sum(task.global_grad(x) ** 2)),
+                                                rel=1e-14)
+    assert set(traj.to_dict()) >= {"loss", "loss_gap", "dist2", "grad_norm2", "K", "comm"}
+
+
+def test_run_validates_rounds(make_network, make_quadratic):
+    alg = SDGT(make_quadratic(12, 5), make_network(SIZES), gamma=0.05, K=2)
+    with pytest.raises(ValidationError, match="rounds must be"):
+        run(alg, -1)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_float32_tasks_run_in_float32(make_network, name):
+    from fedbound.tasks import Quadratic
+    task = Quadratic.generate(12, 5, kappa=4.0, mu=0.5, seed=1, dtype=torch.float32)
+    traj = run(build(name, task, make_network), 50)
+    assert all(t.dtype == torch.float32 for t in tensors(traj.final_state).values()
+               if t.is_floating_point())
+    assert traj.dist2[-1] < traj.dist2[0]
