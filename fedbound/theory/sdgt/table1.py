@@ -1,0 +1,105 @@
+"""SD-GT Table I (rounds to an eps-stationary point) and the special case (32).
+
+Seed 003, Table I [L431-L437], (32) [L464-L466]; papers/sdgt.md 4.8. One result per row, ids
+``sdgt.table1.<method>``, plus ``sdgt.eq32``. Each "bound" is the number of communication rounds
+T(eps) with the O-constants set to 1 as in the paper (L and E1 suppressed), so ``rate_exponents(
+in_symbol="eps")`` gives the powers of eps of each term:
+
+    SCAFFOLD  sigma^2/(n K eps^2) + 1/eps
+    K-GT      sigma^2/(n K eps^2) + sigma/(rho^2 sqrt(K)) eps^(-3/2) + 1/(rho^2 eps)
+    LED       sigma^2/(n K eps^2) + sigma/sqrt(rho K) eps^(-3/2) + 1/(rho eps)
+    H-SGD     sigma^2/(n eps^2) + (sqrt(K) sigma + K eta + eta_s) eps^(-3/2) + K/eps
+    SD-GT     sigma^2/(n K eps^2) + sigma/(p^2 q sqrt(K)) eps^(-3/2) + 1/(p^2 q eps)
+    (32)      sigma^2/(n K eps^2) + sigma/(rho sqrt(K)) eps^(-3/2) + 1/(rho eps)   (SD-GT, p = 1, q = rho)
+
+Rounds are device-server rounds for SCAFFOLD, H-SGD and SD-GT, D2D rounds for K-GT and LED [L460].
+:func:`table1_rounds` evaluates every row at once (used by ``fedbound rounds``).
+"""
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from fedbound.theory.registry import register
+from fedbound.theory.result import Flag, Result, Variant
+from fedbound.theory.sdgt.common import p, q, where
+from fedbound.theory.symbols import (NONNEGATIVE, UNIT, K, check_values, constant, declare, n,
+                                     sigma)
+from fedbound.theory.symbols import eps as epsilon
+
+rho = declare("rho", UNIT, "connectivity of a single decentralized network (Table I; rho = 1: "
+                           "fully connected)", latex="rho")
+eta = declare("eta", NONNEGATIVE, "H-SGD: bound on the gradient divergence between subnets (Table I)",
+              latex="eta")
+eta_s = declare("eta_s", NONNEGATIVE, "H-SGD: sum over subnets s of the within-subnet gradient-divergence "
+                                      "bounds eta_s (Table I)", latex="eta_s")
+
+_noise = sigma ** 2 / (n * K * epsilon ** 2)
+_eps32 = epsilon ** sp.Rational(-3, 2)
+
+#: the terms of each row, in order of decreasing power of 1/eps
+ROWS: dict[str, tuple[sp.Expr, ...]] = {
+    "SCAFFOLD": (_noise, 1 / epsilon),
+    "K-GT": (_noise, sigma / (rho ** 2 * sp.sqrt(K)) * _eps32, 1 / (rho ** 2 * epsilon)),
+    "LED": (_noise, sigma / sp.sqrt(rho * K) * _eps32, 1 / (rho * epsilon)),
+    "H-SGD": (sigma ** 2 / (n * epsilon ** 2), (sp.sqrt(K) * sigma + K * eta + eta_s) * _eps32, K / epsilon),
+    "SD-GT": (_noise, sigma / (p ** 2 * q * sp.sqrt(K)) * _eps32, 1 / (p ** 2 * q * epsilon)),
+}
+EQ32_TERMS = (_noise, sigma / (rho * sp.sqrt(K)) * _eps32, 1 / (rho * epsilon))
+
+_ID = {"SCAFFOLD": "scaffold", "K-GT": "kgt", "LED": "led", "H-SGD": "hsgd", "SD-GT": "sdgt"}
+_CITED = {"SCAFFOLD": "[35] (cited as [21] among the baselines, F35)", "K-GT": "[32]", "LED": "[2]",
+          "H-SGD": "[51], with I_s = 1", "SD-GT": "this paper, Corollary 1 (13)"}
+_LINE = {"SCAFFOLD": "433", "K-GT": "434", "LED": "435", "H-SGD": "436", "SD-GT": "437"}
+
+TABLE1 = {
+    method: register(Result(
+        id=f"sdgt.table1.{_ID[method]}",
+        title=f"Table I, row {method}: rounds to epsilon (non-convex)",
+        statement=f"{method} {_CITED[method]} reaches an epsilon-stationary point in "
+                  f"O({' + '.join(sp.sstr(t) for t in terms)}) communication rounds.",
+        provenance=where("Table I", _LINE[method]),
+        assumptions=("O-constants (L, E1, ...) set to 1 as in the paper",),
+        lhs="T(epsilon): communication rounds to reach an epsilon-stationary point",
+        variants=[Variant("printed", "the Table I row as printed, O-constants set to 1",
+                          bound=sp.Add(*terms))],
+        known_issues=(Flag("F35", "SCAFFOLD cited as [35] (ProxSkip) in Table I but as [21] among "
+                                  "the baselines; the gradient-correction check marks were lost in "
+                                  "extraction"),) if method == "SCAFFOLD" else (),
+    ))
+    for method, terms in ROWS.items()
+}
+
+EQ32 = register(Result(
+    id="sdgt.eq32",
+    title="Special case (32): SD-GT with one subnet and full sampling (p = 1, q = rho)",
+    statement="With one subnet and full sampling (p = 1, q = rho) SD-GT needs "
+              "O(sigma^2/(nK epsilon^2) + sigma/(rho sqrt(K)) epsilon^(-3/2) + 1/(rho epsilon)) rounds: the first "
+              "term matches K-GT and LED, the second lies between them, the third beats K-GT.",
+    provenance=where("(32)", "464-466"),
+    assumptions=("one subnet, the server samples every client (p = 1, q = rho)",
+                 "O-constants set to 1"),
+    lhs="T(epsilon): communication rounds to reach an epsilon-stationary point",
+    variants=[Variant("printed", "(32) as printed, O-constants set to 1", bound=sp.Add(*EQ32_TERMS))],
+))
+
+#: the rows of :func:`table1_rounds`, in table order
+METHODS = {**TABLE1, "SD-GT (32)": EQ32}
+
+
+def table1_rounds(eps: float, **constants) -> dict[str, np.ndarray]:
+    """Rounds to ``eps`` of every Table I method (and of (32)), O-constants set to 1.
+
+    ``constants`` must hold sigma, n, K, rho, p, q, eta, eta_s (scalars or broadcastable arrays);
+    every value is checked against its domain and an unknown name raises
+    :class:`~fedbound.errors.UnknownNameError`.
+
+    >>> rounds = table1_rounds(1e-2, sigma=1, n=10, K=5, rho=0.5, p=0.8, q=0.5, eta=1, eta_s=1)
+    >>> sorted(rounds)[:2]
+    ['H-SGD', 'K-GT']
+    """
+    values = {"eps": eps, **constants}
+    for name in values:
+        constant(name)
+    check_values({k: np.asarray(v, dtype=float) for k, v in values.items()})
+    return {method: result.bound(**values) for method, result in METHODS.items()}

@@ -1,0 +1,188 @@
+"""``fedbound list | bound | stepsize | rounds`` (fedbound/cli/theory_cmd.py)."""
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from fedbound.cli.main import main
+from fedbound.theory import get, registry, results
+from fedbound.theory import symbols as S
+from fedbound.theory.result import Provenance, Result, Variant
+
+THM2 = ["K=5", "L=1", "p=0.64", "q=0.5", "R=1", "T=1000", "n=10", "sigma=1", "gamma=1e-4"]
+TABLE = ["sigma=1", "n=10", "K=5", "rho=0.5", "p=0.8", "q=0.5", "eta=1", "eta_s=2"]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def sets(pairs):
+    return [a for pair in pairs for a in ("--set", pair)]
+
+
+def typical_constants(names) -> dict:
+    """A fixed point inside every constant's domain (order relations respected)."""
+    out = {}
+    for name in names:
+        d = S.constant(name).domain
+        if d.integer:
+            out[name] = float(max(math.floor(d.low) + 2, 3))
+        elif math.isfinite(d.high):
+            out[name] = d.low + 0.6 * (d.high - d.low)
+        else:
+            out[name] = (d.low if math.isfinite(d.low) else 0.0) + 0.5
+    for small, large in S.ORDER_RELATIONS:
+        if small in out and large in out:
+            out[small], out[large] = sorted((out[small], out[large]))
+    if "gamma" in out:
+        out["gamma"] = 1e-4
+    return out
+
+
+def test_list_json_has_every_result_with_provenance_and_variants(capsys):
+    code, out, err = run(capsys, "list", "--json")
+    assert code == 0 and err == ""
+    entries = {e["id"]: e for e in json.loads(out)}
+    assert set(entries) == {r.id for r in results()}
+    thm2 = entries["sdgt.thm2"]
+    assert thm2["provenance"] == {"seed": "003_3166d581b98362e1.txt", "equation": "(89)", "lines": "922-991"}
+    assert [v["name"] for v in thm2["variants"]] == ["printed", "rederived"]
+    assert "F16" in [f["id"] for f in thm2["known_issues"]]
+
+
+def test_list_text_names_variants(capsys):
+    code, out, _ = run(capsys, "list")
+    assert code == 0 and "sdgt.thm1: Theorem 1" in out and "variants: printed, rederived" in out
+
+
+def test_bound_json_holds_bound_conditions_terms(capsys):
+    code, out, err = run(capsys, "bound", "sdgt.thm2", *sets(THM2), "--json")
+    assert code == 0 and err == ""
+    data = json.loads(out)
+    assert data["result"] == "sdgt.thm2" and data["variant"] == "printed"
+    c = {k: float(v) for k, v in (s.split("=") for s in THM2)}
+    assert data["bound"] == pytest.approx(float(get("sdgt.thm2").bound(**c)), rel=1e-15)
+    conditions = {x["name"]: x for x in data["conditions"]}
+    assert conditions["thm2 (83a)"]["holds"] is True and conditions["lemma2"]["relation"] == "<"
+    assert data["all_conditions_hold"] is True
+    assert sum(data["terms"].values()) == pytest.approx(data["bound"])
+
+
+def test_bound_text_names_the_variant_and_flags_violations(capsys):
+    code, out, _ = run(capsys, "bound", "sdgt.thm2", "--variant", "rederived",
+                       *sets([*THM2[:-1], "gamma=0.01"]))
+    assert code == 0 and "[variant: rederived]" in out and "VIOLATED" in out
+
+
+def test_bound_json_puts_every_extra_at_the_top_level(capsys):
+    args = ["E1=1", "D=0.24", "D5=1", "K=4", "L=1", "T=1000", "n=10", "sigma=1", "c2=2.01", "p=0.1",
+            "q=1", "gamma=1e-6"]
+    _, out, _ = run(capsys, "bound", "sdgt.thm1", "--variant", "rederived", *sets(args), "--json")
+    data = json.loads(out)
+    for key in ("c0", "c1", "D", "D1", "D2", "D3", "D4", "D5"):
+        assert isinstance(data[key], float)
+    assert data["D1"] < 0 and data["variant"] == "rederived"
+
+
+def test_matrix_extras_and_derived_keys_are_nested_lists_at_the_top_level(capsys, monkeypatch):
+    x = S.L
+    fake = Result("test.matrix", "a result with a matrix extra", "for the CLI test",
+                  Provenance("none", "(0)", "1-2"), (),
+                  [Variant("printed", "a 2x2 matrix and its trace", bound=x,
+                           extras={"A": sp.Matrix([[x, 1], [0, 2 * x]])},
+                           derived=lambda v: {"trace": np.trace(v["A"], axis1=-2, axis2=-1)})])
+    monkeypatch.setitem(registry._RESULTS, "test.matrix", fake)
+    _, out, _ = run(capsys, "bound", "test.matrix", "--set", "L=3", "--json")
+    data = json.loads(out)
+    assert data["A"] == [[3.0, 1.0], [0.0, 6.0]] and data["trace"] == 9.0 and data["bound"] == 3.0
+
+
+@pytest.mark.parametrize("rid,variant", [(r.id, v) for r in results() for v in r.variants])
+def test_bound_json_of_every_result_and_variant(capsys, rid, variant):
+    """Generic: every extra and derived key of every result comes back under its own key."""
+    result = get(rid)
+    c = typical_constants(result.constants(variant))
+    code, out, err = run(capsys, "bound", rid, "--variant", variant,
+                         *sets(f"{k}={v!r}" for k, v in c.items()), "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    ev = result.evaluate(variant, **c)
+    assert data["variant"] == variant
+    for key, value in ev.extras.items():
+        assert np.shape(data[key]) == np.shape(value), key
+    if rid == "sdgt.thm3":
+        assert np.shape(data["A"]) == (4, 4)
+        assert {"A_l1", "spectral_radius", "gamma_bar", "floor", "bound"} <= set(data)
+
+
+def test_stepsize_json_gives_the_min_cap_and_its_name(capsys):
+    code, out, _ = run(capsys, "stepsize", "sdgt.thm2", *sets(["K=5", "L=1", "p=0.64", "q=0.5"]),
+                       "--json")
+    data = json.loads(out)
+    gamma, binding = get("sdgt.thm2").max_step(K=5, L=1.0, p=0.64, q=0.5)
+    assert code == 0 and data["gamma_max"] == float(gamma) and data["binding"] == str(binding)
+    assert data["gamma_max"] == min(data["caps"].values()) and data["variant"] == "printed"
+
+
+def test_stepsize_text(capsys):
+    code, out, _ = run(capsys, "stepsize", "sdgt.thm1", *sets(["K=5", "L=1", "p=0.64", "q=0.5"]))
+    assert code == 0 and "[variant: printed]" in out and "binding: thm1 (74)" in out
+
+
+def test_rounds_json_has_every_table1_method(capsys):
+    code, out, _ = run(capsys, "rounds", "--eps", "0.01", *sets(TABLE), "--json")
+    data = json.loads(out)
+    assert code == 0 and data["variant"] == "printed"
+    assert set(data["rounds"]) == {"SCAFFOLD", "K-GT", "LED", "H-SGD", "SD-GT", "SD-GT (32)"}
+    assert data["rounds"]["SCAFFOLD"] == pytest.approx(1 / (50 * 1e-4) + 100)
+
+
+def test_rounds_for_one_result(capsys):
+    code, out, _ = run(capsys, "rounds", "--eps", "0.5", "--result", "sdgt.thm2",
+                       *sets(THM2[:5] + THM2[6:]), "--json")
+    data = json.loads(out)
+    assert code == 0 and data["result"] == "sdgt.thm2"
+    c = {k: float(v) for k, v in (s.split("=") for s in THM2[:5] + THM2[6:])}
+    T = data["rounds"]
+    assert get("sdgt.thm2").bound(**c, T=T) <= 0.5 < get("sdgt.thm2").bound(**c, T=T - 1)
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["bound", "sdgt.thm2", *sets([*THM2[:2], "p=1.5", *THM2[3:]])], "p (sampling"),
+    (["bound", "sdgt.lemma2", *sets(["mu=2", "L=1"])], "mu must be <= L"),
+    (["bound", "sdgt.thm2", *sets(["K=2.5", *THM2[1:]])], "K (local steps"),
+    (["bound", "sdgt.thm2", *sets([*THM2[:-2], "sigma=-1", THM2[-1]])], "sigma"),
+    (["bound", "sdgt.thm2", *sets([*THM2, "zeta=1"])], "unknown constant 'zeta'"),
+    (["bound", "sdgt.thm2", "--set", "K5"], "--set expects NAME=VALUE"),
+    (["bound", "sdgt.thm2", "--set", "K=five"], "must be a number"),
+    (["bound", "sdgt.thm2", *sets(THM2[1:])], "needs constant(s) K"),
+    (["bound", "sdgt.nope", *sets(THM2)], "unknown result 'sdgt.nope'"),
+    (["bound", "sdgt.thm2", "--variant", "corrected", *sets(THM2)], "no variant 'corrected'"),
+    (["stepsize", "sdgt.lemma6", *sets(["K=2", "L=1"])], "no step-size condition"),
+    (["rounds", "--eps", "-1", *sets(TABLE)], "eps"),
+    (["rounds", "--eps", "0.1", *sets(TABLE[1:])], "needs constant(s) sigma"),
+])
+def test_bad_input_gives_one_stderr_line_and_exit_code_2(capsys, argv, needle):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("fedbound: error:") and needle in err
+
+
+def test_subprocess_exit_code():
+    bad = subprocess.run([sys.executable, "-m", "fedbound", "bound", "sdgt.thm2", "--set", "p=1.5"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stdout == "" and len(bad.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", ["list", "bound", "stepsize", "rounds"])
+def test_every_subcommand_has_help(capsys, command):
+    with pytest.raises(SystemExit) as info:
+        main([command, "--help"])
+    assert info.value.code == 0 and "--json" in capsys.readouterr().out
