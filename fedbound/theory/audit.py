@@ -1,0 +1,357 @@
+"""Audit: test a paper's checkable claims over random and adversarial constants.
+
+A :class:`Claim` is a statement "lhs <= rhs" (or "<") that a paper asserts for every admissible choice
+of constants, e.g. "gamma <= gamma_bar implies ||A||_1 <= 1 - mu K gamma/4" (SD-GT Theorem 3). It
+carries a :class:`Sampler` (the domain: each parameter a log-uniform or uniform interval, integers
+rounded, and a ``build`` hook that turns raw parameters into the paper's constants, e.g. gamma as a
+fraction of its cap) and a ``check`` that returns the arrays ``lhs`` and ``rhs`` (vectorized over
+samples, optionally with a trailing axis of named parts) and optionally ``excess`` = lhs - rhs when
+the check can compute it without cancellation.
+
+:func:`audit_claim` evaluates a claim
+
+1. at ``samples`` random points of the domain (uniform in the unit cube, mapped log-uniformly);
+2. at the extremes of the domain (the corners of the cube, a random subset of 1024 if there are more);
+3. by an adversarial search that maximizes log(lhs/rhs): scipy's differential evolution on the
+   unit-cube (log-constant) coordinates, vectorized, started from the worst points of 1-2, then a
+   bounded Powell polish of the best point.
+
+The verdict is computed, never written: a claim ``fails`` if some evaluated point has
+lhs > rhs + rtol max(|lhs|, |rhs|) (``rtol`` = 1e-12 absorbs rounding at points where the claim
+holds with equality; strict claims fail at excess >= 0), and ``holds`` otherwise (no counterexample
+found: evidence, not proof). The report gives the worst point's constants (the counterexample when the
+claim fails), the violation ratio max lhs/rhs (inf where rhs <= 0 < lhs - rhs; for claims that hold,
+the closest approach), per-part ratios, and the fraction of random samples that violate the claim.
+Everything is deterministic for a given seed (each claim draws from its own stream seeded by
+(seed, crc32 of claim id and variant))).
+
+Papers register their claims in :data:`PAPERS` (name -> module with a ``claims()`` function).
+"""
+from __future__ import annotations
+
+import importlib
+import itertools
+import math
+import time
+import zlib
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import sympy as sp
+from scipy.optimize import differential_evolution, minimize
+
+from fedbound.errors import UnknownNameError, ValidationError, require
+from fedbound.theory import symbols as S
+
+#: paper name -> module whose ``claims()`` returns its list of :class:`Claim`
+PAPERS = {"sdgt": "fedbound.theory.sdgt_audit"}
+
+MAX_CORNERS = 1024
+_BIG = 1e100  # search objective clip (a log ratio; DE's statistics overflow near 1e300)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One sampled parameter: an interval, log-uniform (``log``) or uniform, optionally integer."""
+
+    name: str
+    low: float
+    high: float
+    log: bool = True
+    integer: bool = False
+
+    def from_unit(self, z: np.ndarray) -> np.ndarray:
+        z = np.clip(z, 0.0, 1.0)
+        if self.log:
+            v = np.exp(math.log(self.low) + z * (math.log(self.high) - math.log(self.low)))
+        else:
+            v = self.low + z * (self.high - self.low)
+        v = np.where(z == 0, self.low, np.where(z == 1, self.high, v))   # exact extremes
+        return np.clip(np.round(v), self.low, self.high) if self.integer else np.clip(v, self.low, self.high)
+
+
+def _identity(raw: dict) -> dict:
+    return raw
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """The domain of a claim: parameters and a ``build`` hook from raw parameters to constants."""
+
+    params: tuple[Param, ...]
+    build: Callable[[dict], dict] = _identity
+
+    @property
+    def dim(self) -> int:
+        return len(self.params)
+
+    def constants(self, z: np.ndarray) -> dict[str, np.ndarray]:
+        """Constants at unit-cube points ``z`` of shape (N, dim)."""
+        raw = {p.name: p.from_unit(z[:, i]) for i, p in enumerate(self.params)}
+        return self.build(raw)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim ``lhs <= rhs`` (``<`` if ``strict``; logs of both sides if ``log``) of a paper.
+
+    ``id`` names the claim ("thm3.A_l1"), ``result_id``/``variant`` the registered result it tests,
+    ``statement`` says it in words, ``flag`` is the notes' flag it tests ("F18", or ""),
+    ``sampler`` its domain, ``check(constants) -> (lhs, rhs[, excess])`` with arrays of shape (N,)
+    or (N, len(parts)) (scalars broadcast), ``parts`` names the inequalities of a claim made of
+    several, and ``rtol`` the rounding tolerance of a non-strict comparison.
+    """
+
+    id: str
+    result_id: str
+    variant: str
+    statement: str
+    flag: str
+    sampler: Sampler
+    check: Callable[[dict], tuple]
+    parts: tuple[str, ...] = ()
+    strict: bool = False
+    log: bool = False
+    rtol: float = 1e-12
+
+
+@dataclass
+class ClaimReport:
+    """The outcome of :func:`audit_claim` (see the module docstring)."""
+
+    claim: str
+    result_id: str
+    variant: str
+    statement: str
+    flag: str
+    verdict: str
+    violation_ratio: float
+    log10_ratio: float
+    worst: dict[str, float]
+    worst_part: str | None
+    part_ratios: dict[str, float]
+    failing_parts: list[str]
+    random_violation_fraction: float
+    n_evaluated: int
+    n_invalid: int
+    found_by: str
+    seconds: float = field(default=0.0)
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict (inf written as the string "inf")."""
+        return {k: _json_float(v) for k, v in self.__dict__.items()}
+
+
+def _json_float(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return "inf" if v > 0 else ("-inf" if v < 0 else "nan")
+    if isinstance(v, dict):
+        return {k: _json_float(x) for k, x in v.items()}
+    return v
+
+
+# -- evaluation ----------------------------------------------------------------------------------
+
+@dataclass
+class _Points:
+    """Evaluated points: unit coordinates, badness (log lhs/rhs) per part, violation per part."""
+
+    z: np.ndarray
+    badness: np.ndarray
+    violated: np.ndarray
+
+    @property
+    def score(self) -> np.ndarray:
+        """Per point: max badness over parts (nan -> -inf, so invalid points never rank first)."""
+        b = np.where(np.isnan(self.badness), -np.inf, self.badness)
+        return np.max(b, axis=1)
+
+
+def _as_parts(a, n: int, parts: int) -> np.ndarray:
+    a = np.asarray(a, dtype=float)
+    return np.broadcast_to(a if a.ndim == 0 else a.reshape(n, -1), (n, parts))
+
+
+def evaluate_claim(claim: Claim, z: np.ndarray) -> _Points:
+    """Evaluate ``claim`` at unit-cube points ``z`` (N, dim)."""
+    z = np.atleast_2d(z)
+    n, parts = z.shape[0], max(len(claim.parts), 1)
+    with np.errstate(all="ignore"):
+        out = claim.check(claim.sampler.constants(z))
+        lhs, rhs = _as_parts(out[0], n, parts), _as_parts(out[1], n, parts)
+        excess = _as_parts(out[2], n, parts) if len(out) > 2 else lhs - rhs
+        if claim.log:
+            badness = excess.copy()
+            violated = excess >= 0 if claim.strict else excess > claim.rtol
+        else:
+            badness = np.where(rhs > 0, np.log1p(np.maximum(excess / rhs, -1.0)),
+                               np.where(excess > 0, np.inf, -np.inf))
+            tol = claim.rtol * np.maximum(np.abs(lhs), np.abs(rhs))
+            violated = excess >= 0 if claim.strict else excess > tol
+    invalid = np.isnan(lhs) | np.isnan(rhs) | np.isnan(excess)
+    badness[invalid] = np.nan
+    return _Points(z, badness, violated & ~invalid)
+
+
+def _corners(dim: int, rng: np.random.Generator) -> np.ndarray:
+    if 2 ** dim <= MAX_CORNERS:
+        return np.array(list(itertools.product((0.0, 1.0), repeat=dim)))
+    return rng.integers(0, 2, size=(MAX_CORNERS, dim)).astype(float)
+
+
+def _search(claim: Claim, start: np.ndarray, rng: np.random.Generator, iterations: int,
+            polish_evaluations: int) -> np.ndarray:
+    """Differential evolution from the population ``start`` then a Powell polish; returns the
+    points it ends with (best of DE and of the polish)."""
+    dim = claim.sampler.dim
+
+    def objective(x: np.ndarray) -> np.ndarray:  # x: (dim, S) when vectorized, (dim,) otherwise
+        score = evaluate_claim(claim, np.asarray(x).T.reshape(-1, dim)).score
+        return -np.clip(np.nan_to_num(score, nan=-_BIG), -_BIG, _BIG)
+
+    bounds = [(0.0, 1.0)] * dim
+    result = differential_evolution(objective, bounds, init=start, maxiter=iterations, tol=0.0, atol=0.0,
+                                     polish=False, vectorized=True, updating="deferred", rng=rng)
+    best = np.clip(result.x, 0.0, 1.0)
+    if polish_evaluations:
+        polished = minimize(lambda x: float(objective(x)[0]), best, method="Powell",
+                            bounds=bounds, options={"maxfev": polish_evaluations, "xtol": 1e-6})
+        return np.vstack([best, np.clip(polished.x, 0.0, 1.0)])
+    return best[None, :]
+
+
+def audit_claim(claim: Claim, samples: int = 20000, seed: int = 0, iterations: int = 40,
+                polish_evaluations: int = 150) -> ClaimReport:
+    """Random, extreme and adversarial evaluation of one claim (see the module docstring)."""
+    require(samples >= 1, f"samples must be >= 1, got {samples}")
+    start_time = time.perf_counter()
+    rng = np.random.default_rng([seed, zlib.crc32(f"{claim.id}/{claim.variant}".encode())])
+    dim = claim.sampler.dim
+    phases = {"random": evaluate_claim(claim, rng.random((samples, dim))),
+              "extremes": evaluate_claim(claim, _corners(dim, rng))}
+    pooled = np.vstack([phases["random"].z, phases["extremes"].z])
+    order = np.argsort(-np.concatenate([phases["random"].score, phases["extremes"].score]), kind="stable")
+    population = max(5, min(3 * dim + 10, len(order)))
+    start = _distinct(pooled[order], population, rng)
+    if iterations > 0:
+        phases["search"] = evaluate_claim(claim, _search(claim, start, rng, iterations, polish_evaluations))
+    return _report(claim, phases, time.perf_counter() - start_time)
+
+
+def _distinct(points: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
+    """The first ``count`` distinct rows of ``points`` (padded with random points)."""
+    _, first = np.unique(points, axis=0, return_index=True)
+    rows = points[np.sort(first)][:count]
+    if len(rows) < count:
+        rows = np.vstack([rows, rng.random((count - len(rows), points.shape[1]))])
+    return rows
+
+
+def _report(claim: Claim, phases: dict[str, _Points], seconds: float) -> ClaimReport:
+    names = list(claim.parts) or [claim.id]
+    labels = np.concatenate([[phase] * len(pts.z) for phase, pts in phases.items()])
+    z = np.vstack([p.z for p in phases.values()])
+    badness = np.vstack([p.badness for p in phases.values()])
+    violated = np.vstack([p.violated for p in phases.values()])
+    ranked = np.where(np.isnan(badness), -np.inf, badness)
+    i = int(np.lexsort((np.max(ranked, axis=1), violated.any(axis=1)))[-1])  # a violation ranks first
+    worst = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in claim.sampler.constants(z[i:i + 1]).items()}
+    best = float(np.max(ranked[i]))
+    failing = [nm for nm, v in zip(names, violated.any(axis=0)) if v]
+    return ClaimReport(
+        claim=claim.id, result_id=claim.result_id, variant=claim.variant, statement=claim.statement,
+        flag=claim.flag, verdict="fails" if failing else "holds",
+        violation_ratio=_ratio(best), log10_ratio=best / math.log(10), worst=worst,
+        worst_part=names[int(np.argmax(ranked[i]))] if claim.parts else None,
+        part_ratios={nm: _ratio(b) for nm, b in zip(names, np.max(ranked, axis=0))} if claim.parts else {},
+        failing_parts=failing if claim.parts else [],
+        random_violation_fraction=float(np.mean(phases["random"].violated.any(axis=1))),
+        n_evaluated=len(z), n_invalid=int(np.sum(np.all(np.isnan(badness), axis=1))),
+        found_by=str(labels[i]), seconds=seconds)
+
+
+def _ratio(log_ratio: float) -> float:
+    with np.errstate(over="ignore"):
+        return float(np.exp(log_ratio))
+
+
+# -- running a paper ---------------------------------------------------------------------------
+
+def claims_of(paper: str) -> list[Claim]:
+    """The claims registered for ``paper`` (see :data:`PAPERS`)."""
+    if paper not in PAPERS:
+        raise UnknownNameError(f"no audit for paper {paper!r}; known: {', '.join(sorted(PAPERS))}")
+    return list(importlib.import_module(PAPERS[paper]).claims())
+
+
+def run_audit(paper: str = "sdgt", samples: int = 20000, seed: int = 0, iterations: int = 40,
+              only: list[str] | None = None) -> list[ClaimReport]:
+    """Audit every claim of ``paper`` (or those whose id starts with one of ``only``)."""
+    chosen = [c for c in claims_of(paper) if not only or any(c.id.startswith(o) for o in only)]
+    if only and not chosen:
+        raise ValidationError(f"no claim of {paper} matches {', '.join(only)}")
+    return [audit_claim(c, samples=samples, seed=seed, iterations=iterations) for c in chosen]
+
+
+# -- helpers for writing claims ----------------------------------------------------------------
+
+def sign_parts(expr: sp.Expr) -> tuple[sp.Expr, sp.Expr]:
+    """(pos, neg) with expr = pos - neg, both sums of nonnegative terms: ``expr >= 0`` becomes the
+    claim ``neg <= pos``. The constants must be declared nonnegative so that a monomial's sign is its
+    numeric coefficient's; anything else is refused."""
+    pos, neg = [], []
+    for term in sp.Add.make_args(sp.expand(expr)):
+        coeff, rest = term.as_coeff_Mul()
+        if rest.is_nonnegative is not True:
+            raise ValueError(f"cannot decide the sign of {term}")
+        (pos if coeff > 0 else neg).append(abs(coeff) * rest)
+    return sp.Add(*pos), sp.Add(*neg)
+
+
+def compile_expr(expr) -> Callable[[dict], np.ndarray]:
+    """A numpy function of a constants dict for a sympy expression or Matrix, broadcast to the
+    shape of the dict's arrays (matrices come back with shape (..., rows, cols))."""
+    if isinstance(expr, sp.MatrixBase):
+        entries = [[compile_expr(e) for e in expr.row(i)] for i in range(expr.rows)]
+        return lambda values: np.stack([np.stack([f(values) for f in row], -1) for row in entries], -2)
+    names = sorted(S.name_of(s) for s in expr.free_symbols)
+    fn = sp.lambdify([S.constant(nm).symbol for nm in names], expr, modules="numpy", cse=True)
+
+    def call(values: dict) -> np.ndarray:
+        shape = np.broadcast_shapes(*(np.shape(v) for v in values.values()))
+        out = fn(*(np.asarray(values[nm], dtype=float) for nm in names))
+        return np.broadcast_to(np.asarray(out, dtype=float), shape)
+
+    return call
+
+
+# -- output ------------------------------------------------------------------------------------
+
+def format_value(v: float) -> str:
+    if not math.isfinite(v):
+        return "inf" if v > 0 else ("-inf" if v < 0 else "nan")
+    if v == round(v) and abs(v) < 1e6:
+        return str(int(round(v)))
+    return f"{v:.4g}"
+
+
+def format_ratio(report: ClaimReport) -> str:
+    """The violation ratio; 1-2.3e-20 style where it rounds to 1, 10^x where it overflows."""
+    v, log10 = report.violation_ratio, report.log10_ratio
+    if not math.isfinite(v) and math.isfinite(log10):
+        return f"10^{log10:.1f}"
+    if math.isfinite(log10) and log10 != 0 and f"{v:.4g}" == "1":
+        return f"1{math.expm1(log10 * math.log(10)):+.1e}"
+    return format_value(v)
+
+
+def format_table(reports: list[ClaimReport]) -> str:
+    """A plain-text table: claim, variant, verdict, violation ratio, worst point (failing parts)."""
+    rows = [("claim", "variant", "verdict", "ratio", "worst counterexample / closest point")]
+    for r in reports:
+        point = " ".join(f"{k}={format_value(v)}" for k, v in r.worst.items())
+        where_ = f"[{', '.join(r.failing_parts)}] " if r.failing_parts else ""
+        rows.append((r.claim, r.variant, r.verdict, format_ratio(r), where_ + point))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row[:4], widths)) + "  " + row[4] for row in rows)
