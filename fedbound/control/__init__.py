@@ -30,3 +30,8 @@ __all__ = [
     "Certificate", "IntegerOptimum", "Plan", "integer_optimum", "plan",
     "estimate_Y", "estimate_Gamma", "estimate_H", "GridChoice", "official_grid",
 ]
+from fedbound.control.closed_loop import (ClosedLoop, ClosedLoopState, ClosedLoopTrajectory,
+                                          RoundLog, Theorem5Interval, theorem5_interval)
+
+__all__ += ["ClosedLoop", "ClosedLoopState", "ClosedLoopTrajectory", "RoundLog",
+            "Theorem5Interval", "theorem5_interval"]
