@@ -11,7 +11,6 @@ independently across subnets and calls.
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from fedbound.errors import ValidationError, require
 
@@ -53,6 +52,7 @@ def sample_mask(network, h, generator: torch.Generator) -> torch.Tensor:
     smallest keys of each subnet's contiguous block are kept.  Each call draws fresh keys from
     ``generator``, so calls are independent and the same generator state gives the same mask.
     """
+    import torch  # here, not at module level: the network CLI must not pay for importing torch
     h = torch.as_tensor(check_h(h, network.m))
     subnet_of = torch.from_numpy(network.subnet_of.astype(np.int64))  # copies the read-only array
     offsets = torch.from_numpy(network.offsets.astype(np.int64))
