@@ -1,0 +1,167 @@
+"""``fedbound verify CHECK``: run a named check of SD-GT's theory and print measured against
+predicted (one line per check and variant; ``--json`` for machine-readable output).
+
+Checks (papers/sdgt.md 4.2-4.6, 7.4; fedbound.verify.checks):
+
+* fixed-point: sigma = 0, partial sampling: SD-GT reaches x* (distance to x*).
+* server-recursion: the server-model recursion (40), exact with full participation, Monte-Carlo
+  mean otherwise.
+* linear-rate: measured contraction vs the spectral radius of the exact linear operator vs
+  Theorem 3's 1 - mu K gamma/4 (full participation, sigma = 0).
+* thm3-bound: Theorem 3's bound (98) per variant, gamma <= gamma_bar by default.
+* lemmas: one-step LHS/RHS of Lemmas 1-6, printed and re-derived variants.
+* noise-floor: exact stationary error under gradient noise vs Theorem 3's floor, with a
+  Monte-Carlo check of the stationary value and its scaling in gamma.
+* thm1-bound, thm2-bound: Theorem 1 (76) (re-derived variant at --c2; the printed one needs
+  --D5) and Theorem 2 (89) per variant, running averages over T = K+1..rounds.
+
+Verification runs in float64 on quadratic tasks (quadratic, lsq, lsq-convex or --data FILE.npz).
+Exit status: 0 when no check is violated, 1 when one is (a counterexample), 2 on bad input.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import torch
+from threadpoolctl import threadpool_limits
+
+from fedbound.cli.run_cmd import add_problem_arguments, build_network, build_task, check_sample
+from fedbound.errors import require
+
+CHECKS = ("fixed-point", "server-recursion", "linear-rate", "thm3-bound", "lemmas", "noise-floor",
+          "thm1-bound", "thm2-bound")
+#: per check: default sample per subnet (None = all), sigma, rounds, seeds
+DEFAULTS = {
+    "fixed-point": {"sample": 2, "sigma": 0.0, "rounds": 600, "seeds": 1},
+    "server-recursion": {"sample": 2, "sigma": 0.5, "rounds": 20, "seeds": 200},
+    "linear-rate": {"sample": None, "sigma": 0.0, "rounds": 600, "seeds": 1},
+    "thm3-bound": {"sample": 2, "sigma": 0.3, "rounds": 100, "seeds": 50},
+    "lemmas": {"sample": 2, "sigma": 0.5, "rounds": 15, "seeds": 200},
+    "noise-floor": {"sample": None, "sigma": 0.5, "rounds": None, "seeds": 50},
+    "thm1-bound": {"sample": 2, "sigma": 0.3, "rounds": 100, "seeds": 50},
+    "thm2-bound": {"sample": 2, "sigma": 0.3, "rounds": 100, "seeds": 50},
+}
+VERIFY_D = 5
+
+
+def _setting(args):
+    from fedbound.verify.checks import SDGTSetting, lemma_step, step_for, thm3_step
+
+    defaults = DEFAULTS[args.check]
+    args.float64 = True
+    if args.d is None and args.task == "quadratic" and args.data is None:
+        args.d = VERIFY_D
+    task = build_task(args)
+    require(task.L is not None and task.mu is not None and task.x_star is not None,
+            f"verify needs a quadratic task with known L, mu and x*, got --task {args.task}")
+    network = build_network(args, task.n, default_subnets=3)
+    sample = args.sample
+    if sample is None and defaults["sample"] is not None:
+        sample = min(defaults["sample"], int(network.m.min()))
+    check_sample(sample, network)
+    sigma = args.sigma if args.sigma is not None else defaults["sigma"]
+    require(sigma >= 0, f"--sigma must be >= 0, got {sigma}")
+    require(args.K >= 1, f"--K must be an integer >= 1, got {args.K}")
+    practical = 1.0 / (4 * args.K * task.L)     # Lemma 1's cap: a step with a visible contraction
+    setting = SDGTSetting(task, network, args.K, practical, sample, sigma)
+    if args.gamma is not None:
+        require(args.gamma > 0, f"--gamma must be > 0, got {args.gamma}")
+        gamma = args.gamma
+    elif args.check in ("thm3-bound", "noise-floor"):
+        gamma = thm3_step(setting)
+    elif args.check == "lemmas":
+        gamma = lemma_step(setting)
+    elif args.check in ("thm1-bound", "thm2-bound"):
+        result_id, variants, fixed = _average_bound_options(args)
+        gamma = step_for(setting, result_id, variants, **fixed)
+    else:
+        gamma = practical
+    return replace(setting, gamma=gamma), practical
+
+
+def _average_bound_options(args) -> tuple:
+    """(result id, variants, fixed constants) of thm1-bound / thm2-bound."""
+    if args.check == "thm2-bound":
+        return "sdgt.thm2", None, {}
+    require(args.c2 > 2, f"--c2 must be > 2 (Theorem 1's (74)), got {args.c2}")
+    if args.D5 is None:
+        return "sdgt.thm1", ("rederived",), {"c2": args.c2}
+    require(args.D5 > 0, f"--D5 must be > 0, got {args.D5}")
+    return "sdgt.thm1", None, {"c2": args.c2, "D": 0.25, "D5": args.D5}
+
+
+def verify_command(args) -> int:
+    torch.set_num_threads(1)        # small dense problems: threads only add contention
+    with threadpool_limits(1):
+        return _verify(args)
+
+
+def _verify(args) -> int:
+    from fedbound.verify import checks as C
+
+    setting, practical = _setting(args)
+    defaults = DEFAULTS[args.check]
+    rounds = args.rounds if args.rounds is not None else defaults["rounds"]
+    seeds = args.seeds if args.seeds is not None else defaults["seeds"]
+    require(rounds is None or rounds >= 1, f"--rounds must be >= 1, got {rounds}")
+    require(seeds >= 2 or args.check in ("fixed-point", "linear-rate"),
+            f"--seeds must be >= 2 for Monte-Carlo intervals, got {seeds}")
+    if args.check == "fixed-point":
+        results = C.fixed_point(setting, rounds=rounds, seed=args.seed)
+    elif args.check == "server-recursion":
+        results = C.server_recursion(setting, rounds=rounds, seeds=seeds)
+    elif args.check == "linear-rate":
+        results = C.linear_rate(setting, rounds=rounds)
+    elif args.check == "thm3-bound":
+        results = C.thm3_bound(setting, rounds=rounds, seeds=seeds)
+    elif args.check == "lemmas":
+        results = C.lemmas(setting, rounds=rounds, seeds=seeds)
+    elif args.check in ("thm1-bound", "thm2-bound"):
+        result_id, variants, fixed = _average_bound_options(args)
+        results = C.average_bound(setting, result_id, rounds=rounds, seeds=seeds,
+                                  variants=variants, **fixed)
+    else:
+        mc_gamma = args.mc_gamma if args.mc_gamma is not None else practical
+        results = C.noise_floor(setting, mc_gamma=mc_gamma, seeds=seeds)
+    if args.json:
+        print(json.dumps({"check": args.check, "setting": setting.describe(),
+                          "results": [c.to_dict() for c in results]}, indent=1))
+    else:
+        described = ", ".join(f"{k} = {v}" for k, v in setting.describe().items())
+        print(f"{args.check}: SD-GT, {described}")
+        for c in results:
+            applies = c.details.get("theorem_applies", c.details.get("conditions_all_hold"))
+            note = ""
+            if isinstance(applies, bool):
+                note = "  [conditions hold]" if applies else "  [outside the result's step-size conditions]"
+            print("  " + c.summary() + note)
+    return 1 if any(c.violated for c in results) else 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "verify", help="check SD-GT's theory against runs: measured vs predicted",
+        description=__doc__.split("\n\n")[0].replace("``", ""))
+    parser.add_argument("check", choices=CHECKS, metavar="CHECK", help=f"one of: {', '.join(CHECKS)}")
+    add_problem_arguments(parser, tasks=("quadratic", "lsq", "lsq-convex"))
+    opts = parser.add_argument_group("run")
+    opts.add_argument("--K", type=int, default=3, help="D2D rounds per global round (default 3)")
+    opts.add_argument("--sample", type=int, default=None, metavar="h",
+                      help="clients sampled per subnet (default per check: 2, or all where the "
+                           "check needs full participation)")
+    opts.add_argument("--gamma", type=float, default=None,
+                      help="step size (default per check: gamma_bar for thm3-bound/noise-floor, half "
+                           "the smallest lemma cap for lemmas, 1/(4KL) otherwise)")
+    opts.add_argument("--mc-gamma", type=float, default=None,
+                      help="noise-floor: step size of the Monte-Carlo check (default 1/(4KL))")
+    opts.add_argument("--c2", type=float, default=2.01,
+                      help="thm1-bound: Lyapunov constant c2 > 2 of (74) (default 2.01)")
+    opts.add_argument("--D5", type=float, default=None,
+                      help="thm1-bound: the paper's unspecified D5; given, the printed (76) with "
+                           "D = 1/4 is checked too")
+    opts.add_argument("--sigma", type=float, default=None, help="gradient-noise std (default per check)")
+    opts.add_argument("--rounds", type=int, default=None, help="global rounds (default per check)")
+    opts.add_argument("--seeds", type=int, default=None, help="Monte-Carlo seeds (default per check)")
+    parser.add_argument("--json", action="store_true", help="print the checks as JSON")
+    parser.set_defaults(func=verify_command)

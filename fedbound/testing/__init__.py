@@ -1,0 +1,38 @@
+"""fedbound.testing: hypothesis strategies and assertions to property-test algorithms against
+theory (the project's own tests use them too).
+
+Strategies (:mod:`fedbound.testing.strategies`): :func:`constants` (theory constants inside their
+declared domains), :func:`admissible_constants` (plus a step size satisfying a result's
+conditions), :func:`networks` (subnets with random topologies), :func:`quadratic_tasks` and
+:func:`least_squares_tasks` (random heterogeneous tasks with exact constants).
+
+Assertions (:mod:`fedbound.testing.assertions`): :func:`assert_fixed_point_reached`,
+:func:`assert_invariant_held`, :func:`assert_linear_rate`, :func:`assert_bound_held`.
+
+Example: a property test of a user's algorithm (here SD-GT itself) -- exactness on any network and
+heterogeneous quadratic, and the subnet sums of the within-subnet tracker stay zero (seed 003 (39)
+[L680])::
+
+    from hypothesis import given, settings
+    from fedbound.algorithms import SDGT, run
+    from fedbound.testing import (assert_fixed_point_reached, assert_invariant_held, networks,
+                                  quadratic_tasks)
+
+    @settings(max_examples=10, deadline=None)
+    @given(networks(S=2, m=3, equal_sizes=True), quadratic_tasks(n=6, d=3, kappa=(1.0, 4.0)))
+    def test_sdgt_is_exact(network, task):
+        alg = SDGT(task, network, gamma=1 / (4 * 2 * task.L), K=2, h=2)   # Lemma 1's cap
+        states = [alg.init()]
+        for _ in range(400):
+            states.append(alg.step(states[-1]))
+        assert_invariant_held(lambda s: alg.net.subnet_sum(s.Z), states)
+        assert_fixed_point_reached(states[-1].x_g, task.x_star, tol=1e-8)
+"""
+from fedbound.testing.assertions import (assert_bound_held, assert_fixed_point_reached,
+                                         assert_invariant_held, assert_linear_rate)
+from fedbound.testing.strategies import (admissible_constants, constant_strategy, constants,
+                                         least_squares_tasks, networks, quadratic_tasks)
+
+__all__ = ["constants", "constant_strategy", "admissible_constants", "networks", "quadratic_tasks",
+           "least_squares_tasks", "assert_fixed_point_reached", "assert_invariant_held",
+           "assert_linear_rate", "assert_bound_held"]

@@ -1,0 +1,168 @@
+r"""The outcome of comparing a measurement with a prediction of the theory: :class:`Check`.
+
+A check is computed, never written by hand. For an upper bound ``measured <= predicted`` measured
+by Monte Carlo with a confidence interval [low, high] (see :mod:`fedbound.verify.montecarlo`):
+
+* ``"holds"`` when the whole interval is below the prediction, high <= predicted;
+* ``"violated"`` when the whole interval is above it, low > predicted (a counterexample beyond
+  Monte-Carlo noise);
+* ``"inconclusive"`` otherwise (more seeds would decide).
+
+For deterministic measurements the interval has zero width and the verdict is exact up to a
+relative rounding tolerance ``rtol`` (default 1e-10, far below any bound's slack that matters).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fedbound.verify.montecarlo import Estimate
+from fedbound.verify.rates import SlopeFit
+
+STATUSES = ("holds", "violated", "inconclusive")
+
+
+@dataclass
+class Check:
+    """One measured-versus-predicted comparison.
+
+    name: what is checked (e.g. ``"thm3-bound"``); variant: the theory variant used (``"printed"``,
+    ``"rederived"``, ... or ``None``); status: one of :data:`STATUSES`; measured / predicted: the
+    numbers compared (worst case over rounds where the check is per round); ratio: the largest
+    measured/predicted; slope: a fitted rate with its interval, where relevant; details: further
+    JSON-ready numbers (per-round arrays, constants, conditions).
+    """
+
+    name: str
+    status: str
+    measured: float
+    predicted: float
+    ratio: float
+    variant: str | None = None
+    relation: str = "<="
+    slope: SlopeFit | None = None
+    details: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+
+    @property
+    def holds(self) -> bool:
+        return self.status == "holds"
+
+    @property
+    def violated(self) -> bool:
+        return self.status == "violated"
+
+    def summary(self) -> str:
+        """One line: name [variant]: measured relation predicted (ratio) -> status."""
+        tag = f" [{self.variant}]" if self.variant else ""
+        return (f"{self.name}{tag}: measured {self.measured:.6g} {self.relation} predicted "
+                f"{self.predicted:.6g} (ratio {self.ratio:.4g}) -> {self.status}")
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "variant": self.variant, "status": self.status,
+                "holds": self.holds, "measured": _plain(self.measured),
+                "predicted": _plain(self.predicted), "relation": self.relation,
+                "ratio": _plain(self.ratio),
+                "slope": self.slope.to_dict() if self.slope is not None else None,
+                "details": _plain(self.details)}
+
+
+def _plain(value):
+    """Recursively convert numpy / Estimate values into JSON-ready Python objects."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, Estimate):
+        return value.to_dict()
+    if isinstance(value, SlopeFit):
+        return value.to_dict()
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, (complex, np.complexfloating)):
+        return {"re": _plain(float(value.real)), "im": _plain(float(value.imag))}
+    if isinstance(value, (np.floating, float)):
+        v = float(value)
+        return v if np.isfinite(v) else str(v)
+    if isinstance(value, (np.integer, np.bool_)):
+        return value.item()
+    return value
+
+
+def upper_bound_status(measured: Estimate | np.ndarray | float, predicted,
+                       predicted_halfwidth=0.0, rtol: float = 1e-10) -> str:
+    """Verdict for ``measured <= predicted`` elementwise (all entries), see the module doc.
+
+    ``predicted_halfwidth`` widens the comparison when the prediction itself is evaluated at
+    Monte-Carlo estimates (e.g. a lemma's right-hand side at measured quantities).
+    """
+    if isinstance(measured, Estimate):
+        low, high = np.asarray(measured.low), np.asarray(measured.high)
+    else:
+        low = high = np.asarray(measured, dtype=float)
+    pred = np.asarray(predicted, dtype=float)
+    half = np.asarray(predicted_halfwidth, dtype=float)
+    slack = rtol * np.abs(pred)
+    if np.all(high <= pred - half + slack):
+        return "holds"
+    if np.any(low > pred + half + slack):
+        return "violated"
+    return "inconclusive"
+
+
+def bound_check(name: str, measured: Estimate | np.ndarray, predicted, *,
+                predicted_halfwidth=0.0, variant: str | None = None,
+                slope: SlopeFit | None = None, rtol: float = 1e-10, **details) -> Check:
+    """A :class:`Check` of ``measured <= predicted`` (arrays: per round; the worst round is shown).
+
+    ``measured`` and ``predicted`` broadcast together; the reported pair is the one with the
+    largest ratio measured/predicted.
+    """
+    mean = np.asarray(measured.mean if isinstance(measured, Estimate) else measured, dtype=float)
+    pred = np.asarray(predicted, dtype=float)
+    mean, pred_b = np.broadcast_arrays(mean, pred)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(pred_b > 0, mean / pred_b, np.where(mean > 0, np.inf, 0.0))
+    worst = int(np.argmax(ratios)) if ratios.size else 0
+    status = upper_bound_status(measured, predicted, predicted_halfwidth, rtol)
+    return Check(name, status, float(mean.flat[worst]), float(pred_b.flat[worst]),
+                 float(ratios.flat[worst]), variant, "<=", slope,
+                 {**details, "measured": measured, "predicted": pred})
+
+
+def equality_check(name: str, measured: float, predicted: float, tol: float, *,
+                   measurement_error: float = 0.0, variant: str | None = None,
+                   slope: SlopeFit | None = None, **details) -> Check:
+    """A :class:`Check` of ``|measured - predicted| <= tol`` for a deterministic measurement whose
+    own error is estimated as ``measurement_error``: holds when the difference is within ``tol``,
+    violated when it exceeds ``tol + 2 * measurement_error`` (the factor 2 covers the estimate
+    being a one-mode extrapolation, see :func:`~fedbound.verify.rates.asymptotic_factor`),
+    inconclusive in between."""
+    measured, predicted = float(measured), float(predicted)
+    diff = abs(measured - predicted)
+    status = ("holds" if diff <= tol else
+              "violated" if diff > tol + 2.0 * measurement_error else "inconclusive")
+    ratio = measured / predicted if predicted != 0 else float("inf")
+    return Check(name, status, measured, predicted, ratio, variant, "==", slope,
+                 {**details, "abs_difference": diff, "tol": tol,
+                  "measurement_error": measurement_error})
+
+
+def interval_check(name: str, estimate: Estimate, value: float, *, variant: str | None = None,
+                   **details) -> Check:
+    """A :class:`Check` that an exactly computed ``value`` lies in the confidence interval of a
+    Monte-Carlo ``estimate`` of the same quantity (a statistical test at the interval's level:
+    a correct implementation fails it with probability 1 - confidence)."""
+    mean, value = float(estimate.mean), float(value)
+    status = "holds" if estimate.low <= value <= estimate.high else "violated"
+    ratio = mean / value if value != 0 else float("inf")
+    return Check(name, status, mean, value, ratio, variant, "~=", None,
+                 {**details, "estimate": estimate})
+
+
+__all__ = ["Check", "STATUSES", "upper_bound_status", "bound_check", "equality_check",
+           "interval_check"]

@@ -1,0 +1,111 @@
+"""``fedbound run``: files written, final model, one-line errors with exit status 2."""
+import csv
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from fedbound.cli.main import main
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture
+def lsq_file(tmp_path):
+    rng = np.random.default_rng(0)
+    path = tmp_path / "data.npz"
+    np.savez(path, A=rng.normal(size=(8, 10, 3)), y=rng.normal(size=(8, 10)))
+    return path
+
+
+def test_run_sdgt_on_user_data_writes_files(tmp_path, lsq_file, capsys):
+    out = tmp_path / "out"
+    code = main(["run", "sdgt", "--task", "lsq", "--data", str(lsq_file), "--subnets", "2",
+                 "--topology", "ring", "--K", "5", "--sample", "4", "--gamma", "0.01",
+                 "--rounds", "400", "--sigma", "0", "--float64", "--seed", "0", "--out", str(out)])
+    assert code == 0
+    captured = capsys.readouterr()
+    assert "SD-GT" in captured.err                      # progress bar on stderr
+    for name in ("metrics.csv", "metrics.json", "plot.png", "x_final.npy"):
+        assert (out / name).stat().st_size > 0
+    x_final = np.load(out / "x_final.npy")
+    assert x_final.shape == (3,) and x_final.dtype == np.float64
+    rows = list(csv.DictReader(open(out / "metrics.csv")))
+    assert len(rows) == 401 and {"round", "loss", "loss_gap", "dist2", "grad_norm2"} <= set(rows[0])
+    assert float(rows[-1]["dist2"]) < 1e-16           # SD-GT is exact with partial sampling
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["config"]["m"] == [4, 4] and metrics["config"]["sample"] == 4
+    assert (out / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("algorithm, extra", [
+    ("sd-fedavg", ["--rgg", "--subnets", "2", "--sample", "2"]),
+    ("scaffold", ["--sample", "3"]),
+    ("gt", ["--subnets", "1", "--topology", "complete"]),
+    ("scaffnew", []),
+])
+def test_baselines_and_json_summary(tmp_path, capsys, algorithm, extra):
+    code = main(["run", algorithm, "--task", "quadratic", "--n", "6", "--d", "3", "--rounds", "5",
+                 "--sigma", "0.1", "--out", str(tmp_path), "--json", *extra])
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["config"]["algorithm"] == algorithm and summary["config"]["dtype"] == "float32"
+    assert np.load(tmp_path / "x_final.npy").shape == (3,)
+
+
+def test_network_from_json_file(tmp_path, capsys):
+    spec = tmp_path / "net.json"
+    spec.write_text(json.dumps({"subnets": [{"m": 3, "topology": "ring"}, {"m": 3, "topology": "star"}]}))
+    assert main(["run", "sdgt", "--d", "2", "--network", str(spec), "--rounds", "3",   # n from the file
+                 "--out", str(tmp_path / "o"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["config"]["m"] == [3, 3]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--n", "10", "--subnets", "3"], "cannot be split evenly"),
+    (["--sample", "5"], "--sample must be in [1, min_s m_s = 4]"),
+    (["--gamma", "-1"], "--gamma must be > 0"),
+    (["--gamma", "0"], "--gamma must be > 0"),
+    (["--task", "lsq", "--data", "missing.npz"], "does not exist"),
+    (["--rgg", "--topology", "ring"], "exclude each other"),
+])
+def test_bad_input_exits_2_with_one_line(tmp_path, capsys, args, message):
+    code = main(["run", "sdgt", "--rounds", "2", "--out", str(tmp_path), *args])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and message in err and len(err.splitlines()) == 1
+
+
+def test_bad_npz_files(tmp_path, capsys):
+    missing_key = tmp_path / "a.npz"
+    np.savez(missing_key, A=np.zeros((2, 3, 2)))
+    not_npz = tmp_path / "b.npz"
+    not_npz.write_text("not an archive")
+    wrong_shape = tmp_path / "c.npz"
+    np.savez(wrong_shape, A=np.zeros((2, 3, 2)), y=np.zeros((2, 4)))
+    for path, message in ((missing_key, "'y'"), (not_npz, "not a readable .npz"),
+                          (wrong_shape, "shape")):
+        code = main(["run", "sdgt", "--task", "lsq", "--data", str(path), "--subnets", "1",
+                     "--out", str(tmp_path)])
+        err = capsys.readouterr().err.strip()
+        assert code == 2 and message in err and len(err.splitlines()) == 1
+
+
+def test_help(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--help"])
+    assert info.value.code == 0 and "--controller" in capsys.readouterr().out
+
+
+def test_metrics_json_is_strict_when_the_optimum_is_unknown(tmp_path, capsys):
+    """MLP: f* and x* unknown -> null in metrics.json, and the plot shows loss and gradient norm."""
+    assert main(["run", "sdgt", "--task", "mlp-gmm", "--n", "6", "--d", "4", "--subnets", "2",
+                 "--rounds", "2", "--out", str(tmp_path), "--json"]) == 0
+
+    def reject(constant):
+        raise ValueError(f"non-strict JSON constant {constant}")
+
+    summary = json.loads(capsys.readouterr().out, parse_constant=reject)
+    assert summary["final"]["loss_gap"] is None
+    metrics = json.loads((tmp_path / "metrics.json").read_text(), parse_constant=reject)
+    assert metrics["metrics"]["dist2"] == [None, None, None]

@@ -1,0 +1,44 @@
+"""Verdict logic of fedbound.verify.check: holds / violated / inconclusive."""
+import json
+
+import numpy as np
+import pytest
+
+from fedbound.verify import (Check, bound_check, equality_check, interval_check, mean_ci,
+                             upper_bound_status)
+
+
+def test_deterministic_bound():
+    assert upper_bound_status(np.array([1.0, 2.0]), np.array([1.0, 3.0])) == "holds"
+    assert upper_bound_status(np.array([1.0, 3.5]), np.array([1.0, 3.0])) == "violated"
+
+
+def test_monte_carlo_bound_uses_the_interval():
+    est = mean_ci(np.array([0.9, 1.1, 1.0, 0.95, 1.05]))        # mean 1, interval ~ +-0.1
+    assert upper_bound_status(est, 1.5) == "holds"
+    assert upper_bound_status(est, 1.02) == "inconclusive"
+    assert upper_bound_status(est, 0.5) == "violated"
+    # a prediction with its own half-width widens the undecided zone
+    assert upper_bound_status(est, 1.2, predicted_halfwidth=0.15) == "inconclusive"
+
+
+def test_bound_check_reports_the_worst_round_and_is_json_ready():
+    check = bound_check("demo", np.array([1.0, 2.0, 0.5]), np.array([2.0, 2.5, 4.0]),
+                        variant="printed", extra=np.arange(3))
+    assert check.holds and check.measured == 2.0 and check.predicted == 2.5
+    assert check.ratio == pytest.approx(0.8)
+    text = json.dumps(check.to_dict())
+    assert '"variant": "printed"' in text and "holds" in check.summary()
+
+
+def test_equality_and_interval_checks():
+    assert equality_check("eq", 0.5, 0.5 + 1e-8, tol=1e-6).holds
+    assert equality_check("eq", 0.5, 0.51, tol=1e-6).violated
+    assert equality_check("eq", 0.5, 0.51, tol=1e-6, measurement_error=0.01).status == "inconclusive"
+    est = mean_ci(np.array([1.0, 1.2, 0.8, 1.1, 0.9]))
+    assert interval_check("mc", est, 1.0).holds and interval_check("mc", est, 2.0).violated
+
+
+def test_status_is_validated():
+    with pytest.raises(ValueError):
+        Check("x", "maybe", 1.0, 1.0, 1.0)
