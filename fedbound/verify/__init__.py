@@ -5,8 +5,9 @@
 * Rate fits with intervals: :func:`fit_log_linear`, :func:`fit_log_log`, :func:`asymptotic_factor`.
 * The error quantities of the analysis (E_t, Gamma_t, Y_t, Z_t, Delta_t, seed 003 [L335], [L688])
   from recorded runs: :func:`record_sdgt`, :func:`error_quantities`.
-* The exact linear iteration operator of SD-GT on quadratics: :func:`sdgt_operator`, and the exact
-  stationary error under noise: :func:`stationary_moments`.
+* The exact linear iteration operator of SD-GT on quadratics: :func:`sdgt_operator`, the
+  contraction measured on SD-GT's own steps by the power method: :func:`renormalized_contraction`,
+  and the exact stationary error under noise: :func:`stationary_moments`.
 * Verdicts: :class:`Check` (holds / violated / inconclusive, measured, predicted, ratio, slope);
   one-step Lemma 1-6 checks :func:`lemma_checks`; named checks in :mod:`fedbound.verify.checks`
   (fixed-point, server-recursion, linear-rate, thm3-bound, Theorems 1-2 running averages, lemmas,
@@ -26,6 +27,7 @@ from fedbound.verify.checks import (SDGTSetting, average_bound, fixed_point, lem
                                     linear_rate, noise_floor, server_recursion, step_for,
                                     thm3_bound, thm3_step)
 from fedbound.verify.lemmas import LEMMA_LHS, lemma_check, lemma_checks
+from fedbound.verify.contraction import renormalized_contraction
 from fedbound.verify.montecarlo import Estimate, mean_ci, monte_carlo
 from fedbound.verify.operator import LinearOperator, analytic_fixed_point, sdgt_operator
 from fedbound.verify.quantities import ErrorQuantities, SDGTRecord, error_quantities, record_sdgt
@@ -37,7 +39,7 @@ from fedbound.verify.stationary import StationaryMoments, stationary_moments
 __all__ = [
     "Estimate", "mean_ci", "monte_carlo", "SlopeFit", "fit_slope", "fit_log_linear", "fit_log_log",
     "asymptotic_factor", "SDGTRecord", "record_sdgt", "ErrorQuantities", "error_quantities",
-    "LinearOperator", "sdgt_operator", "analytic_fixed_point", "StationaryMoments",
+    "LinearOperator", "sdgt_operator", "renormalized_contraction", "analytic_fixed_point", "StationaryMoments",
     "stationary_moments", "Check", "bound_check", "equality_check", "interval_check",
     "upper_bound_status", "LEMMA_LHS", "lemma_check", "lemma_checks", "sdgt_constants",
     "SDGTSetting", "fixed_point", "server_recursion", "linear_rate", "thm3_bound", "thm3_step",
