@@ -55,8 +55,9 @@ def register(subparsers) -> None:
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--set", dest="sets", action="append", default=[], metavar="NAME=VALUE",
-                        help="a constant, e.g. --set K=5 --set p=0.64 (repeatable)")
+    parser.add_argument("--set", dest="sets", action="extend", nargs="+", default=[],
+                        metavar="NAME=VALUE",
+                        help="constants, e.g. --set K=5 p=0.64 (or --set K=5 --set p=0.64)")
     parser.add_argument("--variant", help="variant name (default: the result's first variant)")
     parser.add_argument("--json", action="store_true", help="print JSON to stdout")
 

@@ -186,3 +186,12 @@ def test_every_subcommand_has_help(capsys, command):
     with pytest.raises(SystemExit) as info:
         main([command, "--help"])
     assert info.value.code == 0 and "--json" in capsys.readouterr().out
+
+
+def test_set_takes_several_pairs_after_one_flag(capsys):
+    """`--set A=1 B=2` and `--set A=1 --set B=2` mean the same."""
+    common = ["stepsize", "sdgt.thm2", "--json"]
+    assert main(common + ["--set", "L=1", "K=4", "p=0.64", "q=0.5"]) == 0
+    one_flag = json.loads(capsys.readouterr().out)
+    assert main(common + ["--set", "L=1", "--set", "K=4", "--set", "p=0.64", "--set", "q=0.5"]) == 0
+    assert json.loads(capsys.readouterr().out) == one_flag
