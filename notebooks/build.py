@@ -58,7 +58,7 @@ def execute(source: pathlib.Path, scale: str, timeout: int = 1800,
     """Execute a source as a notebook in ``cwd`` and return it with its outputs."""
     nb = to_notebook(source)
     os.environ["FEDBOUND_SCALE"] = scale
-    os.environ.setdefault("MPLBACKEND", "Agg")
+    os.environ.pop("MPLBACKEND", None)  # the kernel's inline backend embeds the plots
     NotebookClient(nb, timeout=timeout, kernel_name="python3",
                    resources={"metadata": {"path": str(cwd)}}).execute()
     return nb

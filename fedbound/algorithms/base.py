@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm  # text bars: tqdm.auto warns in notebooks without ipywidgets
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic, count_round
 from fedbound.algorithms.stacked import StackedNetwork

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm  # text bars: tqdm.auto warns in notebooks without ipywidgets
 
 from fedbound.algorithms.base import check_finite
 from fedbound.algorithms.sdgt import SDGT, SDGTState

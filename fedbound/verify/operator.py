@@ -101,7 +101,11 @@ def sdgt_operator(algorithm, affine_tol: float = 1e-9) -> LinearOperator:
     ``algorithm`` is a :class:`fedbound.algorithms.sdgt.SDGT` on a quadratic task; its pure round
     function :func:`fedbound.algorithms.sdgt.sdgt_round` is differentiated with
     ``torch.func.jacrev``, the noise entering as an additive input to each of the K gradient calls.
-    Raises ValidationError if the map is not affine (non-quadratic task) within ``affine_tol``.
+    Raises ValidationError if the map is not affine (non-quadratic task) within ``affine_tol``
+    times the roundoff amplification max(1, 1/(K gamma L)) of the map: (7) and (11) divide O(gamma)
+    differences by K gamma, so at gamma near gamma_bar (1e-10 and below) an exactly affine map
+    evaluates with a relative defect far above 1e-9, while a non-quadratic task's defect at a unit
+    probe is O(1).
     """
     task, net, K = algorithm.task, algorithm.net, algorithm.K
     n, d, S = task.n, task.d, net.S
@@ -126,8 +130,9 @@ def sdgt_operator(algorithm, affine_tol: float = 1e-9) -> LinearOperator:
     probe = torch.as_tensor(rng.normal(size=dim), dtype=torch.float64)
     image = flat_map(probe, no_noise)[0].detach().numpy()
     err = np.max(np.abs(image - (M @ probe.numpy() + c))) / max(1.0, np.max(np.abs(image)))
-    require(err <= affine_tol,
-            f"the SD-GT round map is not affine (relative error {err:.2e} > {affine_tol:g}); "
+    tol = affine_tol * max(1.0, 1.0 / (K * algorithm.gamma * task.L))
+    require(err <= tol,
+            f"the SD-GT round map is not affine (relative error {err:.2e} > {tol:.2g}); "
             "the exact operator needs a quadratic task")
     basis = _sum_zero_basis(slices["Z"], net.offsets, d, dim)
     M_V = basis.T @ M @ basis
