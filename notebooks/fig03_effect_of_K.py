@@ -27,8 +27,6 @@
 import os
 import time
 
-import matplotlib
-matplotlib.use("module://matplotlib_inline.backend_inline")  # build.py exports MPLBACKEND=Agg
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
@@ -36,6 +34,7 @@ import torch
 from fedbound.algorithms import SCAFFOLD, SDGT, SDFedAvg, run
 from fedbound.network import Network, p_from_h
 from fedbound.tasks import MLPClassifier, digits, one_class_partition, train_test_split
+from fedbound.verify.check import reproduction_verdict
 from fedbound.verify.montecarlo import mean_ci
 
 torch.set_num_threads(1)
@@ -145,12 +144,6 @@ for gamma in CFG["gammas"]:
 # * *the SD-GT - SCAFFOLD gap grows with K*: gap(K_max) - gap(K = 1) > 0 (contradicted when < 0).
 
 # %%
-def verdict(cases):
-    if all(ok for ok, _ in cases):
-        return "REPRODUCED"
-    return "NOT reproduced" if any(bad for _, bad in cases) else "INCONCLUSIVE"
-
-
 def paired(diff):
     est = mean_ci(diff)
     return float(est.mean), float(est.low), float(est.high)
@@ -176,5 +169,5 @@ for gamma in CFG["gammas"]:
     cases["SD-GT - SCAFFOLD gap grows with K"].append((growth[1] > 0, growth[2] < 0))
 print()
 for claim, claim_cases in cases.items():
-    print(f"{verdict(claim_cases):15s} {claim}")
+    print(f"{reproduction_verdict(claim_cases):15s} {claim}")
 print(f"\ntotal time {time.time() - started:.0f} s")

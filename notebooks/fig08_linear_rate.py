@@ -27,8 +27,6 @@
 import os
 import time
 
-import matplotlib
-matplotlib.use("module://matplotlib_inline.backend_inline")  # build.py exports MPLBACKEND=Agg
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
@@ -37,6 +35,7 @@ from fedbound.algorithms import SCAFFOLD, SDGT, SDFedAvg, run
 from fedbound.network import Network, p_from_h
 from fedbound.tasks import LeastSquares
 from fedbound.theory import get
+from fedbound.verify.check import reproduction_verdict
 from fedbound.verify.montecarlo import monte_carlo
 from fedbound.verify.operator import sdgt_operator
 from fedbound.verify.rates import asymptotic_factor, fit_log_linear
@@ -209,13 +208,6 @@ plt.show()
 #   and A4 fails, so the theorem does not apply).
 
 # %%
-def verdict(cases):
-    """cases: list of (reproduced, contradicted) -> one of the three verdicts."""
-    if all(ok for ok, _ in cases):
-        return "REPRODUCED"
-    return "NOT reproduced" if any(bad for _, bad in cases) else "INCONCLUSIVE"
-
-
 def linear(f):
     ok = f is not None and f.factor_high < 1 and f.r2 >= 0.99
     return ok, not ok
@@ -270,5 +262,5 @@ for kappa in KAPPAS:
 print(f"  gamma <= gamma_bar everywhere (Theorem 3 applicable): {applies}")
 print()
 for claim, claim_cases in cases.items():
-    print(f"{verdict(claim_cases):15s} {claim}")
+    print(f"{reproduction_verdict(claim_cases):15s} {claim}")
 print(f"\ntotal time {time.time() - started:.0f} s")

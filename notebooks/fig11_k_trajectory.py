@@ -27,8 +27,6 @@
 import os
 import time
 
-import matplotlib
-matplotlib.use("module://matplotlib_inline.backend_inline")  # build.py exports MPLBACKEND=Agg
 import matplotlib.pyplot as plt
 import numpy as np
 import torch

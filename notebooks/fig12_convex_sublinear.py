@@ -30,8 +30,6 @@
 import os
 import time
 
-import matplotlib
-matplotlib.use("module://matplotlib_inline.backend_inline")  # build.py exports MPLBACKEND=Agg
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
@@ -40,6 +38,7 @@ from fedbound.algorithms import SCAFFOLD, SDGT, SDFedAvg, run
 from fedbound.network import Network, p_from_h
 from fedbound.tasks import LeastSquares
 from fedbound.theory import get
+from fedbound.verify.check import reproduction_verdict
 from fedbound.verify.montecarlo import monte_carlo
 from fedbound.verify.rates import fit_log_log
 
@@ -190,12 +189,6 @@ plt.show()
 #   below both baselines' intervals (contradicted if it lies above one of them).
 
 # %%
-def verdict(cases):
-    if all(ok for ok, _ in cases):
-        return "REPRODUCED"
-    return "NOT reproduced" if any(bad for _, bad in cases) else "INCONCLUSIVE"
-
-
 final = {(h, n): avg["practical", h, n] for h in H_VALUES for n in METHODS}
 lower_ratio = {h: float(np.max(avg["thm", h, "SD-GT"].low / bound(GAMMA_THM[h]))) for h in H_VALUES}
 
@@ -223,5 +216,5 @@ for h in H_VALUES:
           f"max A_T/bound {ratio['thm', h]:.3g}; at gamma = 1/L max A_T/bound {ratio['practical', h]:.3g}")
 print()
 for claim, claim_cases in cases.items():
-    print(f"{verdict(claim_cases):15s} {claim}")
+    print(f"{reproduction_verdict(claim_cases):15s} {claim}")
 print(f"\ntotal time {time.time() - started:.0f} s")

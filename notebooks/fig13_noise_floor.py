@@ -27,8 +27,6 @@
 import os
 import time
 
-import matplotlib
-matplotlib.use("module://matplotlib_inline.backend_inline")  # build.py exports MPLBACKEND=Agg
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
@@ -38,6 +36,7 @@ from fedbound.errors import ValidationError
 from fedbound.network import Network
 from fedbound.tasks import LeastSquares, Quadratic
 from fedbound.theory import get
+from fedbound.verify.check import reproduction_verdict
 from fedbound.verify.montecarlo import mean_ci
 from fedbound.verify.operator import sdgt_operator
 from fedbound.verify.setting import sdgt_constants
@@ -224,12 +223,6 @@ for sigma2 in SIGMA2:
 #   on the rescaled problem at gamma = gamma_bar.
 
 # %%
-def verdict(cases):
-    if all(ok for ok, _ in cases):
-        return "REPRODUCED"
-    return "NOT reproduced" if any(bad for _, bad in cases) else "INCONCLUSIVE"
-
-
 def tail_ratio(gamma, sigma2):
     """Mean error over the last quarter of the rounds / over the third quarter."""
     mean, T = curves[gamma, sigma2].mean, CFG["rounds"]
@@ -277,5 +270,5 @@ print(f"rescaled problem, gamma_bar = {gamma_bar:.4g}, sigma^2 = 1: exact statio
       + ", ".join(f"{v} {row['floor']:.4g}" for v, row in table1.items()))
 print()
 for claim, claim_cases in cases.items():
-    print(f"{verdict(claim_cases):15s} {claim}")
+    print(f"{reproduction_verdict(claim_cases):15s} {claim}")
 print(f"\ntotal time {time.time() - started:.0f} s")

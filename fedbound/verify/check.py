@@ -163,6 +163,15 @@ def interval_check(name: str, estimate: Estimate, value: float, *, variant: str 
     return Check(name, status, mean, value, ratio, variant, "~=", None,
                  {**details, "estimate": estimate})
 
+def reproduction_verdict(cases) -> str:
+    """One verdict for a paper's claim from its cases, each a pair (reproduced, contradicted):
+    ``"REPRODUCED"`` when every case reproduces it, ``"NOT reproduced"`` when some case contradicts
+    it (beyond the intervals, as each case decides), ``"INCONCLUSIVE"`` otherwise."""
+    cases = list(cases)
+    if all(ok for ok, _ in cases):
+        return "REPRODUCED"
+    return "NOT reproduced" if any(bad for _, bad in cases) else "INCONCLUSIVE"
 
-__all__ = ["Check", "STATUSES", "upper_bound_status", "bound_check", "equality_check",
+
+__all__ = ["reproduction_verdict", "Check", "STATUSES", "upper_bound_status", "bound_check", "equality_check",
            "interval_check"]
