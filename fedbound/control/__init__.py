@@ -5,7 +5,8 @@ SD-GT's co-optimization controller (seed 003, Sec. IV-D, problem (31), Algorithm
 * :mod:`~fedbound.control.spec`       the network spec (subnet sizes, DS and D2D costs; NET.json);
 * :mod:`~fedbound.control.objective`  the objective variants (31)/(27)/F24 as numpy functions,
   :class:`ControlProblem`, and the K-stationarity root of (118);
-* :mod:`~fedbound.control.gp`         (31) as an exact DGP in u_s = 1 - beta_s (cvxpy, DPP, checked);
+* :mod:`~fedbound.control.gp`         (31) as an exact DGP in u_s = 1 - beta_s (cvxpy, DPP, checked),
+  by default grouped by subnet size (one term per distinct m_s), or per subnet;
 * :mod:`~fedbound.control.reduced`    the fast exact nested 1-D route to the same optimum;
 * :mod:`~fedbound.control.integer`    certified integer (K, h_s) and the :class:`Plan`;
 * :mod:`~fedbound.control.estimators` Y-hat (28), Gamma-hat (29), H-hat (30);
