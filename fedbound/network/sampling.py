@@ -10,9 +10,14 @@ independently across subnets and calls.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from fedbound.errors import ValidationError, require
+
+if TYPE_CHECKING:
+    import torch
 
 
 def check_h(h, m) -> np.ndarray:

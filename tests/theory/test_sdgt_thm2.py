@@ -13,7 +13,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedbound.theory import get
-from fedbound.theory.sdgt import thm2
 from fedbound.theory.sdgt.common import R, p, q
 from fedbound.theory.symbols import K, L, T, gamma, n, sigma
 
