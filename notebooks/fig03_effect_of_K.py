@@ -160,7 +160,7 @@ for gamma in CFG["gammas"]:
     growth = paired((final[kmax, "SD-GT"] - final[kmax, "SCAFFOLD"]) - (final[k1, "SD-GT"] - final[k1, "SCAFFOLD"]))
     print(f"gamma = {gamma}: accuracy gain from K = {k1} to K = {kmax}: "
           + ", ".join(f"{n} {m:+.3f} [{lo:+.3f}, {hi:+.3f}]" for n, (m, lo, hi) in gain.items()))
-    print(f"            SD-GT - SCAFFOLD accuracy gap: "
+    print("            SD-GT - SCAFFOLD accuracy gap: "
           + ", ".join(f"K={K} {m:+.3f} [{lo:+.3f}, {hi:+.3f}]" for K, (m, lo, hi) in gap.items())
           + f"; growth {growth[0]:+.3f} [{growth[1]:+.3f}, {growth[2]:+.3f}]")
     cases["SD-GT gains from larger K"].append((gain["SD-GT"][1] > 0, gain["SD-GT"][2] < 0))
