@@ -19,7 +19,26 @@ _SPEC_HELP = ('JSON file {"subnets": [{"m": 10, "E": 42.0, "E_d2d": 0.4}, ...]} 
               'device-server costs E_s and per-D2D-round costs E_s^D2D (optional "gamma")')
 
 
-def _lambdas(text: str) -> tuple[float, float, float]:
+def add_controller_options(parser, method_default: str) -> None:
+    """The controller's options, shared by ``control plan`` and ``run --controller``."""
+    parser.add_argument("--lambdas", default=None, metavar="l1,l2,l3",
+                        help="weights lambda1,lambda2,lambda3 (default %s, the paper's experiments)"
+                             % ",".join(f"{v:g}" for v in DEFAULT_LAMBDAS))
+    parser.add_argument("--kcap", type=int, default=DEFAULT_K_CAP, metavar="N",
+                        help=f"largest number of D2D rounds K (default {DEFAULT_K_CAP}, the released "
+                             "code's grid)")
+    parser.add_argument("--variant", choices=tuple(VARIANTS), default="paper",
+                        help="objective: paper (31), static (27, H = 1), cor1 (F24: K^-1/3 third term)")
+    parser.add_argument("--method", choices=tuple(METHODS), default=method_default,
+                        help="continuous relaxation solver for the lower bound: gp (cvxpy DGP) or "
+                             f"reduced (nested 1-D convex route); default {method_default}")
+
+
+def lambdas_from(args: argparse.Namespace) -> tuple[float, float, float]:
+    """``--lambdas l1,l2,l3`` as three finite positive numbers (the paper's weights if absent)."""
+    if args.lambdas is None:
+        return DEFAULT_LAMBDAS
+    text = args.lambdas
     parts = text.split(",")
     try:
         values = tuple(float(x) for x in parts)
@@ -32,7 +51,7 @@ def _lambdas(text: str) -> tuple[float, float, float]:
 
 def _run_plan(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
-    lambdas = _lambdas(args.lambdas) if args.lambdas is not None else DEFAULT_LAMBDAS
+    lambdas = lambdas_from(args)
     if args.H is not None and args.variant == "static":
         raise ValidationError("--H has no effect with variant 'static' (objective (27) has H = 1); "
                               f"use one of {', '.join(v for v in VARIANTS if v != 'static')}")
@@ -76,15 +95,6 @@ def register(subparsers) -> None:
     p.add_argument("--H", type=float, default=None, metavar="VALUE",
                    help="H-hat for a one-off plan (objective (31) as printed, lambda1 not squared; "
                         "default 1)")
-    p.add_argument("--lambdas", default=None, metavar="l1,l2,l3",
-                   help="weights lambda1,lambda2,lambda3 (default %s, the paper's experiments)"
-                        % ",".join(f"{v:g}" for v in DEFAULT_LAMBDAS))
-    p.add_argument("--kcap", type=int, default=DEFAULT_K_CAP, metavar="N",
-                   help=f"largest number of D2D rounds K (default {DEFAULT_K_CAP}, the released code's grid)")
-    p.add_argument("--variant", choices=tuple(VARIANTS), default="paper",
-                   help="objective: paper (31), static (27, H = 1), cor1 (F24: K^-1/3 third term)")
-    p.add_argument("--method", choices=tuple(METHODS), default="gp",
-                   help="continuous relaxation solver for the lower bound: gp (cvxpy DGP) or reduced "
-                        "(nested 1-D convex route)")
+    add_controller_options(p, method_default="gp")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.set_defaults(func=_run_plan)

@@ -41,24 +41,15 @@ SCALAR_FIELDS = ("t", "K", "p", "energy_round", "energy", "loss", "accuracy", "c
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The controller options of ``fedbound run``."""
-    from fedbound.control.integer import METHODS
-    from fedbound.control.objective import DEFAULT_K_CAP, DEFAULT_LAMBDAS, VARIANTS
+    from fedbound.cli.control_cmd import add_controller_options
 
     group = parser.add_argument_group("controller (SD-GT Algorithm 2, with --controller)")
     group.add_argument("--controller", default=None, metavar="SPEC.json",
                        help='run SD-GT in closed loop with its controller for the network spec '
                             '{"subnets": [{"m": 10, "E": 42.0, "E_d2d": 0.4}, ...]}')
-    group.add_argument("--lambdas", default=None, metavar="l1,l2,l3",
-                       help="controller weights (default %s, the paper's experiments)"
-                            % ",".join(f"{v:g}" for v in DEFAULT_LAMBDAS))
-    group.add_argument("--kcap", type=int, default=DEFAULT_K_CAP, metavar="N",
-                       help=f"largest number of D2D rounds (default {DEFAULT_K_CAP})")
     group.add_argument("--control-every", type=int, default=1, metavar="r",
                        help="run Algorithm 2 after every r-th round (default 1)")
-    group.add_argument("--variant", choices=tuple(VARIANTS), default="paper",
-                       help="controller objective: paper (31), static (27), cor1 (F24)")
-    group.add_argument("--method", choices=tuple(METHODS), default="reduced",
-                       help="continuous solver of the plan's lower bound (default reduced)")
+    add_controller_options(group, method_default="reduced")
 
 
 def _csv_rows(traj, S: int):
@@ -144,9 +135,9 @@ def run_controlled(args) -> int:
     import torch
 
     from fedbound.algorithms import SDGT, EnergyModel
-    from fedbound.cli.control_cmd import _lambdas
+    from fedbound.cli.control_cmd import lambdas_from
     from fedbound.cli.run_cmd import build_network, build_task
-    from fedbound.control import DEFAULT_LAMBDAS, ClosedLoop, load_spec
+    from fedbound.control import ClosedLoop, load_spec
 
     require(args.algorithm == "sdgt", f"--controller steers SD-GT only, got {args.algorithm}")
     require(args.sample is None, "--sample is chosen by the controller; drop it")
@@ -157,7 +148,7 @@ def run_controlled(args) -> int:
     spec = load_spec(args.controller)
     require(spec.gamma is None or spec.gamma == args.gamma,
             f"the spec's gamma {spec.gamma!r} differs from --gamma {args.gamma!r}; pass --gamma {spec.gamma!r}")
-    lambdas = _lambdas(args.lambdas) if args.lambdas is not None else DEFAULT_LAMBDAS
+    lambdas = lambdas_from(args)
     task = build_task(args, n=int(spec.m.sum()))
     network = build_network(args, task.n, spec.S)
     require(np.array_equal(network.m, spec.m),
