@@ -19,8 +19,8 @@ from torch import nn
 from torch.func import functional_call, grad, vmap
 
 from fedbound.errors import require
-from fedbound.tasks.base import Task, check_size
-from fedbound.tasks.clientdata import ClientData
+from fedbound.tasks.base import check_size
+from fedbound.tasks.clientdata import ClientData, ClientDataTask
 from fedbound.tasks.datasets import digits, gaussian_mixture, train_test_split
 from fedbound.tasks.partition import dirichlet_partition, one_class_partition
 
@@ -29,7 +29,7 @@ DATASETS = ("gaussian_mixture", "digits")
 PARTITIONS = ("dirichlet", "one_class")
 
 
-class MLPClassifier(Task):
+class MLPClassifier(ClientDataTask):
     """MLP on per-client arrays features[i] (m_i, D), labels[i] (m_i,), evaluated on (test_features,
     test_labels). ``hidden``: widths of the hidden layers; ``init_seed`` seeds x0 (PyTorch's default
     uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)) initialisation)."""
@@ -49,8 +49,7 @@ class MLPClassifier(Task):
         require(top <= C, f"labels must be < num_classes={C}, got max label {top - 1}")
         require(activation in ACTIVATIONS, f"activation must be one of {tuple(ACTIVATIONS)}, got {activation!r}")
         widths = [D] + [check_size("hidden width", h) for h in hidden] + [C]
-        require(batch_size is None or (isinstance(batch_size, int) and batch_size >= 1),
-                f"batch_size must be None or an integer >= 1, got {batch_size!r}")
+        self.check_batch_size(batch_size)
         layers: list[nn.Module] = []
         for k in range(len(widths) - 1):
             layers += [nn.Linear(widths[k], widths[k + 1], dtype=dtype), ACTIVATIONS[activation]()]
@@ -119,13 +118,6 @@ class MLPClassifier(Task):
     def _grad_on(self, X, data: ClientData) -> torch.Tensor:
         return vmap(grad(self._client_loss))(X, data.features, data.labels, data.mask)
 
-    def grad(self, X) -> torch.Tensor:
-        return self._grad_on(self.points(X), self.data)
-
-    def _sampled_grad(self, X, generator):
-        if self.batch_size is None:
-            return self.grad(X)
-        return self._grad_on(X, self.data.minibatch(self.batch_size, generator))
 
     def accuracy(self, x) -> float:
         """Fraction of the held-out test samples classified correctly by the model x (d,)."""

@@ -3,7 +3,8 @@
 Client i holds sizes[i] samples; rows beyond that are padding with mask 0. Losses are masked averages
 sum_s mask_is loss_is / sum_s mask_is, so padding never changes a value or a gradient.
 Minibatches: every client draws min(B, m_i) of its own samples uniformly without replacement,
-independently across clients and calls (seeded torch.Generator).
+independently across clients and calls (seeded torch.Generator). :class:`ClientDataTask` is the
+Task over such data (full gradients over each client's samples, or minibatch gradients).
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import numpy as np
 import torch
 
 from fedbound.errors import require
+from fedbound.tasks.base import Task
 
 
 @dataclass(frozen=True)
@@ -65,3 +67,30 @@ class ClientData:
         mask = (torch.arange(B)[None, :] < torch.clamp(self.sizes, max=B)[:, None]).to(self.mask.dtype)
         feats = torch.gather(self.features, 1, idx[:, :, None].expand(-1, -1, self.features.shape[2]))
         return ClientData(feats, torch.gather(self.labels, 1, idx), mask, torch.clamp(self.sizes, max=B))
+
+
+class ClientDataTask(Task):
+    """A task over per-client samples ``self.data`` (:class:`ClientData`): ``grad`` uses every
+    sample of each client, ``stochastic_grad`` a minibatch of ``batch_size`` samples per client
+    (None: full gradients). Subclasses set ``data`` and ``batch_size`` and implement
+    ``_grad_on(X, data)``, the (n, d) gradients of each client's loss on ``data``."""
+
+    data: ClientData
+    batch_size: int | None
+
+    @staticmethod
+    def check_batch_size(batch_size) -> int | None:
+        require(batch_size is None or (isinstance(batch_size, int) and batch_size >= 1),
+                f"batch_size must be None or an integer >= 1, got {batch_size!r}")
+        return batch_size
+
+    def _grad_on(self, X: torch.Tensor, data: ClientData) -> torch.Tensor:
+        raise NotImplementedError
+
+    def grad(self, X) -> torch.Tensor:
+        return self._grad_on(self.points(X), self.data)
+
+    def _sampled_grad(self, X, generator):
+        if self.batch_size is None:
+            return self.grad(X)
+        return self._grad_on(X, self.data.minibatch(self.batch_size, generator))

@@ -33,13 +33,13 @@ import numpy as np
 import torch
 
 from fedbound.errors import SolverError, require
-from fedbound.tasks.base import Task, check_size
-from fedbound.tasks.clientdata import ClientData
+from fedbound.tasks.base import check_size
+from fedbound.tasks.clientdata import ClientData, ClientDataTask
 
 NEWTON_TOL = 1e-12
 
 
-class LogisticRegression(Task):
+class LogisticRegression(ClientDataTask):
     """Multinomial logistic regression from per-client arrays features[i] (m_i, D), labels[i] (m_i,)."""
 
     def __init__(self, features, labels, *, num_classes: int | None = None, l2: float = 1e-3,
@@ -52,8 +52,7 @@ class LogisticRegression(Task):
         require(top <= C, f"labels must be < num_classes={C}, got max label {top - 1}")
         require(C >= 2, f"need >= 2 classes, got {C}")
         require(math.isfinite(l2) and l2 >= 0, f"l2 must be >= 0, got {l2}")
-        require(batch_size is None or (isinstance(batch_size, int) and batch_size >= 1),
-                f"batch_size must be None or an integer >= 1, got {batch_size!r}")
+        self.check_batch_size(batch_size)
         D1 = data.features.shape[2]
         super().__init__(data.n, C * D1, dtype=dtype, weights=weights, x0=x0)
         self.num_classes, self.dim, self.l2, self.batch_size = C, D1 - 1, float(l2), batch_size
@@ -114,13 +113,6 @@ class LogisticRegression(Task):
     def local_losses(self, X) -> torch.Tensor:
         return self._losses_on(self.points(X), self.data)
 
-    def grad(self, X) -> torch.Tensor:
-        return self._grad_on(self.points(X), self.data)
-
-    def _sampled_grad(self, X, generator):
-        if self.batch_size is None:
-            return self.grad(X)
-        return self._grad_on(X, self.data.minibatch(self.batch_size, generator))
 
     # ---- constants ----------------------------------------------------------------------------
     def _set_constants(self) -> None:
