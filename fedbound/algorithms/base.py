@@ -76,19 +76,17 @@ class Algorithm:
     """Base class: holds the task, the stacked network, step size, K, sampling and seed.
 
     Subclasses implement ``init(x0=None)`` and ``step(state, **overrides)``; ``round_traffic``
-    describes what a round transmits (accounting.py turns it into counters).
-    ``network`` is the fedbound.network.Network used for sampling (None for algorithms without
-    subnets); ``net`` its torch view.
+    describes what a round transmits (accounting.py turns it into counters). ``net`` is the torch
+    view of the clients' network (subnets, mixing, sampling).
     """
 
     name = "algorithm"
 
     def __init__(self, task, net: StackedNetwork, *, gamma, K, h=None, seed: int = 0,
-                 energy: EnergyModel | None = None, network=None):
+                 energy: EnergyModel | None = None):
         require(net.n == task.n, f"the network has n={net.n} clients but the task has n={task.n}")
         self.task = task
         self.net = net
-        self.network = network
         self.gamma = validate_step_size(gamma)
         self.K = validate_K(K)
         self.h = net.full_sampling() if h is None else net.validate_h(h)
@@ -117,14 +115,7 @@ class Algorithm:
         full participation (no randomness consumed)."""
         if np.array_equal(h, self.net.m):
             return None
-        if self.network is not None:
-            return sample_mask(self.network, h, gen)
-        mask = torch.zeros(self.net.n, dtype=torch.bool)
-        for s in range(self.net.S):  # loop over subnets, not clients
-            start = int(self.net.offsets[s])
-            picks = torch.randperm(int(self.net.m[s]), generator=gen)[: int(h[s])]
-            mask[start + picks] = True
-        return mask
+        return sample_mask(self.net, h, gen)
 
     def counts(self, traffic: RoundTraffic) -> CommCounts:
         return count_round(traffic, self.net.directed_links, self.net.m, self.task.d, self.energy)

@@ -38,7 +38,7 @@ class GradientTracking(Algorithm):
     def __init__(self, task, network, *, gamma, seed: int = 0, energy: EnergyModel | None = None):
         net = StackedNetwork.from_network(network, task.dtype)
         require(net.S == 1, f"gradient tracking needs one connected subnet (S = 1), got S={net.S}")
-        super().__init__(task, net, gamma=gamma, K=1, seed=seed, energy=energy, network=network)
+        super().__init__(task, net, gamma=gamma, K=1, seed=seed, energy=energy)
 
     def init(self, x0=None) -> GradientTrackingState:
         x0 = self.initial_models(x0)

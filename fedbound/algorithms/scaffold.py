@@ -47,8 +47,7 @@ class SCAFFOLD(Algorithm):
                  energy: EnergyModel | None = None):
         net = (StackedNetwork.from_network(network, task.dtype) if network is not None
                else StackedNetwork.one_group(task.n, task.dtype))
-        super().__init__(task, net, gamma=gamma, K=K, h=h, seed=seed, energy=energy,
-                         network=network)
+        super().__init__(task, net, gamma=gamma, K=K, h=h, seed=seed, energy=energy)
         self.omega = net.aggregation_weights("subnet_weighted")
 
     def init(self, x0=None) -> SCAFFOLDState:

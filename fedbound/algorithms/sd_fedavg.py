@@ -49,8 +49,7 @@ class SDFedAvg(Algorithm):
                  reset: str = "sampled", aggregator: str = "subnet_weighted", seed: int = 0,
                  energy: EnergyModel | None = None):
         net = StackedNetwork.from_network(network, task.dtype)
-        super().__init__(task, net, gamma=gamma, K=K, h=h, seed=seed, energy=energy,
-                         network=network)
+        super().__init__(task, net, gamma=gamma, K=K, h=h, seed=seed, energy=energy)
         if aggregation not in AGGREGATIONS:
             raise UnknownNameError(
                 f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")

@@ -144,8 +144,7 @@ class SDGT(Algorithm):
                  init: str = "corrected", global_aggregation: bool = True,
                  record_inner: bool = False, seed: int = 0, energy: EnergyModel | None = None):
         net = StackedNetwork.from_network(network, task.dtype)
-        super().__init__(task, net, gamma=gamma, K=K, h=h, seed=seed, energy=energy,
-                         network=network)
+        super().__init__(task, net, gamma=gamma, K=K, h=h, seed=seed, energy=energy)
         if init not in INITS:
             raise UnknownNameError(f"init must be one of {INITS}, got {init!r}")
         self.aggregator = aggregator

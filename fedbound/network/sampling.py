@@ -53,13 +53,17 @@ def p_from_h(h, m) -> float:
 def sample_mask(network, h, generator: torch.Generator) -> torch.Tensor:
     """Bool (n,) mask with exactly h_s sampled clients in subnet s, uniform without replacement.
 
+    ``network`` is a :class:`~fedbound.network.Network` or anything with its ``n``, ``m``,
+    ``offsets`` and ``subnet_of`` (e.g. the algorithms' StackedNetwork).
+
     Vectorized: one uniform key per client, offset by its subnet index, is sorted once; the h_s
     smallest keys of each subnet's contiguous block are kept.  Each call draws fresh keys from
     ``generator``, so calls are independent and the same generator state gives the same mask.
     """
     import torch  # here, not at module level: the network CLI must not pay for importing torch
     h = torch.as_tensor(check_h(h, network.m))
-    subnet_of = torch.from_numpy(network.subnet_of.astype(np.int64))  # copies the read-only array
+    # copies (the Network's array is read-only); a torch view of the network works as well
+    subnet_of = torch.from_numpy(np.asarray(network.subnet_of).astype(np.int64))
     offsets = torch.from_numpy(network.offsets.astype(np.int64))
     keys = torch.rand(network.n, generator=generator, dtype=torch.float64) + subnet_of
     order = torch.argsort(keys)  # subnets stay contiguous: subnet s occupies offsets[s]:offsets[s+1]
