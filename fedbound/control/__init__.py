@@ -31,8 +31,15 @@ __all__ = [
     "Certificate", "IntegerOptimum", "Plan", "integer_optimum", "plan",
     "estimate_Y", "estimate_Gamma", "estimate_H", "GridChoice", "official_grid",
 ]
-from fedbound.control.closed_loop import (ClosedLoop, ClosedLoopState, ClosedLoopTrajectory,
-                                          RoundLog, Theorem5Interval, theorem5_interval)
+#: the closed loop (Algorithm 2 inside SD-GT) needs torch and the algorithms: loaded on first use,
+#: so that the solver side (and ``fedbound control plan``) does not pay for importing torch
+_CLOSED_LOOP = ("ClosedLoop", "ClosedLoopState", "ClosedLoopTrajectory", "RoundLog",
+                "Theorem5Interval", "theorem5_interval")
+__all__ += list(_CLOSED_LOOP)
 
-__all__ += ["ClosedLoop", "ClosedLoopState", "ClosedLoopTrajectory", "RoundLog",
-            "Theorem5Interval", "theorem5_interval"]
+
+def __getattr__(name: str):
+    if name in _CLOSED_LOOP:
+        from fedbound.control import closed_loop
+        return getattr(closed_loop, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
