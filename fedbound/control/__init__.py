@@ -18,9 +18,10 @@ from fedbound.control.gp import ContinuousSolution, compiled_gp, solve_gp
 from fedbound.control.integer import Certificate, IntegerOptimum, Plan, integer_optimum, plan
 from fedbound.control.objective import (DEFAULT_K_CAP, DEFAULT_LAMBDAS, VARIANTS, ControlProblem,
                                         best_u, energy_per_round, k_minimizer, k_stationary_root,
-                                        objective, participation, reduced_objective)
+                                        objective, reduced_objective)
 from fedbound.control.reduced import solve_reduced
 from fedbound.control.spec import NetSpec, load_spec, spec_from_dict
+from fedbound.network.sampling import participation
 
 __all__ = [
     "NetSpec", "load_spec", "spec_from_dict",

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedbound.control.objective import ControlProblem, objective, participation
+from fedbound.control.objective import ControlProblem, objective
+from fedbound.network.sampling import participation
 
 #: the released code's K range (main.py uses 99 in one sweep)
 OFFICIAL_K_MAX = 49

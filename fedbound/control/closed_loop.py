@@ -51,10 +51,10 @@ from fedbound.algorithms.sdgt import SDGT, SDGTState
 from fedbound.control.estimators import WEIGHTINGS, estimate_Gamma, estimate_H, estimate_Y
 from fedbound.control.integer import METHODS, plan
 from fedbound.control.objective import (DEFAULT_K_CAP, DEFAULT_LAMBDAS, VARIANTS, ControlProblem,
-                                        check_lambdas, check_variant, k_stationary_root,
-                                        participation)
+                                        check_lambdas, check_variant, k_stationary_root)
 from fedbound.control.spec import NetSpec
 from fedbound.errors import UnknownNameError, ValidationError, require
+from fedbound.network.sampling import participation
 from fedbound.theory import get as get_result
 
 #: initial sampled fraction h_s/m_s and initial D2D rounds K_1 of the paper's adaptive runs [L552]

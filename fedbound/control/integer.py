@@ -29,9 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedbound.control.gp import ContinuousSolution, solve_gp
-from fedbound.control.objective import (ControlProblem, energy_per_round, k_terms, objective,
-                                        participation)
+from fedbound.control.objective import ControlProblem, energy_per_round, k_terms, objective
 from fedbound.control.reduced import solve_reduced
+from fedbound.network.sampling import participation
 from fedbound.errors import SolverError, UnknownNameError
 
 #: continuous solvers available to :func:`plan`

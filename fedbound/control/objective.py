@@ -150,14 +150,6 @@ def reduced_objective(K, p, problem: ControlProblem):
     return objective(K, p, best_u(p, problem.spec.m), problem)
 
 
-def participation(h, m):
-    """p = min_s u_s (2 - u_s) for integer h_s (..., S) and sizes m_s (S,), computed from the exact
-    integer ratio h (2m - h)/m^2 so that every caller gets the same float."""
-    h = np.asarray(h, dtype=np.int64)
-    m = np.asarray(m, dtype=np.int64)
-    return np.min((h * (2 * m - h)) / (m * m), axis=-1)
-
-
 def k_stationary_root(p: float, H: float, lambdas=DEFAULT_LAMBDAS, E_d2d_sum: float = 1.0,
                       variant: str = "paper") -> float:
     """The unconstrained minimizer in K > 0 of J at fixed p: the root of (118) [L1226],

@@ -7,7 +7,7 @@ from fedbound.network.mixing import (averaging_matrix, is_connected, is_doubly_s
                                      is_symmetric, mixing_summary, rho_tight, spectral_gap,
                                      spectral_norm, validate_mixing_matrix)
 from fedbound.network.rgg import DEFAULT_RADIUS_RANGE, REGION_SIDE, sample_geometric_network
-from fedbound.network.sampling import beta_from_h, p_from_h, sample_mask
+from fedbound.network.sampling import beta_from_h, p_from_h, participation, sample_mask
 from fedbound.network.subnets import Network
 from fedbound.network.topology import (TOPOLOGIES, metropolis_weights, ring_weights,
                                        topology_options, topology_weights)
@@ -17,5 +17,5 @@ __all__ = [
     "metropolis_weights", "ring_weights", "topology_weights", "topology_options",
     "validate_mixing_matrix", "is_connected", "is_doubly_stochastic", "is_symmetric",
     "averaging_matrix", "mixing_summary", "rho_tight", "spectral_norm", "spectral_gap",
-    "sample_geometric_network", "beta_from_h", "p_from_h", "sample_mask",
+    "sample_geometric_network", "beta_from_h", "p_from_h", "participation", "sample_mask",
 ]

@@ -45,9 +45,18 @@ def beta_from_h(h, m) -> np.ndarray:
     return (m - h) / m
 
 
+def participation(h, m) -> np.ndarray:
+    r""":math:`p = \min_s (1 - \beta_s^2) = \min_s h_s (2 m_s - h_s)/m_s^2` [L242] for integer h of
+    shape (..., S) and sizes m (S,), unvalidated (the controller's integer search calls it on many h
+    at once). Computed from the exact integer ratio, so that every caller gets the same float."""
+    h = np.asarray(h, dtype=np.int64)
+    m = np.asarray(m, dtype=np.int64)
+    return np.min((h * (2 * m - h)) / (m * m), axis=-1)
+
+
 def p_from_h(h, m) -> float:
-    r""":math:`p = \min_s (1 - \beta_s^2)` [L242]."""
-    return float(np.min(1.0 - beta_from_h(h, m) ** 2))
+    r""":math:`p = \min_s (1 - \beta_s^2)` [L242] for valid sample counts (1 <= h_s <= m_s)."""
+    return float(participation(check_h(h, m), m))
 
 
 def sample_mask(network, h, generator: torch.Generator) -> torch.Tensor:
