@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from fedbound.errors import require
+from fedbound.jsonable import jsonable
 
 #: per-round fields written as one column each (h and h_next are expanded per subnet)
 SCALAR_FIELDS = ("t", "K", "p", "energy_round", "energy", "loss", "accuracy", "controlled", "Y_hat",
@@ -125,7 +126,7 @@ def write_outputs(out: Path, traj, config: dict, S: int) -> dict[str, str]:
         writer.writerow(header)
         writer.writerows(rows)
     payload = {"config": config, **traj.to_dict(), "theorem5": theorem5_summary(traj)}
-    paths["json"].write_text(json.dumps(payload, indent=1, allow_nan=True))
+    paths["json"].write_text(json.dumps(jsonable(payload), indent=1, allow_nan=False))
     plot_controller(traj, config["controller"]["K_cap"], paths["plot"])
     return {k: str(v) for k, v in paths.items()}
 
@@ -171,8 +172,8 @@ def run_controlled(args) -> int:
              "K_next": last.K_next, "h_next": list(last.h_next)}
     thm5 = theorem5_summary(traj)
     if args.json:
-        print(json.dumps({"config": config, "final": final, "theorem5": thm5, "files": files},
-                         indent=2, allow_nan=True))
+        print(json.dumps(jsonable({"config": config, "final": final, "theorem5": thm5, "files": files}),
+                         indent=2, allow_nan=False))
         return 0
     acc = "" if math.isnan(last.accuracy) else f", accuracy {last.accuracy:.4f}"
     print(f"SD-GT + Algorithm 2: {args.rounds} rounds on {config['task']} (n = {task.n}, d = {task.d}); "

@@ -14,6 +14,8 @@ import pathlib
 
 import numpy as np
 
+from fedbound.jsonable import jsonable
+
 SECTION = "\n== {} " + "=" * 60
 
 
@@ -42,7 +44,7 @@ def demo(args) -> int:
     _theory(task, net, out, summary)
     _runs(task, net, args, out, summary)
     _control(net, args, summary)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float))
+    (out / "summary.json").write_text(json.dumps(jsonable(summary), indent=2, allow_nan=False))
     print(f"\nfiles written under {out}/: " + ", ".join(sorted(p.name for p in out.iterdir())))
     return 0
 
@@ -110,7 +112,7 @@ def _theory(task, net, out, summary):
     print(f"audit: {len(reports)} printed claims checked, {len(failed)} fail:")
     for r in failed:
         print(f"  FAILS {r.claim} [{r.variant}] ({r.flag}): violation ratio {r.violation_ratio:.3g}")
-    (out / "audit.json").write_text(json.dumps([r.to_dict() for r in reports], indent=1, default=float))
+    (out / "audit.json").write_text(json.dumps(jsonable(reports), indent=1, allow_nan=False))
     summary["theory"] = {"thm3": rows, "table1": {k: float(v) for k, v in rounds.items()},
                          "audit_failures": [f"{r.claim} [{r.variant}]" for r in failed]}
 

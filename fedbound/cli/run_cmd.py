@@ -32,6 +32,7 @@ import torch
 
 from fedbound.cli import controller_run
 from fedbound.errors import ValidationError, require
+from fedbound.jsonable import jsonable
 
 ALGORITHMS = ("sdgt", "sd-fedavg", "scaffold", "gt", "scaffnew")
 TASKS = ("quadratic", "lsq", "lsq-convex", "logistic", "robust", "mlp-gmm", "mlp-digits")
@@ -208,17 +209,6 @@ DEFAULT_SUBNETS = {"sdgt": 3, "sd-fedavg": 3, "gt": 1, "scaffold": None, "scaffn
 METRICS = ("loss", "loss_gap", "dist2", "grad_norm2", "K")
 
 
-def json_ready(value):
-    """Strict JSON: non-finite floats (unknown f*, x*, unbounded G) become null."""
-    if isinstance(value, dict):
-        return {k: json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_ready(v) for v in value]
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    return value
-
-
 def write_outputs(out: Path, traj, config: dict) -> dict[str, str]:
     """metrics.csv, metrics.json, plot.png and x_final.npy under ``out``; returns the paths."""
     import matplotlib
@@ -236,7 +226,7 @@ def write_outputs(out: Path, traj, config: dict) -> dict[str, str]:
             writer.writerow([repr(float(v)) if isinstance(v, (float, np.floating)) else int(v)
                              for v in row])
     payload = {"config": config, "metrics": {k: np.asarray(v).tolist() for k, v in columns.items()}}
-    paths["json"].write_text(json.dumps(json_ready(payload), indent=1, allow_nan=False))
+    paths["json"].write_text(json.dumps(jsonable(payload, nonfinite="null"), indent=1, allow_nan=False))
     np.save(paths["x_final"], traj.x_g[-1].detach().cpu().numpy())
     fig, ax = plt.subplots(figsize=(6, 4))
     series = [("loss_gap", "f(x_g) - f*"), ("dist2", "||x_g - x*||^2")]
@@ -279,7 +269,7 @@ def run_command(args) -> int:
     files = write_outputs(Path(args.out), traj, config)
     final = {k: float(getattr(traj, k)[-1]) for k in ("loss", "loss_gap", "dist2", "grad_norm2")}
     if args.json:
-        print(json.dumps(json_ready({"config": config, "final": final, "files": files}), indent=2))
+        print(json.dumps(jsonable({"config": config, "final": final, "files": files}, nonfinite="null"), indent=2))
     else:
         print(f"{algorithm.name}: {args.rounds} rounds on {config['task']} (n = {task.n}, "
               f"d = {task.d}); final loss {final['loss']:.6g}, f - f* {final['loss_gap']:.3g}, "

@@ -22,6 +22,7 @@ import numpy as np
 import sympy as sp
 
 from fedbound.errors import ValidationError
+from fedbound.jsonable import jsonable
 from fedbound.theory import get, results
 from fedbound.theory import symbols as S
 
@@ -83,14 +84,6 @@ def parse_constants(pairs: list[str]) -> dict[str, float]:
     return out
 
 
-def _plain(value):
-    """numpy values -> Python floats, bools and nested lists for JSON."""
-    arr = np.asarray(value)
-    if arr.dtype == bool:
-        return arr.tolist()
-    return np.asarray(arr, dtype=float).tolist()
-
-
 def _fmt(value, indent: int = 0) -> str:
     """A number as %.6g; an array on aligned lines (continuation lines indented by ``indent``)."""
     arr = np.asarray(value)
@@ -140,21 +133,21 @@ def run_bound(args) -> int:
     variant = result.variant(args.variant)
     constants = parse_constants(args.sets)
     ev = result.evaluate(variant.name, **constants)
-    conditions = [{"name": c.name, "relation": "<" if c.strict else "<=", "cap": _plain(ev.caps[c.name]),
+    conditions = [{"name": c.name, "relation": "<" if c.strict else "<=", "cap": jsonable(ev.caps[c.name]),
                    "source": c.source,
-                   "holds": _plain(ev.conditions_hold[c.name]) if c.name in ev.conditions_hold else None}
+                   "holds": jsonable(ev.conditions_hold[c.name]) if c.name in ev.conditions_hold else None}
                   for c in variant.conditions]
     if args.json:
         data = {"result": result.id, "variant": variant.name, "title": result.title, "lhs": result.lhs,
                 "provenance": str(result.provenance), "constants": constants,
-                "bound": None if ev.bound is None else _plain(ev.bound),
+                "bound": None if ev.bound is None else jsonable(ev.bound),
                 "conditions": conditions,
-                "all_conditions_hold": _plain(ev.all_conditions_hold) if ev.conditions_hold else None,
-                "terms": {k: _plain(v) for k, v in ev.terms.items()}}
+                "all_conditions_hold": jsonable(ev.all_conditions_hold) if ev.conditions_hold else None,
+                "terms": {k: jsonable(v) for k, v in ev.terms.items()}}
         for key, value in ev.extras.items():
             if key in RESERVED_KEYS:
                 raise ValueError(f"{result.id}: extra {key!r} clashes with a reserved JSON key")
-            data[key] = _plain(value)
+            data[key] = jsonable(value)
         _print_json(data)
         return 0
     print(f"{result.id} [variant: {variant.name}] {result.title}")
@@ -188,10 +181,10 @@ def run_stepsize(args) -> int:
     for c in variant.conditions:
         fn, names = variant.compiled(f"cap:{c.name}")
         with np.errstate(divide="ignore", invalid="ignore"):
-            caps[c.name] = _plain(fn(*(constants[nm] for nm in names)))
+            caps[c.name] = jsonable(fn(*(constants[nm] for nm in names)))
     if args.json:
         _print_json({"result": result.id, "variant": variant.name, "constants": constants,
-                     "gamma_max": _plain(gamma_max), "binding": str(binding), "caps": caps})
+                     "gamma_max": jsonable(gamma_max), "binding": str(binding), "caps": caps})
         return 0
     print(f"{result.id} [variant: {variant.name}] largest admissible gamma = {_fmt(gamma_max)} "
           f"(binding: {binding})")
@@ -214,7 +207,7 @@ def run_rounds(args) -> int:
         rounds = result.rounds_to_eps(args.eps, variant.name, **constants)
         if args.json:
             _print_json({"result": result.id, "variant": variant.name, "eps": args.eps,
-                         "constants": constants, "rounds": _plain(rounds)})
+                         "constants": constants, "rounds": jsonable(rounds)})
         else:
             print(f"{result.id} [variant: {variant.name}] smallest T with bound <= {args.eps:g}: "
                   f"{_fmt(rounds)}")
@@ -226,7 +219,7 @@ def run_rounds(args) -> int:
     rounds = table1_rounds(args.eps, **constants)
     if args.json:
         _print_json({"table": "sdgt Table I", "variant": "printed", "eps": args.eps,
-                     "constants": constants, "rounds": {k: _plain(v) for k, v in rounds.items()}})
+                     "constants": constants, "rounds": {k: jsonable(v) for k, v in rounds.items()}})
         return 0
     print(f"SD-GT Table I [variant: printed]: rounds to eps = {args.eps:g} (O-constants set to 1)")
     for method, value in rounds.items():

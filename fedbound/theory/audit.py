@@ -42,6 +42,7 @@ import sympy as sp
 from scipy.optimize import differential_evolution, minimize
 
 from fedbound.errors import UnknownNameError, ValidationError, require
+from fedbound.jsonable import jsonable
 from fedbound.theory import symbols as S
 
 #: paper name -> module whose ``claims()`` returns its list of :class:`Claim`
@@ -140,15 +141,7 @@ class ClaimReport:
 
     def to_dict(self) -> dict:
         """JSON-ready dict (inf written as the string "inf")."""
-        return {k: _json_float(v) for k, v in self.__dict__.items()}
-
-
-def _json_float(v):
-    if isinstance(v, float) and not math.isfinite(v):
-        return "inf" if v > 0 else ("-inf" if v < 0 else "nan")
-    if isinstance(v, dict):
-        return {k: _json_float(x) for k, x in v.items()}
-    return v
+        return jsonable(self.__dict__)
 
 
 # -- evaluation ----------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fedbound.jsonable import jsonable
 from fedbound.verify.montecarlo import Estimate
 from fedbound.verify.rates import SlopeFit
 
@@ -64,33 +65,11 @@ class Check:
 
     def to_dict(self) -> dict:
         return {"name": self.name, "variant": self.variant, "status": self.status,
-                "holds": self.holds, "measured": _plain(self.measured),
-                "predicted": _plain(self.predicted), "relation": self.relation,
-                "ratio": _plain(self.ratio),
+                "holds": self.holds, "measured": jsonable(self.measured),
+                "predicted": jsonable(self.predicted), "relation": self.relation,
+                "ratio": jsonable(self.ratio),
                 "slope": self.slope.to_dict() if self.slope is not None else None,
-                "details": _plain(self.details)}
-
-
-def _plain(value):
-    """Recursively convert numpy / Estimate values into JSON-ready Python objects."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, Estimate):
-        return value.to_dict()
-    if isinstance(value, SlopeFit):
-        return value.to_dict()
-    if isinstance(value, np.ndarray):
-        return _plain(value.tolist())
-    if isinstance(value, (complex, np.complexfloating)):
-        return {"re": _plain(float(value.real)), "im": _plain(float(value.imag))}
-    if isinstance(value, (np.floating, float)):
-        v = float(value)
-        return v if np.isfinite(v) else str(v)
-    if isinstance(value, (np.integer, np.bool_)):
-        return value.item()
-    return value
+                "details": jsonable(self.details)}
 
 
 def upper_bound_status(measured: Estimate | np.ndarray | float, predicted,
