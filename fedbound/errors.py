@@ -13,8 +13,14 @@ class ValidationError(FedboundError, ValueError):
     """A value is outside its valid range (bad size, non-stochastic matrix, alpha <= 0, ...)."""
 
 
-class UnknownNameError(FedboundError, KeyError):
-    """A name (result id, variant, topology, task, algorithm) that does not exist."""
+class InputTypeError(FedboundError, TypeError):
+    """A value of the wrong kind: a string or complex number where a real is needed, a bool where a
+    number is, a float where an integer is."""
+
+
+class UnknownNameError(FedboundError, KeyError, ValueError):
+    """A name (result id, variant, constant, topology, task, algorithm, option) that does not exist;
+    the message offers the closest known name."""
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""

@@ -1,0 +1,76 @@
+"""Optimizer transforms in the optax style, over stacked torch tensors.
+
+A :class:`Transform` is a pair of pure functions
+
+    state = t.init(params)                          # params: (rows, d) clients, or (d,) the server
+    updates, state = t.update(grads, state, params) # new params = params + updates
+
+``updates`` is the additive change (SGD: ``-lr * grads``), never an in-place edit: inputs are not
+modified, so stepping the same state twice gives the same result. A state is a tuple of tensors
+(nested tuples allowed); for client transforms every tensor has the clients as its leading axis, so
+that :func:`masked` can freeze the rows of clients that are done with their local steps.
+
+``chain(a, b, ...)`` feeds each transform's updates to the next as its "gradients" (optax.chain).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import torch
+
+State = Any  # a tensor, or a (nested) tuple of tensors
+
+
+class Transform(NamedTuple):
+    """init(params) -> state; update(grads, state, params) -> (updates, state)."""
+
+    init: Callable[[torch.Tensor], State]
+    update: Callable[[torch.Tensor, State, torch.Tensor], tuple[torch.Tensor, State]]
+
+
+def tree_map(fn: Callable, *trees: State) -> State:
+    """``fn`` applied leaf-wise to tensors of (nested) tuples of the same structure."""
+    first = trees[0]
+    if isinstance(first, tuple):
+        mapped = [tree_map(fn, *parts) for parts in zip(*trees)]
+        return type(first)(*mapped) if hasattr(first, "_fields") else tuple(mapped)
+    if first is None:
+        return None
+    return fn(*trees)
+
+
+def chain(*transforms: Transform) -> Transform:
+    """Apply ``transforms`` in sequence; the state is the tuple of their states."""
+
+    def init(params):
+        return tuple(t.init(params) for t in transforms)
+
+    def update(grads, state, params):
+        new_states = []
+        for t, s in zip(transforms, state):
+            grads, s = t.update(grads, s, params)
+            new_states.append(s)
+        return grads, tuple(new_states)
+
+    return Transform(init, update)
+
+
+def masked(transform: Transform, active: torch.Tensor) -> Transform:
+    """``transform`` applied only to the rows where ``active`` (bool, (rows,)) is True: the other rows
+    get zero updates and keep their state unchanged (clients done with their tau_i local steps)."""
+
+    def update(grads, state, params):
+        updates, new_state = transform.update(grads, state, params)
+        rows = active.reshape(-1, *([1] * (updates.dim() - 1)))
+        updates = torch.where(rows, updates, torch.zeros((), dtype=updates.dtype))
+
+        def keep(new, old):
+            a = active.reshape(-1, *([1] * (new.dim() - 1))) if new.dim() else active.any()
+            return torch.where(a, new, old)
+
+        return updates, tree_map(keep, new_state, state)
+
+    return Transform(transform.init, update)
+
+
+__all__ = ["State", "Transform", "tree_map", "chain", "masked"]

@@ -1,0 +1,200 @@
+"""The one validation layer: every value a user hands to fedbound passes through here.
+
+Each checker takes the argument's ``name`` and its ``value``, returns the value in canonical form
+(a Python ``float``/``int``, a float64 numpy array, a resolved name) and raises a
+:class:`~fedbound.errors.FedboundError` whose message names the argument, the value and the valid
+range, in one line:
+
+* :class:`~fedbound.errors.InputTypeError` (also a ``TypeError``) when the value has the wrong kind
+  (a string or complex number where a real number is needed, a bool where a number is, a float
+  where an integer is);
+* :class:`~fedbound.errors.ValidationError` (also a ``ValueError``) when it has the right kind but
+  lies outside its range (NaN, inf, negative, too large, wrong shape);
+* :class:`~fedbound.errors.UnknownNameError` (also a ``KeyError`` and a ``ValueError``) for a name
+  that does not exist, with a did-you-mean suggestion.
+
+Rules shared by every checker: ``bool`` is never a number; NaN is never valid; infinities only where
+a checker is told ``allow_inf``; integral floats (``3.0``) are accepted as integers, other floats
+are not; numpy scalars and 0-d arrays count as scalars.
+"""
+from __future__ import annotations
+
+import difflib
+import math
+import numbers
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from fedbound.errors import InputTypeError, UnknownNameError, ValidationError
+
+#: seeds are non-negative integers below 2**63 (what numpy and torch generators both accept)
+SEED_LIMIT = 2 ** 63
+
+
+def _show(value) -> str:
+    """A short printable form of a value for an error message (long reprs are cut)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _interval(low: float, high: float, low_open: bool, high_open: bool) -> str:
+    def fmt(x: float) -> str:
+        return ("inf" if x > 0 else "-inf") if math.isinf(x) else f"{x:g}"
+    return f"{'(' if low_open else '['}{fmt(low)}, {fmt(high)}{')' if high_open else ']'}"
+
+
+def _is_bool(value) -> bool:
+    return isinstance(value, (bool, np.bool_))
+
+
+def _scalar(value):
+    """A 0-d array or numpy scalar as the Python scalar it holds; anything else unchanged."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return value.item()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def number(name: str, value, *, low: float = -math.inf, high: float = math.inf,
+           low_open: bool = False, high_open: bool = False, allow_inf: bool = False) -> float:
+    """A real number in the interval from ``low`` to ``high`` (ends open where told), as ``float``.
+
+    Strings, complex numbers, bools and None are :class:`InputTypeError`; NaN, infinities (unless
+    ``allow_inf``), values outside the interval and integers too large for a float are
+    :class:`ValidationError`.
+    """
+    value = _scalar(value)
+    if _is_bool(value) or not isinstance(value, numbers.Real):
+        raise InputTypeError(f"{name} must be a real number, got {_show(value)}")
+    try:
+        x = float(value)
+    except OverflowError:
+        raise ValidationError(f"{name} must be a real number of float range, got an integer "
+                              f"with {len(str(abs(int(value))))} digits") from None
+    if math.isnan(x):
+        raise ValidationError(f"{name} must be a number, got nan")
+    if math.isinf(x) and not allow_inf:
+        raise ValidationError(f"{name} must be finite, got {x}")
+    ok = (x > low if low_open else x >= low) and (x < high if high_open else x <= high)
+    if not ok:
+        raise ValidationError(
+            f"{name} must be in {_interval(low, high, low_open, high_open)}, got {x:g}")
+    return x
+
+
+def integer(name: str, value, *, low: int | None = None, high: int | None = None) -> int:
+    """An integer in ``[low, high]`` (either end optional), as ``int``; integral floats such as
+    ``3.0`` are accepted, ``3.5``, bools, strings and NaN are not."""
+    value = _scalar(value)
+    if _is_bool(value) or not isinstance(value, numbers.Real):
+        raise InputTypeError(f"{name} must be an integer, got {_show(value)}")
+    if not isinstance(value, numbers.Integral):
+        x = float(value)
+        if not math.isfinite(x) or x != math.floor(x):
+            raise InputTypeError(f"{name} must be an integer, got {_show(value)}")
+        value = int(x)
+    value = int(value)
+    if (low is not None and value < low) or (high is not None and value > high):
+        if high is None:
+            rng = f">= {low}"
+        elif low is None:
+            rng = f"<= {high}"
+        else:
+            rng = f"in [{low}, {high}]"
+        shown = value if abs(value) < 10 ** 30 else f"an integer with {len(str(abs(value)))} digits"
+        raise ValidationError(f"{name} must be an integer {rng}, got {shown}")
+    return value
+
+
+def seed(value, name: str = "seed") -> int:
+    """A random seed: an integer in [0, 2**63) (accepted by numpy and torch generators alike)."""
+    return integer(name, value, low=0, high=SEED_LIMIT - 1)
+
+
+def boolean(name: str, value) -> bool:
+    """A bool (``True``/``False`` or a numpy bool), nothing else (``1`` and ``"yes"`` are errors)."""
+    value = _scalar(value)
+    if not _is_bool(value):
+        raise InputTypeError(f"{name} must be True or False, got {_show(value)}")
+    return bool(value)
+
+
+def real_array(name: str, value, *, ndim: int | Sequence[int] | None = None,
+               shape: Sequence[int | None] | None = None, finite: bool = True,
+               low: float | None = None, high: float | None = None,
+               max_abs: float | None = None) -> np.ndarray:
+    """A real float64 numpy array (torch tensors are accepted and copied to numpy).
+
+    Strings, objects, complex and bool dtypes are :class:`InputTypeError`. ``ndim`` (one or several
+    allowed), ``shape`` (``None`` entries are free), finiteness, the bounds ``low <= a <= high`` and
+    ``|a| <= max_abs`` (for data whose squares must not overflow) are checked, each failure naming
+    the first offending entry.
+    """
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor, without importing torch
+        if getattr(value, "is_complex", lambda: False)():
+            raise InputTypeError(f"{name} must be real, got a complex tensor")
+        value = value.detach().cpu().numpy()
+    try:
+        raw = np.asarray(value)
+    except (ValueError, TypeError) as exc:  # ragged nested lists
+        raise InputTypeError(f"{name} must be a real array, got {_show(value)} ({exc})") from None
+    if raw.dtype.kind not in "fiu":
+        kind = {"b": "bool", "c": "complex", "U": "string", "S": "bytes", "O": "object",
+                "M": "datetime", "m": "timedelta", "V": "void"}.get(raw.dtype.kind, str(raw.dtype))
+        raise InputTypeError(f"{name} must be a real numeric array, got dtype {kind}")
+    with np.errstate(over="ignore"):
+        arr = raw.astype(np.float64)
+    allowed = (ndim,) if isinstance(ndim, int) else ndim
+    if allowed is not None and arr.ndim not in allowed:
+        want = " or ".join(str(k) for k in allowed)
+        raise ValidationError(f"{name} must have {want} dimension(s), got shape {arr.shape}")
+    if shape is not None:
+        if len(shape) != arr.ndim or any(s is not None and s != a for s, a in zip(shape, arr.shape)):
+            want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+            raise ValidationError(f"{name} must have shape {want}, got {arr.shape}")
+    if finite and not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise ValidationError(f"{name} must be finite, got {arr[tuple(bad)]} at index {tuple(bad.tolist())}")
+    for ok, what in ((None if low is None else arr >= low, f">= {low:g}" if low is not None else ""),
+                     (None if high is None else arr <= high, f"<= {high:g}" if high is not None else ""),
+                     (None if max_abs is None else np.abs(arr) <= max_abs,
+                      f"of absolute value <= {max_abs:g}" if max_abs is not None else "")):
+        if ok is not None and not np.all(ok):
+            bad = np.argwhere(~ok)[0]
+            raise ValidationError(
+                f"{name} entries must be {what}, got {arr[tuple(bad)]:g} at index {tuple(bad.tolist())}")
+    return arr
+
+
+def suggest(name: str, known: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest known name, or ``""``."""
+    close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def one_of(name: str, value, choices: Iterable[str]) -> str:
+    """``value`` if it is one of ``choices`` (strings), else :class:`UnknownNameError` listing them
+    with a did-you-mean."""
+    choices = list(choices)
+    if not isinstance(value, str):
+        raise InputTypeError(f"{name} must be one of {', '.join(choices)}; got {_show(value)}")
+    if value not in choices:
+        raise UnknownNameError(f"unknown {name} {value!r}{suggest(value, choices)} "
+                               f"(valid: {', '.join(choices)})")
+    return value
+
+
+def known_names(what: str, given: Iterable[str], known: Iterable[str]) -> None:
+    """Every name of ``given`` must be in ``known``: a misspelled option or constant is an error
+    (never silently ignored), named with a did-you-mean."""
+    known = list(known)
+    for g in given:
+        if g not in known:
+            raise UnknownNameError(f"unknown {what} {g!r}{suggest(g, known)} "
+                                   f"(valid: {', '.join(sorted(known))})")
+
+
+__all__ = ["SEED_LIMIT", "number", "integer", "seed", "boolean", "real_array", "suggest", "one_of",
+           "known_names"]
