@@ -14,18 +14,31 @@ that :func:`masked` can freeze the rows of clients that are done with their loca
 """
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import torch
+
+if TYPE_CHECKING:
+    import numpy
 
 State = Any  # a tensor, or a (nested) tuple of tensors
 
 
 class Transform(NamedTuple):
-    """init(params) -> state; update(grads, state, params) -> (updates, state)."""
+    """init(params) -> state; update(grads, state, params) -> (updates, state).
+
+    Optional metadata, None where it does not apply:
+    ``state_floats(d)``: floats of optimizer state held per client (or by the server) for d
+    parameters (accounting, FedAda2's memory comparison);
+    ``accumulation(tau)``: FedNova's accumulation vector a (numpy, shape (tau,)) of a local solver
+    that is linear in the gradients: the round's change is -lr * sum_k a_k g_k (eq. (4) of
+    001_530825e753327090.txt), None for adaptive (non-linear) solvers.
+    """
 
     init: Callable[[torch.Tensor], State]
     update: Callable[[torch.Tensor, State, torch.Tensor], tuple[torch.Tensor, State]]
+    state_floats: Callable[[int], int] | None = None
+    accumulation: Callable[[int], "numpy.ndarray"] | None = None
 
 
 def tree_map(fn: Callable, *trees: State) -> State:
@@ -52,7 +65,10 @@ def chain(*transforms: Transform) -> Transform:
             new_states.append(s)
         return grads, tuple(new_states)
 
-    return Transform(init, update)
+    floats = [t.state_floats for t in transforms]
+    state_floats = (None if any(f is None for f in floats)
+                    else (lambda d: sum(f(d) for f in floats)))
+    return Transform(init, update, state_floats, None)
 
 
 def masked(transform: Transform, active: torch.Tensor) -> Transform:
@@ -70,7 +86,7 @@ def masked(transform: Transform, active: torch.Tensor) -> Transform:
 
         return updates, tree_map(keep, new_state, state)
 
-    return Transform(transform.init, update)
+    return transform._replace(update=update)
 
 
 __all__ = ["State", "Transform", "tree_map", "chain", "masked"]
