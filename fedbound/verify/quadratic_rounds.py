@@ -1,0 +1,289 @@
+r"""Exact round maps of FedAvg, FedProx and FedNova on quadratics (FedNova, seed
+001_530825e753327090.txt, App. A (13)-(30) [L316-L385]; notes fednova.md sec. 2.11 and 4.1).
+
+Clients hold f_i(x) = 1/2 (x - b_i)^T H_i (x - b_i) (H_i symmetric PSD, so grad f_i(x) = H_i x - e_i
+with e_i = H_i b_i) and run tau_i deterministic steps of a *linear* local solver from the round's
+start x (FedNova's generalized update (4), L93; solvers of App. B, L389-L439):
+
+    u_{k+1} = rho u_k + grad f_i(x_k) + mu (x_k - x),      x_{k+1} = x_k - lr gamma^k u_{k+1},
+    u_0 = 0 (buffer reset every round), x_0 = x,
+
+which is vanilla GD (rho = mu = 0, gamma = 1), FedProx's proximal step (31) (mu > 0), momentum SGD
+(35)-(36) (rho > 0) and the exponentially decayed learning rate (gamma < 1), or any combination.
+Every iterate is affine in x: x_k = P_k x + q_k, so the client's update is
+Delta_i = x_{tau_i} - x = (P_i - I) x + q_i and the server rule
+
+    x+ = x + sum_i c_i Delta_i
+
+is the affine map x+ = M x + v with M = I - sum_i c_i (I - P_i), v = sum_i c_i q_i. The weights c_i
+name the algorithm: c_i = p_i for FedAvg/FedProx (2) [L52], c_i = tau_eff p_i / ||a_i||_1 for FedNova
+(12) [L198-L202] (default tau_eff = sum_i p_i ||a_i||_1, App. H [L961]). The map's fixed point
+x~ = (sum_i c_i (I - P_i))^{-1} sum_i c_i q_i is where the algorithm converges iff the spectral
+radius of M is < 1 (App. A (28)). For FedAvg/FedProx with H_i = I this is (29); the notes' derived
+FedNova fixed point is (sum_i p_i K_i H_i / ||a_i||_1)^{-1} sum_i p_i K_i e_i / ||a_i||_1.
+
+As lr -> 0 (first order in lr) I - P_i -> lr A_i H_i and q_i -> lr A_i e_i with A_i = lim ||a_i||_1
+(the accumulation norm at mu lr -> 0), so FedAvg tends to the minimizer of the surrogate
+sum_i p_i A_i f_i (Lemma 1, (30): sum tau_i e_i / sum tau_i for GD), while FedNova tends to the true
+x* = (sum_i p_i H_i)^{-1} sum_i p_i e_i. At finite lr FedNova is *not* exactly consistent (notes
+sec. 7.4): :func:`fixed_point` gives the exact finite-lr answer, which can be farther from x* than
+FedAvg's.
+
+Everything is float64 numpy, batched over clients ((n, d, d) matmuls, a loop over local steps only).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from fedbound import validate as V
+from fedbound.errors import ValidationError
+
+AGGREGATIONS = ("fedavg", "fednova")
+
+
+@dataclass(frozen=True)
+class LinearSolver:
+    """Per-client parameters of the linear local solver above (scalars or arrays of shape (n,)).
+
+    lr: local learning rate eta > 0; mu: proximal coefficient >= 0 (FedProx); rho: momentum factor
+    in [0, 1); gamma: per-step learning-rate decay factor in (0, 1] (lr_k = lr gamma^k).
+    """
+
+    lr: float | np.ndarray
+    mu: float | np.ndarray = 0.0
+    rho: float | np.ndarray = 0.0
+    gamma: float | np.ndarray = 1.0
+
+    def arrays(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(lr, mu, rho, gamma) validated and broadcast to shape (n,)."""
+        out = []
+        for name, value, low, high, low_open, high_open in (
+                ("lr", self.lr, 0.0, np.inf, True, True), ("mu", self.mu, 0.0, np.inf, False, True),
+                ("rho", self.rho, 0.0, 1.0, False, True), ("gamma", self.gamma, 0.0, 1.0, True, False)):
+            arr = V.real_array(name, value, ndim=(0, 1))
+            if arr.ndim == 1 and arr.shape != (n,):
+                raise ValidationError(f"{name} must be a scalar or have n={n} entries, got {arr.size}")
+            for x in np.atleast_1d(arr):
+                V.number(name, x, low=low, high=high, low_open=low_open, high_open=high_open)
+            out.append(np.broadcast_to(arr, (n,)).astype(np.float64))
+        return tuple(out)
+
+
+def accumulation(solver: LinearSolver, tau: int) -> np.ndarray:
+    """FedNova's accumulation vector a (tau,) of a single client's solver (App. B [L389-L439]):
+    -Delta / lr = sum_k a_k g_k for arbitrary gradients g_k, a_0 the coefficient of the first.
+
+    Computed from the recursion itself, which is linear in the g_k: the state s_k = (delta_k, u_k)
+    with delta_k = x_k - x moves as s_{k+1} = A_k s_k + B_k g_k,
+    A_k = [[1 - lr_k mu, -lr_k rho], [mu, rho]], B_k = (-lr_k, 1), lr_k = lr gamma^k, so
+    a_k = -(1/lr) e_1^T A_{tau-1} ... A_{k+1} B_k, accumulated backwards (adjoint) in O(tau). The
+    notes' closed forms (sec. 2.3) are checked against it in the tests.
+    """
+    tau = V.integer("tau", tau, low=1, high=10_000_000)
+    lr, mu, rho, gamma = (float(a[0]) for a in solver.arrays(1))
+    lam = np.array([1.0, 0.0])            # adjoint of delta_tau
+    a = np.empty(tau)
+    for k in reversed(range(tau)):
+        step = lr * gamma ** k
+        a[k] = -(lam[0] * -step + lam[1]) / lr
+        lam = np.array([lam[0] * (1 - step * mu) + lam[1] * mu, -lam[0] * step * rho + lam[1] * rho])
+    return a
+
+
+@dataclass(frozen=True)
+class QuadraticProblem:
+    """f_i(x) = 1/2 (x - b_i)^T H_i (x - b_i), weights p (sum 1): H (n, d, d), b (n, d), p (n,)."""
+
+    H: np.ndarray
+    b: np.ndarray
+    p: np.ndarray
+
+    @classmethod
+    def build(cls, H, b, p=None) -> "QuadraticProblem":
+        """Validated arrays: H symmetric PSD (n, d, d), b (n, d), p >= 0 summing to 1 (default 1/n)."""
+        H = V.real_array("H", H, ndim=3, max_abs=1e150)
+        n, d, d2 = H.shape
+        if d != d2 or n < 1 or d < 1:
+            raise ValidationError(f"H must have shape (n, d, d) with n, d >= 1, got {H.shape}")
+        if not np.allclose(H, np.swapaxes(H, 1, 2), rtol=1e-12, atol=1e-12 * np.max(np.abs(H), initial=1.0)):
+            raise ValidationError("H_i must be symmetric")
+        lam_min = np.min(np.linalg.eigvalsh(H))
+        if lam_min < -1e-10 * max(1.0, float(np.max(np.abs(H)))):
+            raise ValidationError(f"H_i must be positive semidefinite, got an eigenvalue {lam_min:g}")
+        b = V.real_array("b", b, shape=(n, d), max_abs=1e150)
+        if p is None:
+            p = np.full(n, 1.0 / n)
+        p = V.real_array("p", p, shape=(n,), low=0.0)
+        if not np.isclose(p.sum(), 1.0, rtol=0, atol=1e-9):
+            raise ValidationError(f"p must sum to 1, got sum {p.sum():.12g}")
+        return cls(H, b, p)
+
+    @property
+    def n(self) -> int:
+        return self.H.shape[0]
+
+    @property
+    def d(self) -> int:
+        return self.H.shape[1]
+
+    @property
+    def e(self) -> np.ndarray:
+        """e_i = H_i b_i (grad f_i(x) = H_i x - e_i)."""
+        return np.einsum("nij,nj->ni", self.H, self.b)
+
+    def minimizer(self, weights: np.ndarray | None = None) -> np.ndarray:
+        """argmin sum_i w_i f_i = (sum_i w_i H_i)^{-1} sum_i w_i e_i (w = p: the true x*)."""
+        w = self.p if weights is None else weights
+        Hbar = np.einsum("n,nij->ij", w, self.H)
+        try:
+            return np.linalg.solve(Hbar, w @ self.e)
+        except np.linalg.LinAlgError:
+            raise ValidationError("sum_i w_i H_i is singular: the minimizer is not unique") from None
+
+
+@dataclass(frozen=True)
+class AffineRound:
+    """One global round as the affine map x+ = M x + v, with the per-client pieces.
+
+    P (n, d, d), q (n, d): client i's last local iterate x_{tau_i} = P_i x + q_i; c (n,): the server's
+    weights on Delta_i; a_norm (n,): ||a_i||_1.
+    """
+
+    M: np.ndarray
+    v: np.ndarray
+    P: np.ndarray
+    q: np.ndarray
+    c: np.ndarray
+    a_norm: np.ndarray
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return self.M @ x + self.v
+
+    def spectral_radius(self) -> float:
+        """rho(M): the round map contracts (and runs converge to the fixed point) iff < 1."""
+        return float(np.max(np.abs(np.linalg.eigvals(self.M))))
+
+    def fixed_point(self) -> np.ndarray:
+        """x~ = (sum_i c_i (I - P_i))^{-1} sum_i c_i q_i, the unique fixed point of the map."""
+        G = np.einsum("n,nij->ij", self.c, np.eye(self.M.shape[0]) - self.P)
+        try:
+            return np.linalg.solve(G, self.v)
+        except np.linalg.LinAlgError:
+            raise ValidationError("the round map has no unique fixed point (I - M singular)") from None
+
+
+TauEff = float | str | Callable[[np.ndarray, np.ndarray, np.ndarray], float]
+
+
+def _client_weights(aggregation: str, p: np.ndarray, tau: np.ndarray, a_norm: np.ndarray,
+                    tau_eff: TauEff) -> np.ndarray:
+    """c_i of x+ = x + sum_i c_i Delta_i (module docstring)."""
+    V.one_of("aggregation", aggregation, AGGREGATIONS)
+    if aggregation == "fedavg":
+        return p.copy()
+    if callable(tau_eff):
+        value = tau_eff(p, tau, a_norm)
+    elif tau_eff == "accumulation":          # App. H default [L961]: sum_i p_i ||a_i||_1
+        value = float(p @ a_norm)
+    elif tau_eff == "steps":                 # vanilla-SGD choice [L200] and FedNova-Prox [L202]
+        value = float(p @ tau)
+    else:
+        value = tau_eff
+    value = V.number("tau_eff", value, low=0.0, low_open=True)
+    return value * p / a_norm
+
+
+def _local_maps(problem: QuadraticProblem, tau: np.ndarray, lr, mu, rho, gamma):
+    """(P, q) of x_{tau_i} = P_i x + q_i for every client, batched; clients stop after tau_i steps."""
+    n, d = problem.n, problem.d
+    H, e = problem.H, problem.e
+    eye = np.broadcast_to(np.eye(d), (n, d, d))
+    P, q = eye.copy(), np.zeros((n, d))
+    R, s = np.zeros((n, d, d)), np.zeros((n, d))       # u_k = R_k x + s_k
+    for k in range(int(tau.max())):
+        active = (k < tau)[:, None]
+        R_new = rho[:, None, None] * R + H @ P + mu[:, None, None] * (P - eye)
+        s_new = rho[:, None] * s + np.einsum("nij,nj->ni", H, q) - e + mu[:, None] * q
+        step = (lr * gamma ** k)
+        P = np.where(active[:, :, None], P - step[:, None, None] * R_new, P)
+        q = np.where(active, q - step[:, None] * s_new, q)
+        R = np.where(active[:, :, None], R_new, R)
+        s = np.where(active, s_new, s)
+    return P, q
+
+
+def _checked_tau(tau, n: int) -> np.ndarray:
+    tau = V.real_array("tau", tau, ndim=(0, 1))
+    tau = np.broadcast_to(tau, (n,)) if tau.ndim == 0 else tau
+    if tau.shape != (n,):
+        raise ValidationError(f"tau must be one int or n={n} ints, got {tau.size} entries")
+    for t in tau:
+        V.integer("tau_i", t, low=1, high=100_000)
+    return tau.astype(np.int64)
+
+
+def _norms(solver: LinearSolver, tau: np.ndarray, n: int) -> np.ndarray:
+    """||a_i||_1 for every client (one accumulation per distinct (solver, tau) pair)."""
+    lr, mu, rho, gamma = solver.arrays(n)
+    cache: dict = {}
+    out = np.empty(n)
+    for i in range(n):  # loop over distinct settings, typically a handful
+        key = (lr[i], mu[i], rho[i], gamma[i], int(tau[i]))
+        if key not in cache:
+            cache[key] = float(np.sum(np.abs(accumulation(LinearSolver(*key[:4]), key[4]))))
+        out[i] = cache[key]
+    return out
+
+
+def round_map(problem: QuadraticProblem, tau, solver: LinearSolver, aggregation: str = "fedavg",
+              tau_eff: TauEff = "accumulation") -> AffineRound:
+    """The exact affine round map of FedAvg/FedProx (``aggregation="fedavg"``, weights p_i) or
+    FedNova (``"fednova"``, weights tau_eff p_i / ||a_i||_1) with full participation.
+
+    ``tau``: local steps per client (int or (n,)); ``solver``: the local solver (its fields may be
+    per-client arrays); ``tau_eff``: FedNova's effective steps, "accumulation" (sum_i p_i ||a_i||_1,
+    the default of App. H [L961]), "steps" (sum_i p_i tau_i [L200, L202]), a number, or a callable
+    (p, tau, a_norm) -> float.
+    """
+    n = problem.n
+    tau = _checked_tau(tau, n)
+    lr, mu, rho, gamma = solver.arrays(n)
+    a_norm = _norms(solver, tau, n)
+    c = _client_weights(aggregation, problem.p, tau, a_norm, tau_eff)
+    P, q = _local_maps(problem, tau, lr, mu, rho, gamma)
+    M = np.eye(problem.d) - np.einsum("n,nij->ij", c, np.eye(problem.d) - P)
+    return AffineRound(M, c @ q, P, q, c, a_norm)
+
+
+def fixed_point(problem: QuadraticProblem, tau, solver: LinearSolver, aggregation: str = "fedavg",
+                tau_eff: TauEff = "accumulation") -> dict:
+    """The exact finite-lr fixed point, its distance to x*, and the spectral radius of the round map
+    (the run converges to the fixed point iff the radius is < 1)."""
+    rmap = round_map(problem, tau, solver, aggregation, tau_eff)
+    x_fixed = rmap.fixed_point()
+    x_star = problem.minimizer()
+    return {"fixed_point": x_fixed, "x_star": x_star,
+            "distance_to_x_star": float(np.linalg.norm(x_fixed - x_star)),
+            "spectral_radius": rmap.spectral_radius(), "converges": rmap.spectral_radius() < 1,
+            "client_weights": rmap.c, "a_norm": rmap.a_norm}
+
+
+def limit_fixed_point(problem: QuadraticProblem, tau, solver: LinearSolver,
+                      aggregation: str = "fedavg") -> np.ndarray:
+    """lim_{lr -> 0} of the fixed point (module docstring): FedAvg/FedProx -> the minimizer of
+    sum_i p_i A_i f_i with A_i = ||a_i||_1 at mu lr = 0 (Lemma 1, (30) [L70-L74]: sum tau_i e_i /
+    sum tau_i for GD with H_i = I); FedNova -> the true x* (any tau_eff > 0)."""
+    n = problem.n
+    tau = _checked_tau(tau, n)
+    _, _, rho, gamma = solver.arrays(n)
+    A = _norms(LinearSolver(1.0, 0.0, rho, gamma), tau, n)
+    if V.one_of("aggregation", aggregation, AGGREGATIONS) == "fednova":
+        return problem.minimizer()
+    return problem.minimizer(problem.p * A / np.sum(problem.p * A))
+
+
+__all__ = ["AGGREGATIONS", "LinearSolver", "accumulation", "QuadraticProblem", "AffineRound",
+           "round_map", "fixed_point", "limit_fixed_point"]
