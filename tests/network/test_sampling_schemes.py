@@ -26,8 +26,8 @@ def inclusion_counts(parts):
     return counts
 
 
-def assert_binomial(counts, prob):
-    low, high = stats.binom.interval(0.999, DRAWS, prob)
+def assert_binomial(counts, prob, count=DRAWS):
+    low, high = stats.binom.interval(0.999, count, prob)
     assert np.all((low <= counts) & (counts <= high)), (counts, low, high)
 
 
@@ -65,11 +65,11 @@ def test_uniform_without_replacement(weighting):
 @pytest.mark.parametrize("weighting", ["normalized", "unbiased"])
 def test_uniform_per_group(weighting):
     scheme = UniformParticipation(N, [1, 2], sizes=SIZES, weighting=weighting)
-    parts = draws(scheme)
+    parts = draws(scheme, count=5000)
     for part in parts[:100]:
         c = part.clients
         assert int((c < 3).sum()) == 1 and int((c >= 3).sum()) == 2
-    assert_binomial(inclusion_counts(parts), np.repeat([1 / 3, 2 / 5], SIZES))
+    assert_binomial(inclusion_counts(parts), np.repeat([1 / 3, 2 / 5], SIZES), count=5000)
     if weighting == "unbiased":
         assert_unbiased(parts, P)
     else:   # group totals are kept: sum of weights in group s = sum_{i in C_s} p_i
@@ -77,7 +77,7 @@ def test_uniform_per_group(weighting):
         low = part.clients < 3
         assert abs(float(part.weights[low].sum()) - float(P[:3].sum())) < 1e-12
         u = torch.full((N,), 1 / N, dtype=torch.float64)
-        assert_unbiased(draws(scheme, p=u), u)
+        assert_unbiased(draws(scheme, p=u, count=5000), u)
 
 
 def test_with_replacement_multiplicities():
