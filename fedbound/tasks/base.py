@@ -159,9 +159,10 @@ class Task:
     def _data(self, clients):
         return self.client_data() if clients is None else gather(self.client_data(), clients)
 
-    def clients(self, clients) -> "ClientView":
-        """The clients ``clients`` with their data gathered once (for many gradient calls)."""
-        return ClientView(self, self.check_clients(clients))
+    def clients(self, clients=None) -> "ClientView":
+        """The clients ``clients`` (None: all n, data not copied) with their data gathered once (for
+        many gradient calls)."""
+        return ClientView(self, None if clients is None else self.check_clients(clients))
 
     # ---- objectives ---------------------------------------------------------------------------
     def _losses_on(self, X: torch.Tensor, data) -> torch.Tensor:
@@ -293,12 +294,13 @@ class Task:
 class ClientView:
     """Clients ``idx`` of a task with their data gathered once: ``grad``, ``stochastic_grad`` and
     ``local_losses`` of X (len(idx), d), optionally for the sub-rows ``rows`` of the view (the clients
-    still running local steps). ``weights``: their p_i."""
+    still running local steps). ``weights``: their p_i. ``idx`` None: all clients."""
 
-    def __init__(self, task: Task, idx: torch.Tensor):
-        self.task, self.idx, self.n = task, idx, int(idx.shape[0])
+    def __init__(self, task: Task, idx: torch.Tensor | None):
+        self.task, self.idx = task, idx
+        self.n = task.n if idx is None else int(idx.shape[0])
         self.data = task._data(idx)
-        self.weights = task.weights.index_select(0, idx)
+        self.weights = task.weights if idx is None else task.weights.index_select(0, idx)
 
     def _on(self, rows):
         return self.data if rows is None else gather(self.data, rows)
