@@ -72,16 +72,20 @@ class AlgorithmSpec:
 
     def check(self, options: dict, *, flags: bool = False) -> dict:
         """``options`` validated (unknown names rejected with a did-you-mean; missing required
-        ones named); values in canonical form. ``flags``: name them by their CLI flags."""
+        ones named; registered defaults filled in); values in canonical form. ``flags``: name them
+        by their CLI flags."""
         by_name = {o.name: o for o in self.options}
         known_names(f"option of {self.name}", options, by_name)
         out = {}
         for o in self.options:
             label = o.flag if flags else o.name
-            if options.get(o.name) is None:
+            value = options.get(o.name)
+            if value is None:
                 require(not o.required, f"{self.name} needs {label}")
-                continue
-            out[o.name] = o.check(label, options[o.name])
+                if o.default is None:
+                    continue
+                value = o.default
+            out[o.name] = o.check(label, value)
         return out
 
 
