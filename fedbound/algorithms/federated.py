@@ -82,6 +82,8 @@ class Federated(Algorithm):
     """
 
     name = "federated"
+    #: cache budget of one block of clients' data (see ``local_work``); the L2 cache of one core
+    block_bytes = 1 << 20
 
     def __init__(self, task, *, client: Transform, server: Transform, local_steps=1,
                  clients_per_round=None, participation=None, aggregation=None,
@@ -125,8 +127,34 @@ class Federated(Algorithm):
     def local_work(self, x: torch.Tensor, rows: torch.Tensor | None, tau: torch.Tensor,
                    correction: torch.Tensor | None, gen: torch.Generator) -> tuple[torch.Tensor, int]:
         """Step 2 for the rows ``rows`` (None: all n clients): (X after the local steps, number of
-        gradients computed)."""
-        view = self.task.clients(rows)
+        gradients computed).
+
+        Without gossip the clients are independent, so the rows run in blocks of
+        ``block_rows`` clients, all local steps of one block before the next: a block's data stays
+        in cache for its tau steps instead of streaming every client's data from memory at every
+        step (benchmarks/bench_fedavg_round.py). Randomness is then drawn block by block (the
+        compute sets first, for all rows and steps)."""
+        k = self.task.n if rows is None else int(rows.shape[0])
+        steps = int(tau.max()) if k else 0
+        masks = None
+        if self.compute_per_step is not None:
+            masks = torch.stack([compute_mask(k, self.compute_per_step, gen) for _ in range(steps)]) \
+                if steps else torch.zeros(0, k, dtype=torch.bool)
+        block = k if self.gossip is not None else max(1, self.block_bytes // self.task.client_bytes)
+        if block >= k:
+            return self._steps(x, self.task.clients(rows), tau, correction, masks, gen)
+        parts, gradients = [], 0
+        for start in range(0, k, block):
+            part = slice(start, min(start + block, k))
+            view = self.task.clients(part if rows is None else rows[part])
+            X, g = self._steps(x, view, tau[part], None if correction is None else correction[part],
+                               None if masks is None else masks[:, part], gen)
+            parts.append(X)
+            gradients += g
+        return torch.cat(parts), gradients
+
+    def _steps(self, x, view, tau, correction, masks, gen) -> tuple[torch.Tensor, int]:
+        """The local steps of the clients of ``view`` (see the module docstring)."""
         k = view.n
         X = x.expand(k, x.shape[0])
         state = self.client.init(X)
@@ -135,9 +163,8 @@ class Federated(Algorithm):
         gradients = 0
         for s in range(steps):
             active = (tau > s) if uneven else None
-            if self.compute_per_step is not None:
-                chosen = compute_mask(k, self.compute_per_step, gen)
-                active = chosen if active is None else active & chosen
+            if masks is not None:
+                active = masks[s] if active is None else active & masks[s]
             if active is None:
                 G = view.stochastic_grad(X, gen)
                 gradients += k

@@ -66,12 +66,15 @@ def as_float64(name: str, array, ndim: int) -> np.ndarray:
     return out
 
 
-def gather(data, idx: torch.Tensor):
-    """The rows ``idx`` of per-client data: a tensor or numpy array (clients on axis 0), or a dict,
-    tuple or dataclass of them."""
-    if isinstance(data, torch.Tensor):
+def gather(data, idx):
+    """The rows ``idx`` (int64 indices, or a slice: views, no copy) of per-client data: a tensor or
+    numpy array (clients on axis 0), or a dict or dataclass of them."""
+    if isinstance(idx, slice):
+        if isinstance(data, (torch.Tensor, np.ndarray)):
+            return data[idx]
+    elif isinstance(data, torch.Tensor):
         return data.index_select(0, idx)
-    if isinstance(data, np.ndarray):
+    elif isinstance(data, np.ndarray):
         return data[idx.numpy()]
     if isinstance(data, dict):
         return {k: gather(v, idx) for k, v in data.items()}
@@ -160,9 +163,29 @@ class Task:
         return self.client_data() if clients is None else gather(self.client_data(), clients)
 
     def clients(self, clients=None) -> "ClientView":
-        """The clients ``clients`` (None: all n, data not copied) with their data gathered once (for
-        many gradient calls)."""
-        return ClientView(self, None if clients is None else self.check_clients(clients))
+        """The clients ``clients`` (indices; None: all n; a slice: a contiguous range, data not
+        copied) with their data gathered once (for many gradient calls)."""
+        if clients is None or isinstance(clients, slice):
+            return ClientView(self, clients)
+        return ClientView(self, self.check_clients(clients))
+
+    @property
+    def client_bytes(self) -> int:
+        """Bytes of per-client data held for one client (the cache footprint of its gradients)."""
+        total = 0
+
+        def add(data):
+            nonlocal total
+            if isinstance(data, (torch.Tensor, np.ndarray)):
+                total += data.nbytes
+            elif isinstance(data, dict):
+                for v in data.values():
+                    add(v)
+            elif dataclasses.is_dataclass(data):
+                for f in dataclasses.fields(data):
+                    add(getattr(data, f.name))
+        add(self.client_data())
+        return max(1, total // self.n)
 
     # ---- objectives ---------------------------------------------------------------------------
     def _losses_on(self, X: torch.Tensor, data) -> torch.Tensor:
@@ -294,13 +317,19 @@ class Task:
 class ClientView:
     """Clients ``idx`` of a task with their data gathered once: ``grad``, ``stochastic_grad`` and
     ``local_losses`` of X (len(idx), d), optionally for the sub-rows ``rows`` of the view (the clients
-    still running local steps). ``weights``: their p_i. ``idx`` None: all clients."""
+    still running local steps). ``weights``: their p_i. ``idx`` None: all clients; a slice: a
+    contiguous range of clients (views of the data)."""
 
-    def __init__(self, task: Task, idx: torch.Tensor | None):
+    def __init__(self, task: Task, idx):
         self.task, self.idx = task, idx
-        self.n = task.n if idx is None else int(idx.shape[0])
         self.data = task._data(idx)
-        self.weights = task.weights if idx is None else task.weights.index_select(0, idx)
+        if idx is None:
+            self.weights = task.weights
+        elif isinstance(idx, slice):
+            self.weights = task.weights[idx]
+        else:
+            self.weights = task.weights.index_select(0, idx)
+        self.n = int(self.weights.shape[0])
 
     def _on(self, rows):
         return self.data if rows is None else gather(self.data, rows)

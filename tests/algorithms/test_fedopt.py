@@ -252,3 +252,22 @@ def test_bad_options_are_rejected(lsq):
         FedAvg(lsq, lr=0.1, local_steps=0)
     with pytest.raises(ValueError, match="not both"):
         FedAvg(lsq, lr=0.1, clients_per_round=2, participation=WithReplacement(2))
+
+
+@pytest.mark.parametrize("clients_per_round", [None, 7])
+def test_blocks_of_clients_give_the_same_round(lsq, clients_per_round):
+    """Local work in cache-sized blocks of clients (here one client per block) equals one block."""
+    tau = np.array([1, 5, 2, 3, 3, 1, 4, 2, 5, 1])
+    common = {"client": client.prox(0.05, 0.2), "server": server.sgd(1.0), "local_steps": tau,
+              "clients_per_round": clients_per_round, "control_variates": ControlVariates(0.05),
+              "seed": 3}
+    whole, blocks = Federated(lsq, **common), Federated(lsq, **common)
+    blocks.block_bytes = 1
+    assert max(1, blocks.block_bytes // lsq.client_bytes) == 1
+    a, b = whole.init(), blocks.init()
+    for _ in range(3):
+        a, b = whole.step(a), blocks.step(b)
+        assert torch.equal(a.clients, b.clients)
+        torch.testing.assert_close(a.x_g, b.x_g, rtol=0, atol=1e-12)
+        torch.testing.assert_close(a.C, b.C, rtol=0, atol=1e-12)
+    assert a.comm == b.comm
