@@ -18,9 +18,17 @@ FedAda2 Alg. 1 [004 L108-L120]):
 
 Rows are the participants only (a round costs in proportion to k: the task's data of S_t is gathered
 once per round), except with gossip, where every one of the n clients runs the local steps and
-mixes (AFGA: all N clients gossip, S_t only reports). Randomness, in order per round: participation,
-local-step counts, then per step the compute set and the stochastic gradients of the active rows.
-All of it comes from the generator whose state travels in the state, so ``step`` is pure.
+mixes (AFGA: all N clients gossip, S_t only reports). Without gossip the rows run in cache-sized
+blocks of clients (``Federated.block_bytes``). Randomness, in order per round: participation,
+local-step counts, the compute sets of all steps, then block by block and step by step the
+stochastic gradients of the active rows (a client past its tau_j steps draws none). All of it comes
+from the generator whose state travels in the state, so ``step`` is pure.
+
+Accounting per round (CommCounts): each participant downloads x and uploads Delta_j (d floats each,
+2d with control variates); gossip: one D2D exchange per local step over the directed links of W;
+gradient evaluations as computed; client optimizer state floats = Transform.state_floats(d) per
+client that runs local steps; energy: the sampled fraction of each group times its round-trip cost
+(one group of n clients without gossip) plus the D2D cost per exchange (accounting.py).
 """
 from __future__ import annotations
 
