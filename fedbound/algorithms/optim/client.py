@@ -125,7 +125,7 @@ def momentum(lr: float, beta: float, nesterov: bool = False) -> Transform:
     def accumulation(tau):
         tau = _tau(tau)
         power = np.arange(tau, 0, -1, dtype=np.float64) + (1.0 if nesterov else 0.0)
-        return (1.0 - beta ** power) / (1.0 - beta) if beta > 0 else np.ones(tau)
+        return (1.0 - beta ** power) / (1.0 - beta)
 
     return Transform(lambda params: (torch.zeros_like(params),), update, lambda d: d, accumulation)
 
@@ -228,7 +228,10 @@ def sm3(lr: float, shapes, variant: str = "II", delay: int = 1, eps: float = 1e-
       mu_k(r) = max_{j in S_r} nu_k(j);
 
     and x_k = x_{k-1} - lr * g_k / (sqrt(nu_k) + eps) (eps outside the root: "a smoothing term eps
-    instead of treating any zero denominator as zero", L699). Zero-initialised every round.
+    instead of treating any zero denominator as zero", L699; its value is not reported, the default
+    1e-8 is optax.sm3's). Zero-initialised every round (mu_0 = 0: FedAda2's v_0 is not wired into
+    SM3, fedada2.md 2.4). No momentum (optax.sm3 has one; FedAda2's "SM3 adaptations of Adam" are
+    never written out, fedada2.md 2.6).
 
     ``carry_over`` (SM3-II with z > 1): Alg. 2 line 7 / Alg. 4 line 4 (L675, L723) reset mu to 0 at
     every step and refill it only on refresh steps, so the next refresh reads mu = 0 and loses all
@@ -286,12 +289,12 @@ def sm3(lr: float, shapes, variant: str = "II", delay: int = 1, eps: float = 1e-
         if variant == "I":  # nu_k = min mu_k, with mu_k = mu_{k-1} on non-refresh steps
             nu = torch.cat([_cover_min(acc, s).reshape(rows, -1)
                             for s, acc in zip(shapes, new_mu)], dim=1)
-            return -lr * grads / (torch.sqrt(nu) + eps), (k + 1, new_mu)
-        nu = torch.cat(nus, dim=1)
-        if not keep_nu:
-            return -lr * grads / (torch.sqrt(nu) + eps), (k + 1, new_mu)
-        nu = torch.where(_rows(refresh, nu), nu, state[2])
-        return -lr * grads / (torch.sqrt(nu) + eps), (k + 1, new_mu, nu)
+        else:
+            nu = torch.cat(nus, dim=1)
+            if keep_nu:  # nu_k = nu_{k-1} on non-refresh steps
+                nu = torch.where(_rows(refresh, nu), nu, state[2])
+        new_state = (k + 1, new_mu) + ((nu,) if keep_nu else ())
+        return -lr * grads / (torch.sqrt(nu) + eps), new_state
 
     def state_floats(d: int) -> int:
         check_d(integer("d", d, low=1))
@@ -334,7 +337,7 @@ def drop_small_steps(eps_s: float, lr: float = 1.0) -> Transform:
     def update(grads, state, params):
         norm = torch.linalg.vector_norm(grads, dim=tuple(range(1, grads.dim()))) / lr
         drop = (norm > 0) & (norm < eps_s)
-        return torch.where(_rows(drop, grads), torch.zeros((), dtype=grads.dtype), grads), state
+        return torch.where(_rows(drop, grads), grads.new_zeros(()), grads), state
 
     return Transform(lambda params: (), update, lambda d: 0, None)
 

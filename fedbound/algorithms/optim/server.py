@@ -11,7 +11,8 @@ the same update, as m(g) = -m(Delta) and v depends on g^2 only.
 Defaults are those of Flower's strategies (flwr.serverapp.strategy, 2025: FedAvgM, FedAdagrad,
 FedAdam, FedYogi; their ``tau`` is ``eps`` here) and of the FedOpt paper where Flower has none; the
 paper-faithful choices of FedAda2 and AFGA are explicit flags (``eps_inside_sqrt``,
-``bias_correction``, ``v0``, ``b1``). Every state holds the round counter t (0-d int64) first.
+``bias_correction``, ``v0``, ``b1``). The adaptive transforms' states are (t, m, v) (+ vhat for
+AMSGrad), t the round counter (0-d int64).
 """
 from __future__ import annotations
 
