@@ -46,7 +46,7 @@ from fedbound.jsonable import jsonable
 from fedbound.theory import symbols as S
 
 #: paper name -> module whose ``claims()`` returns its list of :class:`Claim`
-PAPERS = {"sdgt": "fedbound.theory.sdgt_audit"}
+PAPERS = {"sdgt": "fedbound.theory.sdgt.audit"}
 
 MAX_CORNERS = 1024
 _BIG = 1e100  # search objective clip (a log ratio; DE's statistics overflow near 1e300)
@@ -308,8 +308,9 @@ def compile_expr(expr) -> Callable[[dict], np.ndarray]:
     if isinstance(expr, sp.MatrixBase):
         entries = [[compile_expr(e) for e in expr.row(i)] for i in range(expr.rows)]
         return lambda values: np.stack([np.stack([f(values) for f in row], -1) for row in entries], -2)
-    names = sorted(S.name_of(s) for s in expr.free_symbols)
-    fn = sp.lambdify([S.constant(nm).symbol for nm in names], expr, modules="numpy", cse=True)
+    symbols = sorted(expr.free_symbols, key=S.short_name)
+    names = [S.short_name(s) for s in symbols]
+    fn = sp.lambdify(symbols, expr, modules="numpy", cse=True)
 
     def call(values: dict) -> np.ndarray:
         shape = np.broadcast_shapes(*(np.shape(v) for v in values.values()))

@@ -36,7 +36,9 @@ def random_constants(names, rng: np.random.Generator, size=None) -> dict:
                 rng.uniform(-10, 10, size)
         else:
             out[name] = rng.uniform(d.low + 1e-3 * (d.high - d.low), d.high, size)
+    short = {S.constant(nm).key: nm for nm in out}
     for small, large in S.ORDER_RELATIONS:
+        small, large = short.get(small), short.get(large)
         if small in out and large in out:
             out[small], out[large] = np.minimum(out[small], out[large]), np.maximum(out[small], out[large])
     return out

@@ -37,11 +37,11 @@ import sympy as sp
 
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, StepCondition, Variant
-from fedbound.theory.sdgt.common import R, p, q, where
+from fedbound.theory.sdgt.common import K, p, q, R, where
 from fedbound.theory.sdgt.lemmas import (LEMMA2_CAP, LEMMA2_PROOF_CAP, LEMMA3_CAP, LEMMA4_CAP,
                                          LEMMA5_CAP)
 from fedbound.theory.sdgt.thm1 import corollary_extras, lemma7_form, lemma7_witness, min_cap
-from fedbound.theory.symbols import K, L, T, n, sigma
+from fedbound.theory.symbols import L, T, n, sigma
 from fedbound.theory.symbols import gamma as g
 
 p_prime = sp.Min(p, q)
