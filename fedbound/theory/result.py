@@ -516,6 +516,9 @@ class Result:
                     missing.pop("bound", None)
             else:
                 missing["derived"] = sorted({nm for k in needs if k in missing for nm in missing[k]})
+            if bound is None and v.bound is None and missing:
+                # the derived hook states the bound from the extras: it lacks what they lack
+                missing["bound"] = sorted({nm for names in missing.values() for nm in names})
         terms = {sp.sstr(t): computed[f"term:{i}"]
                  for i, t in enumerate(sp.Add.make_args(v.bound)) if f"term:{i}" in computed} \
             if v.bound is not None else {}
