@@ -471,9 +471,9 @@ class Result:
         batch = np.broadcast_shapes(*(np.shape(x) for x in values.values())) if values else ()
         index = tuple(np.argwhere(bad)[0][:len(batch)])
         point = [f"{nm}={float(np.broadcast_to(x, batch)[index]):g}" for nm, x in values.items()]
-        raise ValidationError(f"{self.id} ({variant.name}): {key} is undefined (nan) at "
-                              f"{', '.join(point)}; these constants are outside what the result "
-                              f"covers (assumptions: {'; '.join(self.assumptions)})")
+        raise ValidationError(f"{self.id} ({variant.name}): {key} is undefined (nan: 0/0, inf - inf "
+                              f"or 0 inf, from a formula undefined there or overflow at extreme "
+                              f"values) at {', '.join(point)}; assumptions: {'; '.join(self.assumptions)}")
 
     def evaluate(self, variant: str | None = None, partial: bool = False, **constants) -> Evaluation:
         """Evaluate bound, step-size caps, condition checks, predicates, extras and the bound's terms.
@@ -567,9 +567,9 @@ class Result:
             variable = variables[0]
         validate.one_of("variable", variable, variables)
         rtol = validate.number("rtol", rtol, low=1e-15, high=0.1)
-        constants = {k: x for k, x in constants.items() if k != variable}  # solved for, not used
         conds = [c for c in v.conditions if c.variable_name == variable]
         given = self.check(constants)
+        given.pop(variable, None)  # solved for, not used
         needed = sorted({nm for c in conds for nm in v.names_of(f"cap:{c.name}")} - {variable})
         self._given(v, given, needed)
         values = {nm: given[nm] for nm in needed}

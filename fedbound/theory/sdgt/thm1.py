@@ -176,6 +176,7 @@ COR1 = register(Result(
                 extras=corollary_extras(_thm1_printed, lemma7_witness(**_rederived), gamma_cap,
                                         **_rederived)),
     ],
+    requires={"E1": (POSITIVE, "E1 > 0: the step (13) is 0 when E1 = 0 and the bound 0/0")},
     known_issues=(
         Flag("F6", "third entry p^2 q^2/(945KL) uses q^2, Theorem 1's (74) uses q"),
         Flag("F7", "entries 1-2 of the step choice are values of K gamma, entry 3 is a cap on gamma"),
