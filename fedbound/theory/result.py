@@ -449,7 +449,9 @@ class Result:
         return missing
 
     # -- numeric evaluation ------------------------------------------------------------------
-    def _call(self, variant: Variant, key: str, values: Mapping[str, np.ndarray]) -> np.ndarray:
+    def _call(self, variant: Variant, key: str, values: Mapping[str, np.ndarray],
+              guard: bool = True) -> np.ndarray:
+        """Expression ``key`` at ``values``; with ``guard``, a NaN is an error (:meth:`_defined`)."""
         fn, names = variant.compiled(key)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             out = fn(*(values[nm] for nm in names))
@@ -458,7 +460,8 @@ class Result:
         else:
             out = np.asarray(out, dtype=float) + np.zeros(np.broadcast_shapes(
                 *(np.shape(v) for v in values.values())) if values else ())
-        self._defined(variant, key, out, values)
+        if guard:
+            self._defined(variant, key, out, values)
         return out
 
     def _defined(self, variant: Variant, key: str, out: np.ndarray,
@@ -583,8 +586,10 @@ class Result:
         self._admissible(v, variable, best > 0, values)
         return best, names[np.argmin(caps, axis=0)]
 
-    def _caps(self, v: Variant, conds: list[StepCondition], values: Mapping[str, np.ndarray]) -> np.ndarray:
-        return np.stack(np.broadcast_arrays(*(self._call(v, f"cap:{c.name}", values) for c in conds)))
+    def _caps(self, v: Variant, conds: list[StepCondition], values: Mapping[str, np.ndarray],
+              guard: bool = True) -> np.ndarray:
+        return np.stack(np.broadcast_arrays(*(self._call(v, f"cap:{c.name}", values, guard)
+                                              for c in conds)))
 
     def _admissible(self, v: Variant, variable: str, ok: np.ndarray, values) -> None:
         if not np.all(ok):
@@ -601,23 +606,23 @@ class Result:
         explicit = [c for c in conds if not c.implicit]
 
         def admissible(x: np.ndarray) -> np.ndarray:
-            caps = self._caps(v, conds, {**values, variable: x})
+            """Every condition holds at x (a cap that is NaN at a probe point counts as failing)."""
+            caps = self._caps(v, conds, {**values, variable: x}, guard=False)
             ok = [RELATIONS[c.relation](x, cap) for c, cap in zip(conds, caps)]
             return np.logical_and.reduce(ok)
 
-        hi = np.broadcast_to(np.min(self._caps(v, explicit, values), axis=0), shape).copy() \
-            if explicit else np.ones(shape)
-        hi = np.where(np.isfinite(hi) & (hi > 0), hi, 1.0)
+        top = np.broadcast_to(np.min(self._caps(v, explicit, values), axis=0), shape) \
+            if explicit else np.full(shape, np.inf)
+        capped = np.isfinite(top) & (top > 0)   # a finite explicit cap bounds the search
+        hi = np.where(capped, top, 1.0)
         ok = admissible(hi)
-        done = ok.copy()  # the explicit min (or 1) is itself admissible: grow only without caps
-        if not explicit:
-            for _ in range(2000):
-                grow = ok & (hi < _HUGE)
-                if not np.any(grow):
-                    break
-                hi = np.where(grow, hi * 2, hi)
-                ok = admissible(hi)
-            done = ok  # admissible up to 2^1000: no finite cap binds (returned as inf below)
+        for _ in range(2000):   # without a finite cap: double while admissible
+            grow = ok & ~capped & (hi < _HUGE)
+            if not np.any(grow):
+                break
+            hi = np.where(grow, hi * 2, hi)
+            ok = admissible(hi)
+        done = ok  # the explicit cap itself is admissible, or no cap binds up to 2^1000 (inf below)
         lo = hi / 2
         for _ in range(2000):
             shrink = ~done & ~admissible(lo) & (lo > _TINY)
@@ -634,7 +639,7 @@ class Result:
             good = admissible(mid)
             lo = np.where(open_ & good, mid, lo)
             hi = np.where(open_ & ~good, mid, hi)
-        grown_out = done & (hi >= _HUGE) & (not explicit)
+        grown_out = done & (hi >= _HUGE) & ~capped
         return np.where(grown_out, np.inf, np.where(done, hi, lo))
 
     def rounds_to_eps(self, eps: float, variant: str | None = None, t_max: float = 2.0 ** 60,

@@ -62,6 +62,13 @@ def build() -> dict[str, Result]:
         [Variant("printed", "cap below the diagonal", bound=eta_l * L,
                  conditions=(StepCondition("half", eta_l / 2 + 0 * L, variable=eta_l),))])
 
+    cubic = Result(
+        "toy.cubic", "implicit caps without an explicit one", "eta_l <= cap(eta_l) only", WHERE, (),
+        [Variant("printed", "eta_l <= 1/(1 + G eta_l^2): the root of G v^3 + v - 1 = 0",
+                 bound=eta_l * G, conditions=(StepCondition("cubic", 1 / (1 + G * eta_l ** 2), variable=eta_l),)),
+         Variant("unbounded", "eta_l <= eta_l + G holds for every eta_l", bound=eta_l * G,
+                 conditions=(StepCondition("always", eta_l + G, variable=eta_l),))])
+
     def reduce(p_i, tau_i):
         tau_eff = np.sum(p_i * tau_i, axis=-1)
         m = p_i.shape[-1]
@@ -85,7 +92,7 @@ def build() -> dict[str, Result]:
                        + (3 if s["noise"] == "rederived" else 1) * sigma ** 2},
             "toy bound"),
         rounds="R")
-    return {r.id: r for r in (implicit, unsolvable, vector, switched)}
+    return {r.id: r for r in (implicit, unsolvable, cubic, vector, switched)}
 
 
 IMPLICIT = dict(L=1.0, sigma=0.5, I=4, G=2.0, eps=1e-6, R=100, rho=0.1, m=5, n=20)
@@ -188,6 +195,16 @@ def test_implicit_solve_is_vectorized_and_equals_the_scalar_solves(toy):
         for j in range(3):
             one, name = result.max_step(L=float(L[i, 0]), sigma=0.5, I=4, G=2.0, eps=float(eps[j]))
             assert float(one) == pytest.approx(best[i, j], rel=1e-11) and name == binding[i, j]
+
+
+def test_an_implicit_cap_alone_is_solved_from_a_doubling_bracket(toy):
+    result = toy["toy.cubic"]
+    G = np.array([1e-6, 0.5, 3.0, 1e6])
+    best, binding = result.max_step(G=G)
+    roots = [max(r.real for r in np.roots([g, 0.0, 1.0, -1.0]) if abs(r.imag) < 1e-9) for g in G]
+    np.testing.assert_allclose(best, roots, rtol=2 * IMPLICIT_RTOL)
+    assert np.all(best <= 1 / (1 + G * best ** 2)) and set(binding) == {"cubic"}
+    assert np.all(np.isinf(result.max_step("unbounded", G=G)[0]))
 
 
 def test_no_admissible_value_is_a_clear_error(toy):
