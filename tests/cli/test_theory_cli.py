@@ -196,3 +196,25 @@ def test_set_takes_several_pairs_after_one_flag(capsys):
     one_flag = json.loads(capsys.readouterr().out)
     assert main(common + ["--set", "L=1", "--set", "K=4", "--set", "p=0.64", "--set", "q=0.5"]) == 0
     assert json.loads(capsys.readouterr().out) == one_flag
+
+
+def test_stepsize_names_its_variable(capsys):
+    pairs = sets(["K=5", "L=1", "p=0.64", "q=0.5"])
+    code, out, _ = run(capsys, "stepsize", "sdgt.thm2", "--var", "gamma", "--json", *pairs)
+    data = json.loads(out)
+    assert code == 0 and data["variable"] == "gamma" and data["implicit"] is False
+    code, out, _ = run(capsys, "stepsize", "sdgt.thm2", *pairs)
+    assert "largest admissible gamma = " in out
+    code, _, err = run(capsys, "stepsize", "sdgt.thm2", "--var", "gama", *pairs)
+    assert code == 2 and "did you mean 'gamma'" in err
+
+
+def test_audit_all_runs_every_registered_paper(capsys):
+    from fedbound.theory.audit import PAPERS
+    code, out, err = run(capsys, "audit", "all", "--samples", "50", "--iterations", "0", "--only", "lemma2")
+    assert code == 0, err
+    assert [line for line in out.splitlines() if line.startswith("audit of ")] == \
+        ["audit of sdgt: 1 claims, 50 random samples each plus extremes and adversarial search (seed 0)"]
+    code, out, _ = run(capsys, "audit", "all", "--samples", "50", "--iterations", "0", "--json")
+    data = json.loads(out)
+    assert code == 0 and set(data) == set(PAPERS) and all(data[p] for p in data)

@@ -358,3 +358,13 @@ def test_generic_linear_algebra_is_its_own_module():
     from fedbound.theory import linalg, result
     assert not hasattr(result, "spectral_quantities") and callable(linalg.spectral_quantities)
     assert "sp" not in linalg.__dict__ and "sympy" not in linalg.__dict__   # numeric only
+
+
+def test_cli_takes_vector_inputs_as_comma_separated_numbers(toy, capsys):
+    code, out, err = cli(capsys, "bound", "toy.vector", "--json", "--set", "p_i=0.25,0.75", "tau_i=2,4",
+                         "T=10", "sigma=1", "L=1")
+    assert code == 0, err
+    expected = toy["toy.vector"].bound(p_i=[0.25, 0.75], tau_i=[2.0, 4.0], T=10, sigma=1.0, L=1.0)
+    assert json.loads(out)["bound"] == float(expected)
+    code, _, err = cli(capsys, "bound", "toy.vector", "--set", "p_i=0.25,x", "tau_i=2,4", "T=10")
+    assert code == 2 and "p_i: value must be a number" in err
