@@ -649,7 +649,8 @@ class Result:
 
         Assumes the bound is non-increasing in the rounds (true of every rate bound here);
         vectorized exponential search followed by bisection on integers (at most about
-        2 log2(t_max) bound evaluations).
+        2 log2(t_max) bound evaluations; above 2^53, where floats no longer hold every integer, the
+        answer is the smallest representable value found).
         """
         t = self.rounds
         if isinstance(eps, np.ndarray) and eps.ndim:
@@ -672,19 +673,23 @@ class Result:
         lo = np.zeros(shape)  # bound(lo) > eps or lo = 0
         hi = np.ones(shape)
         done = f(hi) <= eps
-        while not np.all(done) and np.max(hi) < t_max:
+        for _ in range(1100):   # doubling up to t_max <= 2^1000
+            if np.all(done) or np.max(hi) >= t_max:
+                break
             lo = np.where(done, lo, hi)
             hi = np.where(done, hi, hi * 2)
             done = f(hi) <= eps
-        result = np.where(done, hi, np.inf)
+        reached = done
         hi = np.where(done, hi, lo + 1)
-        while np.any(hi - lo > 1):
+        for _ in range(1100):   # integer bisection; stops where floats no longer split the gap
             mid = np.floor((lo + hi) / 2)
-            mid = np.where(hi - lo > 1, np.maximum(mid, 1), hi)
-            ok = f(mid) <= eps
-            hi = np.where(ok & (hi - lo > 1), mid, hi)
-            lo = np.where(~ok & (hi - lo > 1), mid, lo)
-        return np.where(np.isfinite(result), hi, np.inf)
+            open_ = (hi - lo > 1) & (mid > lo) & (mid < hi)
+            if not np.any(open_):
+                break
+            ok = f(np.where(open_, np.maximum(mid, 1), hi)) <= eps
+            hi = np.where(open_ & ok, mid, hi)
+            lo = np.where(open_ & ~ok, mid, lo)
+        return np.where(reached, hi, np.inf)
 
     # -- symbolic ----------------------------------------------------------------------------
     def rate_exponents(self, variant: str | None = None, in_symbol: str | None = None) -> dict[str, object]:

@@ -162,3 +162,13 @@ def test_valid_values_never_give_nan(drawn):
     for a in arrays:
         if a is not None and np.asarray(a).dtype.kind == "f":
             assert not np.any(np.isnan(a)), (rid, variant, name, x, method)
+
+
+def test_rounds_to_eps_beyond_exact_float_integers_terminates():
+    """Above 2^53 floats no longer split every integer gap: the bisection stops, it does not hang."""
+    thm2 = get("sdgt.thm2")
+    c = dict(K=5, L=1.0, p=0.64, q=0.5, R=1e30, n=10, sigma=0.0)
+    c["gamma"] = float(thm2.max_step(**c)[0])
+    T = thm2.rounds_to_eps(1e-3, t_max=2.0 ** 200, **c)
+    assert 2.0 ** 53 < T < 2.0 ** 200 and thm2.bound(**c, T=T) <= 1e-3
+    assert np.isinf(thm2.rounds_to_eps(1e-3, **c))   # beyond the default t_max = 2^60
