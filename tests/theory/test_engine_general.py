@@ -313,6 +313,22 @@ def test_two_switches_generate_four_self_describing_variants(toy):
         result.variant("nois=rederived")
 
 
+def test_four_independent_corrections_give_sixteen_distinct_variants(toy):
+    """FedAda2's shape: four binary corrections of one bound, 2 x 2 x 2 x 2 variants."""
+    R, sigma = S.resolve("R", "toy").symbol, S.sigma
+    switches = [Switch(f"c{i}", {"printed": f"term {i} as printed", "fixed": f"term {i} corrected"},
+                       "printed") for i in range(4)]
+    variants = switch_variants(switches, lambda s: {"bound": sum(
+        (2 if s[f"c{i}"] == "fixed" else 1) * sigma ** (i + 1) / R for i in range(4))})
+    result = Result("toy.sixteen", "four switches", "s", WHERE, (), variants, rounds="R")
+    assert len(result.variants) == 16 and result.default_variant == "printed"
+    values = {name: float(result.bound(name, R=1, sigma=10.0)) for name in result.variants}
+    assert len(set(values.values())) == 16
+    for name, v in result.variants.items():
+        assert all(f"c{i}={v.settings[f'c{i}']}" in v.description for i in range(4))
+        assert name == "printed" or all(f"c{i}=fixed" in name for i in range(4) if v.settings[f"c{i}"] == "fixed")
+
+
 # -- partial evaluation ----------------------------------------------------------------------------
 THM3 = dict(L=1.0, mu=0.1, K=2, p=0.5, q=0.5, n=4, sigma=1.0, gamma=1e-5)
 
