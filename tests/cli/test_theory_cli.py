@@ -27,18 +27,20 @@ def sets(pairs):
     return [a for pair in pairs for a in ("--set", pair)]
 
 
-def typical_constants(names) -> dict:
-    """A fixed point inside every constant's domain (order relations respected)."""
+def typical_constants(result, names) -> dict:
+    """A fixed point inside every constant's domain for ``result`` (order relations respected)."""
     out = {}
     for name in names:
-        d = S.constant(name).domain
+        d = result.domain(name)[0]
         if d.integer:
             out[name] = float(max(math.floor(d.low) + 2, 3))
         elif math.isfinite(d.high):
             out[name] = d.low + 0.6 * (d.high - d.low)
         else:
             out[name] = (d.low if math.isfinite(d.low) else 0.0) + 0.5
+    short = {S.constant(nm, result.scope).key: nm for nm in out}
     for small, large in S.ORDER_RELATIONS:
+        small, large = short.get(small), short.get(large)
         if small in out and large in out:
             out[small], out[large] = sorted((out[small], out[large]))
     if "gamma" in out:
@@ -108,7 +110,7 @@ def test_matrix_extras_and_derived_keys_are_nested_lists_at_the_top_level(capsys
 def test_bound_json_of_every_result_and_variant(capsys, rid, variant):
     """Generic: every extra and derived key of every result comes back under its own key."""
     result = get(rid)
-    c = typical_constants(result.constants(variant))
+    c = typical_constants(result, result.constants(variant))
     code, out, err = run(capsys, "bound", rid, "--variant", variant,
                          *sets(f"{k}={v!r}" for k, v in c.items()), "--json")
     assert code == 0, err
