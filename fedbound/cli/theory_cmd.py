@@ -1,6 +1,8 @@
 """``fedbound list | bound | stepsize | rounds``: the registered results from the command line.
 
-* ``fedbound list [--json]``: every result with its provenance and variants.
+* ``fedbound list [results|algorithms] [--json]``: every result with its provenance and variants
+  (default), or every registered algorithm with its family, network needs and options (from
+  :mod:`fedbound.algorithms.registry`).
 * ``fedbound bound ID --set NAME=VALUE ... [--variant V] [--json]``: the bound, every step-size
   condition with its variable and cap (and whether it holds when the variable is set), every
   predicate (holds / fails), the bound's terms and every extra. Expressions whose constants are
@@ -34,14 +36,20 @@ from fedbound.jsonable import jsonable
 from fedbound.theory import get, results
 from fedbound.theory import symbols as S
 
+#: what ``fedbound list`` can list
+LISTS = ("results", "algorithms")
+
 #: top-level JSON keys of ``fedbound bound`` that an extra may not take
 RESERVED_KEYS = ("result", "variant", "title", "lhs", "provenance", "constants", "bound",
                  "conditions", "all_conditions_hold", "terms", "predicates", "missing")
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("list", help="list every result with provenance and variants",
-                              description="List every registered result with provenance and variants.")
+    p = subparsers.add_parser("list", help="list every result (or algorithm) of the registries",
+                              description="List every registered result with provenance and variants, "
+                                          "or every registered algorithm with its options.")
+    p.add_argument("what", nargs="?", choices=LISTS, default="results",
+                   help="what to list (default: results)")
     p.add_argument("--json", action="store_true", help="print JSON to stdout")
     p.set_defaults(func=run_list)
 
@@ -143,7 +151,31 @@ def _entry(r) -> dict:
     }
 
 
+def _algorithm_entry(spec) -> dict:
+    return {"name": spec.name, "summary": spec.summary, "family": spec.family,
+            "network": spec.network,
+            "options": [{"name": o.name, "flag": o.flag, "type": o.type.__name__, "help": o.help,
+                         "default": jsonable(o.default), "required": o.required}
+                        for o in spec.options]}
+
+
+def run_list_algorithms(args) -> int:
+    from fedbound.algorithms import registry  # imports torch: only for this listing
+
+    entries = [_algorithm_entry(spec) for spec in registry.specs()]
+    if args.json:
+        _print_json(entries)
+        return 0
+    for e in entries:
+        print(f"{e['name']}: {e['summary']}")
+        print(f"    {e['family']}; network {e['network']}; options: "
+              + ", ".join(o["flag"] for o in e["options"]))
+    return 0
+
+
 def run_list(args) -> int:
+    if args.what == "algorithms":
+        return run_list_algorithms(args)
     if args.json:
         _print_json([_entry(r) for r in results()])
         return 0

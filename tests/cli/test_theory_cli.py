@@ -220,3 +220,18 @@ def test_audit_all_runs_every_registered_paper(capsys):
     code, out, _ = run(capsys, "audit", "all", "--samples", "50", "--iterations", "0", "--json")
     data = json.loads(out)
     assert code == 0 and set(data) == set(PAPERS) and all(data[p] for p in data)
+
+
+def test_list_algorithms_from_the_registry(capsys):
+    """`fedbound list algorithms` is generated from fedbound.algorithms.registry: every registered
+    algorithm with every option flag, nothing else."""
+    from fedbound.algorithms import registry
+
+    assert main(["list", "algorithms", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [e["name"] for e in listed] == list(registry.names())
+    for entry, spec in zip(listed, registry.specs()):
+        assert [o["flag"] for o in entry["options"]] == [o.flag for o in spec.options]
+    assert main(["list", "algorithms"]) == 0
+    text = capsys.readouterr().out
+    assert all(f"{name}:" in text for name in registry.names())
