@@ -16,6 +16,7 @@ The results of :mod:`fedbound.theory.fednova` take the scalars computed here:
 * :func:`fedavg_closed_forms` (121)-(124) [L717-L725] and :func:`fedprox_closed_forms`
   (127)-(131) [L741-L751];
 * :func:`chi2`: chi^2_{p||w} = sum_i (p_i - w_i)^2/w_i (L175);
+* :func:`theorem_constants`: all of them at once for FedAvg-type (implicit) or FedNova aggregation;
 * :func:`beta2_kappa2_quadratic`: beta^2, kappa^2 of Assumption 3 (L149) at weights w for quadratic
   clients (sec. 4.12), through :class:`fedbound.tasks.quadratic.Quadratic`.
 
@@ -227,6 +228,38 @@ def fedprox_closed_forms(p, tau, alpha) -> dict[str, np.ndarray]:
             "B": np.sum(w * (a2 - 1), -1), "C": c1 * (c1 - 1)}
 
 
+AGGREGATIONS = ("implicit", "fednova")
+
+
+def theorem_constants(p, a, aggregation: str = "implicit", tau_eff=None) -> dict[str, object]:
+    """The preparation step: the scalar constants of fednova.thm1/thm2/cor3 (keyed by their registry
+    names) for clients with accumulation vectors ``a`` (a sequence of 1-D arrays, tau_i = len(a_i)).
+
+    ``aggregation="implicit"``: sum_i p_i Delta_i (FedAvg, FedProx, any "previous algorithm"), so
+    tau_eff and w are the implicit ones of (6); ``"fednova"``: w = p (12) with ``tau_eff`` given
+    (default sum_i p_i ||a_i||_1, App. H [L961]). Also returned: ``w`` (array), ``chi2`` (L175),
+    ``a1_max`` (101), ``tau_bar`` = (1/m) sum_i tau_i (L157), ``m_clients``."""
+    V.one_of("aggregation", aggregation, AGGREGATIONS)
+    vecs = [np.asarray(v, dtype=float) for v in a]
+    a1, a2sq, last = norms(vecs)
+    p = _weights("p", p, len(vecs))
+    implicit_tau, w = implicit_weights(p, a1)
+    if aggregation == "fednova":
+        w = p
+        tau_eff = implicit_tau if tau_eff is None else V.number("tau_eff", tau_eff, low=0.0, low_open=True)
+    elif tau_eff is not None:
+        raise ValidationError("tau_eff is implied by p and a with aggregation='implicit' (6); pass "
+                              "aggregation='fednova' to choose it")
+    else:
+        tau_eff = implicit_tau
+    A, B, C = abc(w, a1, a2sq, last, tau_eff)
+    positive = w > 0
+    chi = float(np.sum((p[positive] - w[positive]) ** 2 / w[positive])) if np.all(positive) else float("inf")
+    return {"tau_eff": float(tau_eff), "A_nova": float(A), "B_nova": float(B), "C_nova": float(C),
+            "a1_max": float(a1.max()), "tau_bar": float(np.mean([v.size for v in vecs])),
+            "m_clients": len(vecs), "chi2": chi, "w": w}
+
+
 def chi2(p, w) -> np.ndarray:
     """chi^2_{p||w} = sum_i (p_i - w_i)^2/w_i (L175); every w_i must be > 0 (else it is infinite)."""
     p, w = _weights("p", p), _weights("w", w)
@@ -249,6 +282,6 @@ def beta2_kappa2_quadratic(w, H, b, beta2: float | None = None) -> tuple[float, 
     return float(beta2), float(task.kappa2(w, beta2))
 
 
-__all__ = ["SOLVERS", "accumulation_vector", "closed_form_norms", "norms", "implicit_weights", "abc",
+__all__ = ["SOLVERS", "AGGREGATIONS", "theorem_constants", "accumulation_vector", "closed_form_norms", "norms", "implicit_weights", "abc",
            "time_averaged_abc", "fedavg_closed_forms", "fedprox_closed_forms", "chi2",
            "beta2_kappa2_quadratic"]

@@ -229,8 +229,14 @@ def _cor2_claim(variant: str) -> Claim:
 
 def _cor3_claims() -> list[Claim]:
     cor3 = get("fednova.cor3")
-    step = _max_step("fednova.cor3", "printed")
-    sampler = Sampler((L_, TAU_EFF_, Q_, BETA2_EXCESS, C_, FRACTION), _build(step))
+    conditions = cor3.variant("printed").conditions
+    caps = [compile_expr(cond.cap) for cond in conditions]
+
+    def min_cap(which):
+        """The cap of the conditions ``which`` (indices into Corollary 3's three) only."""
+        return lambda c: np.min(np.stack(np.broadcast_arrays(*(caps[i](c) for i in which))), axis=0)
+
+    params = (L_, TAU_EFF_, Q_, BETA2_EXCESS, C_, FRACTION)
 
     def coefficient(c):
         lhs = 0.5 + 3 * c["tau_eff"] * c["gamma"] * c["L"]           # (173) [L915]
@@ -243,12 +249,11 @@ def _cor3_claims() -> list[Claim]:
                 _columns(1 + 1 / (12 * b2), np.full_like(d, 2.0), np.full_like(d, 0.25)))
 
     bound = compile_expr(cor3.variant("printed").bound)
-    caps = [compile_expr(cond.cap) for cond in cor3.variant("printed").conditions]
+    all_caps = min_cap((0, 1, 2))
 
     def sched_build(raw):
         c = _build()(raw)
-        cap = np.min(np.stack([f(c) for f in caps]), axis=0)
-        c["T"] = np.ceil(c["q_sampled"] / (c["tau_tilde"] * cap ** 2) * c.pop("T/T_min"))
+        c["T"] = np.ceil(c["q_sampled"] / (c["tau_tilde"] * all_caps(c) ** 2) * c.pop("T/T_min"))
         return c
 
     sched_sampler = Sampler((L_, TAU_EFF_, TAU_TILDE_, Q_, BETA2_EXCESS, C_, Param("B_nova", 1e-3, 1e8),
@@ -267,10 +272,11 @@ def _cor3_claims() -> list[Claim]:
         Claim("cor3.174_coefficient", "fednova.cor3", "printed",
               "(173)-(175) [L915-L923]: under eta L <= 1/(2 tau_eff) and 6 tau_eff eta L (1 + beta^2/q) <= 1/2 "
               "the coefficient 1/2 + 3 tau_eff eta L of (173) (printed 1/2 + 2 tau_eff eta L in (174)) is <= 3/2 "
-              "as (175) uses, even <= 3/4", "L918", sampler, coefficient, parts=("<= 3/2 (175)", "<= 3/4")),
+              "as (175) uses, even <= 3/4", "L918", Sampler(params, _build(min_cap((0, 1)))), coefficient,
+              parts=("<= 3/2 (175)", "<= 3/4")),
         Claim("cor3.176_to_178", "fednova.cor3", "printed",
               "[L930]: D = 4 eta^2 L^2 C <= 1/(12 beta^2 + 1) implies 1/(1-D) <= 1 + 1/(12 beta^2) <= 2 and "
-              "3 D beta^2/(1-D) <= 1/4", "", sampler, facts,
+              "3 D beta^2/(1-D) <= 1/4", "", Sampler(params, _build(min_cap((2,)))), facts,
               parts=("1/(1-D) <= 1+1/(12 beta^2)", "1+1/(12 beta^2) <= 2", "3 D beta^2/(1-D) <= 1/4")),
         *(Claim("cor3_sched.183", "fednova.cor3_sched", v,
                 "(183) [L955]: (182) at eta = sqrt(q/(tau_tilde T)) (with T large enough for Corollary 3's "

@@ -190,3 +190,21 @@ def test_bad_inputs_are_named():
     with pytest.raises(ValidationError, match="integers"):
         acc.fedavg_closed_forms([0.5, 0.5], [1.5, 2])
     np.testing.assert_array_equal(acc.accumulation_vector("custom", None, a=[0.0, 2.0]), [0.0, 2.0])
+
+
+def test_theorem_constants_for_fedavg_and_fednova():
+    taus = [1, 3, 8]
+    p = np.array([0.2, 0.5, 0.3])
+    vectors = [acc.accumulation_vector("sgd", t) for t in taus]
+    avg = acc.theorem_constants(p, vectors)
+    closed = acc.fedavg_closed_forms(p, taus)
+    for key, name in (("tau_eff", "tau_eff"), ("A", "A_nova"), ("B", "B_nova"), ("C", "C_nova")):
+        assert avg[name] == pytest.approx(closed[key], rel=1e-13)
+    assert avg["chi2"] == pytest.approx(acc.chi2(p, closed["w"])) and avg["chi2"] > 0
+    assert avg["tau_bar"] == 4.0 and avg["a1_max"] == 8.0 and avg["m_clients"] == 3
+    nova = acc.theorem_constants(p, vectors, "fednova", tau_eff=5.0)
+    assert nova["chi2"] == 0 and nova["tau_eff"] == 5.0
+    assert nova["A_nova"] == pytest.approx(3 * 5.0 * np.sum(p ** 2 / np.array(taus)))     # sec. 4.3 [derived]
+    assert nova["B_nova"] == pytest.approx(p @ (np.array(taus) - 1))
+    with pytest.raises(ValidationError, match="implied"):
+        acc.theorem_constants(p, vectors, tau_eff=5.0)

@@ -1,5 +1,6 @@
 """`fedbound audit fednova` (fedbound/theory/fednova/audit.py): the computed verdicts match
 papers/fednova.md, and every counterexample is re-checked here from formulas typed from the notes."""
+import json
 import math
 
 import pytest
@@ -104,3 +105,11 @@ def test_cor3_174_coefficient_is_harmless(reports):
     report = reports[("cor3.174_coefficient", "printed")]
     assert report.part_ratios["<= 3/2 (175)"] <= 0.5 + 1e-12
     assert 0.99 < report.part_ratios["<= 3/4"] <= 1 + 1e-12
+
+
+def test_cli_audit_fednova(capsys):
+    from fedbound.cli.main import main
+    assert main(["audit", "fednova", "--samples", "50", "--iterations", "0", "--only", "lemma4", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {(d["claim"], d["variant"]): d["verdict"] for d in data} == \
+        {k: v for k, v in EXPECTED.items() if k[0].startswith("lemma4")}

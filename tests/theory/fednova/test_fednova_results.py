@@ -20,15 +20,6 @@ def sym(name):
     return S.constant(name).symbol
 
 
-def constants_from_vectors(p, vectors, **extra):
-    """The scalar constants of Theorem 1 from explicit accumulation vectors (implicit weights (6))."""
-    a1, a2, last = acc.norms(vectors)
-    tau_eff, w = acc.implicit_weights(p, a1)
-    A, B, C = acc.abc(w, a1, a2, last, tau_eff)
-    return dict(tau_eff=float(tau_eff), A_nova=float(A), B_nova=float(B), C_nova=float(C),
-                a1_max=float(a1.max()), m_clients=len(vectors), **extra), w
-
-
 THM1_EXTRA = dict(Delta_F=2.0, T=500, L=1.5, sigma=0.3, kappa2=0.7, beta2=1.4)
 
 
@@ -36,8 +27,9 @@ THM1_EXTRA = dict(Delta_F=2.0, T=500, L=1.5, sigma=0.3, kappa2=0.7, beta2=1.4)
 
 def test_thm1_bound_97_and_its_conditions():
     p = np.array([0.1, 0.2, 0.3, 0.4])
-    c, _ = constants_from_vectors(p, [acc.accumulation_vector("momentum", t, rho=0.5) for t in (1, 2, 5, 10)],
-                                  **THM1_EXTRA)
+    c = dict(acc.theorem_constants(p, [acc.accumulation_vector("momentum", t, rho=0.5) for t in (1, 2, 5, 10)]),
+             **THM1_EXTRA)
+    del c["w"], c["chi2"], c["tau_bar"]
     thm1 = get("fednova.thm1")
     eta, binding = thm1.max_step("printed", **{k: c[k] for k in ("L", "tau_eff", "C_nova", "beta2")})
     cap98 = 1 / (2 * c["L"] * c["tau_eff"])
