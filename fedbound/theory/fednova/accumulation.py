@@ -8,13 +8,14 @@ The results of :mod:`fedbound.theory.fednova` take the scalars computed here:
 
 * :func:`norms`: ||a_i||_1, ||a_i||_2^2 and the last entry a_{i,-1} (L165);
 * :func:`accumulation_vector` and :func:`closed_form_norms`: the table of sec. 2.3 (SGD, proximal
-  (31)-(34), decayed learning rate (L128), momentum with the buffer reset each round (35)-(45));
+  (31)-(34) [L397-L406], decayed learning rate [L128], momentum with the buffer reset each round
+  (35)-(45) [L414-L439]);
 * :func:`implicit_weights`: tau_eff = sum_i p_i ||a_i||_1 and w_i = p_i ||a_i||_1 / tau_eff of (6)
   [L115-L116];
-* :func:`abc`: A, B, C of (9) [L163] = (93)-(95) [L618-L626]; :func:`time_averaged_abc` their
-  averages over rounds for Theorem 3 (143)-(146) [L802-L812];
-* :func:`fedavg_closed_forms` (121)-(124) [L717-L725] and :func:`fedprox_closed_forms`
-  (127)-(131) [L741-L751];
+* :func:`abc`: A, B, C of (9) [L163] = (93)-(95) [L606-L608]; :func:`time_averaged_abc` their
+  averages over rounds for Theorem 3 (143)-(146) [L806-L813];
+* :func:`fedavg_closed_forms` (121)-(124) [L719-L722] and :func:`fedprox_closed_forms`
+  (127)-(131) [L744-L751];
 * :func:`chi2`: chi^2_{p||w} = sum_i (p_i - w_i)^2/w_i (L175);
 * :func:`theorem_constants`: all of them at once for FedAvg-type (implicit) or FedNova aggregation;
 * :func:`beta2_kappa2_quadratic`: beta^2, kappa^2 of Assumption 3 (L149) at weights w for quadratic
@@ -65,9 +66,9 @@ def accumulation_vector(solver: str, tau: int, *, alpha=None, gamma=None, rho=No
     """a_i (tau,) of one client's local solver, in closed form (papers/fednova.md sec. 2.3).
 
     ``"sgd"``: [1, ..., 1] (L120); ``"prox"``: [(1-alpha)^(tau-1), ..., 1-alpha, 1] with
-    alpha = eta mu in (0, 1] ((31)-(34) [L391-L401]); ``"decay"``: [1, gamma, ..., gamma^(tau-1)]
+    alpha = eta mu in (0, 1] ((31)-(34) [L397-L406]); ``"decay"``: [1, gamma, ..., gamma^(tau-1)]
     with the per-step decay factor gamma in [0, 1] (L128); ``"momentum"``: a_k = (1 - rho^(tau-k))/
-    (1 - rho), rho in [0, 1), the buffer reset each round ((43) [L431]); ``"custom"``: any
+    (1 - rho), rho in [0, 1), the buffer reset each round ((35)-(43) [L414-L434]); ``"custom"``: any
     non-negative ``a`` of length tau with ||a||_1 > 0 (L99).
     """
     V.one_of("solver", solver, SOLVERS)
@@ -97,9 +98,9 @@ def closed_form_norms(solver: str, tau, *, alpha=None, gamma=None, rho=None
     """(||a||_1, ||a||_2^2, a_{-1}) of the table of sec. 2.3 in closed form, vectorized over arrays
     of tau and of the solver parameter (broadcast together).
 
-    prox: (1-(1-alpha)^tau)/alpha, (1-(1-alpha)^(2 tau))/(1-(1-alpha)^2) (127) [L743], 1;
+    prox: (1-(1-alpha)^tau)/alpha, (1-(1-alpha)^(2 tau))/(1-(1-alpha)^2) (127) [L744], 1;
     decay [derived]: (1-gamma^tau)/(1-gamma), (1-gamma^(2 tau))/(1-gamma^2), gamma^(tau-1);
-    momentum: (45) [L437] [tau - rho(1-rho^tau)/(1-rho)]/(1-rho), [derived]
+    momentum: (45) [L439] [tau - rho(1-rho^tau)/(1-rho)]/(1-rho), [derived]
     [tau - 2 rho (1-rho^tau)/(1-rho) + rho^2 (1-rho^(2 tau))/(1-rho^2)]/(1-rho)^2, 1.
     """
     V.one_of("solver", solver, SOLVERS[:-1])
@@ -168,7 +169,7 @@ def implicit_weights(p, a1) -> tuple[np.ndarray, np.ndarray]:
 
 
 def abc(w, a1, a2sq, a_last, tau_eff) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A, B, C of (9) [L163] / (93)-(95) [L618-L626], m = the number of clients (last axis):
+    """A, B, C of (9) [L163] / (93)-(95) [L606-L608], m = the number of clients (last axis):
 
     A = m tau_eff sum_i w_i^2 ||a_i||_2^2/||a_i||_1^2, B = sum_i w_i (||a_i||_2^2 - a_{i,-1}^2),
     C = max_i ||a_i||_1 (||a_i||_1 - a_{i,-1})."""
@@ -185,9 +186,9 @@ def abc(w, a1, a2sq, a_last, tau_eff) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 def time_averaged_abc(p, a1, a2sq, a_last, tau_eff) -> dict[str, np.ndarray]:
     """Theorem 3's constants for FedNova (w = p) with accumulation vectors varying by round: the
-    per-round A^(t), B^(t), C^(t) of (143)-(145) [L802-L808] for arrays (T, m) of norms, their
-    averages A_tilde, B_tilde, C_tilde (146) [L812] and a1_max = max_{i,t} ||a_i^(t)||_1 of (152)
-    [L831]. ``tau_eff`` is the one server constant the proof uses (notes sec. 4.9 flag)."""
+    per-round A^(t), B^(t), C^(t) of (143)-(145) [L806-L808] for arrays (T, m) of norms, their
+    averages A_tilde, B_tilde, C_tilde (146) [L813] and a1_max = max_{i,t} ||a_i^(t)||_1 of (152)
+    [L833]. ``tau_eff`` is the one server constant the proof uses (notes sec. 4.9 flag)."""
     a1 = V.real_array("a1", a1, ndim=2, low=0.0)
     p = np.broadcast_to(_weights("p", p, a1.shape[-1]), a1.shape)
     A, B, C = abc(p, a1, a2sq, a_last, np.broadcast_to(tau_eff, a1.shape[:1]))
@@ -198,7 +199,7 @@ def time_averaged_abc(p, a1, a2sq, a_last, tau_eff) -> dict[str, np.ndarray]:
 def fedavg_closed_forms(p, tau) -> dict[str, np.ndarray]:
     """FedAvg (a_i = 1_{tau_i}): (121) tau_eff = sum p_i tau_i, w_i = p_i tau_i/tau_eff,
     (122) A = m sum p_i^2 tau_i / sum p_i tau_i, (123) B = sum p_i tau_i (tau_i - 1)/sum p_i tau_i,
-    (124) C = tau_max (tau_max - 1) [L717-L725]."""
+    (124) C = tau_max (tau_max - 1) [L719-L722]."""
     p, t = _weights("p", p), _tau(tau)
     m = p.shape[-1]
     tau_eff = np.sum(p * t, -1)
@@ -208,7 +209,7 @@ def fedavg_closed_forms(p, tau) -> dict[str, np.ndarray]:
 
 
 def fedprox_closed_forms(p, tau, alpha) -> dict[str, np.ndarray]:
-    """FedProx (127)-(131) [L741-L751] with alpha = eta mu (broadcast against p's leading axes):
+    """FedProx (127)-(131) [L744-L751] with alpha = eta mu (broadcast against p's leading axes):
     tau_eff = (1/alpha) sum p_i [1 - (1-alpha)^tau_i], w_i = p_i [1 - (1-alpha)^tau_i]/sum_j(...),
     A = (m alpha / sum p_i (1 - (1-alpha)^tau_i)) sum p_i^2 (1 - (1-alpha)^(2 tau_i))/(1 - (1-alpha)^2),
     B = sum_i w_i [(1 - (1-alpha)^(2 tau_i))/(1 - (1-alpha)^2) - 1],

@@ -54,7 +54,7 @@ COR1 = register(Result(
     variants=[
         Variant("explicit", "(97) with (125): tau_eff = tau_bar, A = 1, B = tau_bar - 1 + tau_var/tau_bar, "
                             "C = tau_max (tau_max - 1); conditions (98)-(99) with these (eta = gamma here)",
-                bound=explicit_bound(Delta_F, 1, B_FEDAVG, C_FEDAVG, steps=tau_bar),
+                bound=explicit_bound(Delta_F, 1, B_FEDAVG, C_FEDAVG, eff=tau_bar),
                 conditions=(StepCondition("(98)", 1 / (2 * L * tau_bar), False, "(98) [L622] with (125)"),
                             StepCondition("(99)", 1 / (2 * L * sp.sqrt(C_FEDAVG * (2 * beta2 + 1))), False,
                                           "(99) [L623] with (125)")),

@@ -38,10 +38,10 @@ CAP_101_TAU = StepCondition("(101) tau_eff", 1 / (2 * L * tau_eff), False, "(101
 D_PROOF = 4 * eta ** 2 * L ** 2 * C_nova
 
 
-def explicit_bound(gap, a_const, b_const, c_const, steps=tau_eff, clients=m):
+def explicit_bound(gap, a_const, b_const, c_const, eff=tau_eff, clients=m):
     """(97) [L616] (and (147) [L817] with the time averages): 4 gap/(eta tau_eff T) + 4 eta L sigma^2 A/m
     + 6 eta^2 L^2 sigma^2 B + 12 eta^2 L^2 kappa^2 C."""
-    return (4 * gap / (eta * steps * T) + 4 * eta * L * sigma ** 2 * a_const / clients
+    return (4 * gap / (eta * eff * T) + 4 * eta * L * sigma ** 2 * a_const / clients
             + 6 * eta ** 2 * L ** 2 * sigma ** 2 * b_const + 12 * eta ** 2 * L ** 2 * kappa2 * c_const)
 
 

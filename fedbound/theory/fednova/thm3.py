@@ -52,7 +52,7 @@ THM3 = register(Result(
     lhs="(1/T) sum_{t<T} E||grad F(x^(t,0))||^2",
     variants=[Variant(
         "printed", "(147) with (152): eta L <= (1/2) min{1/(a1_max sqrt(2 beta^2+1)), 1/tau_eff}, a1_max = "
-                   "max_{i,t} ||a_i^(t)||_1 (eta = gamma here)",
+                   "max_{i,t} ||a_i^(t)||_1, i.e. (151) [L829] in every round (eta = gamma here)",
         bound=explicit_bound(Delta_F, A_tilde, B_tilde, C_tilde),
         conditions=(StepCondition("(152) a1_max", 1 / (2 * L * a1_max * sp.sqrt(2 * beta2 + 1)), False,
                                   "(152) [L833]"),
