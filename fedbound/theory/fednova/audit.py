@@ -170,6 +170,33 @@ def _lemma4_claims(variant: str) -> list[Claim]:
     ]
 
 
+# Theorem 2's floor at FedAvg's limit ------------------------------------------------------------
+
+def _thm2_floor_claim() -> Claim:
+    floor = compile_expr(get("fednova.thm2").variant("printed").extras["floor"])
+
+    def check(c):
+        """notes sec. 4.4 check (b): F_i = (x - e_i)^2/2 (d = 1, H_i = 1, so beta^2 = 1 and kappa^2 =
+        sum_i w_i (e_i - ebar_w)^2), FedAvg's eta -> 0 limit x = sum_i w_i e_i (Lemma 1, (30) [L385])
+        with w of (6); grad F there is sum_i (p_i - w_i)(e_i - ebar_w) (104)-(105)."""
+        p, taus = _clients(c)
+        _, w = acc.implicit_weights(p, taus)
+        e = _columns(*(c[f"e_{i}"] for i in (1, 2, 3)))
+        centred = e - np.sum(w * e, -1, keepdims=True)
+        grad_F = np.sum((p - w) * centred, -1)
+        kappa2 = np.sum(w * centred ** 2, -1)
+        chi2 = acc.chi2(p, w)
+        lim = grad_F ** 2
+        return _columns(lim, lim), _columns(chi2 * kappa2, floor({"chi2": chi2, "kappa2": kappa2}))
+
+    return Claim("thm2.fedavg_limit_below_floor", "fednova.thm2", "printed",
+                 "(10), (103) at FedAvg's eta -> 0 limit on F_i = (x - e_i)^2/2 (3 clients, any tau_i, p): "
+                 "||grad F(x_inf)||^2 <= chi^2 kappa^2 (Lemma 3 with grad F~ = 0) <= 2 chi^2 kappa^2 (the floor)",
+                 "", Sampler((*TAUS, *P_RAW, *(Param(f"e_{i}", -10.0, 10.0, log=False) for i in (1, 2, 3))),
+                             _build()),
+                 check, parts=("lim <= chi2 kappa2", "lim <= 2 chi2 kappa2"))
+
+
 # FedProx and Corollary 2 ------------------------------------------------------------------------
 
 def _clients(c) -> tuple[np.ndarray, np.ndarray]:
@@ -290,6 +317,7 @@ def claims() -> tuple[Claim, ...]:
     """Every audited claim of FedNova, in paper order (built and compiled once)."""
     return (
         *_thm1_claims(),
+        _thm2_floor_claim(),
         *(c for v in ("printed", "corrected") for c in _lemma4_claims(v)),
         *_fedprox_claims(),
         *(_cor2_claim(v) for v in ("printed", "rederived")),

@@ -261,3 +261,31 @@ def test_cor3_sched_rederived_is_182_at_eta_and_printed_is_off_by_tau_tilde():
     assert eta_max == pytest.approx(min(1 / 60, 1 / (12 * 30 * (1 + 2 / 5)),
                                         1 / (2 * math.sqrt(870 * 25))), rel=1e-14)
     assert binding == "6 tau_eff eta L (1 + beta^2/q) <= 1/2"
+
+
+@settings(max_examples=25)
+@given(seed=st.integers(0, 2 ** 32 - 1), m=st.integers(2, 5), d=st.integers(1, 3), identity=st.booleans())
+def test_fedavg_exact_limit_is_below_the_theorem2_floor(seed, m, d, identity):
+    """notes sec. 4.4 check (b) on the exact engine: FedAvg's eta -> 0 fixed point (quadratic_rounds) has
+    grad F~ = 0, so ||grad F||^2 <= chi^2 kappa^2(w) <= 2 chi^2 kappa^2 (Theorem 2's floor); FedNova's is 0."""
+    rng = np.random.default_rng(seed)
+    if identity:
+        H = np.broadcast_to(np.eye(d), (m, d, d)).copy()
+    else:
+        Q = rng.standard_normal((m, d, d))
+        H = Q @ np.swapaxes(Q, 1, 2) + 0.2 * np.eye(d)
+    problem = QuadraticProblem.build(H, rng.standard_normal((m, d)), rng.dirichlet(np.ones(m)))
+    taus = rng.integers(1, 30, m)
+    x = limit_fixed_point(problem, taus, LinearSolver(0.01))
+    grads = np.einsum("nij,nj->ni", problem.H, x - problem.b)
+    _, w = acc.implicit_weights(problem.p, taus.astype(float))
+    assert np.linalg.norm(w @ grads) <= 1e-9 * (1 + np.abs(grads).max())           # stationary for F~
+    beta2_min, _ = acc.beta2_kappa2_quadratic(w, problem.H, problem.b)
+    beta2 = beta2_min if identity else 2 * beta2_min + 1       # kappa^2 is finite above beta2_min
+    _, kappa2 = acc.beta2_kappa2_quadratic(w, problem.H, problem.b, beta2=beta2)
+    chi2 = float(acc.chi2(problem.p, w))
+    grad_F = problem.p @ grads
+    floor = get("fednova.thm2").evaluate(eps_opt=0.0, chi2=chi2, beta2=1.0, kappa2=kappa2).extras["floor"]
+    assert grad_F @ grad_F <= chi2 * kappa2 * (1 + 1e-9) + 1e-12 and chi2 * kappa2 <= floor
+    x_nova = limit_fixed_point(problem, taus, LinearSolver(0.01), "fednova")
+    assert np.linalg.norm(problem.p @ np.einsum("nij,nj->ni", problem.H, x_nova - problem.b)) <= 1e-9
