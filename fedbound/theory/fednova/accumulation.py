@@ -239,7 +239,7 @@ def theorem_constants(p, a, aggregation: str = "implicit", tau_eff=None) -> dict
     ``aggregation="implicit"``: sum_i p_i Delta_i (FedAvg, FedProx, any "previous algorithm"), so
     tau_eff and w are the implicit ones of (6); ``"fednova"``: w = p (12) with ``tau_eff`` given
     (default sum_i p_i ||a_i||_1, App. H [L961]). Also returned: ``w`` (array), ``chi2`` (L175),
-    ``a1_max`` (101), ``tau_bar`` = (1/m) sum_i tau_i (L157), ``m_clients``."""
+    ``a1_max`` (101), ``tau_bar`` = (1/m) sum_i tau_i (L157), ``m``."""
     V.one_of("aggregation", aggregation, AGGREGATIONS)
     vecs = [np.asarray(v, dtype=float) for v in a]
     a1, a2sq, last = norms(vecs)
@@ -256,9 +256,9 @@ def theorem_constants(p, a, aggregation: str = "implicit", tau_eff=None) -> dict
     A, B, C = abc(w, a1, a2sq, last, tau_eff)
     positive = w > 0
     chi = float(np.sum((p[positive] - w[positive]) ** 2 / w[positive])) if np.all(positive) else float("inf")
-    return {"tau_eff": float(tau_eff), "A_nova": float(A), "B_nova": float(B), "C_nova": float(C),
+    return {"tau_eff": float(tau_eff), "A": float(A), "B": float(B), "C": float(C),
             "a1_max": float(a1.max()), "tau_bar": float(np.mean([v.size for v in vecs])),
-            "m_clients": len(vecs), "chi2": chi, "w": w}
+            "m": len(vecs), "chi2": chi, "w": w}
 
 
 def chi2(p, w) -> np.ndarray:

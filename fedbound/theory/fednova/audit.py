@@ -30,11 +30,11 @@ L_ = Param("L", 1e-3, 1e3)
 TAU_EFF_ = Param("tau_eff", 1.0, 1e4)
 A1_MAX_ = Param("a1_max", 1.0, 1e4)
 C_FRACTION = Param("C/a1_max^2", 1e-6, 1.0)
-C_ = Param("C_nova", 1e-3, 1e8)
+C_ = Param("C", 1e-3, 1e8)
 BETA2_EXCESS = Param("beta2-1", 1e-6, 1e3)
-FRACTION = Param("gamma/cap", 1e-4, 1.0)
-Q_ = Param("q_sampled", 1, 1e4, integer=True)
-M_ = Param("m_clients", 1, 1e4, integer=True)
+FRACTION = Param("eta/cap", 1e-4, 1.0)
+Q_ = Param("q", 1, 1e4, integer=True)
+M_ = Param("m", 1, 1e4, integer=True)
 TAU_BAR_ = Param("tau_bar", 1.0, 1e4)
 TAU_TILDE_ = Param("tau_tilde", 1.0, 1e4)
 T_ = Param("T", 1, 1e12, integer=True)
@@ -43,7 +43,7 @@ P_RAW = tuple(Param(f"p_raw_{i}", 1e-3, 1.0) for i in (1, 2, 3))
 
 
 def _build(step_cap=None):
-    """A ``build`` hook: beta2 = 1 + (beta2 - 1), C = fraction a1_max^2, and eta (the engine's gamma)
+    """A ``build`` hook: beta2 = 1 + (beta2 - 1), C = fraction a1_max^2, and eta
     = fraction * cap, where ``step_cap(constants)`` is the cap the claim assumes."""
 
     def build(raw: dict) -> dict:
@@ -51,9 +51,9 @@ def _build(step_cap=None):
         if "beta2-1" in c:
             c["beta2"] = 1 + c.pop("beta2-1")
         if "C/a1_max^2" in c:
-            c["C_nova"] = c.pop("C/a1_max^2") * c["a1_max"] ** 2
+            c["C"] = c.pop("C/a1_max^2") * c["a1_max"] ** 2
         if step_cap is not None:
-            c["gamma"] = c.pop("gamma/cap") * step_cap(c)
+            c["eta"] = c.pop("eta/cap") * step_cap(c)
         return c
 
     return build
@@ -61,7 +61,7 @@ def _build(step_cap=None):
 
 def _max_step(result_id: str, variant: str):
     result = get(result_id)
-    names = sorted({S.name_of(s) for cond in result.variant(variant).conditions for s in cond.cap.free_symbols})
+    names = sorted({S.short_name(s) for cond in result.variant(variant).conditions for s in cond.cap.free_symbols})
     return lambda c: result.max_step(variant, **{k: c[k] for k in names})[0]
 
 
@@ -75,14 +75,14 @@ def _thm1_claims() -> list[Claim]:
     caps = [compile_expr(c.cap) for c in get("fednova.thm1").variant("printed").conditions]
 
     def implies(c):
-        return _columns(c["gamma"], c["gamma"]), _columns(*(cap(c) for cap in caps))
+        return _columns(c["eta"], c["eta"]), _columns(*(cap(c) for cap in caps))
 
     D = compile_expr(get("fednova.thm1_round").variant("unsimplified").extras["D"])
 
     def coefficients(c):
         """(89) [L587] -> (91) [L596] through (90): each coefficient of (89) against (91)'s."""
         d, b2 = D(c), c["beta2"]
-        eta2L2C = c["gamma"] ** 2 * c["L"] ** 2 * c["C_nova"]
+        eta2L2C = c["eta"] ** 2 * c["L"] ** 2 * c["C"]
         lhs = _columns(0.25 * np.ones_like(d), 1 / (1 - d), d / (2 * (1 - d)))
         rhs = _columns(0.5 * (1 - d * (1 + b2)) / (1 - d), 1.5 * np.ones_like(d), 3 * eta2L2C)
         return lhs, rhs
@@ -102,7 +102,7 @@ def _thm1_claims() -> list[Claim]:
     return [
         Claim("thm1.101_implies_98_99", "fednova.thm1", "sufficient",
               "(100)-(101) [L625-L631]: eta L <= (1/2) min{1/(a1_max sqrt(2 beta^2+1)), 1/tau_eff} implies "
-              "(98) and (99), for any C <= a1_max^2 (eta = gamma)", "",
+              "(98) and (99), for any C <= a1_max^2", "",
               Sampler((L_, TAU_EFF_, A1_MAX_, C_FRACTION, BETA2_EXCESS, FRACTION),
                       _build(_max_step("fednova.thm1", "sufficient"))),
               implies, parts=("(98)", "(99)")),
@@ -125,14 +125,14 @@ def _thm1_claims() -> list[Claim]:
 def _lemma4_claims(variant: str) -> list[Claim]:
     ex = get("fednova.lemma4").variant(variant)
     kappa2, chi2, bound = (compile_expr(e) for e in (ex.extras["kappa2"], ex.extras["chi2"], ex.bound))
-    sampler = Sampler((TAUS[0], TAUS[1], Param("a_offset", 1e-3, 1e3), Param("x/a", -10.0, 10.0, log=False)),
+    sampler = Sampler((TAUS[0], TAUS[1], Param("a", 1e-3, 1e3), Param("x/a", -10.0, 10.0, log=False)),
                       _build())
 
     def example(c):
         """The example of [L691-L701] from its definitions: p = (1/2, 1/2), FedAvg's implicit weights
         (6) with ||a_i||_1 = tau_i, gradients x - a and x + a at x, the eta -> 0 limit point of FedAvg
         (the minimizer of F~ = w_1 F_1 + w_2 F_2, (117)) and grad F there."""
-        a, taus = c["a_offset"], _columns(c["tau_1"], c["tau_2"])
+        a, taus = c["a"], _columns(c["tau_1"], c["tau_2"])
         p = np.full(taus.shape, 0.5)
         _, w = acc.implicit_weights(p, taus)
         x = c["x/a"] * a
@@ -241,8 +241,8 @@ def _cor2_claim(variant: str) -> Claim:
 
     def zero_derivative(c):
         a = alpha(c)
-        left = c["tau_bar"] / np.sqrt(c["m_clients"] * c["tau_bar"] * c["T"])
-        right = 2 * c["m_clients"] / (a ** 3 * c["tau_bar"] * c["T"])
+        left = c["tau_bar"] / np.sqrt(c["m"] * c["tau_bar"] * c["T"])
+        right = 2 * c["m"] / (a ** 3 * c["tau_bar"] * c["T"])
         return _columns(left, right), _columns(right, left)
 
     return Claim("cor2.derivative_139", "fednova.cor2", variant,
@@ -266,11 +266,11 @@ def _cor3_claims() -> list[Claim]:
     params = (L_, TAU_EFF_, Q_, BETA2_EXCESS, C_, FRACTION)
 
     def coefficient(c):
-        lhs = 0.5 + 3 * c["tau_eff"] * c["gamma"] * c["L"]           # (173) [L915]
+        lhs = 0.5 + 3 * c["tau_eff"] * c["eta"] * c["L"]           # (173) [L915]
         return _columns(lhs, lhs), _columns(np.full_like(lhs, 1.5), np.full_like(lhs, 0.75))
 
     def facts(c):
-        d = 4 * c["gamma"] ** 2 * c["L"] ** 2 * c["C_nova"]
+        d = 4 * c["eta"] ** 2 * c["L"] ** 2 * c["C"]
         b2 = c["beta2"]
         return (_columns(1 / (1 - d), 1 + 1 / (12 * b2), 3 * d * b2 / (1 - d)),
                 _columns(1 + 1 / (12 * b2), np.full_like(d, 2.0), np.full_like(d, 0.25)))
@@ -280,18 +280,18 @@ def _cor3_claims() -> list[Claim]:
 
     def sched_build(raw):
         c = _build()(raw)
-        c["T"] = np.ceil(c["q_sampled"] / (c["tau_tilde"] * all_caps(c) ** 2) * c.pop("T/T_min"))
+        c["T"] = np.ceil(c["q"] / (c["tau_tilde"] * all_caps(c) ** 2) * c.pop("T/T_min"))
         return c
 
-    sched_sampler = Sampler((L_, TAU_EFF_, TAU_TILDE_, Q_, BETA2_EXCESS, C_, Param("B_nova", 1e-3, 1e8),
-                             Param("sigma", 1e-3, 1e3), Param("kappa2", 1e-6, 1e6), Param("Delta_F", 1e-3, 1e3),
+    sched_sampler = Sampler((L_, TAU_EFF_, TAU_TILDE_, Q_, BETA2_EXCESS, C_, Param("B", 1e-3, 1e8),
+                             Param("sigma", 1e-3, 1e3), Param("kappa2", 1e-6, 1e6), Param("Delta", 1e-3, 1e3),
                              Param("T/T_min", 1.0, 1e6)), sched_build)
 
     def sched(variant):
         rhs = compile_expr(get("fednova.cor3_sched").variant(variant).bound)
 
         def check(c):
-            at = dict(c, gamma=np.sqrt(c["q_sampled"] / (c["tau_tilde"] * c["T"])))
+            at = dict(c, eta=np.sqrt(c["q"] / (c["tau_tilde"] * c["T"])))
             return bound(at), rhs(c)
         return check
 

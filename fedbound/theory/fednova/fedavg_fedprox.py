@@ -28,14 +28,15 @@ from sympy.codegen.cfunctions import expm1, log1p
 
 from fedbound import validate as V
 from fedbound.theory.fednova.accumulation import fedprox_closed_forms
-from fedbound.theory.fednova.common import (Delta_F, alpha_prox, beta2, m_clients, tau_bar, tau_client,
+from fedbound.theory.fednova.common import (Delta, alpha, beta2, eta, m, tau_bar, tau,
                                             tau_max, tau_var, where)
 from fedbound.theory.fednova.thm1 import explicit_bound, sqrt_schedule_bound
+from fedbound.theory.fednova.preparation import EQUAL
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, StepCondition, Variant
 from fedbound.theory.symbols import L, T
 
-m = m_clients
+
 
 # Corollary 1 --------------------------------------------------------------------------------------
 B_FEDAVG = tau_bar - 1 + tau_var / tau_bar          # (125) [L726]
@@ -44,6 +45,7 @@ _cor1_extras = {"tau_eff": tau_bar, "A": sp.Integer(1), "B": B_FEDAVG, "C": C_FE
 
 COR1 = register(Result(
     id="fednova.cor1",
+    preparation=EQUAL,
     title="Corollary 1 (FedAvg, p_i = 1/m): Theorem 1 with (125)",
     statement="With p_i = 1/m FedAvg converges to a stationary point of F~ = sum_i tau_i F_i/sum_i tau_i: "
               "min_t E||grad F~||^2 <= O((1 + sigma^2)/sqrt(m tau_bar T)) + O(m sigma^2 (tau_bar - 1 + "
@@ -53,15 +55,15 @@ COR1 = register(Result(
     lhs="min_{t<T} E||grad F~(x^(t,0))||^2",
     variants=[
         Variant("explicit", "(97) with (125): tau_eff = tau_bar, A = 1, B = tau_bar - 1 + tau_var/tau_bar, "
-                            "C = tau_max (tau_max - 1); conditions (98)-(99) with these (eta = gamma here)",
-                bound=explicit_bound(Delta_F, 1, B_FEDAVG, C_FEDAVG, eff=tau_bar),
-                conditions=(StepCondition("(98)", 1 / (2 * L * tau_bar), False, "(98) [L622] with (125)"),
+                            "C = tau_max (tau_max - 1); conditions (98)-(99) with these",
+                bound=explicit_bound(Delta, 1, B_FEDAVG, C_FEDAVG, eff=tau_bar),
+                conditions=(StepCondition("(98)", 1 / (2 * L * tau_bar), False, "(98) [L622] with (125)", variable=eta),
                             StepCondition("(99)", 1 / (2 * L * sp.sqrt(C_FEDAVG * (2 * beta2 + 1))), False,
-                                          "(99) [L623] with (125)")),
+                                          "(99) [L623] with (125)", variable=eta)),
                 extras=_cor1_extras),
         Variant("sqrt_schedule", "(126) with the explicit constants of (97) at eta = sqrt(m/(tau_bar T)) "
                                  "(valid for T >= T_min of fednova.thm1_sched)",
-                bound=sqrt_schedule_bound(Delta_F, 1, B_FEDAVG, C_FEDAVG, tau_bar, eff=tau_bar),
+                bound=sqrt_schedule_bound(Delta, 1, B_FEDAVG, C_FEDAVG, tau_bar, eff=tau_bar),
                 extras={**_cor1_extras, "eta": sp.sqrt(m) / sp.sqrt(tau_bar * T)}),
     ],
 ))
@@ -69,8 +71,8 @@ COR1 = register(Result(
 # FedProx ------------------------------------------------------------------------------------------
 # (127) and (131) written with expm1/log1p, identical to the printed (1 - (1-alpha)^tau)/alpha etc.
 # (sympy's expand_func turns them back) but evaluated without cancellation as alpha -> 0 (132);
-# ||a||_1 - 1 = (1-alpha)(1 - (1-alpha)^(tau-1))/alpha makes C exactly 0 at tau = 1.
-_log_r = log1p(-alpha_prox)
+# ||a||_1 - 1 = (1-alpha)(1 - (1-alpha)^(tau-1))/alpha (C is set to 0 at tau = 1 explicitly).
+_log_r = log1p(-alpha)
 
 
 def _one_minus_power(k):
@@ -78,9 +80,10 @@ def _one_minus_power(k):
     return -expm1(k * _log_r)
 
 
-PROX_A1 = _one_minus_power(tau_client) / alpha_prox
-PROX_A2SQ = _one_minus_power(2 * tau_client) / (alpha_prox * (2 - alpha_prox))
-PROX_C = PROX_A1 * (1 - alpha_prox) * _one_minus_power(tau_client - 1) / alpha_prox
+PROX_A1 = _one_minus_power(tau) / alpha
+PROX_A2SQ = _one_minus_power(2 * tau) / (alpha * (2 - alpha))
+#: C = ||a||_1 (||a||_1 - 1); exactly 0 at tau = 1 (a = [1]), where the expm1 form is 0 * log(0) at alpha = 1
+PROX_C = sp.Piecewise((0, sp.Eq(tau, 1)), (PROX_A1 * (1 - alpha) * _one_minus_power(tau - 1) / alpha, True))
 
 FEDPROX = register(Result(
     id="fednova.fedprox",
@@ -91,8 +94,8 @@ FEDPROX = register(Result(
               "tau_i, tau_i, tau_max (tau_max - 1) (132).",
     provenance=where("(127)-(132)", "740-757"),
     assumptions=("proximal local SGD with alpha = eta mu in (0, 1]",),
-    lhs="||a_i||_1, ||a_i||_2^2, C of one FedProx client with tau_client local steps",
-    variants=[Variant("printed", "per-client closed forms of (127); C of (131) with tau_max = tau_client "
+    lhs="||a_i||_1, ||a_i||_2^2, C of one FedProx client with tau local steps",
+    variants=[Variant("printed", "per-client closed forms of (127); C of (131) with tau_max = tau "
                                  "(as expm1/log1p expressions, identical to the printed powers)",
                       extras={"a1": PROX_A1, "a2sq": PROX_A2SQ, "a_last": sp.Integer(1),
                               "C": PROX_C})],

@@ -17,9 +17,10 @@ by a factor 2 (notes sec. 4.5): sum_i w_i (grad F_i - grad F~)^2 = w_1 (2 w_2 a)
 with either pair, lim ||grad F||^2 = chi^2 kappa^2 exactly, so the floor 2 chi^2 kappa^2 of (10) is
 tight up to the factor 2.
 """
-from fedbound.theory.fednova.common import (a_offset, beta2, chi2, eps_opt, grad_sq, kappa2, tau_1,
+from fedbound.theory.fednova.common import (a, beta2, chi2, eps_opt, grad_sq, kappa2, tau_1,
                                             tau_2, where)
 from fedbound.theory.fednova.thm1 import CAP_98, CAP_99, THM1
+from fedbound.theory.fednova.preparation import FEDAVG_CHI2
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, Variant
 
@@ -29,6 +30,7 @@ _explicit_eps = THM1.variant("printed").bound
 
 THM2 = register(Result(
     id="fednova.thm2",
+    preparation=FEDAVG_CHI2,
     title="Theorem 2 (true objective F): chi-square bias floor (10)",
     statement="Under the conditions of Theorem 1: min_t E||grad F(x^(t,0))||^2 <= 2[chi^2_{p||w}(beta^2 - 1) "
               "+ 1] eps_opt + 2 chi^2_{p||w} kappa^2; the second term does not vanish as eta -> 0.",
@@ -41,7 +43,7 @@ THM2 = register(Result(
                 bound=_vanishing * eps_opt + _floor,
                 extras={"floor": _floor, "vanishing_factor": _vanishing}),
         Variant("explicit", "(10) with eps_opt := the right-hand side of (97) (fednova.thm1 printed), "
-                            "under (98)-(99) (eta = gamma here)",
+                            "under (98)-(99)",
                 bound=_vanishing * _explicit_eps + _floor, conditions=(CAP_98, CAP_99),
                 extras={"floor": _floor, "vanishing_factor": _vanishing}),
     ],
@@ -63,11 +65,11 @@ LEMMA3 = register(Result(
 
 _w1 = tau_1 / (tau_1 + tau_2)
 _w2 = tau_2 / (tau_1 + tau_2)
-_limit = ((tau_1 - tau_2) / (tau_1 + tau_2)) ** 2 * a_offset ** 2
+_limit = ((tau_1 - tau_2) / (tau_1 + tau_2)) ** 2 * a ** 2
 
 
 def _lemma4_variant(name: str, description: str, kappa_factor: int, chi_denominator: int) -> Variant:
-    k2 = kappa_factor * _w1 * _w2 * a_offset ** 2
+    k2 = kappa_factor * _w1 * _w2 * a ** 2
     c2 = (tau_2 - tau_1) ** 2 / (chi_denominator * tau_1 * tau_2)
     return Variant(name, description, bound=c2 * k2,
                    extras={"kappa2": k2, "chi2": c2, "limit_grad_sq": _limit, "w1": _w1,

@@ -7,7 +7,7 @@ App. G (153)-(183) [L835-L957]; papers/fednova.md sec. 4.9-4.10.
 Theorem 3 (w = p, so F~ = F): with per-round accumulation vectors a_i^(t) and the time averages
 A_tilde, B_tilde, C_tilde of (143)-(146) (:func:`fedbound.theory.fednova.accumulation.time_averaged_abc`),
 
-    (1/T) sum_t E||grad F(x^(t,0))||^2 <= 4 Delta_F/(eta tau_eff T) + 4 eta L sigma^2 A_tilde/m
+    (1/T) sum_t E||grad F(x^(t,0))||^2 <= 4 Delta/(eta tau_eff T) + 4 eta L sigma^2 A_tilde/m
                                           + 6 eta^2 L^2 sigma^2 B_tilde + 12 eta^2 L^2 kappa^2 C_tilde   (147)
 
 under (152) eta L <= (1/2) min{1/(max_{i,t} ||a_i^(t)||_1 sqrt(2 beta^2 + 1)), 1/tau_eff}. The proof
@@ -16,7 +16,7 @@ telescopes (142) after dividing by eta tau_eff, valid only for a tau_eff that do
 
 Corollary 3: q clients sampled with replacement by p, equal weights 1/q (153), a_i fixed:
 
-    (1/T) sum_t E||grad F(x^(t,0))||^2 <= 8 Delta_F/(eta tau_eff T) + 8 tau_eff eta L (sigma^2 + 3 kappa^2)/q
+    (1/T) sum_t E||grad F(x^(t,0))||^2 <= 8 Delta/(eta tau_eff T) + 8 tau_eff eta L (sigma^2 + 3 kappa^2)/q
                                           + 48 eta^2 L^2 sigma^2 B + 96 eta^2 L^2 kappa^2 C             (182)
 
 under eta L <= 1/(2 tau_eff), 6 tau_eff eta L (1 + beta^2/q) <= 1/2 [L920] and
@@ -26,15 +26,16 @@ D = 4 eta^2 L^2 C <= 1/(12 beta^2 + 1) [L930]. At eta = sqrt(q/(tau_tilde T)) th
 """
 import sympy as sp
 
-from fedbound.theory.fednova.common import (A_tilde, B_nova, B_tilde, C_nova, C_tilde, Delta_F, a1_max,
-                                            beta2, eta, kappa2, m_clients, q_sampled, tau_eff, tau_tilde,
+from fedbound.theory.fednova.common import (A_tilde, B, B_tilde, C, C_tilde, Delta, a1_max,
+                                            beta2, eta, kappa2, m, q, tau_eff, tau_tilde,
                                             where)
 from fedbound.theory.fednova.thm1 import explicit_bound, sqrt_schedule_bound
+from fedbound.theory.fednova.preparation import FEDNOVA_COR3, FEDNOVA_THM3
 from fedbound.theory.registry import register
-from fedbound.theory.result import Flag, Result, StepCondition, Variant
+from fedbound.theory.result import Flag, Predicate, Result, StepCondition, Variant
 from fedbound.theory.symbols import L, T, sigma
 
-m, q = m_clients, q_sampled
+
 
 TAU_EFF_FLAG = Flag("L800-L833", "the proof divides (142) by eta tau_eff and telescopes, valid only for a "
                                  "tau_eff constant across rounds; FedNova (12) uses tau_eff^(t): the bound is "
@@ -42,9 +43,10 @@ TAU_EFF_FLAG = Flag("L800-L833", "the proof divides (142) by eta tau_eff and tel
 
 THM3 = register(Result(
     id="fednova.thm3",
+    preparation=FEDNOVA_THM3,
     title="Theorem 3 (FedNova, true objective F), explicit form (147)",
     statement="Under Assumptions 1-3, FedNova with arbitrary tau_i(t) and a_i(t) and eta satisfying (152): "
-              "(1/T) sum_t E||grad F(x^(t,0))||^2 <= 4 Delta_F/(eta tau_eff T) + 4 eta L sigma^2 A~/m "
+              "(1/T) sum_t E||grad F(x^(t,0))||^2 <= 4 Delta/(eta tau_eff T) + 4 eta L sigma^2 A~/m "
               "+ 6 eta^2 L^2 sigma^2 B~ + 12 eta^2 L^2 kappa^2 C~ (time averages of (143)-(145)).",
     provenance=where("(142)-(152)", "798-833"),
     assumptions=("Assumptions 1-3 (Assumption 3 at p)", "w_i = p_i (FedNova)",
@@ -52,18 +54,21 @@ THM3 = register(Result(
     lhs="(1/T) sum_{t<T} E||grad F(x^(t,0))||^2",
     variants=[Variant(
         "printed", "(147) with (152): eta L <= (1/2) min{1/(a1_max sqrt(2 beta^2+1)), 1/tau_eff}, a1_max = "
-                   "max_{i,t} ||a_i^(t)||_1, i.e. (151) [L829] in every round (eta = gamma here)",
-        bound=explicit_bound(Delta_F, A_tilde, B_tilde, C_tilde),
+                   "max_{i,t} ||a_i^(t)||_1, i.e. (151) [L829] in every round",
+        bound=explicit_bound(Delta, A_tilde, B_tilde, C_tilde),
         conditions=(StepCondition("(152) a1_max", 1 / (2 * L * a1_max * sp.sqrt(2 * beta2 + 1)), False,
-                                  "(152) [L833]"),
-                    StepCondition("(152) tau_eff", 1 / (2 * L * tau_eff), False, "(152) [L833]")))],
+                                  "(152) [L833]", variable=eta),
+                    StepCondition("(152) tau_eff", 1 / (2 * L * tau_eff), False, "(152) [L833]", variable=eta)))],
     known_issues=(TAU_EFF_FLAG, Flag("L819", "'Bt setting' should read 'By setting'")),
 ))
 
+#: [derived]: the smallest T at which eta = sqrt(m/(tau_tilde T)) satisfies (152)
+T_MIN_152 = 4 * m * L ** 2 * sp.Max(tau_eff ** 2, (2 * beta2 + 1) * a1_max ** 2) / tau_tilde
 THM3_SCHED = register(Result(
     id="fednova.thm3_sched",
+    preparation=FEDNOVA_THM3,
     title="Theorem 3 with eta = sqrt(m/(tau_tilde T)), explicit (149)",
-    statement="(147) at eta = sqrt(m/(tau_tilde T)): <= 4 (tau_tilde/tau_eff) Delta_F/sqrt(m tau_tilde T) "
+    statement="(147) at eta = sqrt(m/(tau_tilde T)): <= 4 (tau_tilde/tau_eff) Delta/sqrt(m tau_tilde T) "
               "+ 4 L sigma^2 A~/sqrt(m tau_tilde T) + 6 m L^2 sigma^2 B~/(tau_tilde T) + 12 m L^2 kappa^2 "
               "C~/(tau_tilde T) = O(1/sqrt(m tau_tilde T)).",
     provenance=where("(148)-(150)", "820-824"),
@@ -71,35 +76,35 @@ THM3_SCHED = register(Result(
     lhs="min_{t<T} E||grad F(x^(t,0))||^2",
     variants=[Variant("printed", "(149) as printed; extra eta = sqrt(m/(tau_tilde T)) and [derived] T_min_152 "
                                  "= 4 m L^2 max(tau_eff^2, (2 beta^2+1) a1_max^2)/tau_tilde, the smallest T "
-                                 "for which that eta satisfies (152)",
-                      bound=sqrt_schedule_bound(Delta_F, A_tilde, B_tilde, C_tilde, tau_tilde),
-                      extras={"eta": sp.sqrt(m) / sp.sqrt(tau_tilde * T),
-                              "T_min_152": 4 * m * L ** 2 * sp.Max(tau_eff ** 2, (2 * beta2 + 1) * a1_max ** 2)
-                              / tau_tilde})],
+                                 "for which that eta satisfies (152), also as the predicate T >= T_min_152",
+                      bound=sqrt_schedule_bound(Delta, A_tilde, B_tilde, C_tilde, tau_tilde),
+                      predicates=(Predicate("eta satisfies (152)", T, ">=", T_MIN_152, "(152) [L833] at (148)"),),
+                      extras={"eta": sp.sqrt(m) / sp.sqrt(tau_tilde * T), "T_min_152": T_MIN_152})],
     known_issues=(TAU_EFF_FLAG,),
 ))
 
 COR3_CAPS = (
-    StepCondition("eta L <= 1/(2 tau_eff)", 1 / (2 * L * tau_eff), False, "[L920]"),
+    StepCondition("eta L <= 1/(2 tau_eff)", 1 / (2 * L * tau_eff), False, "[L920]", variable=eta),
     StepCondition("6 tau_eff eta L (1 + beta^2/q) <= 1/2", 1 / (12 * L * tau_eff * (1 + beta2 / q)), False,
-                  "[L920]"),
-    StepCondition("D <= 1/(12 beta^2 + 1)", 1 / (2 * L * sp.sqrt(C_nova * (12 * beta2 + 1))), False, "[L930]"),
+                  "[L920]", variable=eta),
+    StepCondition("D <= 1/(12 beta^2 + 1)", 1 / (2 * L * sp.sqrt(C * (12 * beta2 + 1))), False, "[L930]", variable=eta),
 )
 
 COR3 = register(Result(
     id="fednova.cor3",
+    preparation=FEDNOVA_COR3,
     title="Corollary 3 (FedNova with client sampling), explicit form (182)",
     statement="q clients sampled with replacement by p and averaged with weights 1/q (153): (1/T) sum_t "
-              "E||grad F(x^(t,0))||^2 <= 8 Delta_F/(eta tau_eff T) + 8 tau_eff eta L (sigma^2 + 3 kappa^2)/q "
+              "E||grad F(x^(t,0))||^2 <= 8 Delta/(eta tau_eff T) + 8 tau_eff eta L (sigma^2 + 3 kappa^2)/q "
               "+ 48 eta^2 L^2 sigma^2 B + 96 eta^2 L^2 kappa^2 C.",
     provenance=where("(153)-(182)", "835-951"),
     assumptions=("those of Theorem 1 at w = p", "sampling scheme (i): q i.i.d. indices with P(l = i) = p_i, "
                  "independent local runs for repeated indices", "a_i fixed across rounds"),
     lhs="(1/T) sum_{t<T} E||grad F(x^(t,0))||^2",
-    variants=[Variant("printed", "(182) with the conditions of [L920] and [L930] (eta = gamma here); "
+    variants=[Variant("printed", "(182) with the conditions of [L920] and [L930]; "
                                  "B, C of (94)-(95) with w = p",
-                      bound=(8 * Delta_F / (eta * tau_eff * T) + 8 * tau_eff * eta * L * (sigma ** 2 + 3 * kappa2) / q
-                             + 48 * eta ** 2 * L ** 2 * sigma ** 2 * B_nova + 96 * eta ** 2 * L ** 2 * kappa2 * C_nova),
+                      bound=(8 * Delta / (eta * tau_eff * T) + 8 * tau_eff * eta * L * (sigma ** 2 + 3 * kappa2) / q
+                             + 48 * eta ** 2 * L ** 2 * sigma ** 2 * B + 96 * eta ** 2 * L ** 2 * kappa2 * C),
                       conditions=COR3_CAPS)],
     known_issues=(
         Flag("L876", "the factor 2 is dropped in (162) and reappears in (163)"),
@@ -111,13 +116,14 @@ COR3 = register(Result(
 ))
 
 _root_q = sp.sqrt(q * tau_tilde * T)
-_sched_common = (8 * (tau_tilde / tau_eff) * Delta_F / _root_q
-                 + 48 * q * L ** 2 * sigma ** 2 * B_nova / (tau_tilde * T)
-                 + 96 * q * L ** 2 * kappa2 * C_nova / (tau_tilde * T))
+_sched_common = (8 * (tau_tilde / tau_eff) * Delta / _root_q
+                 + 48 * q * L ** 2 * sigma ** 2 * B / (tau_tilde * T)
+                 + 96 * q * L ** 2 * kappa2 * C / (tau_tilde * T))
 _sched_extras = {"eta": sp.sqrt(q) / sp.sqrt(tau_tilde * T)}
 
 COR3_SCHED = register(Result(
     id="fednova.cor3_sched",
+    preparation=FEDNOVA_COR3,
     title="Corollary 3 with eta = sqrt(q/(tau_tilde T)), (155)/(183)",
     statement="(182) at eta = sqrt(q/(tau_tilde T)): the paper states O((tau_tilde/tau_eff)/sqrt(q tau_tilde T)) "
               "+ O((tau_eff/tau_tilde)/sqrt(q tau_tilde T)) + O(q (B + C)/(tau_tilde T)) and the rate "

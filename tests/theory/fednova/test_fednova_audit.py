@@ -56,7 +56,7 @@ def test_lemma4_factor_two_slips(reports):
     assert kappa.failing_parts == ["measure <= kappa2"] and kappa.violation_ratio == pytest.approx(2, rel=1e-9)
     assert chi.failing_parts == ["formula <= definition"] and chi.violation_ratio == pytest.approx(2, rel=1e-9)
     c = kappa.worst
-    t1, t2, a = c["tau_1"], c["tau_2"], c["a_offset"]
+    t1, t2, a = c["tau_1"], c["tau_2"], c["a"]
     w1, w2 = t1 / (t1 + t2), t2 / (t1 + t2)
     x = c["x/a"] * a
     surrogate = w1 * (x - a) + w2 * (x + a)
@@ -75,7 +75,7 @@ def test_cor2_printed_alpha_drops_the_factor_2(reports):
     report = reports[("cor2.derivative_139", "printed")]
     assert report.failing_parts == ["right <= left"] and report.violation_ratio == pytest.approx(2, rel=1e-9)
     c = report.worst
-    m, tau, T = c["m_clients"], c["tau_bar"], c["T"]
+    m, tau, T = c["m"], c["tau_bar"], c["T"]
     alpha = math.sqrt(m) / (math.sqrt(tau) * T ** (1 / 6))
     assert 2 * m / (alpha ** 3 * tau * T) == pytest.approx(2 * tau / math.sqrt(m * tau * T), rel=1e-9)
 
@@ -86,14 +86,14 @@ def test_cor3_sched_scaling_off_by_tau_tilde(reports):
     not bound (182); the violation ratio is at most tau_tilde and near it where that term dominates."""
     report = reports[("cor3_sched.183", "printed")]
     c = report.worst
-    q, tt, T, L = c["q_sampled"], c["tau_tilde"], c["T"], c["L"]
+    q, tt, T, L = c["q"], c["tau_tilde"], c["T"], c["L"]
     eta = math.sqrt(q / (tt * T))
     noise = c["sigma"] ** 2 + 3 * c["kappa2"]
-    drift = L ** 2 * (48 * c["sigma"] ** 2 * c["B_nova"] + 96 * c["kappa2"] * c["C_nova"])
-    lhs = (8 * c["Delta_F"] / (eta * c["tau_eff"] * T) + 8 * c["tau_eff"] * eta * L * noise / q
+    drift = L ** 2 * (48 * c["sigma"] ** 2 * c["B"] + 96 * c["kappa2"] * c["C"])
+    lhs = (8 * c["Delta"] / (eta * c["tau_eff"] * T) + 8 * c["tau_eff"] * eta * L * noise / q
            + eta ** 2 * drift)
     root = math.sqrt(q * tt * T)
-    rhs = (8 * (tt / c["tau_eff"]) * c["Delta_F"] / root + 8 * L * noise * (c["tau_eff"] / tt) / root
+    rhs = (8 * (tt / c["tau_eff"]) * c["Delta"] / root + 8 * L * noise * (c["tau_eff"] / tt) / root
            + q * drift / (tt * T))
     assert lhs > rhs and lhs / rhs == pytest.approx(report.violation_ratio, rel=1e-6)
     assert 10 < report.violation_ratio <= tt * (1 + 1e-9)

@@ -17,10 +17,10 @@ from fedbound.verify.quadratic_rounds import LinearSolver, QuadraticProblem, fix
 
 
 def sym(name):
-    return S.constant(name).symbol
+    return S.constant(name, "fednova").symbol
 
 
-THM1_EXTRA = dict(Delta_F=2.0, T=500, L=1.5, sigma=0.3, kappa2=0.7, beta2=1.4)
+THM1_EXTRA = dict(Delta=2.0, T=500, L=1.5, sigma=0.3, kappa2=0.7, beta2=1.4)
 
 
 # Theorem 1 ---------------------------------------------------------------------------------------
@@ -31,38 +31,38 @@ def test_thm1_bound_97_and_its_conditions():
              **THM1_EXTRA)
     del c["w"], c["chi2"], c["tau_bar"]
     thm1 = get("fednova.thm1")
-    eta, binding = thm1.max_step("printed", **{k: c[k] for k in ("L", "tau_eff", "C_nova", "beta2")})
+    eta, binding = thm1.max_step("printed", **{k: c[k] for k in ("L", "tau_eff", "C", "beta2")})
     cap98 = 1 / (2 * c["L"] * c["tau_eff"])
-    cap99 = math.sqrt(1 / ((2 * c["beta2"] + 1) * 4 * c["L"] ** 2 * c["C_nova"]))
+    cap99 = math.sqrt(1 / ((2 * c["beta2"] + 1) * 4 * c["L"] ** 2 * c["C"]))
     assert eta == pytest.approx(min(cap98, cap99), rel=1e-14)
     assert binding == ("(98)" if cap98 < cap99 else "(99)")
-    ev = thm1.evaluate("printed", **c, gamma=float(eta))
+    ev = thm1.evaluate("printed", **c, eta=float(eta))
     assert ev.all_conditions_hold and ev.extras["D"] <= 1 / (2 * c["beta2"] + 1) * (1 + 1e-12)
     g, L, s2 = float(eta), c["L"], c["sigma"] ** 2
-    typed = (4 * c["Delta_F"] / (g * c["tau_eff"] * c["T"]) + 4 * g * L * s2 * c["A_nova"] / 4
-             + 6 * g ** 2 * L ** 2 * s2 * c["B_nova"] + 12 * g ** 2 * L ** 2 * c["kappa2"] * c["C_nova"])
+    typed = (4 * c["Delta"] / (g * c["tau_eff"] * c["T"]) + 4 * g * L * s2 * c["A"] / 4
+             + 6 * g ** 2 * L ** 2 * s2 * c["B"] + 12 * g ** 2 * L ** 2 * c["kappa2"] * c["C"])
     assert ev.bound == pytest.approx(typed, rel=1e-13)
     # (101) is more conservative than (98)-(99) and implies them
     eta101, _ = thm1.max_step("sufficient", **{k: c[k] for k in ("L", "tau_eff", "a1_max", "beta2")})
     assert eta101 <= eta
-    assert thm1.evaluate("printed", **c, gamma=float(eta101)).all_conditions_hold
-    assert not thm1.evaluate("printed", **c, gamma=float(eta) * 1.001).all_conditions_hold
+    assert thm1.evaluate("printed", **c, eta=float(eta101)).all_conditions_hold
+    assert not thm1.evaluate("printed", **c, eta=float(eta) * 1.001).all_conditions_hold
 
 
 def test_thm1_sched_is_97_at_the_sqrt_schedule_and_T_min_makes_it_admissible():
     thm1, sched = get("fednova.thm1"), get("fednova.thm1_sched")
     eta = sched.variant("printed").extras["eta"]
-    difference = thm1.variant("printed").bound.subs(S.gamma, eta) - sched.variant("printed").bound
+    difference = thm1.variant("printed").bound.subs(sym("eta"), eta) - sched.variant("printed").bound
     assert sp.simplify(difference) == 0
-    c = dict(THM1_EXTRA, tau_eff=7.0, A_nova=1.3, B_nova=4.0, C_nova=30.0, a1_max=8.0, m_clients=10, tau_bar=6.0)
+    c = dict(THM1_EXTRA, tau_eff=7.0, A=1.3, B=4.0, C=30.0, a1_max=8.0, m=10, tau_bar=6.0)
     ev = sched.evaluate(**c)
-    for key, names in (("T_min_98_99", ("L", "tau_eff", "C_nova", "beta2")),
+    for key, names in (("T_min_98_99", ("L", "tau_eff", "C", "beta2")),
                        ("T_min_101", ("L", "tau_eff", "a1_max", "beta2"))):
         variant = "printed" if key == "T_min_98_99" else "sufficient"
         T_min = float(ev.extras[key])
         for T, admissible in ((math.ceil(T_min * (1 + 1e-9)), True), (math.floor(T_min * 0.99), False)):
             step = sched.evaluate(**{**c, "T": T}).extras["eta"]
-            holds = thm1.evaluate(variant, **{**c, "T": T}, gamma=float(step)).all_conditions_hold
+            holds = thm1.evaluate(variant, **{**c, "T": T}, eta=float(step)).all_conditions_hold
             assert bool(holds) == admissible, (key, T)
     assert sorted(sched.rate_exponents().values()) == [-1, -1, sp.Rational(-1, 2), sp.Rational(-1, 2)]
 
@@ -70,22 +70,22 @@ def test_thm1_sched_is_97_at_the_sqrt_schedule_and_T_min_makes_it_admissible():
 def test_thm1_round_91_is_below_89_under_the_conditions():
     rnd = get("fednova.thm1_round")
     rng = np.random.default_rng(0)
-    c = {"L": rng.uniform(0.1, 10, 200), "tau_eff": rng.uniform(1, 100, 200), "C_nova": rng.uniform(0, 1e4, 200),
-         "beta2": 1 + rng.uniform(0, 10, 200), "A_nova": rng.uniform(0.5, 3, 200), "B_nova": rng.uniform(0, 100, 200),
-         "m_clients": rng.integers(1, 50, 200).astype(float), "sigma": rng.uniform(0, 3, 200),
+    c = {"L": rng.uniform(0.1, 10, 200), "tau_eff": rng.uniform(1, 100, 200), "C": rng.uniform(0, 1e4, 200),
+         "beta2": 1 + rng.uniform(0, 10, 200), "A": rng.uniform(0.5, 3, 200), "B": rng.uniform(0, 100, 200),
+         "m": rng.integers(1, 50, 200).astype(float), "sigma": rng.uniform(0, 3, 200),
          "kappa2": rng.uniform(0, 3, 200), "grad_sq": rng.uniform(0, 5, 200)}
-    eta = rnd.max_step("printed", **{k: c[k] for k in ("L", "tau_eff", "C_nova", "beta2")})[0]
+    eta = rnd.max_step("printed", **{k: c[k] for k in ("L", "tau_eff", "C", "beta2")})[0]
     eta = eta * rng.uniform(1e-3, 1, 200)
-    unsimplified = rnd.evaluate("unsimplified", **c, gamma=eta)
+    unsimplified = rnd.evaluate("unsimplified", **c, eta=eta)
     assert np.all(unsimplified.all_conditions_hold)
-    assert np.all(unsimplified.bound <= rnd.bound("printed", **c, gamma=eta) + 1e-12)
+    assert np.all(unsimplified.bound <= rnd.bound("printed", **c, eta=eta) + 1e-12)
 
 
 # Theorem 2, Lemma 3 ------------------------------------------------------------------------------
 
 def test_thm2_explicit_is_10_with_eps_opt_from_97():
     thm2 = get("fednova.thm2")
-    c = dict(THM1_EXTRA, tau_eff=7.0, A_nova=1.3, B_nova=4.0, C_nova=30.0, m_clients=10, chi2=0.4, gamma=1e-3)
+    c = dict(THM1_EXTRA, tau_eff=7.0, A=1.3, B=4.0, C=30.0, m=10, chi2=0.4, eta=1e-3)
     eps = get("fednova.thm1").bound("printed", **{k: v for k, v in c.items() if k != "chi2"})
     ev = thm2.evaluate("explicit", **c)
     assert ev.bound == pytest.approx(2 * (0.4 * (1.4 - 1) + 1) * eps + 2 * 0.4 * 0.7, rel=1e-13)
@@ -127,8 +127,8 @@ def test_lemma4_numbers_and_the_exact_fedavg_limit():
     """tau = (1, 3), a = 1: w = (1/4, 3/4), lim ||grad F||^2 = 0.25 = chi^2 kappa^2 with chi^2 = 1/3,
     kappa^2 = 3/4 (corrected); the paper's pair (2/3, 3/8) has the same product (notes sec. 4.5)."""
     lemma4 = get("fednova.lemma4")
-    corrected = lemma4.evaluate("corrected", tau_1=1, tau_2=3, a_offset=1.0)
-    printed = lemma4.evaluate("printed", tau_1=1, tau_2=3, a_offset=1.0)
+    corrected = lemma4.evaluate("corrected", tau_1=1, tau_2=3, a=1.0)
+    printed = lemma4.evaluate("printed", tau_1=1, tau_2=3, a=1.0)
     assert corrected.extras["chi2"] == pytest.approx(1 / 3) and corrected.extras["kappa2"] == pytest.approx(0.75)
     assert printed.extras["chi2"] == pytest.approx(2 / 3) and printed.extras["kappa2"] == pytest.approx(0.375)
     assert corrected.bound == pytest.approx(0.25) and printed.bound == pytest.approx(0.25)
@@ -153,7 +153,7 @@ def test_lemma4_numbers_and_the_exact_fedavg_limit():
 def test_lemma4_limit_equals_chi2_kappa2_in_both_variants(t1, t2, a):
     lemma4 = get("fednova.lemma4")
     for variant in ("printed", "corrected"):
-        ev = lemma4.evaluate(variant, tau_1=t1, tau_2=t2, a_offset=a)
+        ev = lemma4.evaluate(variant, tau_1=t1, tau_2=t2, a=a)
         assert ev.bound == pytest.approx(float(ev.extras["limit_grad_sq"]), rel=1e-12, abs=1e-300)
 
 
@@ -163,25 +163,25 @@ def test_cor1_is_thm1_with_the_fedavg_closed_forms():
     taus = np.array([2, 3, 7, 12])
     p = np.full(4, 0.25)
     closed = acc.fedavg_closed_forms(p, taus)
-    c = dict(Delta_F=1.0, T=300, L=2.0, sigma=0.5, kappa2=0.2, beta2=1.5, m_clients=4,
+    c = dict(Delta=1.0, T=300, L=2.0, sigma=0.5, kappa2=0.2, beta2=1.5, m=4,
              tau_bar=float(taus.mean()), tau_var=float(taus.var()), tau_max=int(taus.max()))
     cor1 = get("fednova.cor1")
-    ev = cor1.evaluate("explicit", **c, gamma=1e-3)
+    ev = cor1.evaluate("explicit", **c, eta=1e-3)
     assert ev.extras["B"] == pytest.approx(closed["B"], rel=1e-13) and ev.extras["C"] == closed["C"]
     assert closed["A"] == pytest.approx(1.0) and closed["tau_eff"] == pytest.approx(c["tau_bar"])
-    thm1 = get("fednova.thm1").evaluate("printed", Delta_F=1.0, T=300, L=2.0, sigma=0.5, kappa2=0.2, beta2=1.5,
-                                        m_clients=4, tau_eff=closed["tau_eff"], A_nova=closed["A"],
-                                        B_nova=closed["B"], C_nova=closed["C"], gamma=1e-3)
+    thm1 = get("fednova.thm1").evaluate("printed", Delta=1.0, T=300, L=2.0, sigma=0.5, kappa2=0.2, beta2=1.5,
+                                        m=4, tau_eff=closed["tau_eff"], A=closed["A"],
+                                        B=closed["B"], C=closed["C"], eta=1e-3)
     assert ev.bound == pytest.approx(thm1.bound, rel=1e-13)
     assert ev.caps == pytest.approx(thm1.caps, rel=1e-13)
     sched = cor1.evaluate("sqrt_schedule", **c)
-    at_eta = cor1.evaluate("explicit", **c, gamma=float(sched.extras["eta"]))
+    at_eta = cor1.evaluate("explicit", **c, eta=float(sched.extras["eta"]))
     assert sched.bound == pytest.approx(at_eta.bound, rel=1e-13)
 
 
 def test_fedprox_127_131_printed_forms_and_the_limits_132():
     v = get("fednova.fedprox").variant("printed")
-    alpha, tau = sym("alpha_prox"), sym("tau_client")
+    alpha, tau = sym("alpha"), sym("tau")
     r = 1 - alpha
     printed = {"a1": (1 - r ** tau) / alpha, "a2sq": (1 - r ** (2 * tau)) / (1 - r ** 2)}
     printed["C"] = printed["a1"] * (printed["a1"] - 1)
@@ -191,7 +191,7 @@ def test_fedprox_127_131_printed_forms_and_the_limits_132():
         for t in (1, 2, 7):
             assert sp.simplify((expr - printed[key]).subs(tau, t)) == 0, key
             assert sp.limit(expr.subs(tau, t), alpha, 0) == fedavg[key].subs(tau, t), key   # (132)
-    ev = get("fednova.fedprox").evaluate(alpha_prox=np.array([1e-12, 0.05, 1.0]), tau_client=9)
+    ev = get("fednova.fedprox").evaluate(alpha=np.array([1e-12, 0.05, 1.0]), tau=9)
     closed = acc.closed_form_norms("prox", 9, alpha=np.array([1e-12, 0.05, 1.0]))
     np.testing.assert_allclose(ev.extras["a1"], closed[0], rtol=1e-13)
     np.testing.assert_allclose(ev.extras["a2sq"], closed[1], rtol=1e-13)
@@ -200,9 +200,9 @@ def test_fedprox_127_131_printed_forms_and_the_limits_132():
 
 def test_cor2_printed_alpha_misses_the_derivative_zero_by_the_factor_2():
     cor2 = get("fednova.cor2")
-    c = dict(m_clients=30, tau_bar=1500.0, T=1e6)
+    c = dict(m=30, tau_bar=1500.0, T=1e6)
     printed, rederived = cor2.evaluate("printed", **c), cor2.evaluate("rederived", **c)
-    scale = c["tau_bar"] / math.sqrt(c["m_clients"] * c["tau_bar"] * c["T"])
+    scale = c["tau_bar"] / math.sqrt(c["m"] * c["tau_bar"] * c["T"])
     assert printed.extras["derivative_138"] == pytest.approx(-scale, rel=1e-12)
     assert abs(rederived.extras["derivative_138"]) <= 1e-12 * scale
     assert rederived.extras["alpha_star"] / printed.extras["alpha_star"] == pytest.approx(2 ** (1 / 3))
@@ -235,15 +235,15 @@ def test_thm3_with_fixed_vectors_is_thm1_at_w_equal_p():
     tau_eff = float(p @ a1)
     rounds = acc.time_averaged_abc(p, np.tile(a1, (4, 1)), np.tile(a2, (4, 1)), np.tile(last, (4, 1)), tau_eff)
     A, B, C = acc.abc(p, a1, a2, last, tau_eff)
-    common = dict(Delta_F=1.0, T=100, L=1.0, sigma=0.2, kappa2=0.3, beta2=1.2, m_clients=2, tau_eff=tau_eff,
-                  a1_max=float(a1.max()), gamma=0.01)
+    common = dict(Delta=1.0, T=100, L=1.0, sigma=0.2, kappa2=0.3, beta2=1.2, m=2, tau_eff=tau_eff,
+                  a1_max=float(a1.max()), eta=0.01)
     thm3 = get("fednova.thm3").evaluate(**common, A_tilde=rounds["A_tilde"], B_tilde=rounds["B_tilde"],
                                         C_tilde=rounds["C_tilde"])
-    thm1 = get("fednova.thm1").evaluate("sufficient", **common, A_nova=A, B_nova=B, C_nova=C)
+    thm1 = get("fednova.thm1").evaluate("sufficient", **common, A=A, B=B, C=C)
     assert thm3.bound == pytest.approx(thm1.bound, rel=1e-14)
     assert sorted(thm3.caps.values()) == pytest.approx(sorted(thm1.caps.values()))
     eta = get("fednova.thm3_sched").variant("printed").extras["eta"]
-    difference = get("fednova.thm3").variant("printed").bound.subs(S.gamma, eta) - \
+    difference = get("fednova.thm3").variant("printed").bound.subs(sym("eta"), eta) - \
         get("fednova.thm3_sched").variant("printed").bound
     assert sp.simplify(difference) == 0
 
@@ -251,12 +251,12 @@ def test_thm3_with_fixed_vectors_is_thm1_at_w_equal_p():
 def test_cor3_sched_rederived_is_182_at_eta_and_printed_is_off_by_tau_tilde():
     cor3, sched = get("fednova.cor3"), get("fednova.cor3_sched")
     eta = sched.variant("rederived").extras["eta"]
-    assert sp.simplify(cor3.variant("printed").bound.subs(S.gamma, eta) - sched.variant("rederived").bound) == 0
+    assert sp.simplify(cor3.variant("printed").bound.subs(sym("eta"), eta) - sched.variant("rederived").bound) == 0
     gap = sched.variant("rederived").bound - sched.variant("printed").bound
     tau_eff, tau_tilde = sym("tau_eff"), sym("tau_tilde")
-    second = 8 * S.L * (S.sigma ** 2 + 3 * sym("kappa2")) * tau_eff / sp.sqrt(sym("q_sampled") * tau_tilde * S.T)
+    second = 8 * S.L * (S.sigma ** 2 + 3 * sym("kappa2")) * tau_eff / sp.sqrt(sym("q") * tau_tilde * S.T)
     assert sp.simplify(gap - second * (1 - 1 / tau_tilde)) == 0
-    c = dict(L=1.0, tau_eff=30.0, q_sampled=5, beta2=2.0, C_nova=870.0)
+    c = dict(L=1.0, tau_eff=30.0, q=5, beta2=2.0, C=870.0)
     eta_max, binding = cor3.max_step(**c)
     assert eta_max == pytest.approx(min(1 / 60, 1 / (12 * 30 * (1 + 2 / 5)),
                                         1 / (2 * math.sqrt(870 * 25))), rel=1e-14)
