@@ -61,9 +61,10 @@ def test_thm1_sched_is_97_at_the_sqrt_schedule_and_T_min_makes_it_admissible():
         variant = "printed" if key == "T_min_98_99" else "sufficient"
         T_min = float(ev.extras[key])
         for T, admissible in ((math.ceil(T_min * (1 + 1e-9)), True), (math.floor(T_min * 0.99), False)):
-            step = sched.evaluate(**{**c, "T": T}).extras["eta"]
-            holds = thm1.evaluate(variant, **{**c, "T": T}, eta=float(step)).all_conditions_hold
-            assert bool(holds) == admissible, (key, T)
+            at_T = sched.evaluate(**{**c, "T": T})
+            holds = thm1.evaluate(variant, **{**c, "T": T}, eta=float(at_T.extras["eta"])).all_conditions_hold
+            predicate = {"T_min_98_99": "eta satisfies (98)-(99)", "T_min_101": "eta satisfies (101)"}[key]
+            assert bool(holds) == admissible == bool(at_T.predicates[predicate]), (key, T)
     assert sorted(sched.rate_exponents().values()) == [-1, -1, sp.Rational(-1, 2), sp.Rational(-1, 2)]
 
 
