@@ -34,6 +34,8 @@ CAP_98 = StepCondition("(98)", 1 / (2 * L * tau_eff), False, "(98) [L622]", vari
 CAP_99 = StepCondition("(99)", 1 / (2 * L * sp.sqrt(C * (2 * beta2 + 1))), False, "(99) [L623]", variable=eta)
 #: (101) [L631], first entry: eta L <= 1/(2 max_i ||a_i||_1 sqrt(2 beta^2 + 1))
 CAP_101 = StepCondition("(101) a1_max", 1 / (2 * L * a1_max * sp.sqrt(2 * beta2 + 1)), False, "(101) [L631]", variable=eta)
+#: (100) [L627]: C = max_i ||a_i||_1 (||a_i||_1 - a_{i,-1}) <= max_i ||a_i||_1^2, what makes (101) sufficient
+SUFFICIENT_100 = Predicate("(100) C <= a1_max^2", C, "<=", a1_max ** 2, "(100) [L627]")
 CAP_101_TAU = StepCondition("(101) tau_eff", 1 / (2 * L * tau_eff), False, "(101) [L631]", variable=eta)
 
 #: the proof constant D = 4 eta^2 L^2 max_i ||a_i||_1 (||a_i||_1 - a_{i,-1}) [L566]
@@ -74,9 +76,10 @@ THM1 = register(Result(
                 bound=explicit_bound(Delta, A, B, C), conditions=(CAP_98, CAP_99),
                 extras={"D": D_PROOF}),
         Variant("sufficient", "(97) with the simpler sufficient condition (101), which needs a1_max = "
-                              "max_i ||a_i||_1 instead of C (C <= a1_max^2, (100))",
+                              "max_i ||a_i||_1 instead of C (C <= a1_max^2, (100), a predicate: (101) implies "
+                              "(99) only for consistent C and a1_max)",
                 bound=explicit_bound(Delta, A, B, C), conditions=(CAP_101, CAP_101_TAU),
-                extras={"D": D_PROOF}),
+                predicates=(SUFFICIENT_100,), extras={"D": D_PROOF}),
     ],
     known_issues=(
         Flag("L99", "G_i is declared d x tau_i but lists g_i(x_i^(t,tau_i)) as a (tau_i+1)-th column; the "

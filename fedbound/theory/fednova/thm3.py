@@ -54,11 +54,14 @@ THM3 = register(Result(
     lhs="(1/T) sum_{t<T} E||grad F(x^(t,0))||^2",
     variants=[Variant(
         "printed", "(147) with (152): eta L <= (1/2) min{1/(a1_max sqrt(2 beta^2+1)), 1/tau_eff}, a1_max = "
-                   "max_{i,t} ||a_i^(t)||_1, i.e. (151) [L829] in every round",
+                   "max_{i,t} ||a_i^(t)||_1, i.e. (151) [L829] in every round; predicate C_tilde <= a1_max^2 "
+                   "(each C^(t) <= a1_max^2, what makes (152) sufficient)",
         bound=explicit_bound(Delta, A_tilde, B_tilde, C_tilde),
         conditions=(StepCondition("(152) a1_max", 1 / (2 * L * a1_max * sp.sqrt(2 * beta2 + 1)), False,
                                   "(152) [L833]", variable=eta),
-                    StepCondition("(152) tau_eff", 1 / (2 * L * tau_eff), False, "(152) [L833]", variable=eta)))],
+                    StepCondition("(152) tau_eff", 1 / (2 * L * tau_eff), False, "(152) [L833]", variable=eta)),
+        predicates=(Predicate("(100) C_tilde <= a1_max^2", C_tilde, "<=", a1_max ** 2,
+                              "(100) [L627] in every round, (151) [L829]"),))],
     known_issues=(TAU_EFF_FLAG, Flag("L819", "'Bt setting' should read 'By setting'")),
 ))
 

@@ -127,3 +127,18 @@ def test_fedprox_C_is_zero_for_one_local_step_even_at_alpha_one():
     ev = get("fednova.fedprox").evaluate(alpha=np.array([1.0, 1e-12, 0.5, 1.0]), tau=np.array([1, 1, 1, 4]))
     np.testing.assert_array_equal(ev.extras["C"], 0.0)      # a = [1], and a = [0, 0, 0, 1] at alpha = 1
     np.testing.assert_array_equal(ev.extras["a1"], 1.0)
+
+
+@pytest.mark.parametrize("rid,variant,names", [("fednova.thm1", "sufficient", ("C", "a1_max")),
+                                               ("fednova.thm3", "printed", ("C_tilde", "a1_max"))])
+def test_100_is_a_predicate_of_the_sufficient_conditions(rid, variant, names):
+    """(100) [L627]: C <= a1_max^2 holds for any accumulation vectors (so from p_i, tau_i), and a
+    given C above a1_max^2 is reported as failing, not silently used."""
+    result = get(rid)
+    (predicate,) = result.variant(variant).predicates
+    name = predicate.name
+    c = dict(BASE, A=1.0, B=1.0, A_tilde=1.0, B_tilde=1.0, m=4, tau_eff=3.0)
+    ok = result.evaluate(variant, **c, **{names[0]: 64.0, names[1]: 8.0})
+    bad = result.evaluate(variant, **c, **{names[0]: 64.5, names[1]: 8.0})
+    assert ok.predicates[name] and not bad.predicates[name]
+    assert result.evaluate(variant, **BASE, p_i=P, tau_i=TAU).predicates[name]
