@@ -233,8 +233,12 @@ AGGREGATIONS = ("implicit", "fednova")
 
 
 def theorem_constants(p, a, aggregation: str = "implicit", tau_eff=None) -> dict[str, object]:
-    """The preparation step: the scalar constants of fednova.thm1/thm2/cor3 (keyed by their registry
-    names) for clients with accumulation vectors ``a`` (a sequence of 1-D arrays, tau_i = len(a_i)).
+    """The preparation step for any local solver: the scalar constants of fednova.thm1/thm2/cor3
+    (keyed by their FedNova short names: tau_eff, A, B, C, a1_max, tau_bar, m, chi2) for clients with
+    accumulation vectors ``a`` (a sequence of 1-D arrays, tau_i = len(a_i)). Vectors of different
+    lengths do not fit the engine's :class:`~fedbound.theory.result.Preparation` (arrays (..., m)),
+    so this stays a function; for vanilla local SGD the results take ``p_i``, ``tau_i`` directly
+    (:mod:`fedbound.theory.fednova.preparation`).
 
     ``aggregation="implicit"``: sum_i p_i Delta_i (FedAvg, FedProx, any "previous algorithm"), so
     tau_eff and w are the implicit ones of (6); ``"fednova"``: w = p (12) with ``tau_eff`` given
