@@ -28,12 +28,12 @@ from sympy.codegen.cfunctions import expm1, log1p
 
 from fedbound import validate as V
 from fedbound.theory.fednova.accumulation import fedprox_closed_forms
-from fedbound.theory.fednova.common import (Delta, alpha, beta2, eta, m, tau_bar, tau,
+from fedbound.theory.fednova.common import (C, Delta, alpha, beta2, eta, m, tau, tau_bar, tau_eff,
                                             tau_max, tau_var, where)
-from fedbound.theory.fednova.thm1 import explicit_bound, sqrt_schedule_bound
+from fedbound.theory.fednova.thm1 import T_MIN_98_99, explicit_bound, sqrt_schedule_bound
 from fedbound.theory.fednova.preparation import EQUAL
 from fedbound.theory.registry import register
-from fedbound.theory.result import Flag, Result, StepCondition, Variant
+from fedbound.theory.result import Flag, Predicate, Result, StepCondition, Variant
 from fedbound.theory.symbols import L, T
 
 
@@ -41,6 +41,8 @@ from fedbound.theory.symbols import L, T
 # Corollary 1 --------------------------------------------------------------------------------------
 B_FEDAVG = tau_bar - 1 + tau_var / tau_bar          # (125) [L726]
 C_FEDAVG = tau_max * (tau_max - 1)
+#: fednova.thm1_sched's T_min_98_99 with (125): tau_eff = tau_bar, C = tau_max (tau_max - 1)
+_COR1_T_MIN = T_MIN_98_99.subs({tau_eff: tau_bar, C: C_FEDAVG})
 _cor1_extras = {"tau_eff": tau_bar, "A": sp.Integer(1), "B": B_FEDAVG, "C": C_FEDAVG}
 
 COR1 = register(Result(
@@ -61,10 +63,13 @@ COR1 = register(Result(
                             StepCondition("(99)", 1 / (2 * L * sp.sqrt(C_FEDAVG * (2 * beta2 + 1))), False,
                                           "(99) [L623] with (125)", variable=eta)),
                 extras=_cor1_extras),
-        Variant("sqrt_schedule", "(126) with the explicit constants of (97) at eta = sqrt(m/(tau_bar T)) "
-                                 "(valid for T >= T_min of fednova.thm1_sched)",
+        Variant("sqrt_schedule", "(126) with the explicit constants of (97) at eta = sqrt(m/(tau_bar T)), "
+                                 "valid for T >= T_min of fednova.thm1_sched with (125) (extra T_min_98_99 "
+                                 "and the predicate)",
                 bound=sqrt_schedule_bound(Delta, 1, B_FEDAVG, C_FEDAVG, tau_bar, eff=tau_bar),
-                extras={**_cor1_extras, "eta": sp.sqrt(m) / sp.sqrt(tau_bar * T)}),
+                predicates=(Predicate("eta satisfies (98)-(99)", T, ">=", _COR1_T_MIN,
+                                      "(98)-(99) [L622-L623] with (125) at (126)"),),
+                extras={**_cor1_extras, "eta": sp.sqrt(m) / sp.sqrt(tau_bar * T), "T_min_98_99": _COR1_T_MIN}),
     ],
 ))
 

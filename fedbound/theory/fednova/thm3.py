@@ -122,7 +122,12 @@ _root_q = sp.sqrt(q * tau_tilde * T)
 _sched_common = (8 * (tau_tilde / tau_eff) * Delta / _root_q
                  + 48 * q * L ** 2 * sigma ** 2 * B / (tau_tilde * T)
                  + 96 * q * L ** 2 * kappa2 * C / (tau_tilde * T))
-_sched_extras = {"eta": sp.sqrt(q) / sp.sqrt(tau_tilde * T)}
+#: [derived]: the smallest T at which eta = sqrt(q/(tau_tilde T)) satisfies Corollary 3's conditions
+#: eta <= cap_j, i.e. T >= q/(tau_tilde cap_j^2) for each
+T_MIN_COR3 = q / tau_tilde * sp.Max(*(1 / c.cap ** 2 for c in COR3_CAPS))
+_sched_extras = {"eta": sp.sqrt(q) / sp.sqrt(tau_tilde * T), "T_min": T_MIN_COR3}
+_sched_predicates = (Predicate("eta satisfies [L920], [L930]", T, ">=", T_MIN_COR3,
+                               "[L920], [L930] at eta = sqrt(q/(tau_tilde T)) (183)"),)
 
 COR3_SCHED = register(Result(
     id="fednova.cor3_sched",
@@ -132,18 +137,19 @@ COR3_SCHED = register(Result(
               "+ O((tau_eff/tau_tilde)/sqrt(q tau_tilde T)) + O(q (B + C)/(tau_tilde T)) and the rate "
               "O(1/sqrt(q tau_tilde T)) [L212].",
     provenance=where("(155), (183)", "847-851, 953-955"),
-    assumptions=("those of Corollary 3 (fednova.cor3) at eta = sqrt(q/(tau_tilde T))",),
+    assumptions=("those of Corollary 3 (fednova.cor3) at eta = sqrt(q/(tau_tilde T)), i.e. T >= T_min "
+                 "[derived] (extra T_min and the predicate)",),
     lhs="(1/T) sum_{t<T} E||grad F(x^(t,0))||^2",
     variants=[
         Variant("printed", "(183) with the constants of (182) carried into each O-term, second term as printed "
                            "8 L (sigma^2 + 3 kappa^2) (tau_eff/tau_tilde)/sqrt(q tau_tilde T) [L955]",
                 bound=_sched_common + 8 * L * (sigma ** 2 + 3 * kappa2) * (tau_eff / tau_tilde) / _root_q,
-                extras=_sched_extras),
+                predicates=_sched_predicates, extras=_sched_extras),
         Variant("rederived", "(182) at eta = sqrt(q/(tau_tilde T)) substituted correctly: second term "
                              "8 L (sigma^2 + 3 kappa^2) tau_eff/sqrt(q tau_tilde T) (notes sec. 4.10 item 3); "
                              "with tau_eff ~ tau_tilde it is O(sqrt(tau_tilde/(q T))), not O(1/sqrt(q tau_tilde T))",
                 bound=_sched_common + 8 * L * (sigma ** 2 + 3 * kappa2) * tau_eff / _root_q,
-                extras=_sched_extras),
+                predicates=_sched_predicates, extras=_sched_extras),
     ],
     known_issues=(
         Flag("L212/L851/L955", "the second term of (183) is mis-simplified: 8 tau_eff eta L (sigma^2 + 3 kappa^2)/q "

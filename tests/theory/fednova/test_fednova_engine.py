@@ -142,3 +142,28 @@ def test_100_is_a_predicate_of_the_sufficient_conditions(rid, variant, names):
     bad = result.evaluate(variant, **c, **{names[0]: 64.5, names[1]: 8.0})
     assert ok.predicates[name] and not bad.predicates[name]
     assert result.evaluate(variant, **BASE, p_i=P, tau_i=TAU).predicates[name]
+
+
+@pytest.mark.parametrize("rid,variant,conditions_of,step", [
+    ("fednova.cor1", "sqrt_schedule", ("fednova.cor1", "explicit"), "eta"),
+    ("fednova.cor3_sched", "printed", ("fednova.cor3", "printed"), "eta"),
+    ("fednova.cor3_sched", "rederived", ("fednova.cor3", "printed"), "eta"),
+    ("fednova.thm3_sched", "printed", ("fednova.thm3", "printed"), "eta"),
+])
+def test_schedule_predicates_hold_exactly_when_the_scheduled_eta_meets_the_conditions(rid, variant,
+                                                                                       conditions_of, step):
+    """T >= T_min (a lower bound on T, so a predicate, not a step condition) iff the scheduled eta
+    satisfies the learning-rate conditions it is derived from, just above and below T_min."""
+    result, other = get(rid), get(conditions_of[0])
+    c = dict(BASE, q=3, tau_eff=6.0, tau_tilde=4.0, B=2.0, C=30.0, A_tilde=1.0, B_tilde=2.0, C_tilde=30.0,
+             a1_max=6.0, m=4)
+    if rid == "fednova.cor1":   # Corollary 1 from tau_i (p_i = 1/m)
+        c = {**{k: v for k, v in c.items() if k not in ("m", "tau_eff", "B", "C")}, "tau_i": TAU}
+    (predicate,) = result.variant(variant).predicates
+    T_min = float(result.evaluate(variant, **c).extras[next(k for k in result.variant(variant).extras
+                                                           if k.startswith("T_min"))])
+    for T, admissible in ((np.ceil(T_min * (1 + 1e-9)), True), (np.floor(T_min * 0.99), False)):
+        ev = result.evaluate(variant, **{**c, "T": T})
+        scheduled = {**c, "T": T, step: float(ev.extras[step])}
+        assert bool(ev.predicates[predicate.name]) == admissible
+        assert bool(other.evaluate(conditions_of[1], **scheduled).all_conditions_hold) == admissible
