@@ -17,7 +17,9 @@ Conventions shared by every transform of this module:
 * ``state_floats(d)`` counts every scalar of the state held per client, the step counter included.
 * ``accumulation(tau)`` (linear solvers only) is FedNova's a_i in R^tau, a_k the coefficient of the
   k-th local gradient (k = 0 .. tau - 1) in -Delta_i/lr (eq. (4), L93 and App. B, L389-439 of
-  001_530825e753327090.txt): the round's change is -lr * sum_k a_k g_k.
+  001_530825e753327090.txt): the round's change is -lr * sum_k a_k g_k. The closed forms are those of
+  :func:`fedbound.theory.fednova.accumulation.accumulation_vector` (one implementation; the theory
+  side is numpy-only and never imports the algorithms).
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ import torch
 
 from fedbound.algorithms.optim.base import Transform
 from fedbound.errors import InputTypeError, ValidationError
+from fedbound.theory.fednova.accumulation import accumulation_vector
 from fedbound.validate import boolean, integer, number, one_of
 
 
@@ -66,7 +69,7 @@ def sgd(lr: float, decay: float | None = None) -> Transform:
     lr = _positive("lr", lr)
     if decay is None:
         return Transform(lambda params: (), lambda grads, state, params: (-lr * grads, state),
-                         lambda d: 0, lambda tau: np.ones(_tau(tau)))
+                         lambda d: 0, lambda tau: accumulation_vector("sgd", tau))
     gamma = number("decay", decay, low=0.0, high=1.0, low_open=True)
 
     def update(grads, state, params):
@@ -75,7 +78,7 @@ def sgd(lr: float, decay: float | None = None) -> Transform:
         return -lr * _rows(factor, grads) * grads, (k + 1,)
 
     return Transform(lambda params: (_counter(params),), update, lambda d: 1,
-                     lambda tau: gamma ** np.arange(_tau(tau), dtype=np.float64))
+                     lambda tau: accumulation_vector("decay", tau, gamma=gamma))
 
 
 def prox(lr: float, mu: float) -> Transform:
@@ -95,8 +98,12 @@ def prox(lr: float, mu: float) -> Transform:
         return -lr * (grads + mu * (params - start)), state
 
     def accumulation(tau):
-        tau = _tau(tau)
-        return (1.0 - alpha) ** np.arange(tau - 1, -1, -1, dtype=np.float64)
+        if 0 < alpha <= 1:      # FedNova's range of alpha (31)
+            return accumulation_vector("prox", tau, alpha=alpha)
+        if alpha == 0:          # mu = 0: SGD
+            return accumulation_vector("sgd", tau)
+        # lr * mu > 1, outside the paper (a_k alternates in sign): the same (1 - alpha)^(tau-1-k)
+        return (1.0 - alpha) ** np.arange(_tau(tau) - 1, -1, -1, dtype=np.float64)
 
     return Transform(lambda params: (params.clone(),), update, lambda d: d, accumulation)
 
@@ -110,7 +117,8 @@ def momentum(lr: float, beta: float, nesterov: bool = False) -> Transform:
     a_k = (1 - beta^(tau-k)) / (1 - beta), k = 0 .. tau-1, the earliest gradient weighted most.
     Nesterov (derived here, not in the paper; verified by test): the change is
     -lr * sum_s (g_s + beta v_{s+1}) with v_{s+1} = sum_{k<=s} beta^(s-k) g_k, so
-    a_k = 1 + beta (1 - beta^(tau-k))/(1 - beta) = (1 - beta^(tau-k+1)) / (1 - beta).
+    a_k = 1 + beta (1 - beta^(tau-k))/(1 - beta) = (1 - beta^(tau-k+1)) / (1 - beta), i.e. 1 + beta
+    times the heavy-ball a_k.
     """
     lr = _positive("lr", lr)
     beta = _beta("beta", beta)
@@ -123,9 +131,8 @@ def momentum(lr: float, beta: float, nesterov: bool = False) -> Transform:
         return -lr * direction, (buf,)
 
     def accumulation(tau):
-        tau = _tau(tau)
-        power = np.arange(tau, 0, -1, dtype=np.float64) + (1.0 if nesterov else 0.0)
-        return (1.0 - beta ** power) / (1.0 - beta)
+        heavy_ball = accumulation_vector("momentum", tau, rho=beta)
+        return 1.0 + beta * heavy_ball if nesterov else heavy_ball
 
     return Transform(lambda params: (torch.zeros_like(params),), update, lambda d: d, accumulation)
 

@@ -136,6 +136,8 @@ LINEAR = {
     "sgd": lambda lr, p: client.sgd(lr),
     "decay": lambda lr, p: client.sgd(lr, decay=p),
     "prox": lambda lr, p: client.prox(lr, p / lr),      # alpha = lr * mu = p
+    "prox_mu0": lambda lr, p: client.prox(lr, 0.0),    # alpha = 0: SGD
+    "prox_beyond": lambda lr, p: client.prox(lr, (1 + p) / lr),   # alpha > 1, outside FedNova's (0, 1]
     "momentum": lambda lr, p: client.momentum(lr, p * 0.99),
     "nesterov": lambda lr, p: client.momentum(lr, p * 0.99, nesterov=True),
 }
