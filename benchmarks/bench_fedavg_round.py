@@ -2,8 +2,11 @@
 
 1. A FedAvg round at n = 1000 clients, d = 1000, 10 local full-gradient steps on least squares
    (m = 20 and m = 2 rows per client), at 1 %, 10 % and 100 % participation: fedbound's vectorized
-   round (only the participants' rows are computed) against a per-client Python loop of the same
-   torch operations; and the time per round against linear scaling in the number of participants.
+   round (only the participants' rows are computed) against two per-client Python loops: the lean
+   one (the same five torch operations per client step, no autograd: the strongest loop one can
+   write) and the one FL simulators run per client (a parameter tensor, torch.optim.SGD, the loss
+   and autograd's backward per step, as a Flower/PyTorch client does); and the time per round
+   against linear scaling in the number of participants.
    The speed-up of vectorizing is bounded by (loop overhead + compute) / compute per client step:
    with m = 20 rows of d = 1000 a client step is two 160 KB matrix-vector products, comparable to
    the loop's per-call overhead, so no batching can reach 10x there; with m = 2 it can.
@@ -69,6 +72,23 @@ def loop_round(A, y, x, clients, steps, lr):
     return torch.stack(models).mean(dim=0)
 
 
+def autograd_loop_round(A, y, x, clients, steps, lr):
+    """The per-client loop of FL simulators: per client a fresh parameter and torch.optim.SGD, and
+    per local step the loss, backward and the optimizer step (a Flower PyTorch client's fit)."""
+    m = A.shape[1]
+    models = []
+    for i in clients.tolist():
+        w = torch.nn.Parameter(x.clone())
+        opt = torch.optim.SGD([w], lr=lr)
+        for _ in range(steps):
+            opt.zero_grad()
+            loss = torch.sum((A[i] @ w - y[i]) ** 2) / (2 * m)
+            loss.backward()
+            opt.step()
+        models.append(w.detach())
+    return torch.stack(models).mean(dim=0)
+
+
 def vectorized_vs_loop(quick, m):
     n, d, steps, lr = 1000, 1000, 10, 0.05
     A, y = least_squares(n, m, d)
@@ -76,8 +96,8 @@ def vectorized_vs_loop(quick, m):
     At, yt = task.A, task.y
     print(f"\n1. FedAvg round, n = {n}, d = {d}, m = {m} rows per client, {steps} local steps "
           f"(float64, {torch.get_num_threads()} thread(s))")
-    print(f"{'participation':>14} {'clients':>8} {'fedbound s/round':>17} {'loop s/round':>13} "
-          f"{'speed-up':>9} {'s per client':>13}")
+    print(f"{'participation':>14} {'clients':>8} {'fedbound s/round':>17} {'lean loop s':>12} "
+          f"{'speed-up':>9} {'autograd loop s':>16} {'speed-up':>9} {'s per client':>13}")
     rows = []
     for frac in (0.01, 0.1, 1.0):
         q = int(round(frac * n))
@@ -89,11 +109,15 @@ def vectorized_vs_loop(quick, m):
         clients = nxt.clients          # the round from ``state`` samples these
         torch.testing.assert_close(loop_round(At, yt, state.x_g, clients, steps, lr), nxt.x_g,
                                    rtol=0, atol=1e-10)   # the loop computes the same round
-        t_loop = median_time(lambda: loop_round(At, yt, state.x_g, clients, steps, lr),
-                             2 if quick or q == n else 5)
+        torch.testing.assert_close(autograd_loop_round(At, yt, state.x_g, clients, steps, lr),
+                                   nxt.x_g, rtol=0, atol=1e-10)
+        reps_loop = 2 if quick or q == n else 5
+        t_loop = median_time(lambda: loop_round(At, yt, state.x_g, clients, steps, lr), reps_loop)
+        t_auto = median_time(lambda: autograd_loop_round(At, yt, state.x_g, clients, steps, lr),
+                             reps_loop)
         rows.append((q, t_vec))
-        print(f"{frac:>13.0%} {q:>8} {t_vec:>17.5f} {t_loop:>13.5f} {t_loop / t_vec:>8.1f}x "
-              f"{t_vec / q:>13.2e}")
+        print(f"{frac:>13.0%} {q:>8} {t_vec:>17.5f} {t_loop:>12.5f} {t_loop / t_vec:>8.1f}x "
+              f"{t_auto:>16.5f} {t_auto / t_vec:>8.1f}x {t_vec / q:>13.2e}")
     (q0, t0), (q1, t1) = rows[0], rows[-1]
     print(f"linearity: time(100%)/time(1%) = {t1 / t0:.1f} for {q1 / q0:.0f}x the participants "
           f"(within 2x of linear if in [{q1 / q0 / 2:.0f}, {2 * q1 / q0:.0f}]); "
