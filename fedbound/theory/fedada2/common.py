@@ -44,7 +44,7 @@ import sympy as sp
 from scipy.special import lambertw
 
 from fedbound.theory.result import Provenance
-from fedbound.theory.symbols import (NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, POSITIVE_INTEGER,
+from fedbound.theory.symbols import (NONNEGATIVE, POSITIVE, POSITIVE_INTEGER,
                                      Domain, declare)
 
 SEED = "004_a1d7c636af01c22e.txt"
@@ -72,7 +72,6 @@ G_inf = declare("G_inf", POSITIVE, "FedAda2: coordinate-wise gradient bound G (A
 v0 = declare("v0", NONNEGATIVE, "FedAda2: client preconditioner init v_0")
 d_params = declare("d_params", POSITIVE_INTEGER, "FedAda2: model dimension d")
 f_gap = declare("f_gap", NONNEGATIVE, "FedAda2: initial gap f(x_0) - f(x*) (Psi_1)")
-_ = NONNEGATIVE_INTEGER
 
 
 # -- c(beta) and u0(beta) ----------------------------------------------------------------------

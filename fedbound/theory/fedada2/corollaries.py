@@ -31,7 +31,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from fedbound.theory.fedada2.common import (A_max, B_weight, G_inf, HALF_OPEN_UNIT, K_local, K_minus,
+from fedbound.theory.fedada2.common import (A_max, B_weight, G_inf, K_local, K_minus,
                                             K_over_z, a_min, beta1, beta2, eps_client, eps_w, eta_l,
                                             m_min, M_max, tau_adapt, v0, where, xi_minus, xi_plus,
                                             z_delay)
@@ -43,7 +43,6 @@ from fedbound.theory.symbols import Domain, T, declare
 
 p1 = declare("p1_exp", Domain(), "FedAda2 Cor. 23: server learning-rate exponent, eta = Theta(T^p1)")
 p2 = declare("p2_exp", Domain(), "FedAda2 Cor. 23: client learning-rate exponent, eta_l = Theta(T^p2)")
-_ = HALF_OPEN_UNIT
 
 CASES = ("A", "B")
 SMOOTH = ("L", "L2")

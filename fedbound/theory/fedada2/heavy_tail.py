@@ -44,7 +44,6 @@ B_tilde = declare("B_tilde", POSITIVE, "FedAda2 Prop. 9 (iii): bound on E(|xi|/(
 delta_region = declare("delta_region", POSITIVE, "FedAda2 Prop. 9 (iii): radius delta of the stable region")
 cohort = declare("cohort", POSITIVE_INTEGER, "FedAda2: number |S^t| of sampled clients (with multiplicity)")
 p_heavy = declare("p_heavy", UNIT, "FedAda2: probability that the heavy-tailed client is sampled")
-_ = POSITIVE
 
 T0 = sp.Max(1, sp.floor(1 / (eps_client * (1 - eps_hat))))          # [L415]
 ETA_CAP = StepCondition("prop9 (ii) eta_l <= eps", eps_client, False, "[L381-L383]; gamma = eta_l")
