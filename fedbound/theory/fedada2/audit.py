@@ -326,6 +326,24 @@ def _prop9_series() -> Claim:
                  Sampler((Param("T", 1, 10 ** 6, integer=True),)), check)
 
 
+# Proposition 14 -----------------------------------------------------------------------------------
+
+def _prop14(variant: str, delayed: bool) -> Claim:
+    bound = _bound("fedada2.prop14", variant)
+    params = (K_, Z_ if delayed else Param("z_delay", 1, 1, integer=True), G_, EPS_, ETA_, PATTERN_, SCALE_)
+
+    def check(c):
+        zero = np.zeros_like(c["G_inf"])
+        delta = agdu(gradients(c), c["z_delay"], c["eps_client"], c["eta_l"], zero)
+        return np.max(np.abs(delta), axis=1), bound(dict(c, gamma=c["eta_l"], T=np.ones_like(zero)))
+
+    label = variant + (", delayed z" if delayed else ", z = 1")
+    return Claim("prop14.movement", "fedada2.prop14", label,
+                 "one round of zero-init client AdaGrad (AGDU, " + ("z in 1..4" if delayed else "z = 1")
+                 + f") moves every coordinate at most the Prop. 14 radius at t = 1 ({variant})", "8.19",
+                 Sampler(params), check)
+
+
 # Theorem 20: does the bound vanish with eta_l = c T^-1/2? -----------------------------------------
 
 T_FAR = (2.0 ** 60, 2.0 ** 70)
@@ -378,5 +396,6 @@ def claims() -> tuple[Claim, ...]:
         *(_lemma28(bias) for bias in (True, False)),
         *(_lemma30(v) for v in ("printed", "tight")),
         _prop9_series(),
+        _prop14("printed", False), _prop14("rederived", False), _prop14("rederived", True),
         *(_thm20_vanishes(v) for v in ("printed", "rederived")),
     )

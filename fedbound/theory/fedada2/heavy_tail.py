@@ -20,6 +20,8 @@ fedbound.tasks.heavy_tailed.HeavyTailedQuadratic.)
   x^-2 dx)^2 (statement), 2 x0^2 + 2 K^2 (proof), 2 x0^2 + 2 K^2 (pi^2/6)^2 (correct: sum 1/t^2 = pi^2/6
   > 1, notes 8.15): "fedada2.prop9_iv".
 * Prop. 10 (ii) [L514-L516]: lim E|x_t| <= 2/(1 - eps_hat) (B <= 2 for gamma < 1/3): "fedada2.prop10_ii".
+* Prop. 14 (= Prop. 5) [L651-L661]: x_t in B_{Kt}(x_0) (printed; eta_l K t in l_inf, notes 8.19):
+  "fedada2.prop14" (``gamma`` = eta_l).
 * Theorem 13 (= Thm 4) [L544-L649]: mu-strongly convex f_t: E f_{t+1}(x_{t+1}) >= ... + mu eta_l^2/(2|S^t|^2)
   E||sum sum g||^2 (eq. (6)) = inf: "fedada2.thm13" (extra: that coefficient).
 """
@@ -136,6 +138,25 @@ THM13 = register(Result(
     lhs="E f_{t+1}(x_{t+1})",
     variants=[Variant("printed", "the coefficient of the infinite noise moment in (6) (gamma = eta_l)",
                       extras={"noise_coefficient": mu * gamma ** 2 / (2 * cohort ** 2)})],
+))
+
+
+PROP14 = register(Result(
+    id="fedada2.prop14",
+    title="Proposition 14 (= Prop. 5): client AdaGrad keeps the iterates in a ball",
+    statement="Client-side AdaGrad makes FedAvg non-remorseful and non-resentful: its proof places x_t in "
+              "the ball B_{Kt}(x_0), so f(x_t) is bounded by the extreme-value theorem.",
+    provenance=where("Proposition 14", "651-661"),
+    assumptions=("zero-init client AdaGrad, each coordinate step |g_j|/(sqrt(v_j) + eps) <= 1",
+                 "server learning rate 1 (FedAvg averaging)"),
+    lhs="||x_t - x_0||_inf",
+    variants=[
+        Variant("printed", "radius K t as printed [L657] (presumes eta_l <= 1, notes 8.19)", bound=K_local * T),
+        Variant("rederived", "radius eta_l K t in the l_inf norm (z = 1: no delayed preconditioner)",
+                bound=gamma * K_local * T),
+    ],
+    known_issues=(Flag("8.19", "K t assumes eta_l <= 1, d = 1 or the l_inf norm, and z = 1 (with delay the "
+                               "steps are not bounded by eta_l [L1510])"),),
 ))
 
 

@@ -38,6 +38,9 @@ EXPECTED = {
     ("lemma30.phi1", "printed"): "holds",
     ("lemma30.phi1", "tight"): "holds",
     ("prop9_iv.series", "printed"): "fails",         # notes 8.15
+    ("prop14.movement", "printed, z = 1"): "fails",   # radius K t needs eta_l <= 1 (notes 8.19)
+    ("prop14.movement", "rederived, z = 1"): "holds",
+    ("prop14.movement", "rederived, delayed z"): "fails",   # delayed steps exceed eta_l [L1510]
     ("thm20.vanishes", "printed"): "holds",
     ("thm20.vanishes", "rederived"): "fails",        # notes 8.2
 }

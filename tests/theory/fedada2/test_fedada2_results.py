@@ -226,6 +226,8 @@ def test_heavy_tail_constants():
     assert get("fedada2.thm13").evaluate(mu=1.0, gamma=0.1, cohort=2).extras["noise_coefficient"] == \
         pytest.approx(0.01 / 8)
     assert get("fedada2.prop9_iii").max_step(eps_client=0.25)[0] == 0.5
+    prop14 = get("fedada2.prop14")
+    assert prop14.bound("printed", K_local=3, T=4) == 12 and prop14.bound("rederived", K_local=3, T=4, gamma=0.5) == 6
 
 
 def test_t0_is_the_smallest_admissible_integer():
