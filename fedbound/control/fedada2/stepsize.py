@@ -7,7 +7,8 @@ search in (log eta, log eta_l) along the directions (1, 1) and (1, -1) (the boun
 eta eta_l: a long valley), restarted until it stops improving. The grid is the certificate: the refined
 point is returned only if it is no worse than the best grid point. (The notes' DGP formulation needs a
 surrogate for the log of Psi5 and a fixed branch of Phi2; with two variables the grid is exact up to
-its spacing and needs neither.)
+its spacing and needs neither. :func:`gp_step_sizes` implements that DGP (cvxpy, gp=True) as a
+cross-check.)
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from fedbound.theory import get
 @dataclass(frozen=True)
 class StepChoice:
     """The minimiser (``eta``, ``eta_l``) of the bound of ``variant``, the bound there, the best grid
-    point and its bound, whether the minimiser lies on the edge of the box (``at_boundary``: widen the
+    point and its bound (for :func:`gp_step_sizes`: the GP's point and its surrogate objective), whether the minimiser lies on the edge of the box (``at_boundary``: widen the
     ranges), and the label "derived (not in the paper)"."""
 
     variant: str
@@ -78,3 +79,76 @@ def best_step_sizes(constants: dict, variant: str = "printed", eta_range=(1e-4, 
     edge = bool(np.any(np.isclose(best, lows, rtol=0, atol=1e-6) | np.isclose(best, highs, rtol=0, atol=1e-6)))
     return StepChoice(variant, float(np.exp(best[0])), float(np.exp(best[1])), float(J(*best)),
                       float(np.exp(start[0])), float(np.exp(start[1])), grid_bound, edge)
+
+
+def _thm20_gp(c: dict, variant_settings: dict, branch: int, r: float, eta_box, eta_l_box):
+    """The DGP of notes 5.2 for one branch of Phi2 (1: eta sqrt(1 - b), 2: eta Phi1/tau) with
+    log(1 + u) <= u^r/r (0 < r <= 1) in Psi5: returns (problem, eta, eta_l)."""
+    import cvxpy as cp
+
+    from fedbound.theory.fedada2.common import c_beta_numeric
+    eta, el = cp.Variable(pos=True), cp.Variable(pos=True)
+    K, z, G, eps, v0, d = (c[k] for k in ("K_local", "z_delay", "G_inf", "eps_client", "v0", "d_params"))
+    L, T, tau, b, vt0 = (c[k] for k in ("L", "T", "tau_adapt", "beta1_server", "vtilde0"))
+    n = np.ceil(K / z)
+    a = np.sqrt(n) * np.sqrt(np.log1p(n * G ** 2 / eps ** 2))
+    delay = (K - n) * G / (np.sqrt(v0) + eps)
+    phi1 = el * a + el ** 2 * delay if variant_settings["phi1"] == "printed" else el * (a + delay)
+    s = d if variant_settings["norm"] == "vector" else 1.0
+    power = 1 if variant_settings["smooth"] == "L" else 2
+    root = np.sqrt(v0) if variant_settings["denom"] == "sqrt_v0" else v0
+    alpha1 = 1 / (2 * np.sqrt(v0 + d * K * G ** 2) + 2 * eps)
+    coef = K / (alpha1 * tau * (root + eps) ** 2)
+    l_tilde = 2 * np.sqrt(d) * G / (el * c["eps_s"])
+    phi2 = eta * np.sqrt(1 - b) if branch == 1 else eta * phi1 / tau
+    psi = [c["f_gap"],
+           eta ** 2 * L * T * d * s * phi1 ** 2 / tau ** 2,
+           (1 - b ** T) * eta * el * l_tilde ** power * T * s * phi1 ** 2 * coef,
+           (1 - b) * eta * el * L ** power * T * float(c_beta_numeric(b)) * s * phi2 ** 2 * coef,
+           eta * d * np.sqrt(s) * phi1 * G * ((1 - b) + (T * s / tau ** 2) ** r * cp.power(phi1, 2 * r) / r) / tau]
+    gamma1_over_el = K / (np.sqrt(v0 + d * K * G ** 2) + eps)
+    objective = cp.sum(cp.hstack(psi[1:])) + psi[0]
+    objective = objective * 4 * (cp.sqrt(T * s * phi1 ** 2 + vt0) + tau) / (3 * (1 - b) * gamma1_over_el * T
+                                                                           * eta * el)
+    constraints = [eta >= eta_box[0], eta <= eta_box[1], el >= eta_l_box[0], el <= eta_l_box[1]]
+    return cp.Problem(cp.Minimize(objective), constraints), eta, el
+
+
+def gp_step_sizes(constants: dict, variant: str = "printed", eta_range=(1e-4, 1e2), eta_l_range=(1e-6, 1e1),
+                  r: float = 0.5) -> StepChoice:
+    """The notes' DGP route (5.2) to the minimiser of the Theorem 20 bound of ``variant``: two GPs (one
+    per branch of Phi2 = min{., .}, which the bound increases with, so the better branch is exact) with
+    the surrogate log(1 + u) <= u^r/r in Psi5. The true bound is then evaluated at each GP solution and
+    the better one returned (``grid_*`` fields: the GP surrogate's own optimum). A cross-check of
+    :func:`best_step_sizes`, which minimises the true bound."""
+    import cvxpy as cp
+
+    from fedbound.theory.fedada2.thm20 import PRINTED, REDERIVED
+    r = V.number("r", r, low=0.0, high=1.0, low_open=True)
+    thm = get("fedada2.thm20")
+    thm.variant(variant)   # an unknown variant raises UnknownNameError
+    settings = PRINTED if variant == "printed" else REDERIVED if variant == "rederived" else dict(
+        kv.split("=") for kv in variant.split(","))
+    needed = set(thm.constants(variant)) - {"eta_server", "eta_l"}
+    missing = sorted(needed - set(constants))
+    if missing:
+        raise ValidationError(f"gp_step_sizes needs constant(s) {', '.join(missing)}")
+    fixed = {k: V.number(k, constants[k]) for k in needed}
+    best = None
+    for branch in (1, 2):
+        problem, eta, el = _thm20_gp(fixed, settings, branch, r, eta_range, eta_l_range)
+        problem.solve(gp=True, solver=cp.CLARABEL)
+        if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+            continue
+        e, l_ = float(eta.value), float(el.value)
+        true = float(thm.bound(variant, **fixed, eta_server=e, eta_l=l_))
+        if best is None or true < best[2]:
+            best = (e, l_, true, float(problem.value))
+    if best is None:
+        raise ValidationError(f"neither geometric program of {variant} solved")
+    lows = np.log([eta_range[0], eta_l_range[0]])
+    highs = np.log([eta_range[1], eta_l_range[1]])
+    x = np.log(best[:2])
+    edge = bool(np.any(np.isclose(x, lows, atol=1e-5) | np.isclose(x, highs, atol=1e-5)))
+    return StepChoice(variant, best[0], best[1], best[2], best[0], best[1], best[3], edge,
+                      label="derived (not in the paper): GP with the log surrogate of notes 5.2")
