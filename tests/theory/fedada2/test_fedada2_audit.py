@@ -19,8 +19,9 @@ from fedbound.theory.fedada2.common import c_beta_numeric
 EXPECTED = {
     ("lemma15.phi1", "printed"): "fails",            # notes 8.1: inner eta_l
     ("lemma15.phi1", "proved"): "holds",
-    # the notes (2.4) say the proved Phi1 held without carry-over in 3000 random runs; the adversarial
-    # search finds the reset losing v0 (and all history) at the next update step: it fails
+    # the notes (2.4) say the proved Phi1 held without carry-over (random runs); with v0 > 0 wired in as
+    # mu_0 = v0 the reset loses v0 at the next update step and the bound fails (at v0 = 0 it holds:
+    # test_lemma15_proved_holds_without_carry_over_at_v0_zero)
     ("lemma15.phi1", "proved, mu reset"): "fails",
     ("sm3.accumulator", "printed"): "fails",         # notes 8.12
     ("sm3.accumulator", "carry_over"): "holds",
@@ -86,6 +87,21 @@ def test_lemma15_counterexamples_recomputed_step_by_step(reports):
         assert np.max(np.abs(x)) > phi1
         assert np.max(np.abs(x)) / phi1 == pytest.approx(reports[("lemma15.phi1", variant)].violation_ratio,
                                                          rel=1e-9)
+
+
+def test_lemma15_proved_holds_without_carry_over_at_v0_zero():
+    from fedbound.theory.audit import Claim, Sampler, compile_expr
+    bound = compile_expr(get("fedada2.lemma15").variant("proved").bound)
+
+    def check(c):
+        c = dict(c, v0=np.zeros_like(c["G_inf"]))
+        delta = A.sm3_ii(A.gradients(c), c["z_delay"], c["eps_client"], c["eta_l"], c["v0"], carry_over=False)
+        return np.max(np.abs(delta["delta"]), axis=1), bound(c)
+
+    params = tuple(p for p in A.CLIENT if p.name != "v0")
+    report = audit_claim(Claim("reset", "fedada2.lemma15", "proved", "", "", Sampler(params), check),
+                         samples=400, iterations=8)
+    assert report.verdict == "holds"
 
 
 def test_sm3_with_singleton_cover_is_adagrad_and_carry_over_keeps_the_lower_bound():
