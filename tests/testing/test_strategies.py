@@ -12,16 +12,16 @@ torch.set_num_threads(1)
 
 
 @settings(max_examples=40, deadline=None)
-@given(constants(["L", "mu", "K", "n", "sigma", "gamma", "p", "q"]))
+@given(constants(["L", "mu", "K", "n", "sigma", "gamma", "p", "q"], scope="sdgt"))
 def test_constants_in_their_domains(values):
     for name, value in values.items():
-        assert S.constant(name).domain.contains(np.asarray(value))
+        assert S.constant(name, "sdgt").domain.contains(np.asarray(value))
     assert values["mu"] <= values["L"]
     assert isinstance(values["K"], int)
 
 
 @settings(max_examples=20, deadline=None)
-@given(constants(["L", "mu", "K"], bounds={"K": (2, 3)}, fixed={"L": 1.0}))
+@given(constants(["L", "mu", "K"], bounds={"K": (2, 3)}, fixed={"L": 1.0}, scope="sdgt"))
 def test_bounds_and_fixed_values(values):
     assert values["L"] == 1.0 and values["K"] in (2, 3) and values["mu"] <= 1.0
 

@@ -42,10 +42,10 @@ class StepChoice:
 def best_step_sizes(constants: dict, variant: str = "printed", eta_range=(1e-4, 1e2),
                     eta_l_range=(1e-6, 1e1), points: int = 81) -> StepChoice:
     """Minimise the Theorem 20 bound of ``variant`` over eta in ``eta_range`` and eta_l in
-    ``eta_l_range`` at the other ``constants`` (every constant of the variant except eta_server and
+    ``eta_l_range`` at the other ``constants`` (every constant of the variant except eta and
     eta_l, scalars)."""
     thm = get("fedada2.thm20")
-    needed = set(thm.constants(variant)) - {"eta_server", "eta_l"}
+    needed = set(thm.constants(variant)) - {"eta", "eta_l"}
     missing = sorted(needed - set(constants))
     if missing:
         raise ValidationError(f"best_step_sizes needs constant(s) {', '.join(missing)}")
@@ -62,7 +62,7 @@ def best_step_sizes(constants: dict, variant: str = "printed", eta_range=(1e-4, 
 
     def J(le, lel):
         with np.errstate(all="ignore"):
-            return thm.bound(variant, **fixed, eta_server=np.exp(le), eta_l=np.exp(lel))
+            return thm.bound(variant, **fixed, eta=np.exp(le), eta_l=np.exp(lel))
 
     values = np.where(np.isfinite(J(log_eta, log_el)), J(log_eta, log_el), np.inf)
     i, j = np.unravel_index(np.argmin(values), values.shape)
@@ -88,8 +88,8 @@ def _thm20_gp(c: dict, variant_settings: dict, branch: int, r: float, eta_box, e
 
     from fedbound.theory.fedada2.common import c_beta_numeric
     eta, el = cp.Variable(pos=True), cp.Variable(pos=True)
-    K, z, G, eps, v0, d = (c[k] for k in ("K_local", "z_delay", "G_inf", "eps_client", "v0", "d_params"))
-    L, T, tau, b, vt0 = (c[k] for k in ("L", "T", "tau_adapt", "beta1_server", "vtilde0"))
+    K, z, G, eps, v0, d = (c[k] for k in ("K", "z", "G", "eps", "v0", "d"))
+    L, T, tau, b, vt0 = (c[k] for k in ("L", "T", "tau", "beta1_tilde", "vtilde0"))
     n = np.ceil(K / z)
     a = np.sqrt(n) * np.sqrt(np.log1p(n * G ** 2 / eps ** 2))
     delay = (K - n) * G / (np.sqrt(v0) + eps)
@@ -123,13 +123,11 @@ def gp_step_sizes(constants: dict, variant: str = "printed", eta_range=(1e-4, 1e
     :func:`best_step_sizes`, which minimises the true bound."""
     import cvxpy as cp
 
-    from fedbound.theory.fedada2.thm20 import PRINTED, REDERIVED
     r = V.number("r", r, low=0.0, high=1.0, low_open=True)
     thm = get("fedada2.thm20")
-    thm.variant(variant)   # an unknown variant raises UnknownNameError
-    settings = PRINTED if variant == "printed" else REDERIVED if variant == "rederived" else dict(
-        kv.split("=") for kv in variant.split(","))
-    needed = set(thm.constants(variant)) - {"eta_server", "eta_l"}
+    settings = dict(thm.variant(variant).settings)   # an unknown variant raises UnknownNameError
+    variant = thm.variant(variant).name
+    needed = set(thm.constants(variant)) - {"eta", "eta_l"}
     missing = sorted(needed - set(constants))
     if missing:
         raise ValidationError(f"gp_step_sizes needs constant(s) {', '.join(missing)}")
@@ -141,7 +139,7 @@ def gp_step_sizes(constants: dict, variant: str = "printed", eta_range=(1e-4, 1e
         if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
             continue
         e, l_ = float(eta.value), float(el.value)
-        true = float(thm.bound(variant, **fixed, eta_server=e, eta_l=l_))
+        true = float(thm.bound(variant, **fixed, eta=e, eta_l=l_))
         if best is None or true < best[2]:
             best = (e, l_, true, float(problem.value))
     if best is None:

@@ -40,10 +40,10 @@ def _table() -> np.ndarray:
 
 PATTERN_TABLE = _table()
 
-K_ = Param("K_local", 1, K_MAX, integer=True)
-Z_ = Param("z_delay", 1, 4, integer=True)
-G_ = Param("G_inf", 1e-2, 1e2)
-EPS_ = Param("eps_client", 1e-4, 10.0)
+K_ = Param("K", 1, K_MAX, integer=True)
+Z_ = Param("z", 1, 4, integer=True)
+G_ = Param("G", 1e-2, 1e2)
+EPS_ = Param("eps", 1e-4, 10.0)
 V0_ = Param("v0", 1e-6, 10.0)
 ETA_ = Param("eta_l", 1e-3, 10.0)
 PATTERN_ = Param("pattern", 0, PATTERNS - 1, log=False, integer=True)
@@ -60,10 +60,10 @@ def update_steps(K: np.ndarray, z: np.ndarray) -> np.ndarray:
 def gradients(c: dict, d: int = D) -> np.ndarray:
     """(N, K_MAX, d) gradient sequences of the module docstring (zero beyond step K)."""
     pattern = PATTERN_TABLE[c["pattern"].astype(int)][:, :, :d]
-    update = update_steps(c["K_local"], c["z_delay"])
-    active = np.arange(1, K_MAX + 1) <= c["K_local"][:, None]
+    update = update_steps(c["K"], c["z"])
+    active = np.arange(1, K_MAX + 1) <= c["K"][:, None]
     scale = np.where(update, c["update_scale"][:, None], 1.0) * active
-    return c["G_inf"][:, None, None] * pattern * scale[:, :, None]
+    return c["G"][:, None, None] * pattern * scale[:, :, None]
 
 
 def sm3_ii(g: np.ndarray, z: np.ndarray, eps: np.ndarray, eta: np.ndarray, v0: np.ndarray,
@@ -154,7 +154,7 @@ def _lemma15(variant: str, carry_over: bool = True) -> Claim:
     bound = _bound("fedada2.lemma15", variant)
 
     def check(c):
-        delta = sm3_ii(gradients(c), c["z_delay"], c["eps_client"], c["eta_l"], c["v0"],
+        delta = sm3_ii(gradients(c), c["z"], c["eps"], c["eta_l"], c["v0"],
                        carry_over=carry_over)["delta"]
         return np.max(np.abs(delta), axis=1), bound(c)
 
@@ -167,10 +167,10 @@ def _lemma15(variant: str, carry_over: bool = True) -> Claim:
 def _accumulator(carry_over: bool) -> Claim:
     def check(c):
         g = gradients(c)
-        v = sm3_ii(g, c["z_delay"], c["eps_client"], c["eta_l"], c["v0"], carry_over=carry_over)["v"]
-        update = update_steps(c["K_local"], c["z_delay"])
+        v = sm3_ii(g, c["z"], c["eps"], c["eta_l"], c["v0"], carry_over=carry_over)["v"]
+        update = update_steps(c["K"], c["z"])
         lower = c["v0"][:, None, None] + np.cumsum(np.where(update[:, :, None], g ** 2, 0.0), axis=1)
-        active = (np.arange(1, K_MAX + 1) <= c["K_local"][:, None])[:, :, None]
+        active = (np.arange(1, K_MAX + 1) <= c["K"][:, None])[:, :, None]
         return _worst(np.where(active, lower, 0.0), np.where(active, v, 1.0))
 
     name = "carry_over" if carry_over else "printed"
@@ -184,13 +184,13 @@ def _lemma17(variant: str) -> Claim:
     bound = _bound("fedada2.lemma17", variant)
 
     def check(c):
-        c = dict(c, v0=np.zeros_like(c["G_inf"]), d_params=np.full_like(c["G_inf"], D))
-        out = sm3_ii(gradients(c), c["z_delay"], c["eps_client"], c["eta_l"], c["v0"])
+        c = dict(c, v0=np.zeros_like(c["G"]), d=np.full_like(c["G"], D))
+        out = sm3_ii(gradients(c), c["z"], c["eps"], c["eta_l"], c["v0"])
         k = np.arange(1, K_MAX + 1)
         c_k = {name: np.asarray(value)[:, None] for name, value in c.items()}
-        rhs = bound(dict(c_k, K_local=k[None, :].astype(float)))[:, :, None]
+        rhs = bound(dict(c_k, K=k[None, :].astype(float)))[:, :, None]
         both = np.concatenate([out["v"], out["mu"]], axis=2)
-        active = (k <= c["K_local"][:, None])[:, :, None]
+        active = (k <= c["K"][:, None])[:, :, None]
         return _worst(np.where(active, both, 0.0), np.where(active, rhs, 1.0))
 
     return Claim("lemma17.accumulator", "fedada2.lemma17", variant,
@@ -200,8 +200,8 @@ def _lemma17(variant: str) -> Claim:
 
 # Lemma 16 -----------------------------------------------------------------------------------------
 
-SERVER = (Param("beta1_server", 0.0, 0.999, log=False), Param("T", 1, 200, integer=True),
-          Param("tau_adapt", 1e-3, 10.0), Param("eta_server", 1e-3, 10.0), Param("phi1_bound", 1e-3, 1e3),
+SERVER = (Param("beta1_tilde", 0.0, 0.999, log=False), Param("T", 1, 200, integer=True),
+          Param("tau", 1e-3, 10.0), Param("eta", 1e-3, 10.0), Param("Phi1", 1e-3, 1e3),
           PATTERN_, Param("sign_flip", 0.0, 1.0, log=False))
 T_MAX = 200
 
@@ -214,7 +214,7 @@ def _deltas(c: dict) -> np.ndarray:
     rows = np.tile(rows, (1, -(-T_MAX // rows.shape[1])))[:, :T_MAX]
     sign = np.where(np.abs(rows) < c["sign_flip"][:, None], -1.0, 1.0)
     active = np.arange(1, T_MAX + 1) <= c["T"][:, None]
-    return c["phi1_bound"][:, None] * np.abs(rows) * sign * active
+    return c["Phi1"][:, None] * np.abs(rows) * sign * active
 
 
 def _lemma16(variant: str) -> Claim:
@@ -222,7 +222,7 @@ def _lemma16(variant: str) -> Claim:
 
     def check(c):
         delta = _deltas(c)
-        b, tau, eta = c["beta1_server"], c["tau_adapt"], c["eta_server"]
+        b, tau, eta = c["beta1_tilde"], c["tau"], c["eta"]
         m, v = np.zeros(len(b)), tau ** 2
         worst = np.zeros(len(b))
         for t in range(T_MAX):
@@ -240,11 +240,11 @@ def _lemma16(variant: str) -> Claim:
 
 def _lemma21(variant: str) -> Claim:
     bound = _bound("fedada2.lemma21", variant)
-    sampler = Sampler((Param("beta1_server", 0.0, 0.999, log=False), Param("T", 1, 1000, integer=True)))
+    sampler = Sampler((Param("beta1_tilde", 0.0, 0.999, log=False), Param("T", 1, 1000, integer=True)))
 
     def check(c):
         # sum_{t<=T} sum_{r<=t} b^(t-r) (t-r)^2 = sum_{u=0}^{T-1} (T - u) b^u u^2, summed term by term
-        b, T = c["beta1_server"], c["T"]
+        b, T = c["beta1_tilde"], c["T"]
         total, power = np.zeros_like(b), np.ones_like(b)
         for u in range(1, int(np.max(T))):
             power = power * b
@@ -261,7 +261,7 @@ def _lemma22() -> Claim:
 
     def check(c):
         delta = _deltas(c)
-        b, tau = c["beta1_server"][:, None], c["tau_adapt"][:, None]
+        b, tau = c["beta1_tilde"][:, None], c["tau"][:, None]
         t = np.arange(1, T_MAX + 1)[None, :]
         s = np.cumsum(delta ** 2, axis=1)
         lhs = np.sum((1 - b ** t) * delta ** 2 / (s + tau ** 2), axis=1)  # (1-b) sum_r b^(t-r) = 1 - b^t
@@ -278,11 +278,11 @@ def _adam_build(raw: dict) -> dict:
     c = dict(raw)
     b1 = c["beta1"]
     c["beta2"] = b1 ** 2 + (1 - b1 ** 2) * c.pop("beta2 position")
-    c["B_weight"] = np.ones_like(b1)
+    c["B"] = np.ones_like(b1)
     return c
 
 
-ADAM = Sampler((K_, Z_, G_, Param("eps_client", 1e-8, 1.0), ETA_, PATTERN_, SCALE_,
+ADAM = Sampler((K_, Z_, G_, Param("eps", 1e-8, 1.0), ETA_, PATTERN_, SCALE_,
                 Param("beta1", 0.0, 0.99, log=False), Param("beta2 position", 1e-3, 0.999)), _adam_build)
 
 
@@ -291,7 +291,7 @@ def _lemma28(bias_correction: bool) -> Claim:
 
     def check(c):
         g = gradients(c, d=1)
-        delta = admu(g, c["K_local"], c["z_delay"], c["beta1"], c["beta2"], c["eps_client"], c["eta_l"],
+        delta = admu(g, c["K"], c["z"], c["beta1"], c["beta2"], c["eps"], c["eta_l"],
                      bias_correction=bias_correction)
         return np.abs(delta[:, 0]), bound(c)
 
@@ -306,8 +306,8 @@ def _lemma30(variant: str) -> Claim:
     bound = _bound("fedada2.lemma30", variant)
 
     def check(c):
-        delta = agdu(gradients(c), c["z_delay"], c["eps_client"], c["eta_l"], c["v0"])
-        return np.max(np.abs(delta), axis=1), bound(dict(c, B_weight=np.ones_like(c["v0"])))
+        delta = agdu(gradients(c), c["z"], c["eps"], c["eta_l"], c["v0"])
+        return np.max(np.abs(delta), axis=1), bound(dict(c, B=np.ones_like(c["v0"])))
 
     return Claim("lemma30.phi1", "fedada2.lemma30", variant,
                  f"|Delta_i^t| <= Lemma 30's Phi_1 ({variant}, B = 1) for AGDU with v_0 = v0",
@@ -330,12 +330,12 @@ def _prop9_series() -> Claim:
 
 def _prop14(variant: str, delayed: bool) -> Claim:
     bound = _bound("fedada2.prop14", variant)
-    params = (K_, Z_ if delayed else Param("z_delay", 1, 1, integer=True), G_, EPS_, ETA_, PATTERN_, SCALE_)
+    params = (K_, Z_ if delayed else Param("z", 1, 1, integer=True), G_, EPS_, ETA_, PATTERN_, SCALE_)
 
     def check(c):
-        zero = np.zeros_like(c["G_inf"])
-        delta = agdu(gradients(c), c["z_delay"], c["eps_client"], c["eta_l"], zero)
-        return np.max(np.abs(delta), axis=1), bound(dict(c, gamma=c["eta_l"], T=np.ones_like(zero)))
+        zero = np.zeros_like(c["G"])
+        delta = agdu(gradients(c), c["z"], c["eps"], c["eta_l"], zero)
+        return np.max(np.abs(delta), axis=1), bound(dict(c, T=np.ones_like(zero)))
 
     label = variant + (", delayed z" if delayed else ", z = 1")
     return Claim("prop14.movement", "fedada2.prop14", label,
@@ -354,10 +354,10 @@ def _thm20_vanishes(variant: str) -> Claim:
     c T^-1/2 and eta fixed (Corollary 24's choice [L1120-L1126]); part 1 "vanishes": the largest slope
     is <= -0.01; part 2 "rate T^-1/2": it is <= -0.49."""
     terms = [compile_expr(get("fedada2.thm20").variant(variant).extras[f"Psi{i}"]) for i in range(1, 7)]
-    sampler = Sampler((Param("f_gap", 1e-3, 1e3), Param("eta_server", 1e-3, 10.0), Param("L", 1e-3, 1e3),
-                       Param("d_params", 1, 1000, integer=True), K_, Z_, G_, EPS_,
-                       Param("eps_s", 1e-6, 1.0), Param("tau_adapt", 1e-3, 10.0),
-                       Param("beta1_server", 0.0, 0.99, log=False), V0_, Param("vtilde0 / tau^2", 1.0, 100.0),
+    sampler = Sampler((Param("f_gap", 1e-3, 1e3), Param("eta", 1e-3, 10.0), Param("L", 1e-3, 1e3),
+                       Param("d", 1, 1000, integer=True), K_, Z_, G_, EPS_,
+                       Param("eps_s", 1e-6, 1.0), Param("tau", 1e-3, 10.0),
+                       Param("beta1_tilde", 0.0, 0.99, log=False), V0_, Param("vtilde0 / tau^2", 1.0, 100.0),
                        Param("c_l", 1e-3, 10.0)), _thm20_build)
 
     def ratios(c, T):
@@ -378,7 +378,7 @@ def _thm20_vanishes(variant: str) -> Claim:
 
 def _thm20_build(raw: dict) -> dict:
     c = dict(raw)
-    c["vtilde0"] = c.pop("vtilde0 / tau^2") * c["tau_adapt"] ** 2
+    c["vtilde0"] = c.pop("vtilde0 / tau^2") * c["tau"] ** 2
     return c
 
 

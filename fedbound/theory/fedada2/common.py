@@ -1,27 +1,31 @@
 r"""Constants, provenance and the series constant c(beta) shared by the FedAda2 results.
 
 Seed 004_a1d7c636af01c22e.txt ("Efficient Adaptive Federated Optimization"), notes papers/fedada2.md.
-FedAda2's constants are declared under names that cannot clash with SD-GT's (whose ``K`` counts D2D
-rounds, ``eta`` is a step and ``eps`` a target accuracy); the paper symbol of each name:
+Every FedAda2 constant is declared in scope ``"fedada2"`` (key ``"fedada2.K"``; FedAda2 results
+see it under its short name, the paper's symbol) through :func:`declare`. ``eps`` (the client
+smoothing) shadows the shared target accuracy ``eps`` on purpose. The Python name of each symbol in
+this package and its short name (what ``evaluate``, ``max_step`` and the CLI take):
 
-=============  ============================================  ==========================
-name           meaning                                       paper symbol (notes 1.2)
-=============  ============================================  ==========================
-K_local        local steps per round                          K
-z_delay        preconditioner delay                           z
-eta_l          client learning rate                           eta_ell
-eta_server     server learning rate                           eta
-tau_adapt      server adaptivity (outside the square root)    tau
-vtilde0        server second-moment init (>= tau^2)           vtilde_0
-eps_client     client smoothing                               epsilon
-eps_s          client "clip" threshold (zeroes small steps)   epsilon_s
-beta1_server   server momentum                                beta~_1
-beta1, beta2   client Adam decays                             beta_1, beta_2
-G_inf          coordinate-wise gradient bound (A2)            G
-v0             client preconditioner init                     v_0
-d_params       model dimension                                d
-f_gap          f(x_0) - f(x*)                                 Psi_1
-=============  ============================================  ==========================
+=============  ============  ============================================  ==========================
+Python name    short name    meaning                                       paper symbol (notes 1.2)
+=============  ============  ============================================  ==========================
+K_local        K             local steps per round                          K
+z_delay        z             preconditioner delay                           z
+eta_l          eta_l         client learning rate                           eta_ell
+eta_server     eta           server learning rate                           eta
+tau_adapt      tau           server adaptivity (outside the square root)    tau
+vtilde0        vtilde0       server second-moment init (>= tau^2)           vtilde_0
+eps_client     eps           client smoothing (shadows the shared eps)      epsilon
+eps_s          eps_s         client "clip" threshold (zeroes small steps)   epsilon_s
+beta1_server   beta1_tilde   server momentum                                beta~_1
+beta1, beta2   beta1, beta2  client Adam decays                             beta_1, beta_2
+G_inf          G             coordinate-wise gradient bound (A2)            G
+v0             v0            client preconditioner init                     v_0
+d_params       d             model dimension                                d
+f_gap          f_gap         f(x_0) - f(x*)                                 Psi_1
+phi1_bound     Phi1          a bound on |Delta_t| (Lemmas 16, 22)           Phi_1
+B_weight       B             bound on the weights |Xi_i^t|                  B
+=============  ============  ============================================  ==========================
 
 Shared with the other papers (same meaning and domain): ``L`` (smoothness), ``T`` (rounds), ``mu``.
 
@@ -43,13 +47,21 @@ import numpy as np
 import sympy as sp
 from scipy.special import lambertw
 
+from fedbound.theory import symbols as S
 from fedbound.theory.result import Provenance
-from fedbound.theory.symbols import (NONNEGATIVE, POSITIVE, POSITIVE_INTEGER,
-                                     Domain, declare)
+from fedbound.theory.symbols import NONNEGATIVE, POSITIVE, POSITIVE_INTEGER, Domain
 
 SEED = "004_a1d7c636af01c22e.txt"
+SCOPE = "fedada2"
 #: [0, 1): momentum and decay parameters
 HALF_OPEN_UNIT = Domain(0.0, 1.0, False, True)
+
+
+def declare(name: str, domain: Domain, meaning: str, latex: str | None = None,
+            shadow: bool = False) -> sp.Symbol:
+    """Declare a FedAda2 constant (scope ``"fedada2"``; ``shadow`` for a shared name used with
+    another meaning)."""
+    return S.declare(name, domain, meaning, latex, scope=SCOPE, shadow=shadow)
 
 
 def where(equation: str, lines: str) -> Provenance:
@@ -57,21 +69,21 @@ def where(equation: str, lines: str) -> Provenance:
     return Provenance(SEED, equation, lines)
 
 
-K_local = declare("K_local", POSITIVE_INTEGER, "FedAda2: local steps per round (paper K)")
-z_delay = declare("z_delay", POSITIVE_INTEGER, "FedAda2: preconditioner delay z (1 = no delay)")
-eta_l = declare("eta_l", POSITIVE, "FedAda2: client learning rate eta_ell")
-eta_server = declare("eta_server", POSITIVE, "FedAda2: server learning rate eta")
-tau_adapt = declare("tau_adapt", POSITIVE, "FedAda2: server adaptivity tau")
-vtilde0 = declare("vtilde0", POSITIVE, "FedAda2: server second-moment init vtilde_0 (>= tau^2)")
-eps_client = declare("eps_client", POSITIVE, "FedAda2: client smoothing epsilon")
-eps_s = declare("eps_s", POSITIVE, "FedAda2: client clip threshold epsilon_s")
-beta1_server = declare("beta1_server", HALF_OPEN_UNIT, "FedAda2: server momentum beta~_1")
-beta1 = declare("beta1", HALF_OPEN_UNIT, "FedAda2: client Adam first-moment decay beta_1")
-beta2 = declare("beta2", Domain(0.0, 1.0, True, True), "FedAda2: client Adam second-moment decay beta_2")
-G_inf = declare("G_inf", POSITIVE, "FedAda2: coordinate-wise gradient bound G (A2)")
-v0 = declare("v0", NONNEGATIVE, "FedAda2: client preconditioner init v_0")
-d_params = declare("d_params", POSITIVE_INTEGER, "FedAda2: model dimension d")
-f_gap = declare("f_gap", NONNEGATIVE, "FedAda2: initial gap f(x_0) - f(x*) (Psi_1)")
+K_local = declare("K", POSITIVE_INTEGER, "local steps per round (paper K)")
+z_delay = declare("z", POSITIVE_INTEGER, "preconditioner delay z (1 = no delay)")
+eta_l = declare("eta_l", POSITIVE, "client learning rate eta_ell")
+eta_server = declare("eta", POSITIVE, "server learning rate eta")
+tau_adapt = declare("tau", POSITIVE, "server adaptivity tau")
+vtilde0 = declare("vtilde0", POSITIVE, "server second-moment init vtilde_0 (>= tau^2)")
+eps_client = declare("eps", POSITIVE, "client smoothing epsilon (not a target accuracy)", shadow=True)
+eps_s = declare("eps_s", POSITIVE, "client clip threshold epsilon_s")
+beta1_server = declare("beta1_tilde", HALF_OPEN_UNIT, "server momentum beta~_1")
+beta1 = declare("beta1", HALF_OPEN_UNIT, "client Adam first-moment decay beta_1")
+beta2 = declare("beta2", Domain(0.0, 1.0, True, True), "client Adam second-moment decay beta_2")
+G_inf = declare("G", POSITIVE, "coordinate-wise gradient bound G (A2)")
+v0 = declare("v0", NONNEGATIVE, "client preconditioner init v_0")
+d_params = declare("d", POSITIVE_INTEGER, "model dimension d")
+f_gap = declare("f_gap", NONNEGATIVE, "initial gap f(x_0) - f(x*) (Psi_1)")
 
 
 # -- c(beta) and u0(beta) ----------------------------------------------------------------------
@@ -172,14 +184,14 @@ K_over_z = sp.ceiling(K_local / z_delay)   # |F| = number of preconditioner upda
 
 
 # -- constants of single results -----------------------------------------------------------------
-phi1_bound = declare("phi1_bound", POSITIVE, "FedAda2: coordinate-wise bound Phi_1 on the "
+phi1_bound = declare("Phi1", POSITIVE, "coordinate-wise bound Phi_1 on the "
                      "pseudo-gradients |Delta_t| (Lemmas 16, 22)")
-B_weight = declare("B_weight", POSITIVE, "FedAda2: bound B on the pseudo-gradient weights |Xi_i^t|")
-eps_w = declare("eps_w", POSITIVE, "FedAda2: lower bound eps_w on the weights Xi_i^t")
-K_minus = declare("K_minus", POSITIVE_INTEGER, "FedAda2: K^- = min local steps over clients and rounds")
-xi_plus = declare("xi_plus", POSITIVE, "FedAda2: upper weight bound Xi^+ of blended strategies")
-xi_minus = declare("xi_minus", POSITIVE, "FedAda2: lower weight bound Xi^- of blended strategies")
-a_min = declare("a_min", POSITIVE, "FedAda2: min_l a_l (Theorem 25 numerator weights)")
-A_max = declare("A_max", POSITIVE, "FedAda2: max_l A_l (Theorem 25 numerator weights)")
-m_min = declare("m_min", POSITIVE, "FedAda2: min_l m_l (Theorem 25 denominators)")
-M_max = declare("M_max", POSITIVE, "FedAda2: max_l M_l (Theorem 25 denominators)")
+B_weight = declare("B", POSITIVE, "bound B on the pseudo-gradient weights |Xi_i^t|")
+eps_w = declare("eps_w", POSITIVE, "lower bound eps_w on the weights Xi_i^t")
+K_minus = declare("K_minus", POSITIVE_INTEGER, "K^- = min local steps over clients and rounds")
+xi_plus = declare("xi_plus", POSITIVE, "upper weight bound Xi^+ of blended strategies")
+xi_minus = declare("xi_minus", POSITIVE, "lower weight bound Xi^- of blended strategies")
+a_min = declare("a_min", POSITIVE, "min_l a_l (Theorem 25 numerator weights)")
+A_max = declare("A_max", POSITIVE, "max_l A_l (Theorem 25 numerator weights)")
+m_min = declare("m_min", POSITIVE, "min_l m_l (Theorem 25 denominators)")
+M_max = declare("M_max", POSITIVE, "max_l M_l (Theorem 25 denominators)")

@@ -32,17 +32,17 @@ import numpy as np
 import sympy as sp
 
 from fedbound.theory.fedada2.common import (A_max, B_weight, G_inf, K_local, K_minus,
-                                            K_over_z, a_min, beta1, beta2, eps_client, eps_w, eta_l,
+                                            K_over_z, a_min, beta1, beta2, declare, eps_client, eps_w, eta_l,
                                             m_min, M_max, tau_adapt, v0, where, xi_minus, xi_plus,
                                             z_delay)
-from fedbound.theory.fedada2.lemmas import LEMMA26, LEMMA30, PHI1_ADMU
-from fedbound.theory.fedada2.thm20 import bound_of, psi_terms
+from fedbound.theory.fedada2.lemmas import ADAM_PREDICATE, LEMMA26, LEMMA30, PHI1_ADMU
+from fedbound.theory.fedada2.thm20 import SWITCHES, VTILDE0_PREDICATE, bound_of, psi_terms, rename
 from fedbound.theory.registry import register
-from fedbound.theory.result import Flag, Result, Variant
-from fedbound.theory.symbols import Domain, T, declare
+from fedbound.theory.result import Flag, Result, Variant, switch_variants
+from fedbound.theory.symbols import Domain, T
 
-p1 = declare("p1_exp", Domain(), "FedAda2 Cor. 23: server learning-rate exponent, eta = Theta(T^p1)")
-p2 = declare("p2_exp", Domain(), "FedAda2 Cor. 23: client learning-rate exponent, eta_l = Theta(T^p2)")
+p1 = declare("p1", Domain(), "Cor. 23: server learning-rate exponent, eta = Theta(T^p1)")
+p2 = declare("p2", Domain(), "Cor. 23: client learning-rate exponent, eta_l = Theta(T^p2)")
 
 CASES = ("A", "B")
 SMOOTH = ("L", "L2")
@@ -141,13 +141,21 @@ _THM25_ALPHA1 = xi_minus * a_min / (K_local * (K_local + 1) * M_max)            
 _THM25_C = xi_plus ** 2 * K_local * (K_local + 1) * A_max ** 2 / (2 * _THM25_ALPHA1 * tau_adapt * m_min ** 2)
 
 
-def _family_variants(phi1, gamma1, coefficient, extras: dict, smooth_flag: str) -> list[Variant]:
-    out = []
-    for name, smooth, text in (("printed", "L", "as printed (vector norm, L and L~)"),
-                               ("rederived", "L2", f"L^2 and L~^2 in the drift step ({smooth_flag})")):
-        psi = psi_terms(phi1, gamma1, coefficient, "vector", smooth)
-        out.append(Variant(name, text, bound=bound_of(psi), extras={**psi, **extras}))
-    return out
+#: the drift-step switch of Theorem 20 (notes 8.2), the one correction these results share with it
+SMOOTH_SWITCH = next(sw for sw in SWITCHES if sw.name == "smooth")
+
+
+def _family_variants(phi1, gamma1, coefficient, extras: dict, predicates: tuple = ()) -> list[Variant]:
+    """"printed" (vector norm, L and L~) and "rederived" (= "smooth=L2": L^2 and L~^2 in the drift
+    step), generated from Theorem 20's ``smooth`` switch."""
+
+    def build(settings: dict[str, str]) -> dict:
+        psi = psi_terms(phi1, gamma1, coefficient, "vector", settings["smooth"])
+        return {"bound": bound_of(psi), "extras": {**psi, **extras},
+                "predicates": (VTILDE0_PREDICATE,) + predicates}
+
+    return rename(switch_variants((SMOOTH_SWITCH,), build, "Theorem 20's form, vector norm"),
+                  {"smooth": "L2"}, "rederived")
 
 
 THM25 = register(Result(
@@ -162,7 +170,7 @@ THM25 = register(Result(
     assumptions=("those of Theorem 20", "optimizer condition [L1191-L1197] (notes 8.14)"),
     lhs="min_{t in [T]} ||grad f(x_{t-1})||^2",
     variants=_family_variants(LEMMA26.variant().bound, _THM25_GAMMA1, _THM25_C,
-                              {"C": _THM25_C, "gamma1": _THM25_GAMMA1}, "notes 8.2"),
+                              {"C": _THM25_C, "gamma1": _THM25_GAMMA1}),
     known_issues=(Flag("8.14", "a and theta indexed by l only; SGD and Adam fit only loosely"),
                   Flag("8.21", "w(O_l^i) per client versus w(O_l) per strategy in Alg. 5"),
                   Flag("8.2", "L versus L^2 as in Theorem 20")),
@@ -198,6 +206,8 @@ class adam_weight_sum(sp.Function):
             return sp.Float(total, precision=prec)
 
 
+#: where the term-by-term sum of :class:`adam_weight_sum` is affordable
+K_MINUS_DOMAIN = Domain(1.0, 1000.0, False, False, integer=True)
 _ADAM_SUM = adam_weight_sum(K_minus, z_delay, beta1, beta2, G_inf, eps_client)
 _COR27_GAMMA1 = eta_l * eps_w * _ADAM_SUM                                       # [L1444]
 _COR27_ALPHA1 = eps_w * _ADAM_SUM / (K_local + 1) ** 2                          # [L1444]
@@ -215,8 +225,9 @@ COR27 = register(Result(
     provenance=where("Corollary 27", "1435-1447"),
     assumptions=("those of Theorem 20", "b1^2 < b2", "K^- = min K-bar_i^t >= 1", "Xi_i^t > eps_w"),
     lhs="min_{t in [T]} ||grad f(x_{t-1})||^2",
+    requires={"K_minus": (K_MINUS_DOMAIN, "K^- <= 1000 (gamma1 sums K^- terms one by one, exactly under evalf)")},
     variants=_family_variants(PHI1_ADMU, _COR27_GAMMA1, _COR27_FACTOR, {"gamma1": _COR27_GAMMA1},
-                              "notes 8.2"),
+                              (ADAM_PREDICATE,)),
     known_issues=(Flag("8.13", "gamma1, alpha1 use un-corrected moments while Alg. 8 bias-corrects; "
                                "Lemma 28's proof drops the bias corrections"),
                   Flag("8.10", "Alg. 8's clip zeroes m_k, not the step m-hat_k"),
@@ -239,7 +250,7 @@ COR29 = register(Result(
     assumptions=("those of Theorem 20", "K^- = min K-bar_i^t >= 1", "Xi_i^t > eps_w"),
     lhs="min_{t in [T]} ||grad f(x_{t-1})||^2",
     variants=_family_variants(LEMMA30.variant().bound, _COR29_GAMMA1, _COR29_FACTOR,
-                              {"gamma1": _COR29_GAMMA1}, "notes 8.2; B^2 of Cor. 27 not added"),
+                              {"gamma1": _COR29_GAMMA1}),
     known_issues=(Flag("4.15", "Psi3/Psi4 presumably carry B^2 as in Corollary 27; not stated"),
                   Flag("8.2", "L versus L^2 as in Theorem 20")),
 ))

@@ -15,10 +15,12 @@ MIME / MIMELite               5d / 4d        4d / 3d       3 / 2
 
 Communication is x down plus Delta up (2d); DJA also sends the server preconditioner (d). Table 2
 lists FedAda2's client memory as 2d although SM3 keeps q accumulators (notes 8.22); the ``refined``
-model counts d (parameters) + q (SM3-AdaGrad), 2d + q for SM3-Adam (dense first moment), and adds the
-rows Table 2 omits: Joint Adap. w/o Precond. (full-diagonal client, zero-init: 2d, 2d; Adam 2d, 3d)
-and Adam-instantiated DJA (m and v sent down: 4d, 3d). Gradient buffers are not counted (as in the
-table). q sums the SM3 cover size over the tensors (:func:`cover_size`): a tensor of rank >= 2 uses
+model counts d (parameters) plus the client optimizer's state as fedbound.algorithms.optim.client
+holds it (:func:`client_state_floats`, its ``state_floats(d)``: the step counter included, and d
+more for SM3-II with a delay z > 1): d + q + 1 for SM3-AdaGrad, 2d + q + 1 for SM3-Adam (a dense first
+moment), and adds the rows Table 2 omits: Joint Adap. w/o Precond. (full-diagonal client, zero-init:
+AdaGrad d + (d + 1), Adam d + (2d + 1)) and Adam-instantiated DJA (m and v sent down: 4d, 3d).
+Gradient buffers are not counted (as in the table). q sums the SM3 cover size over the tensors (:func:`cover_size`): a tensor of rank >= 2 uses
 the slices along each axis (rows + columns for a matrix: m + n), a vector its coordinates (n, no
 saving), a scalar 1.
 """
@@ -76,25 +78,47 @@ def sm3_accumulators(shapes: Iterable[Sequence[int]]) -> int:
     return sum(cover_size(s) for s in _shapes(shapes))
 
 
-def table2(shapes: Iterable[Sequence[int]], model: str = "printed") -> dict[str, Cost]:
+CLIENT_OPTIMIZERS = ("sm3", "sm3_adam", "adagrad", "adam")
+
+
+def client_state_floats(shapes: Iterable[Sequence[int]], optimizer: str, delay: int = 1) -> int:
+    """Floats of client optimizer state for a model with these shapes, taken from the optimizer
+    itself (``state_floats(d)`` of fedbound.algorithms.optim.client's sm3 (SM3-II), adagrad, adam;
+    "sm3_adam" is SM3-II plus a dense first moment, d more)."""
+    from fedbound.algorithms.optim import client   # torch: imported only when asked
+
+    optimizer = V.one_of("optimizer", optimizer, CLIENT_OPTIMIZERS)
+    delay = V.integer("delay", delay, low=1)
+    shapes = _shapes(shapes)
+    d = parameter_count(shapes)
+    if optimizer in ("sm3", "sm3_adam"):
+        sm3 = client.sm3(1.0, shapes, delay=delay).state_floats(d)
+        return sm3 + (d if optimizer == "sm3_adam" else 0)
+    if optimizer == "adagrad":
+        return client.adagrad(1.0, 1e-8, delay=delay).state_floats(d)
+    return client.adam(1.0, delay=delay).state_floats(d)
+
+
+def table2(shapes: Iterable[Sequence[int]], model: str = "printed", delay: int = 1) -> dict[str, Cost]:
     """Table 2's rows for a model with these parameter shapes; ``model`` "printed" gives the table
-    as printed (FedAda2 memory 2d), "refined" the SM3 memory d + q and the extra rows of the module
+    as printed (FedAda2 memory 2d), "refined" the client memory d + the optimizer state of
+    :func:`client_state_floats` (with preconditioner ``delay`` z) and the extra rows of the module
     docstring."""
     model = V.one_of("model", model, ("printed", "refined"))
     shapes = _shapes(shapes)
-    d, q = parameter_count(shapes), sm3_accumulators(shapes)
+    d = parameter_count(shapes)
     table = "Table 2"
+    derived = "derived (notes 2.15): d + optimizer state_floats(d)"
     rows = [Cost("FedAvg", 2 * d, d, 1, table), Cost("FedAdaGrad", 2 * d, d, 1, table),
             Cost("DJA", 3 * d, 2 * d, 1, table),
-            Cost("FedAda2", 2 * d, 2 * d if model == "printed" else d + q, 1,
-                 table if model == "printed" else "derived (notes 2.15): d + q, SM3-AdaGrad"),
+            Cost("FedAda2", 2 * d, 2 * d if model == "printed" else d + client_state_floats(shapes, "sm3", delay),
+                 1, table if model == "printed" else derived + ", SM3-AdaGrad"),
             Cost("MIME", 5 * d, 4 * d, 3, table), Cost("MIMELite", 4 * d, 3 * d, 2, table)]
     if model == "refined":
-        derived = "derived (notes 2.15)"
-        rows += [Cost("FedAda2 (SM3-Adam)", 2 * d, 2 * d + q, 1, derived),
-                 Cost("JointZero", 2 * d, 2 * d, 1, derived),
-                 Cost("JointZero (Adam)", 2 * d, 3 * d, 1, derived),
-                 Cost("DJA (Adam)", 4 * d, 3 * d, 1, derived)]
+        rows += [Cost("FedAda2 (SM3-Adam)", 2 * d, d + client_state_floats(shapes, "sm3_adam", delay), 1, derived),
+                 Cost("JointZero", 2 * d, d + client_state_floats(shapes, "adagrad", delay), 1, derived),
+                 Cost("JointZero (Adam)", 2 * d, d + client_state_floats(shapes, "adam", delay), 1, derived),
+                 Cost("DJA (Adam)", 4 * d, 3 * d, 1, "derived (notes 2.15)")]
     return {r.method: r for r in rows}
 
 

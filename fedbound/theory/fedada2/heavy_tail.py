@@ -13,15 +13,15 @@ fedbound.tasks.heavy_tailed.HeavyTailedQuadratic.)
 * Prop. 9 (ii) [L373-L424]: client AdaGrad (K = 1) with eta_l <= eps: lim E|x_t| <= B/(1 - eps_hat)
   < 2 sqrt(3)/(1 - eps_hat); schedule eta_l^t = 1/((t + t0)(1 - eps_hat)), t0 the smallest positive
   integer with 1/((1 + t0)(1 - eps_hat)) < eps: "fedada2.prop9_ii". The condition eta_l <= eps is a
-  cap on the engine's step variable ``gamma`` (here: the client learning rate eta_l).
+  step condition on the variable eta_l (``max_step(variable="eta_l")``).
 * Prop. 9 (iii) [L426-L441]: with eta_l <= 2 eps and |x_t| < delta: E x_{t+1}^2 <= 2 delta^2 + 2 eta_l^2
-  B~: "fedada2.prop9_iii" (cap on ``gamma`` = eta_l).
+  B~: "fedada2.prop9_iii" (a condition on eta_l).
 * Prop. 9 (iv) [L332-L334, L443-L463]: with eta_l^t = 1/t^2, E||grad f(x_t)||^2 <= 2 x0^2 + 2 (int_1^inf
   x^-2 dx)^2 (statement), 2 x0^2 + 2 K^2 (proof), 2 x0^2 + 2 K^2 (pi^2/6)^2 (correct: sum 1/t^2 = pi^2/6
   > 1, notes 8.15): "fedada2.prop9_iv".
 * Prop. 10 (ii) [L514-L516]: lim E|x_t| <= 2/(1 - eps_hat) (B <= 2 for gamma < 1/3): "fedada2.prop10_ii".
 * Prop. 14 (= Prop. 5) [L651-L661]: x_t in B_{Kt}(x_0) (printed; eta_l K t in l_inf, notes 8.19):
-  "fedada2.prop14" (``gamma`` = eta_l).
+  "fedada2.prop14".
 * Theorem 13 (= Thm 4) [L544-L649]: mu-strongly convex f_t: E f_{t+1}(x_{t+1}) >= ... + mu eta_l^2/(2|S^t|^2)
   E||sum sum g||^2 (eq. (6)) = inf: "fedada2.thm13" (extra: that coefficient).
 """
@@ -34,21 +34,21 @@ import sympy as sp
 from scipy import integrate, optimize, stats
 
 from fedbound.errors import ValidationError
-from fedbound.theory.fedada2.common import HALF_OPEN_UNIT, K_local, eps_client, where
+from fedbound.theory.fedada2.common import HALF_OPEN_UNIT, K_local, declare, eps_client, eta_l, where
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, StepCondition, Variant
-from fedbound.theory.symbols import NONNEGATIVE, POSITIVE, POSITIVE_INTEGER, UNIT, T, declare, gamma, mu
+from fedbound.theory.symbols import NONNEGATIVE, POSITIVE, POSITIVE_INTEGER, UNIT, T, mu
 
-eps_hat = declare("eps_hat", HALF_OPEN_UNIT, "FedAda2 Prop. 9: slack eps_hat with I_i(eps) >= 1 - eps_hat")
-x0_abs = declare("x0_abs", NONNEGATIVE, "FedAda2 Prop. 9: |x_0| of the heavy-tail toy problem")
-B_noise = declare("B_noise", POSITIVE, "FedAda2 Prop. 9: the noise bound B of (5)")
-B_tilde = declare("B_tilde", POSITIVE, "FedAda2 Prop. 9 (iii): bound on E(|xi|/(|x + xi| + eps))^2")
-delta_region = declare("delta_region", POSITIVE, "FedAda2 Prop. 9 (iii): radius delta of the stable region")
-cohort = declare("cohort", POSITIVE_INTEGER, "FedAda2: number |S^t| of sampled clients (with multiplicity)")
-p_heavy = declare("p_heavy", UNIT, "FedAda2: probability that the heavy-tailed client is sampled")
+eps_hat = declare("eps_hat", HALF_OPEN_UNIT, "Prop. 9: slack eps_hat with I_i(eps) >= 1 - eps_hat")
+x0_abs = declare("x0", NONNEGATIVE, "Prop. 9: |x_0| of the heavy-tail toy problem")
+B_noise = declare("B_noise", POSITIVE, "Prop. 9: the noise bound B of (5)")
+B_tilde = declare("B_tilde", POSITIVE, "Prop. 9 (iii): bound on E(|xi|/(|x + xi| + eps))^2")
+delta_region = declare("delta", POSITIVE, "Prop. 9 (iii): radius delta of the stable region")
+cohort = declare("cohort", POSITIVE_INTEGER, "number |S^t| of sampled clients (with multiplicity)")
+p_heavy = declare("p_heavy", UNIT, "probability that the heavy-tailed client is sampled")
 
 T0 = sp.Max(1, sp.floor(1 / (eps_client * (1 - eps_hat))))          # [L415]
-ETA_CAP = StepCondition("prop9 (ii) eta_l <= eps", eps_client, False, "[L381-L383]; gamma = eta_l")
+ETA_CAP = StepCondition("prop9 (ii) eta_l <= eps", eps_client, False, "[L381-L383]", variable=eta_l)
 
 PROP9_I = register(Result(
     id="fedada2.prop9_i",
@@ -58,9 +58,8 @@ PROP9_I = register(Result(
     provenance=where("Proposition 9 (i)", "316-369"),
     assumptions=("d = 1, F_i(x, xi) = x^2/2 + xi x, xi_i ~ t_{i+1}", "minibatches with replacement"),
     lhs="E||grad f(x_{t+1})||^2",
-    variants=[Variant("printed", "the coefficient of E xi_1^2 = inf in the lower bound [L369] "
-                                 "(gamma = eta_l)",
-                      extras={"heavy_tail_coefficient": p_heavy * gamma ** 2 / cohort ** 2})],
+    variants=[Variant("printed", "the coefficient of E xi_1^2 = inf in the lower bound [L369]",
+                      extras={"heavy_tail_coefficient": p_heavy * eta_l ** 2 / cohort ** 2})],
 ))
 
 PROP9_II = register(Result(
@@ -73,7 +72,7 @@ PROP9_II = register(Result(
                  "B < 2 sqrt(3) (asserted, notes 8.18)"),
     lhs="limsup_t E|x_t|",
     variants=[
-        Variant("printed", "2 sqrt(3)/(1 - eps_hat) [L324, L424]; the cap is on gamma = eta_l",
+        Variant("printed", "2 sqrt(3)/(1 - eps_hat) [L324, L424]",
                 bound=2 * sp.sqrt(3) / (1 - eps_hat), conditions=(ETA_CAP,), extras={"t0": T0}),
         Variant("with_B", "B/(1 - eps_hat) with the noise bound B of (5); extra: the recursion's bound "
                           "at round T [L415-L421]", bound=B_noise / (1 - eps_hat), conditions=(ETA_CAP,),
@@ -93,10 +92,10 @@ PROP9_III = register(Result(
     provenance=where("Proposition 9 (iii)", "426-441"),
     assumptions=("|x_t| < delta", "B~ bounds E(|xi|/(|x + xi| + eps))^2"),
     lhs="E x_{t+1}^2",
-    variants=[Variant("printed", "as printed; the cap is on gamma = eta_l",
-                      bound=2 * delta_region ** 2 + 2 * gamma ** 2 * B_tilde,
+    variants=[Variant("printed", "as printed",
+                      bound=2 * delta_region ** 2 + 2 * eta_l ** 2 * B_tilde,
                       conditions=(StepCondition("prop9 (iii) eta_l <= 2 eps", 2 * eps_client, False,
-                                                "[L433]; gamma = eta_l"),))],
+                                                "[L433]", variable=eta_l),))],
 ))
 
 PROP9_IV = register(Result(
@@ -123,7 +122,7 @@ PROP10_II = register(Result(
     provenance=where("Proposition 10 (ii)", "514-516"),
     assumptions=("those of Prop. 9 (ii)", "B <= 2 for gamma_c < 1/3 (asserted)"),
     lhs="limsup_t E|x_t|",
-    variants=[Variant("printed", "2/(1 - eps_hat); the cap is on gamma = eta_l", bound=2 / (1 - eps_hat),
+    variants=[Variant("printed", "2/(1 - eps_hat)", bound=2 / (1 - eps_hat),
                       conditions=(ETA_CAP,), extras={"t0": T0})],
 ))
 
@@ -136,8 +135,8 @@ THM13 = register(Result(
     provenance=where("Theorem 13, (6)", "544-649"),
     assumptions=("f_t mu-strongly convex", "finite noise mean", "heavy-tailed client sampled w.p. > 0"),
     lhs="E f_{t+1}(x_{t+1})",
-    variants=[Variant("printed", "the coefficient of the infinite noise moment in (6) (gamma = eta_l)",
-                      extras={"noise_coefficient": mu * gamma ** 2 / (2 * cohort ** 2)})],
+    variants=[Variant("printed", "the coefficient of the infinite noise moment in (6)",
+                      extras={"noise_coefficient": mu * eta_l ** 2 / (2 * cohort ** 2)})],
 ))
 
 
@@ -153,7 +152,7 @@ PROP14 = register(Result(
     variants=[
         Variant("printed", "radius K t as printed [L657] (presumes eta_l <= 1, notes 8.19)", bound=K_local * T),
         Variant("rederived", "radius eta_l K t in the l_inf norm (z = 1: no delayed preconditioner)",
-                bound=gamma * K_local * T),
+                bound=eta_l * K_local * T),
     ],
     known_issues=(Flag("8.19", "K t assumes eta_l <= 1, d = 1 or the l_inf norm, and z = 1 (with delay the "
                                "steps are not bounded by eta_l [L1510])"),),

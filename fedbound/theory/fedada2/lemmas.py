@@ -19,18 +19,19 @@ All bounds are coordinate-wise (|.| of a vector, notes 1.2 "Conventions" [L739, 
   + K G/(sqrt(v0) + eps)).
 """
 import sympy as sp
+from sympy.codegen.cfunctions import log1p
 
 from fedbound.theory.fedada2.common import (A_max, B_weight, G_inf, K_local, K_over_z, beta1,
                                             beta1_server, beta2, c_beta, d_params, eps_client,
                                             eta_l, eta_server, m_min, phi1_bound, tau_adapt, v0,
                                             where, xi_plus, z_delay)
 from fedbound.theory.registry import register
-from fedbound.theory.result import Flag, Result, Variant
+from fedbound.theory.result import Flag, Predicate, Result, Variant
 from fedbound.theory.symbols import T
 
 # Lemma 15 ----------------------------------------------------------------------------------------
 #: the update-step term sqrt(|F|) log^(1/2)(1 + |F| G^2/eps^2), |F| = ceil(K/z)   [L745, L770-L772]
-UPDATE_TERM = sp.sqrt(K_over_z) * sp.sqrt(sp.log(1 + K_over_z * G_inf ** 2 / eps_client ** 2))
+UPDATE_TERM = sp.sqrt(K_over_z) * sp.sqrt(log1p(K_over_z * G_inf ** 2 / eps_client ** 2))
 #: the non-update-step term (K - ceil(K/z)) G/(sqrt(v0) + eps)   [L745, L774-L776]
 DELAY_TERM = (K_local - K_over_z) * G_inf / (sp.sqrt(v0) + eps_client)
 PHI1 = {"printed": eta_l * (UPDATE_TERM + eta_l * DELAY_TERM),   # [L745]
@@ -119,7 +120,7 @@ LEMMA22 = register(Result(
     assumptions=("|Delta_l| <= Phi_1 (implicit in the statement)",),
     lhs="(1 - b) sum_t sum_{r<=t} b^(t-r) Delta_t^2/(sum_{l<=t} Delta_l^2 + tau^2)",
     variants=[Variant("printed", "as printed", bound=1 - beta1_server
-                      + sp.log(1 + T * phi1_bound ** 2 / tau_adapt ** 2))],
+                      + log1p(T * phi1_bound ** 2 / tau_adapt ** 2))],
 ))
 
 LEMMA26 = register(Result(
@@ -136,8 +137,10 @@ LEMMA26 = register(Result(
 
 _N = K_over_z
 _ratio = beta1 ** 2 / beta2
-#: sum_{r=1}^{n} b1^(2n-2r)/b2^(n-r) = (1 - rho^n)/(1 - rho), rho = b1^2/b2   [L1452]
-ADAM_SUM = (1 - _ratio ** _N) / (1 - _ratio)
+#: sum_{r=1}^{n} b1^(2n-2r)/b2^(n-r) = (1 - rho^n)/(1 - rho), rho = b1^2/b2, = n at rho = 1   [L1452]
+ADAM_SUM = sp.Piecewise((_N, sp.Eq(_ratio, 1)), ((1 - _ratio ** _N) / (1 - _ratio), True))
+#: the assumption b1^2 < b2 under which the sum stays bounded in K (Lemma 28, Cor. 27 [L1448])
+ADAM_PREDICATE = Predicate("beta1^2 < beta2", beta1 ** 2, "<", beta2, "[L1448]")
 #: Phi_0 = K G eta_l (1 - b1^K)/eps [L1456], zero for z = 1 ("can be shown"); Min(z - 1, 1) is 0 at z = 1
 PHI0 = sp.Min(z_delay - 1, 1) * K_local * G_inf * eta_l * (1 - beta1 ** K_local) / eps_client
 PHI1_ADMU = B_weight * (eta_l * K_local * sp.sqrt(ADAM_SUM) + PHI0)
@@ -151,7 +154,7 @@ LEMMA28 = register(Result(
     assumptions=("b1^2 < b2 (the sum is bounded only then)", "|Xi_i^t| <= B", "K = K-bar_i^t"),
     lhs="max_j |Delta_i^t(j)|",
     variants=[Variant("printed", "as printed with |Xi| <= B; Phi_0 dropped at z = 1 as the statement says",
-                      bound=PHI1_ADMU, extras={"Phi0": PHI0})],
+                      bound=PHI1_ADMU, extras={"Phi0": PHI0}, predicates=(ADAM_PREDICATE,))],
     known_issues=(Flag("8.13", "the proof drops Adam's bias corrections and the factor (1 - b1)/"
                                "sqrt(1 - b2); without bias correction the bound fails (audit)"),),
 ))

@@ -30,38 +30,33 @@ sqrt_v0, L2, proved); the others are named by their settings, e.g.
 """
 from __future__ import annotations
 
-import itertools
+import dataclasses
 
 import sympy as sp
+from sympy.codegen.cfunctions import log1p
 
 from fedbound.theory.fedada2.common import (G_inf, K_local, beta1_server, c_beta, d_params,
                                             eps_client, eps_s, eta_l, eta_server, f_gap, l_tilde,
                                             tau_adapt, v0, vtilde0, where)
 from fedbound.theory.fedada2.lemmas import PHI1, phi2
 from fedbound.theory.registry import register
-from fedbound.theory.result import Flag, Result, Variant
+from fedbound.theory.result import Flag, Predicate, Result, Switch, Variant, switch_variants
 from fedbound.theory.symbols import L, T
 
-#: switch name -> its settings, the printed setting first
-SWITCHES: dict[str, tuple[str, ...]] = {
-    "norm": ("vector", "scalar"),
-    "denom": ("sqrt_v0", "v0"),
-    "smooth": ("L", "L2"),
-    "phi1": ("printed", "proved"),
-}
-PRINTED = {"norm": "vector", "denom": "sqrt_v0", "smooth": "L", "phi1": "printed"}
-REDERIVED = {"norm": "vector", "denom": "sqrt_v0", "smooth": "L2", "phi1": "proved"}
-
-_SETTING_TEXT = {
-    ("norm", "vector"): "Phi1, Phi2 as vectors (||Phi1||^2 = d phi1^2) [L739]",
-    ("norm", "scalar"): "Phi1, Phi2 as the scalars of Lemmas 15-16",
-    ("denom", "sqrt_v0"): "(sqrt(v0) + eps)^2 of the statement [L852]",
-    ("denom", "v0"): "(v0 + eps)^2 of eq. (15) [L1026]",
-    ("smooth", "L"): "drift step with L and L~ as printed [L922]",
-    ("smooth", "L2"): "drift step corrected to L^2 and L~^2 (notes 8.2)",
-    ("phi1", "printed"): "Lemma 15's Phi1 as stated (inner eta_l) [L745]",
-    ("phi1", "proved"): "Lemma 15's Phi1 as proved [L764-L776]",
-}
+#: the four independent corrections, each with its printed option (module docstring)
+SWITCHES: tuple[Switch, ...] = (
+    Switch("norm", {"vector": "Phi1, Phi2 as vectors (||Phi1||^2 = d phi1^2) [L739]",
+                    "scalar": "Phi1, Phi2 as the scalars of Lemmas 15-16"}, printed="vector"),
+    Switch("denom", {"sqrt_v0": "(sqrt(v0) + eps)^2 of the statement [L852]",
+                     "v0": "(v0 + eps)^2 of eq. (15) [L1026]"}, printed="sqrt_v0"),
+    Switch("smooth", {"L": "drift step with L and L~ as printed [L922]",
+                      "L2": "drift step corrected to L^2 and L~^2 (notes 8.2)"}, printed="L"),
+    Switch("phi1", {"printed": "Lemma 15's Phi1 as stated (inner eta_l) [L745]",
+                    "proved": "Lemma 15's Phi1 as proved [L764-L776]"}, printed="printed"),
+)
+PRINTED = {s.name: s.printed for s in SWITCHES}
+#: every correction applied: the variant named "rederived" (the engine would call it "smooth=L2,phi1=proved")
+REDERIVED = {**PRINTED, "smooth": "L2", "phi1": "proved"}
 
 GAMMA1 = eta_l * K_local / (sp.sqrt(v0 + d_params * K_local * G_inf ** 2) + eps_client)   # [L862]
 ALPHA1 = 1 / (2 * sp.sqrt(v0 + d_params * K_local * G_inf ** 2) + 2 * eps_client)        # [L862]
@@ -85,7 +80,7 @@ def psi_terms(phi1: sp.Expr, gamma1: sp.Expr, coefficient: sp.Expr, norm: str, s
         "Psi3": (1 - b ** T) * eta_server * eta_l * L_TILDE ** power * T * phi1_sq * coefficient,
         "Psi4": (1 - b) * eta_server * eta_l * L ** power * T * c_beta(b) * phi2_sq * coefficient,
         "Psi5": eta_server * d_params * sp.sqrt(phi1_sq) * G_inf
-        * (1 - b + sp.log(1 + T * phi1_sq / tau_adapt ** 2)) / tau_adapt,
+        * (1 - b + log1p(T * phi1_sq / tau_adapt ** 2)) / tau_adapt,
         "Psi6": 3 * (1 - b) * eta_server * gamma1 * T
         / (4 * (sp.sqrt(T * phi1_sq + vtilde0) + tau_adapt)),
     }
@@ -96,37 +91,32 @@ def bound_of(psi: dict) -> sp.Expr:
     return sp.Add(*(psi[f"Psi{i}"] / psi["Psi6"] for i in range(1, 6)))
 
 
-def variant_name(settings: dict[str, str]) -> str:
-    """"printed", "rederived", or the settings "norm=...,denom=...,smooth=...,phi1=..."."""
-    if settings == PRINTED:
-        return "printed"
-    if settings == REDERIVED:
-        return "rederived"
-    return ",".join(f"{k}={settings[k]}" for k in SWITCHES)
-
-
-def describe(settings: dict[str, str]) -> str:
-    """The variant description: every switch setting in words."""
-    label = {"printed": "the theorem as printed; ", "rederived": "every correction applied; "}.get(
-        variant_name(settings), "")
-    return label + "; ".join(f"{k}={v}: {_SETTING_TEXT[(k, v)]}" for k, v in settings.items())
-
-
-def thm20_variant(settings: dict[str, str]) -> Variant:
-    """The variant of Theorem 20 at one setting of every switch in :data:`SWITCHES`."""
-    if set(settings) != set(SWITCHES) or any(settings[k] not in SWITCHES[k] for k in SWITCHES):
-        raise ValueError(f"settings must give one of {SWITCHES} for each switch, got {settings}")
+def thm20_fields(settings: dict[str, str]) -> dict:
+    """The bound and extras of Theorem 20 at one setting of every switch in :data:`SWITCHES`."""
     phi1 = PHI1[settings["phi1"]]
     root = sp.sqrt(v0) if settings["denom"] == "sqrt_v0" else v0
     coefficient = K_local / (ALPHA1 * tau_adapt * (root + eps_client) ** 2)
     psi = psi_terms(phi1, GAMMA1, coefficient, settings["norm"], settings["smooth"])
-    return Variant(variant_name(settings), describe(settings), bound=bound_of(psi),
-                   extras={**psi, "phi1": phi1, "phi2": phi2(phi1)})
+    return {"bound": bound_of(psi), "extras": {**psi, "phi1": phi1, "phi2": phi2(phi1)},
+            "predicates": (VTILDE0_PREDICATE,)}
+
+
+#: the statement's assumption v~_0 >= tau^2 [L842]
+VTILDE0_PREDICATE = Predicate("vtilde0 >= tau^2", vtilde0, ">=", tau_adapt ** 2, "[L842]")
+
+
+def rename(variants: list[Variant], settings: dict[str, str], name: str) -> list[Variant]:
+    """``variants`` with the one generated at ``settings`` renamed ``name`` (e.g. "rederived" for
+    the fully corrected combination); it stays reachable by its settings ("smooth=L2,phi1=proved")."""
+    return [dataclasses.replace(v, name=name, _compiled={}) if dict(v.settings) == settings else v
+            for v in variants]
 
 
 def thm20_variants() -> list[Variant]:
-    """All 2^4 = 16 variants, generated from :data:`SWITCHES` (the printed one first)."""
-    return [thm20_variant(dict(zip(SWITCHES, values))) for values in itertools.product(*SWITCHES.values())]
+    """All 2^4 = 16 variants, generated from :data:`SWITCHES` by
+    :func:`~fedbound.theory.result.switch_variants` ("printed" first); the fully corrected one is
+    named "rederived"."""
+    return rename(switch_variants(SWITCHES, thm20_fields, "Theorem 20"), REDERIVED, "rederived")
 
 
 THM20 = register(Result(

@@ -21,7 +21,7 @@ def test_lp_agrees_with_grid_enumeration(case, smooth, client):
         assert s - lp.s <= 2 * (1 / 200) + 1e-7      # and the grid comes within its spacing
         # the LP point satisfies the theory's exponents (the extras of fedada2.cor23) as well
         name = f"case_{case}" + ("" if smooth == "L" else "_L2") + ("" if client == "adagrad" else "_adam")
-        ev = get("fedada2.cor23").evaluate(name, p1_exp=lp.p1, p2_exp=lp.p2).extras
+        ev = get("fedada2.cor23").evaluate(name, p1=lp.p1, p2=lp.p2).extras
         assert max(float(ev[f"psi{i}/psi6"]) for i in range(1, 6)) <= lp.s + 1e-7
 
 

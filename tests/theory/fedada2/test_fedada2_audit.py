@@ -68,7 +68,7 @@ def test_lemma15_counterexamples_recomputed_step_by_step(reports):
     for variant in ("printed", "proved, mu reset"):
         w = reports[("lemma15.phi1", variant)].worst
         c = _client(w)
-        K, z, G, eps, v0, eta = (w[k] for k in ("K_local", "z_delay", "G_inf", "eps_client", "v0", "eta_l"))
+        K, z, G, eps, v0, eta = (w[k] for k in ("K", "z", "G", "eps", "v0", "eta_l"))
         g = A.gradients(c)
         x = np.zeros(A.D)
         v = np.full(A.D, v0)
@@ -94,8 +94,8 @@ def test_lemma15_proved_holds_without_carry_over_at_v0_zero():
     bound = compile_expr(get("fedada2.lemma15").variant("proved").bound)
 
     def check(c):
-        c = dict(c, v0=np.zeros_like(c["G_inf"]))
-        delta = A.sm3_ii(A.gradients(c), c["z_delay"], c["eps_client"], c["eta_l"], c["v0"], carry_over=False)
+        c = dict(c, v0=np.zeros_like(c["G"]))
+        delta = A.sm3_ii(A.gradients(c), c["z"], c["eps"], c["eta_l"], c["v0"], carry_over=False)
         return np.max(np.abs(delta["delta"]), axis=1), bound(c)
 
     params = tuple(p for p in A.CLIENT if p.name != "v0")
@@ -142,12 +142,12 @@ def test_admu_closed_form_19():
 def test_lemma28_counterexamples_recomputed(reports):
     w = reports[("lemma28.phi1", "printed, no bias correction")].worst
     # K = 1, z = 1: the un-corrected step is (1 - b1) g/(sqrt(1 - b2) |g| + eps) ~ (1 - b1)/sqrt(1 - b2)
-    assert w["K_local"] == 1
+    assert w["K"] == 1
     ratio = (1 - w["beta1"]) / math.sqrt(1 - w["beta2"])
     assert reports[("lemma28.phi1", "printed, no bias correction")].violation_ratio == pytest.approx(
         ratio, rel=1e-3)
     w = reports[("lemma28.phi1", "printed, bias-corrected")].worst
-    assert w["z_delay"] > 1 and w["update_scale"] == 0.0
+    assert w["z"] > 1 and w["update_scale"] == 0.0
 
 
 def test_thm20_vanishing_verdicts_match_the_exponents(reports):
@@ -170,7 +170,7 @@ def test_lemma21_series_below_c_beta_T(beta, T):
         else sum((T - u) * beta ** u * u * u for u in range(T))
     assert lhs <= float(c_beta_numeric(beta)) * T * (1 + 1e-12)
     if T >= 1:   # the shared constant T is a positive integer
-        assert get("fedada2.lemma21").bound(beta1_server=beta, T=T) == pytest.approx(float(c_beta_numeric(beta)) * T)
+        assert get("fedada2.lemma21").bound(beta1_tilde=beta, T=T) == pytest.approx(float(c_beta_numeric(beta)) * T)
 
 
 @settings(max_examples=80)
@@ -181,7 +181,7 @@ def test_lemma22_log_sum(beta, tau, deltas, phi1):
     T = len(delta)
     lhs = (1 - beta) * sum(beta ** (t - r) * delta[t - 1] ** 2 / (np.sum(delta[:t] ** 2) + tau ** 2)
                            for t in range(1, T + 1) for r in range(1, t + 1))
-    rhs = get("fedada2.lemma22").bound(beta1_server=beta, T=T, phi1_bound=phi1, tau_adapt=tau)
+    rhs = get("fedada2.lemma22").bound(beta1_tilde=beta, T=T, Phi1=phi1, tau=tau)
     assert lhs <= rhs * (1 + 1e-12)
     # the intermediate (14) with sum Delta^2 in place of T Phi1^2
     assert lhs <= (1 - beta + math.log1p(np.sum(delta ** 2) / tau ** 2)) * (1 + 1e-12)
