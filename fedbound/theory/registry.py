@@ -11,7 +11,8 @@ from fedbound.errors import UnknownNameError
 from fedbound.theory.result import Result
 
 #: modules that define and register results, one per paper
-PAPER_MODULES = ["fedbound.theory.sdgt.results", "fedbound.theory.fednova.results"]
+PAPER_MODULES = ["fedbound.theory.sdgt.results", "fedbound.theory.fednova.results",
+                 "fedbound.theory.fedada2"]
 
 _RESULTS: dict[str, Result] = {}
 _loaded = False

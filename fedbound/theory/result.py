@@ -734,7 +734,9 @@ class Result:
                    for nm, val in constants.items() if not (isinstance(val, sp.Basic) and not val.is_number)}
         self.check(numeric)
         subs = {S.resolve(nm, self.scope).symbol: _exact_number(val) for nm, val in constants.items()}
-        return expressions[key].subs(subs)
+        # xreplace: a plain replacement of the symbols, evaluated by the constructors (the same value
+        # as subs, ~10x faster on large expressions such as FedAda2's Theorem 20)
+        return expressions[key].xreplace(subs)
 
 
 def _exact_number(value) -> sp.Expr:

@@ -211,9 +211,19 @@ def test_stepsize_names_its_variable(capsys):
     assert code == 2 and "did you mean 'gamma'" in err
 
 
+def test_stepsize_of_a_client_learning_rate(capsys):
+    """FedAda2's Prop. 9 (iii) constrains eta_l (not gamma): `--var eta_l` solves it, gamma is unknown."""
+    code, out, _ = run(capsys, "stepsize", "fedada2.prop9_iii", "--var", "eta_l", "--json", "--set", "eps=0.25")
+    data = json.loads(out)
+    assert code == 0 and data["variable"] == "eta_l" and data["eta_l_max"] == 0.5 == \
+        float(get("fedada2.prop9_iii").max_step(variable="eta_l", eps=0.25)[0])
+    code, _, err = run(capsys, "stepsize", "fedada2.prop9_iii", "--var", "gamma", "--set", "eps=0.25")
+    assert code == 2 and "unknown variable 'gamma' (valid: eta_l)" in err
+
+
 def test_audit_all_runs_every_registered_paper(capsys):
     from fedbound.theory.audit import PAPERS
-    code, out, err = run(capsys, "audit", "all", "--samples", "50", "--iterations", "0", "--only", "lemma2")
+    code, out, err = run(capsys, "audit", "all", "--samples", "50", "--iterations", "0", "--only", "lemma2.")
     assert code == 0, err
     assert [line for line in out.splitlines() if line.startswith("audit of ")] == \
         ["audit of sdgt: 1 claims, 50 random samples each plus extremes and adversarial search (seed 0)"]

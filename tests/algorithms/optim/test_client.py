@@ -1,6 +1,8 @@
 """Client optimizers against established implementations on the same gradient sequence, float64,
-1e-12: torch.optim (SGD with momentum and Nesterov, Adagrad, Adam), optax (SM3) and a plain-numpy loop
-of FedAda2's delayed SM3-I/II (Algs. 2-4 of 004_a1d7c636af01c22e.txt) written here independently."""
+1e-12: torch.optim (SGD with momentum and Nesterov, Adagrad, Adam), optax (SM3), the plain-numpy
+references of FedAda2's delayed AGDU, ADMU and SM3-II pseudocode that its audit uses
+(fedbound.theory.fedada2.audit: agdu, admu, sm3_ii; one reference of each in the code base) and a
+plain-numpy loop of SM3-I (Alg. 3 of 004_a1d7c636af01c22e.txt) written here."""
 from __future__ import annotations
 
 import math
@@ -13,6 +15,7 @@ import torch
 
 from fedbound.algorithms.optim import client
 from fedbound.errors import InputTypeError, UnknownNameError, ValidationError
+from fedbound.theory.fedada2 import audit as reference
 
 jax.config.update("jax_enable_x64", True)
 
@@ -77,19 +80,37 @@ def _numpy_loop(field, step):
     return np.stack(out)
 
 
+def _recorded(transform, field):
+    """Our trajectory (steps, rows, d) on the field and the gradients it saw (rows, steps, d)."""
+    x = field.x0.clone()
+    state = transform.init(x)
+    xs, gs = [], []
+    for k in range(field.steps):
+        g = field.grad(x, k)
+        updates, state = transform.update(g, state, x)
+        x = x + updates
+        xs.append(x)
+        gs.append(g)
+    return torch.stack(xs).numpy(), torch.stack(gs, 1).numpy()
+
+
+def _reference_trajectory(field, g, displacement):
+    """x_k = x_0 + displacement(g_1..g_k) for every k: a reference of the audit returns x_K - x_0
+    for a batch of gradient sequences (rows, K, d); fed the gradients our run saw, it reproduces
+    our trajectory only if every step agrees."""
+    x0 = field.x0.numpy()
+    return np.stack([x0 + displacement(g[:, :k]) for k in range(1, g.shape[1] + 1)])
+
+
 @pytest.mark.parametrize("z", [1, 2, 3, 30])
-def test_adagrad_delay_equals_agdu_loop(oracles, field, z):
+def test_adagrad_delay_equals_agdu_reference(oracles, field, z):
     """AGDU (Alg. 9, L1490-1512): v_t = v_{t-1} + g_t^2 only when (t-1)/z is integral."""
-    lr, eps, v = 0.1, 1e-3, np.full((ROWS, D), 0.2)
-
-    def step(t, g):
-        nonlocal v
-        if (t - 1) % z == 0:
-            v = v + g ** 2
-        return lr * g / (np.sqrt(v) + eps)
-
-    ours, _ = oracles.run_transform(client.adagrad(lr, eps, initial_accumulator=0.2, delay=z), field)
-    np.testing.assert_allclose(ours.numpy(), _numpy_loop(field, step), **oracles.TOL)
+    lr, eps, v0 = 0.1, 1e-3, 0.2
+    ours, g = _recorded(client.adagrad(lr, eps, initial_accumulator=v0, delay=z), field)
+    full = np.full(ROWS, 1.0)
+    ref = _reference_trajectory(field, g, lambda gk: reference.agdu(gk, z * full, eps * full, lr * full,
+                                                                     v0 * full))
+    np.testing.assert_allclose(ours, ref, **oracles.TOL)
 
 
 @pytest.mark.parametrize("z", [1, 2, 4])
@@ -113,6 +134,12 @@ def test_adam_delay_equals_admu_closed_form(oracles, field, z, bias_correction):
     ours, _ = oracles.run_transform(
         client.adam(lr, b1, b2, eps, bias_correction=bias_correction, delay=z), field)
     np.testing.assert_allclose(ours.numpy(), _numpy_loop(field, step), rtol=1e-11, atol=1e-12)
+    # and the recursion of Alg. 7 as the audit's reference writes it
+    _, g = _recorded(client.adam(lr, b1, b2, eps, bias_correction=bias_correction, delay=z), field)
+    full = np.full(ROWS, 1.0)
+    ref = _reference_trajectory(field, g, lambda gk: reference.admu(
+        gk, gk.shape[1] * full, z * full, b1 * full, b2 * full, eps * full, lr * full, bias_correction))
+    np.testing.assert_allclose(ours.numpy(), ref, rtol=1e-11, atol=1e-12)
 
 
 # --------------------------------------------------------------------------------------- SM3
@@ -133,10 +160,9 @@ def _covers(shapes):
     return sets, offset
 
 
-def _sm3_paper_loop(field, shapes, lr, eps, z, variant, carry_over):
-    """FedAda2's SM3 pseudocode, one client and one coordinate at a time: Alg. 3 (SM3-I, L701-716)
-    and Alg. 4 / eq. (SM3) (SM3-II, L695, L717-736) with refresh at (k-1)/z integral, eps outside
-    the root; SM3-II resets mu every step (literal) or keeps it on non-refresh steps (carry-over)."""
+def _sm3_i_loop(field, shapes, lr, eps, z):
+    """FedAda2's SM3-I pseudocode (Alg. 3, L701-716), one client and one coordinate at a time, with
+    refresh at (k-1)/z integral and eps outside the root."""
     sets, d = _covers(shapes)
     member = [[r for r, S in enumerate(sets) if j in S] for j in range(d)]
     x = field.x0.numpy().copy()
@@ -146,23 +172,12 @@ def _sm3_paper_loop(field, shapes, lr, eps, z, variant, carry_over):
     out = []
     for k in range(1, field.steps + 1):
         g = field.grad(torch.from_numpy(x), k - 1).numpy()
-        refresh = (k - 1) % z == 0
         for i in range(rows):
-            if variant == "I":
-                if refresh:
-                    for r, S in enumerate(sets):
-                        mu[i, r] += max(g[i, j] ** 2 for j in S)
-                for j in range(d):
-                    nu[i, j] = min(mu[i, r] for r in member[j])
-            else:
-                fresh = np.zeros(len(sets))
-                if refresh:
-                    for j in range(d):
-                        nu[i, j] = min(mu[i, r] for r in member[j]) + g[i, j] ** 2
-                        for r in member[j]:
-                            fresh[r] = max(fresh[r], nu[i, j])
-                if refresh or not carry_over:
-                    mu[i] = fresh
+            if (k - 1) % z == 0:
+                for r, S in enumerate(sets):
+                    mu[i, r] += max(g[i, j] ** 2 for j in S)
+            for j in range(d):
+                nu[i, j] = min(mu[i, r] for r in member[j])
         x = x - lr * g / (np.sqrt(nu) + eps)
         out.append(x.copy())
     return np.stack(out)
@@ -172,11 +187,22 @@ def _sm3_paper_loop(field, shapes, lr, eps, z, variant, carry_over):
     ("II", 1, True), ("II", 2, True), ("II", 3, False), ("II", 4, True),
     ("I", 1, True), ("I", 3, True)])
 def test_sm3_equals_paper_pseudocode(oracles, variant, z, carry_over):
+    """SM3-II (Alg. 4 / eq. (SM3), L695, L717-736; mu reset every step as printed, or carried over
+    on non-refresh steps) against the audit's reference ``sm3_ii`` over the cover of ``_covers``
+    (v0 = 0); SM3-I against the loop above."""
     field = oracles.Field((2, 16), 13, seed=2)
-    ours, _ = oracles.run_transform(
-        client.sm3(0.05, SHAPES, variant=variant, delay=z, eps=1e-3, carry_over=carry_over), field)
-    ref = _sm3_paper_loop(field, SHAPES, 0.05, 1e-3, z, variant, carry_over)
-    np.testing.assert_allclose(ours.numpy(), ref, **oracles.TOL)
+    transform = client.sm3(0.05, SHAPES, variant=variant, delay=z, eps=1e-3, carry_over=carry_over)
+    if variant == "I":
+        ours, _ = oracles.run_transform(transform, field)
+        np.testing.assert_allclose(ours.numpy(), _sm3_i_loop(field, SHAPES, 0.05, 1e-3, z), **oracles.TOL)
+        return
+    ours, g = _recorded(transform, field)
+    sets, d = _covers(SHAPES)
+    cover = np.array([[j in S for j in range(d)] for S in sets])
+    full = np.ones(2)
+    ref = _reference_trajectory(field, g, lambda gk: reference.sm3_ii(
+        gk, z * full, 1e-3 * full, 0.05 * full, 0 * full, carry_over=carry_over, cover=cover)["delta"])
+    np.testing.assert_allclose(ours, ref, **oracles.TOL)
 
 
 def test_sm3_carry_over_matters_with_delay(oracles):
