@@ -27,8 +27,8 @@ import time
 import numpy as np
 
 from fedbound.control import ControlProblem, NetSpec, integer_optimum, plan, solve_gp, solve_reduced
-from fedbound.control.baseline import official_grid
-from fedbound.control.gp import FORMS
+from fedbound.control.sdgt.baseline import official_grid
+from fedbound.control.sdgt.gp import FORMS
 
 TARGET_MS = 5.0
 #: H-hat values of the comparison: early (1e-1) to late (1e-4) training, where sampling starts to pay

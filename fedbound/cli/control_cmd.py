@@ -10,9 +10,9 @@ import argparse
 import json
 import math
 
-from fedbound.control.integer import METHODS, plan
-from fedbound.control.objective import DEFAULT_K_CAP, DEFAULT_LAMBDAS, VARIANTS, ControlProblem
-from fedbound.control.spec import load_spec
+from fedbound.control.sdgt.objective import (DEFAULT_K_CAP, DEFAULT_LAMBDAS, METHOD_NAMES, VARIANTS,
+                                             ControlProblem)
+from fedbound.control.sdgt.spec import load_spec
 from fedbound.errors import ValidationError
 
 _SPEC_HELP = ('JSON file {"subnets": [{"m": 10, "E": 42.0, "E_d2d": 0.4}, ...]} with subnet sizes m_s, '
@@ -29,7 +29,7 @@ def add_controller_options(parser, method_default: str) -> None:
                              "code's grid)")
     parser.add_argument("--variant", choices=tuple(VARIANTS), default="paper",
                         help="objective: paper (31), static (27, H = 1), cor1 (F24: K^-1/3 third term)")
-    parser.add_argument("--method", choices=tuple(METHODS), default=method_default,
+    parser.add_argument("--method", choices=METHOD_NAMES, default=method_default,
                         help="continuous relaxation solver for the lower bound: gp (cvxpy DGP) or "
                              f"reduced (nested 1-D convex route); default {method_default}")
 
@@ -57,6 +57,8 @@ def _run_plan(args: argparse.Namespace) -> int:
                               f"use one of {', '.join(v for v in VARIANTS if v != 'static')}")
     problem = ControlProblem(spec, H=1.0 if args.H is None else args.H, lambdas=lambdas,
                              K_cap=args.kcap, variant=args.variant)
+    from fedbound.control.sdgt.integer import plan  # imports cvxpy: only when a plan is made
+
     result = plan(problem, method=args.method)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))

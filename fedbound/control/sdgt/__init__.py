@@ -10,16 +10,30 @@
 * :mod:`~fedbound.control.sdgt.estimators` Y-hat (28), Gamma-hat (29), H-hat (30);
 * :mod:`~fedbound.control.sdgt.baseline`   the released code's grid search, for comparison.
 """
-from fedbound.control.sdgt.baseline import GridChoice, official_grid
-from fedbound.control.sdgt.estimators import estimate_Gamma, estimate_H, estimate_Y
-from fedbound.control.sdgt.gp import ContinuousSolution, compiled_gp, solve_gp
-from fedbound.control.sdgt.integer import Certificate, IntegerOptimum, Plan, integer_optimum, plan
-from fedbound.control.sdgt.objective import (DEFAULT_K_CAP, DEFAULT_LAMBDAS, VARIANTS, ControlProblem,
-                                        best_u, energy_per_round, k_minimizer, k_stationary_root,
-                                        objective, reduced_objective)
-from fedbound.control.sdgt.reduced import solve_reduced
+import importlib
+
+# numpy-only and cheap; imported eagerly because the function ``objective`` shares its name with
+# its module (a lazy look-up would find the submodule, which the import system binds here)
+from fedbound.control.sdgt.objective import (DEFAULT_K_CAP, DEFAULT_LAMBDAS, METHOD_NAMES, VARIANTS,
+                                             ControlProblem, best_u, energy_per_round, k_minimizer,
+                                             k_stationary_root, objective, reduced_objective)
 from fedbound.control.sdgt.spec import NetSpec, load_spec, spec_from_dict
-from fedbound.network.sampling import participation
+
+#: public name -> the submodule that defines it. Everything loads on first use: the GP imports
+#: cvxpy (over a second, more where cvxpy finds jax) and the closed loop imports torch, so that
+#: importing the package (``fedbound run``'s option parser, ``fedbound control plan --help``) pays
+#: for neither.
+_WHERE = {
+    "GridChoice": "baseline", "official_grid": "baseline",
+    "estimate_Gamma": "estimators", "estimate_H": "estimators", "estimate_Y": "estimators",
+    "ContinuousSolution": "gp", "compiled_gp": "gp", "solve_gp": "gp",
+    "Certificate": "integer", "IntegerOptimum": "integer", "Plan": "integer",
+    "integer_optimum": "integer", "plan": "integer",
+    "solve_reduced": "reduced",
+    "ClosedLoop": "closed_loop", "ClosedLoopState": "closed_loop",
+    "ClosedLoopTrajectory": "closed_loop", "RoundLog": "closed_loop",
+    "Theorem5Interval": "closed_loop", "theorem5_interval": "closed_loop",
+}
 
 __all__ = [
     "NetSpec", "load_spec", "spec_from_dict",
@@ -30,15 +44,14 @@ __all__ = [
     "Certificate", "IntegerOptimum", "Plan", "integer_optimum", "plan",
     "estimate_Y", "estimate_Gamma", "estimate_H", "GridChoice", "official_grid",
 ]
-#: the closed loop (Algorithm 2 inside SD-GT) needs torch and the algorithms: loaded on first use,
-#: so that the solver side (and ``fedbound control plan``) does not pay for importing torch
-_CLOSED_LOOP = ("ClosedLoop", "ClosedLoopState", "ClosedLoopTrajectory", "RoundLog",
-                "Theorem5Interval", "theorem5_interval")
-__all__ += list(_CLOSED_LOOP)
+__all__ += ["METHOD_NAMES", "ClosedLoop", "ClosedLoopState", "ClosedLoopTrajectory", "RoundLog",
+            "Theorem5Interval", "theorem5_interval"]
 
 
 def __getattr__(name: str):
-    if name in _CLOSED_LOOP:
-        from fedbound.control.sdgt import closed_loop
-        return getattr(closed_loop, name)
+    if name == "participation":
+        from fedbound.network.sampling import participation
+        return participation
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

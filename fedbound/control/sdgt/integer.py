@@ -29,13 +29,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedbound.control.sdgt.gp import ContinuousSolution, solve_gp
-from fedbound.control.sdgt.objective import ControlProblem, energy_per_round, k_terms, objective
+from fedbound.control.sdgt.objective import (METHOD_NAMES, ControlProblem, energy_per_round, k_terms,
+                                             objective)
 from fedbound.control.sdgt.reduced import solve_reduced
 from fedbound.network.sampling import participation
 from fedbound.errors import SolverError, UnknownNameError
 
 #: continuous solvers available to :func:`plan`
-METHODS = {"gp": solve_gp, "reduced": solve_reduced}
+METHODS = dict(zip(METHOD_NAMES, (solve_gp, solve_reduced)))
 #: relative tolerance of the check lower_bound <= integer optimum
 BOUND_RTOL = 1e-6
 #: rows of the (levels x S) work arrays processed at once

@@ -33,6 +33,8 @@ from fedbound.theory.sdgt.stationary import k_root
 #: the paper's experiment weights lambda1, lambda2, lambda3 (Sec. V-F [L552])
 DEFAULT_LAMBDAS = (1.0, 0.1, 1e-5)
 #: default cap on the number of D2D rounds: the official code's grid K in 1..49 (anchors.md 1.1)
+#: the routes to the continuous optimum (:data:`fedbound.control.sdgt.integer.METHODS`)
+METHOD_NAMES = ("gp", "reduced")
 DEFAULT_K_CAP = 49
 
 #: variant name -> (uses H, exponent e of K in the third term)
