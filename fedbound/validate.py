@@ -113,6 +113,14 @@ def seed(value, name: str = "seed") -> int:
     return integer(name, value, low=0, high=SEED_LIMIT - 1)
 
 
+def rng(value, name: str = "seed") -> np.random.Generator:
+    """A numpy Generator from a seed (:func:`seed`), ``None`` (fresh entropy) or a Generator (used as
+    is): the one place where fedbound turns a user's seed into a numpy generator."""
+    if isinstance(value, np.random.Generator):
+        return value
+    return np.random.default_rng(None if value is None else seed(value, name))
+
+
 def boolean(name: str, value) -> bool:
     """A bool (``True``/``False`` or a numpy bool), nothing else (``1`` and ``"yes"`` are errors)."""
     value = _scalar(value)
@@ -124,10 +132,11 @@ def boolean(name: str, value) -> bool:
 def real_array(name: str, value, *, ndim: int | Sequence[int] | None = None,
                shape: Sequence[int | None] | None = None, finite: bool = True,
                low: float | None = None, high: float | None = None,
-               max_abs: float | None = None) -> np.ndarray:
+               max_abs: float | None = None, allow_bool: bool = False) -> np.ndarray:
     """A real float64 numpy array (torch tensors are accepted and copied to numpy).
 
-    Strings, objects, complex and bool dtypes are :class:`InputTypeError`. ``ndim`` (one or several
+    Strings, objects, complex and bool (unless ``allow_bool``, e.g. an adjacency pattern) dtypes are
+    :class:`InputTypeError`. ``ndim`` (one or several
     allowed), ``shape`` (``None`` entries are free), finiteness, the bounds ``low <= a <= high`` and
     ``|a| <= max_abs`` (for data whose squares must not overflow) are checked, each failure naming
     the first offending entry.
@@ -140,7 +149,7 @@ def real_array(name: str, value, *, ndim: int | Sequence[int] | None = None,
         raw = np.asarray(value)
     except (ValueError, TypeError) as exc:  # ragged nested lists
         raise InputTypeError(f"{name} must be a real array, got {_show(value)} ({exc})") from None
-    if raw.dtype.kind not in "fiu":
+    if raw.dtype.kind not in ("fiub" if allow_bool else "fiu"):
         kind = {"b": "bool", "c": "complex", "U": "string", "S": "bytes", "O": "object",
                 "M": "datetime", "m": "timedelta", "V": "void"}.get(raw.dtype.kind, str(raw.dtype))
         raise InputTypeError(f"{name} must be a real numeric array, got dtype {kind}")
@@ -149,7 +158,8 @@ def real_array(name: str, value, *, ndim: int | Sequence[int] | None = None,
     allowed = (ndim,) if isinstance(ndim, int) else ndim
     if allowed is not None and arr.ndim not in allowed:
         want = " or ".join(str(k) for k in allowed)
-        raise ValidationError(f"{name} must have {want} dimension(s), got shape {arr.shape}")
+        unit = "dimension" if allowed == (1,) else "dimensions"
+        raise ValidationError(f"{name} must have {want} {unit}, got shape {arr.shape}")
     if shape is not None:
         if len(shape) != arr.ndim or any(s is not None and s != a for s, a in zip(shape, arr.shape)):
             want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
@@ -196,5 +206,5 @@ def known_names(what: str, given: Iterable[str], known: Iterable[str]) -> None:
                                    f"(valid: {', '.join(sorted(known))})")
 
 
-__all__ = ["SEED_LIMIT", "number", "integer", "seed", "boolean", "real_array", "suggest", "one_of",
+__all__ = ["SEED_LIMIT", "number", "integer", "seed", "rng", "boolean", "real_array", "suggest", "one_of",
            "known_names"]

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 from scipy.linalg import block_diag
 
+from fedbound import validate
 from fedbound.errors import ValidationError, require
 from fedbound.network.mixing import as_square_matrix, mixing_summary, validate_mixing_matrix
 from fedbound.network.rgg import DEFAULT_RADIUS_RANGE, REGION_SIDE, sample_geometric_network
@@ -123,7 +124,7 @@ class Network:
         """S subnets of a named topology (:func:`~fedbound.network.topology.topology_weights`);
         ``m`` an int (equal sizes) or a list of S sizes; random topologies use one generator seeded
         by ``seed`` across subnets, so the subnets are independent draws."""
-        rng = np.random.default_rng(seed)
+        rng = validate.rng(seed)
         sizes = check_sizes(S, m)
         return cls(tuple(topology_weights(name, m_s, seed=rng, **options) for m_s in sizes))
 
@@ -161,7 +162,7 @@ class Network:
                 raise ValidationError(f"network spec is not valid JSON: {exc}") from None
         require(isinstance(spec, dict) and isinstance(spec.get("subnets"), list) and spec["subnets"],
                 'network spec must be an object with a non-empty list "subnets"')
-        rng = np.random.default_rng(spec.get("seed"))
+        rng = validate.rng(spec.get("seed"), "spec seed")
         blocks = []
         for s, sub in enumerate(spec["subnets"]):
             require(isinstance(sub, dict) and (("W" in sub) != ("topology" in sub)),

@@ -32,6 +32,7 @@ import math
 import numpy as np
 import torch
 
+from fedbound import validate
 from fedbound.errors import require
 from fedbound.tasks.heterogeneity import (
     check_weights, fednova_matrix, inter_cluster_matrix, intra_cluster_matrices, measure_at,
@@ -40,21 +41,20 @@ from fedbound.tasks.heterogeneity import (
 from fedbound.tasks.noise import check_noise, gradient_noise
 
 
+#: largest |entry| of user data: squares and sums of squares (Hessians, Lipschitz constants) of
+#: entries up to 1e100 stay far inside the float64 range
+DATA_MAX_ABS = 1e100
+
+
 def check_size(name: str, value, low: int = 1) -> int:
-    """An int >= low, or ValidationError naming the value."""
-    require(isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= low,
-            f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
+    """An int >= low (validate.integer), or a FedboundError naming the value."""
+    return validate.integer(name, value, low=low)
 
 
 def as_float64(name: str, array, ndim: int) -> np.ndarray:
-    """A finite float64 numpy array with ``ndim`` dimensions, or ValidationError naming it."""
-    if isinstance(array, torch.Tensor):
-        array = array.detach().cpu().numpy()
-    out = np.asarray(array, dtype=np.float64)
-    require(out.ndim == ndim, f"{name} must have {ndim} dimensions, got shape {out.shape}")
-    require(bool(np.all(np.isfinite(out))), f"{name} must be finite, got non-finite entries")
-    return out
+    """A real, finite float64 numpy array with ``ndim`` dimensions and entries of absolute value at
+    most :data:`DATA_MAX_ABS` (validate.real_array), or a FedboundError naming it."""
+    return validate.real_array(name, array, ndim=ndim, max_abs=DATA_MAX_ABS)
 
 
 class Task:

@@ -18,6 +18,7 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
+from fedbound import validate
 from fedbound.errors import require
 from fedbound.tasks.base import check_size
 from fedbound.tasks.clientdata import ClientData, ClientDataTask
@@ -86,7 +87,7 @@ class MLPClassifier(ClientDataTask):
                    batch_size=batch_size, init_seed=seed, dtype=dtype)
 
     def _default_init(self, seed: int) -> torch.Tensor:
-        gen = torch.Generator().manual_seed(seed)
+        gen = torch.Generator().manual_seed(validate.seed(seed, "init_seed"))
         pieces = []
         for layer in self.module:   # same order as named_parameters: weight, then bias, layer by layer
             if isinstance(layer, nn.Linear):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedbound import validate
 from fedbound.errors import require
 from fedbound.tasks.base import check_size
 
@@ -21,7 +22,7 @@ def gaussian_mixture(num_samples: int = 2000, dim: int = 32, num_classes: int = 
     num_samples, dim = check_size("num_samples", num_samples), check_size("dim", dim)
     num_classes = check_size("num_classes", num_classes, low=2)
     require(np.isfinite(separation) and separation >= 0, f"separation must be >= 0, got {separation}")
-    rng = np.random.default_rng(seed)
+    rng = validate.rng(seed)
     means = separation * rng.standard_normal((num_classes, dim)) / np.sqrt(dim)
     labels = rng.permutation(np.arange(num_samples) % num_classes)
     return means[labels] + rng.standard_normal((num_samples, dim)), labels
@@ -37,7 +38,7 @@ def digits() -> tuple[np.ndarray, np.ndarray]:
 def train_test_split(features: np.ndarray, labels: np.ndarray, test_fraction: float, *, seed: int = 0):
     """Stratified seeded split: (train_features, train_labels, test_features, test_labels)."""
     require(0.0 < test_fraction < 1.0, f"test_fraction must be in (0, 1), got {test_fraction}")
-    rng = np.random.default_rng(seed)
+    rng = validate.rng(seed)
     test = np.zeros(labels.size, dtype=bool)
     for c in np.unique(labels):   # loop over classes
         idx = rng.permutation(np.flatnonzero(labels == c))

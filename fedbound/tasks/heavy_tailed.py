@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from fedbound import validate
 from fedbound.errors import require
 from fedbound.tasks.base import as_float64, check_size
 from fedbound.tasks.noise import check_law, law_variance, open_uniform, scalar_noise
@@ -68,7 +69,7 @@ class HeavyTailedQuadratic(QuadraticTask):
         require(np.isfinite(spread) and spread >= 0, f"spread must be >= 0, got {spread}")
         base = (cls.student_t_clients(n, d=d, dtype=dtype) if law == "student_t"
                 else cls.cauchy_client(n, gamma=gamma, sigma=sigma, d=d, dtype=dtype))
-        centers = spread * np.random.default_rng(seed).standard_normal((base.n, base.d))
+        centers = spread * validate.rng(seed).standard_normal((base.n, base.d))
         return cls(base.laws, base.params, d=base.d, centers=centers, dtype=dtype)
 
     # ---- f_i(x) = 1/2 ||x - c_i||^2: identity Hessians, never stored ---------------------------

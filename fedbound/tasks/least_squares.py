@@ -20,6 +20,7 @@ import numpy as np
 import scipy.optimize
 import torch
 
+from fedbound import validate
 from fedbound.errors import ValidationError, require
 from fedbound.tasks.base import as_float64, check_size
 from fedbound.tasks.quadratic import QuadraticTask
@@ -63,7 +64,7 @@ class LeastSquares(QuadraticTask):
         found by root finding on the same random draws (needs n*m > d)."""
         n, m, d = check_size("n", n), check_size("m", m), check_size("d", d)
         require(np.isfinite(noise_std) and noise_std >= 0, f"noise_std must be >= 0, got {noise_std}")
-        rng = np.random.default_rng(seed)
+        rng = validate.rng(seed)
         z = rng.standard_normal((n, m, d))
         x_true = rng.standard_normal(d)
         eps = rng.standard_normal((n, m))

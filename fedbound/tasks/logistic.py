@@ -32,6 +32,7 @@ import math
 import numpy as np
 import torch
 
+from fedbound import validate
 from fedbound.errors import SolverError, require
 from fedbound.tasks.base import check_size
 from fedbound.tasks.clientdata import ClientData, ClientDataTask
@@ -71,7 +72,7 @@ class LogisticRegression(ClientDataTask):
         require(math.isfinite(alpha) and alpha >= 0, f"alpha must be >= 0, got {alpha}")
         require(math.isfinite(beta) and beta >= 0, f"beta must be >= 0, got {beta}")
         require(weighting in ("uniform", "data"), f"weighting must be 'uniform' or 'data', got {weighting!r}")
-        rng = np.random.default_rng(seed)
+        rng = validate.rng(seed)
         if sizes is None:
             sizes = rng.lognormal(4.0, 2.0, n).astype(np.int64) + 50
             if max_size is not None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from fedbound import validate
 from fedbound.errors import ValidationError, require
 from fedbound.tasks.base import Task, as_float64, check_size
 from fedbound.tasks.heterogeneity import check_weights, quadratic_sup
@@ -171,7 +172,7 @@ class Quadratic(QuadraticTask):
         require(np.isfinite(mu) and mu > 0, f"mu must be > 0, got {mu}")
         require(np.isfinite(heterogeneity) and heterogeneity >= 0, f"heterogeneity must be >= 0, got {heterogeneity}")
         require(hessian in HESSIAN_KINDS, f"hessian must be one of {HESSIAN_KINDS}, got {hessian!r}")
-        rng = np.random.default_rng(seed)
+        rng = validate.rng(seed)
         m = 1 if shared else n
         loglam = rng.uniform(0.0, 1.0, size=(m, d))
         span = loglam.max() - loglam.min()

@@ -20,6 +20,7 @@ from typing import Callable
 import numpy as np
 import torch
 
+from fedbound import validate
 from fedbound.tasks.base import Task, as_float64, check_size
 
 GRID_STEP = 0.01
@@ -99,7 +100,7 @@ class RobustRegression(Task):
                  dtype: torch.dtype = torch.float64) -> "RobustRegression":
         """b_i = c + heterogeneity * z_i with c, z_i ~ N(0, I_d), seeded."""
         n, d = check_size("n", n), check_size("d", d)
-        rng = np.random.default_rng(seed)
+        rng = validate.rng(seed)
         return cls(rng.standard_normal(d) + heterogeneity * rng.standard_normal((n, d)), dtype=dtype)
 
     @property
