@@ -76,5 +76,16 @@ def require_memory(what: str, floats: float, itemsize: int = 8) -> None:
             "fedbound.resources.set_memory_budget)")
 
 
-__all__ = ["ENV_VAR", "memory_budget", "set_memory_budget", "require_memory", "physical_memory",
+def require_run_memory(what: str, rounds, n, d, seeds=1) -> None:
+    """Refuse a run (or ``seeds`` runs kept together, as a Monte-Carlo estimate does) whose memory
+    would exceed the budget: a few (n, d) client tensors (models, trackers, gradients: 8 n d floats)
+    plus, per seed, the recorded global model and metrics of every round ((rounds + 1)(d + 16))."""
+    rounds = validate.integer("rounds", rounds, low=0)
+    n, d = validate.integer("n", n, low=1), validate.integer("d", d, low=1)
+    seeds = validate.integer("seeds", seeds, low=1)
+    require_memory(f"{what} ({rounds} rounds, n = {n}, d = {d}, {seeds} seed(s))",
+                   8.0 * n * d + float(seeds) * (rounds + 1) * (d + 16))
+
+
+__all__ = ["ENV_VAR", "require_run_memory", "memory_budget", "set_memory_budget", "require_memory", "physical_memory",
            "parse_bytes", "format_bytes"]

@@ -20,8 +20,10 @@ are not; numpy scalars and 0-d arrays count as scalars.
 from __future__ import annotations
 
 import difflib
+import json
 import math
 import numbers
+import os
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -178,6 +180,82 @@ def real_array(name: str, value, *, ndim: int | Sequence[int] | None = None,
     return arr
 
 
+#: largest JSON spec file read (bytes); a spec is a few subnets, not a data set
+JSON_MAX_BYTES = 64 * 2 ** 20
+#: integers in a JSON spec have at most this many digits (larger ones are no sizes or seeds)
+JSON_MAX_DIGITS = 30
+
+
+def existing_file(name: str, path, *, max_bytes: int | None = None) -> str:
+    """``path`` (str or path-like) naming an existing regular file of at most ``max_bytes`` bytes."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputTypeError(f"{name} must be a file path, got {_show(path)}")
+    path = os.fspath(path)
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not os.path.exists(path):
+        raise ValidationError(f"cannot read {name} {path!r}: no such file")
+    if not os.path.isfile(path):
+        raise ValidationError(f"cannot read {name} {path!r}: not a regular file")
+    if max_bytes is not None and os.path.getsize(path) > max_bytes:
+        raise ValidationError(f"{name} {path!r} has {os.path.getsize(path)} bytes, more than the "
+                              f"{max_bytes} allowed")
+    return path
+
+
+def _json_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > JSON_MAX_DIGITS:
+        raise ValidationError(f"integer with {digits} digits (at most {JSON_MAX_DIGITS} allowed)")
+    return int(text)
+
+
+def _json_float(text: str) -> float:
+    x = float(text)
+    if not math.isfinite(x):
+        raise ValidationError(f"number {_show(text)} is outside the float range")
+    return x
+
+
+def _json_constant(text: str):
+    raise ValidationError(f"{text} is not a JSON number (strict JSON has no NaN or Infinity)")
+
+
+def parse_json(name: str, text: str | bytes):
+    """Strict JSON from ``text`` (bytes must be UTF-8): no NaN/Infinity, no numbers outside the float
+    range, no integers of more than :data:`JSON_MAX_DIGITS` digits, nesting Python can parse; every
+    failure is a one-line :class:`ValidationError` naming ``name``."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ValidationError(f"{name} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+                                  f"offset {exc.start})") from None
+    try:
+        return json.loads(text, parse_int=_json_int, parse_float=_json_float,
+                          parse_constant=_json_constant)
+    except ValidationError as exc:
+        raise ValidationError(f"{name}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"{name} is not valid JSON: {exc.msg} at line {exc.lineno} "
+                              f"column {exc.colno}") from None
+    except RecursionError:
+        raise ValidationError(f"{name} is nested too deeply to be a fedbound spec") from None
+    except ValueError as exc:  # e.g. Python's limit on integer string conversion
+        raise ValidationError(f"{name} is not valid JSON: {exc}") from None
+
+
+def json_file(name: str, path, *, max_bytes: int = JSON_MAX_BYTES):
+    """The strict JSON content (:func:`parse_json`) of the existing file ``path``, read as UTF-8."""
+    path = existing_file(name, path, max_bytes=max_bytes)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise ValidationError(f"cannot read {name} {path!r}: {exc.strerror or exc}") from None
+    return parse_json(f"{name} {path!r}", raw)
+
+
 def suggest(name: str, known: Iterable[str]) -> str:
     """``"; did you mean 'x'?"`` for the closest known name, or ``""``."""
     close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.6)
@@ -207,4 +285,5 @@ def known_names(what: str, given: Iterable[str], known: Iterable[str]) -> None:
 
 
 __all__ = ["SEED_LIMIT", "number", "integer", "seed", "rng", "boolean", "real_array", "suggest", "one_of",
+           "existing_file", "parse_json", "json_file",
            "known_names"]

@@ -12,8 +12,10 @@ import math
 
 from fedbound.control.integer import METHODS, plan
 from fedbound.control.objective import DEFAULT_K_CAP, DEFAULT_LAMBDAS, VARIANTS, ControlProblem
-from fedbound.control.spec import load_spec
+from fedbound import validate
+from fedbound.control.spec import NetSpec, spec_from_dict
 from fedbound.errors import ValidationError
+from fedbound.jsonable import jsonable
 
 _SPEC_HELP = ('JSON file {"subnets": [{"m": 10, "E": 42.0, "E_d2d": 0.4}, ...]} with subnet sizes m_s, '
               'device-server costs E_s and per-D2D-round costs E_s^D2D (optional "gamma")')
@@ -49,8 +51,14 @@ def lambdas_from(args: argparse.Namespace) -> tuple[float, float, float]:
     return values
 
 
+def load_spec_file(path) -> NetSpec:
+    """The controller's network spec from a strict-JSON file (validate.json_file: UTF-8, no
+    NaN/Infinity, no oversized numbers or nesting), validated by spec_from_dict."""
+    return spec_from_dict(validate.json_file("spec file", path))
+
+
 def _run_plan(args: argparse.Namespace) -> int:
-    spec = load_spec(args.spec)
+    spec = load_spec_file(args.spec)
     lambdas = lambdas_from(args)
     if args.H is not None and args.variant == "static":
         raise ValidationError("--H has no effect with variant 'static' (objective (27) has H = 1); "
@@ -59,7 +67,7 @@ def _run_plan(args: argparse.Namespace) -> int:
                              K_cap=args.kcap, variant=args.variant)
     result = plan(problem, method=args.method)
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        print(json.dumps(jsonable(result.to_dict()), indent=2, allow_nan=False))
         return 0
     c = result.continuous
     print(f"SD-GT controller (31), variant {problem.variant}, H = {problem.H:g}, "
