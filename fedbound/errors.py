@@ -28,9 +28,9 @@ class InputTypeError(FedboundError, TypeError):
     number is, a float where an integer is."""
 
 
-class UnknownNameError(FedboundError, KeyError, ValueError):
+class UnknownNameError(ValidationError, KeyError):
     """A name (result id, variant, constant, topology, task, algorithm, option) that does not exist;
-    the message offers the closest known name."""
+    the message offers the closest known name. A ValidationError (hence a ValueError) and a KeyError."""
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""

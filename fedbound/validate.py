@@ -41,9 +41,16 @@ def _show(value) -> str:
 
 
 def _interval(low: float, high: float, low_open: bool, high_open: bool) -> str:
+    """The range as words: ``> 0``, ``>= 1``, ``<= 5`` or ``in [0, 1)``; ``a real number`` if none."""
     def fmt(x: float) -> str:
-        return ("inf" if x > 0 else "-inf") if math.isinf(x) else f"{x:g}"
-    return f"{'(' if low_open else '['}{fmt(low)}, {fmt(high)}{')' if high_open else ']'}"
+        return f"{x:g}"
+    if math.isinf(low) and math.isinf(high):
+        return "a finite real number"
+    if math.isinf(high):
+        return f"{'>' if low_open else '>='} {fmt(low)}"
+    if math.isinf(low):
+        return f"{'<' if high_open else '<='} {fmt(high)}"
+    return f"in {'(' if low_open else '['}{fmt(low)}, {fmt(high)}{')' if high_open else ']'}"
 
 
 def _is_bool(value) -> bool:
@@ -75,14 +82,15 @@ def number(name: str, value, *, low: float = -math.inf, high: float = math.inf,
     except OverflowError:
         raise ValidationError(f"{name} must be a real number of float range, got an integer "
                               f"with {len(str(abs(int(value))))} digits") from None
+    where = _interval(low, high, low_open, high_open)
     if math.isnan(x):
-        raise ValidationError(f"{name} must be a number, got nan")
+        raise ValidationError(f"{name} must be {where}, got nan")
     if math.isinf(x) and not allow_inf:
-        raise ValidationError(f"{name} must be finite, got {x}")
+        raise ValidationError(f"{name} must be finite and {where}, got {x}"
+                              if where != "a finite real number" else f"{name} must be finite, got {x}")
     ok = (x > low if low_open else x >= low) and (x < high if high_open else x <= high)
     if not ok:
-        raise ValidationError(
-            f"{name} must be in {_interval(low, high, low_open, high_open)}, got {x:g}")
+        raise ValidationError(f"{name} must be {where}, got {x:g}")
     return x
 
 
@@ -269,8 +277,8 @@ def one_of(name: str, value, choices: Iterable[str]) -> str:
     if not isinstance(value, str):
         raise InputTypeError(f"{name} must be one of {', '.join(choices)}; got {_show(value)}")
     if value not in choices:
-        raise UnknownNameError(f"unknown {name} {value!r}{suggest(value, choices)} "
-                               f"(valid: {', '.join(choices)})")
+        raise UnknownNameError(f"{name} must be one of {', '.join(choices)}, got {value!r}"
+                               f"{suggest(value, choices)}")
     return value
 
 

@@ -48,7 +48,7 @@ class MLPClassifier(ClientDataTask):
         top = max(int(data.labels.max()), int(test_y.max(initial=0))) + 1
         C = top if num_classes is None else check_size("num_classes", num_classes, low=2)
         require(top <= C, f"labels must be < num_classes={C}, got max label {top - 1}")
-        require(activation in ACTIVATIONS, f"activation must be one of {tuple(ACTIVATIONS)}, got {activation!r}")
+        activation = validate.one_of("activation", activation, ACTIVATIONS)
         widths = [D] + [check_size("hidden width", h) for h in hidden] + [C]
         self.check_batch_size(batch_size)
         layers: list[nn.Module] = []
@@ -73,8 +73,8 @@ class MLPClassifier(ClientDataTask):
         """A seeded task: ``dataset`` "gaussian_mixture" (num_samples, dim, num_classes) or "digits"
         (sklearn's bundled 8x8 digits), split into train/test, the train part partitioned over n clients by
         ``partition`` "dirichlet" (Dir(alpha) label skew) or "one_class"."""
-        require(dataset in DATASETS, f"dataset must be one of {DATASETS}, got {dataset!r}")
-        require(partition in PARTITIONS, f"partition must be one of {PARTITIONS}, got {partition!r}")
+        dataset = validate.one_of("dataset", dataset, DATASETS)
+        partition = validate.one_of("partition", partition, PARTITIONS)
         if dataset == "digits":
             X, y = digits()
         else:

@@ -65,8 +65,8 @@ class HeavyTailedQuadratic(QuadraticTask):
     def generate(cls, n: int, d: int = 1, *, law: str = "student_t", spread: float = 0.0, seed: int = 0,
                  gamma: float = 0.3, sigma: float = 1.0, dtype=torch.float64) -> "HeavyTailedQuadratic":
         """Proposition 9 ("student_t") or 10 ("cauchy") noise with centers c_i ~ N(0, spread^2 I), seeded."""
-        require(law in ("student_t", "cauchy"), f"law must be 'student_t' or 'cauchy', got {law!r}")
-        require(np.isfinite(spread) and spread >= 0, f"spread must be >= 0, got {spread}")
+        law = validate.one_of("law", law, ("student_t", "cauchy"))
+        spread = validate.number("spread", spread, low=0)
         base = (cls.student_t_clients(n, d=d, dtype=dtype) if law == "student_t"
                 else cls.cauchy_client(n, gamma=gamma, sigma=sigma, d=d, dtype=dtype))
         centers = spread * validate.rng(seed).standard_normal((base.n, base.d))

@@ -28,7 +28,7 @@ from fedbound.tasks.quadratic import QuadraticTask
 
 def ar1_rows(z: np.ndarray, omega: float) -> np.ndarray:
     """Rows of the AR(1) process driven by z (..., d): stationary start z_1/sqrt(1-omega^2) [003 L486]."""
-    require(np.isfinite(omega) and 0.0 <= omega < 1.0, f"omega must be in [0, 1), got {omega}")
+    omega = validate.number("omega", omega, low=0.0, high=1.0, high_open=True)
     a = np.empty_like(z)
     a[..., 0] = z[..., 0] / np.sqrt(1.0 - omega**2)
     for col in range(1, z.shape[-1]):
@@ -63,7 +63,7 @@ class LeastSquares(QuadraticTask):
         L, global mu; the paper tunes omega to reach 80 and 800 without saying which ratio): omega is then
         found by root finding on the same random draws (needs n*m > d)."""
         n, m, d = check_size("n", n), check_size("m", m), check_size("d", d)
-        require(np.isfinite(noise_std) and noise_std >= 0, f"noise_std must be >= 0, got {noise_std}")
+        noise_std = validate.number("noise_std", noise_std, low=0)
         rng = validate.rng(seed)
         z = rng.standard_normal((n, m, d))
         x_true = rng.standard_normal(d)

@@ -52,7 +52,7 @@ class LogisticRegression(ClientDataTask):
         C = top if num_classes is None else check_size("num_classes", num_classes, low=2)
         require(top <= C, f"labels must be < num_classes={C}, got max label {top - 1}")
         require(C >= 2, f"need >= 2 classes, got {C}")
-        require(math.isfinite(l2) and l2 >= 0, f"l2 must be >= 0, got {l2}")
+        l2 = validate.number("l2", l2, low=0)
         self.check_batch_size(batch_size)
         D1 = data.features.shape[2]
         super().__init__(data.n, C * D1, dtype=dtype, weights=weights, x0=x0)
@@ -69,9 +69,9 @@ class LogisticRegression(ClientDataTask):
         ``weighting``: "uniform" (f = (1/n) sum f_i) or "data" (FedNova's p_i = m_i / sum_k m_k)."""
         n, dim = check_size("n", n), check_size("dim", dim)
         C = check_size("num_classes", num_classes, low=2)
-        require(math.isfinite(alpha) and alpha >= 0, f"alpha must be >= 0, got {alpha}")
-        require(math.isfinite(beta) and beta >= 0, f"beta must be >= 0, got {beta}")
-        require(weighting in ("uniform", "data"), f"weighting must be 'uniform' or 'data', got {weighting!r}")
+        alpha = validate.number("alpha", alpha, low=0)
+        beta = validate.number("beta", beta, low=0)
+        weighting = validate.one_of("weighting", weighting, ("uniform", "data"))
         rng = validate.rng(seed)
         if sizes is None:
             sizes = rng.lognormal(4.0, 2.0, n).astype(np.int64) + 50

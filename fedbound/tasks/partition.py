@@ -30,7 +30,7 @@ def dirichlet_partition(labels, n: int, alpha: float, *, min_size: int = 1, seed
     """Dirichlet(alpha) label-skew partition of range(len(labels)) over n clients."""
     y = _labels(labels)
     n = check_size("n", n)
-    require(np.isfinite(alpha) and alpha > 0, f"alpha must be > 0, got {alpha}")
+    alpha = validate.number("alpha", alpha, low=0, low_open=True)
     min_size = check_size("min_size", min_size, low=0)
     require(n * min_size <= y.size, f"min_size must be <= len(labels)/n = {y.size / n:.4g}, got {min_size}")
     rng = validate.rng(seed)

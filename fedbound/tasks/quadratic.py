@@ -168,10 +168,10 @@ class Quadratic(QuadraticTask):
         b_i = c + heterogeneity * z_i with c, z_i ~ N(0, I_d); kappa = 1 gives H_i = mu I (fednova.md sec. 6.1).
         """
         n, d = check_size("n", n), check_size("d", d)
-        require(np.isfinite(kappa) and kappa >= 1.0, f"kappa must be >= 1, got {kappa}")
-        require(np.isfinite(mu) and mu > 0, f"mu must be > 0, got {mu}")
-        require(np.isfinite(heterogeneity) and heterogeneity >= 0, f"heterogeneity must be >= 0, got {heterogeneity}")
-        require(hessian in HESSIAN_KINDS, f"hessian must be one of {HESSIAN_KINDS}, got {hessian!r}")
+        kappa = validate.number("kappa", kappa, low=1.0)
+        mu = validate.number("mu", mu, low=0, low_open=True)
+        heterogeneity = validate.number("heterogeneity", heterogeneity, low=0)
+        hessian = validate.one_of("hessian", hessian, HESSIAN_KINDS)
         rng = validate.rng(seed)
         m = 1 if shared else n
         loglam = rng.uniform(0.0, 1.0, size=(m, d))

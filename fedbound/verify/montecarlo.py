@@ -23,6 +23,7 @@ from typing import Callable, Iterable
 import numpy as np
 from scipy import stats
 
+from fedbound import validate
 from fedbound.errors import require
 
 
@@ -59,7 +60,7 @@ class Estimate:
 
 def mean_ci(samples, confidence: float = 0.95, axis: int = 0) -> Estimate:
     """Mean of ``samples`` along ``axis`` with a Student-t confidence interval (see module doc)."""
-    require(0.0 < confidence < 1.0, f"confidence must be in (0, 1), got {confidence}")
+    confidence = validate.number("confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
     x = np.moveaxis(np.asarray(samples, dtype=float), axis, 0)
     r = x.shape[0]
     require(r >= 1, "Monte-Carlo estimate needs at least 1 sample, got 0")

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from fedbound import validate
 from fedbound.errors import require
 
 
@@ -74,7 +75,7 @@ def fit_slope(x, y, confidence: float = 0.95, kind: str = "linear") -> SlopeFit:
     require(x.shape == y.shape, f"x and y must have the same length, got {x.size} and {y.size}")
     require(x.size >= 3, f"a slope fit with an interval needs at least 3 points, got {x.size}")
     require(bool(np.all(np.isfinite(y))), "values to fit must be finite (and positive before a log)")
-    require(0.0 < confidence < 1.0, f"confidence must be in (0, 1), got {confidence}")
+    confidence = validate.number("confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
     xc = x - x.mean()
     sxx = float(xc @ xc)
     require(sxx > 0, "x values of a slope fit must not all be equal")

@@ -1,0 +1,26 @@
+"""The fuzz suite (issue 8): a low memory budget so that a valid but huge value is refused up
+front instead of allocating, and the number of cases in the terminal summary."""
+import sys
+from pathlib import Path
+
+import pytest
+
+from fedbound import resources
+
+sys.path.insert(0, str(Path(__file__).parent))  # fuzz_values (the suite runs with importlib mode)
+
+FUZZ_BUDGET = "256M"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _small_memory_budget():
+    resources.set_memory_budget(FUZZ_BUDGET)
+    yield
+    resources.set_memory_budget(None)
+
+
+def pytest_terminal_summary(terminalreporter):
+    CASES = getattr(sys.modules.get("fuzz_values"), "CASES", None)
+    if CASES:
+        parts = ", ".join(f"{k} {v}" for k, v in sorted(CASES.items()))
+        terminalreporter.write_line(f"fuzz cases: {sum(CASES.values())} ({parts})")
