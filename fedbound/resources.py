@@ -67,7 +67,10 @@ def format_bytes(nbytes: float) -> str:
 def require_memory(what: str, floats: float, itemsize: int = 8) -> None:
     """Refuse (ResourceLimitError) to build ``what`` if its ``floats`` numbers of ``itemsize`` bytes
     exceed the budget; the message gives the estimate, the budget and how to raise it."""
-    nbytes = float(floats) * itemsize
+    try:
+        nbytes = float(floats * itemsize)
+    except OverflowError:
+        nbytes = math.inf
     budget = memory_budget()
     if not math.isfinite(nbytes) or nbytes > budget:
         raise ResourceLimitError(
@@ -84,7 +87,7 @@ def require_run_memory(what: str, rounds, n, d, seeds=1) -> None:
     n, d = validate.integer("n", n, low=1), validate.integer("d", d, low=1)
     seeds = validate.integer("seeds", seeds, low=1)
     require_memory(f"{what} ({rounds} rounds, n = {n}, d = {d}, {seeds} seed(s))",
-                   8.0 * n * d + float(seeds) * (rounds + 1) * (d + 16))
+                   8 * n * d + seeds * (rounds + 1) * (d + 16))
 
 
 __all__ = ["ENV_VAR", "require_run_memory", "memory_budget", "set_memory_budget", "require_memory", "physical_memory",

@@ -40,6 +40,11 @@ def _show(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def show(value) -> str:
+    """A short printable form of a value for an error message (public alias of the checkers' own)."""
+    return _show(value)
+
+
 def _interval(low: float, high: float, low_open: bool, high_open: bool) -> str:
     """The range as words: ``> 0``, ``>= 1``, ``<= 5`` or ``in [0, 1)``; ``a real number`` if none."""
     def fmt(x: float) -> str:
@@ -129,6 +134,24 @@ def rng(value, name: str = "seed") -> np.random.Generator:
     if isinstance(value, np.random.Generator):
         return value
     return np.random.default_rng(None if value is None else seed(value, name))
+
+
+#: most seeds one Monte-Carlo estimate runs
+MAX_SEEDS = 10 ** 7
+
+
+def seeds(value, name: str = "seeds") -> list[int]:
+    """Monte-Carlo seeds: an integer R in [1, MAX_SEEDS] (seeds 0..R-1) or a non-empty iterable of
+    seeds (:func:`seed`), as a list."""
+    value = _scalar(value)
+    if isinstance(value, numbers.Number) or _is_bool(value):
+        return list(range(integer(name, value, low=1, high=MAX_SEEDS)))
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise InputTypeError(f"{name} must be a number of seeds or a list of seeds, got {_show(value)}")
+    out = [seed(s, f"{name}[{i}]") for i, s in enumerate(value)]
+    if not out:
+        raise ValidationError(f"{name} must name at least one seed, got none")
+    return out
 
 
 def boolean(name: str, value) -> bool:
@@ -292,6 +315,6 @@ def known_names(what: str, given: Iterable[str], known: Iterable[str]) -> None:
                                    f"(valid: {', '.join(sorted(known))})")
 
 
-__all__ = ["SEED_LIMIT", "number", "integer", "seed", "rng", "boolean", "real_array", "suggest", "one_of",
+__all__ = ["SEED_LIMIT", "MAX_SEEDS", "number", "integer", "seed", "seeds", "rng", "boolean", "real_array", "suggest", "one_of",
            "existing_file", "parse_json", "json_file",
            "known_names"]

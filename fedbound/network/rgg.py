@@ -129,15 +129,15 @@ def sample_geometric_network(S: int, m, radius_range=DEFAULT_RADIUS_RANGE, seed=
     """
     sizes = check_sizes(S, m)
     S = len(sizes)
-    r_min, r_max = validate.real_array("radius_range", radius_range, shape=(2,), low=0.0)
+    r_min, r_max = validate.real_array("radius_range", radius_range, shape=(2,), low=0.0, high=1e100)
     require(0.0 < r_min <= r_max,
             f"radius range must satisfy 0 < r_min <= r_max, got [{r_min}, {r_max}]")
-    region_side = validate.number("region_side", region_side, low=0.0, low_open=True)
+    region_side = validate.number("region_side", region_side, low=0.0, high=1e100, low_open=True)
     balanced = validate.boolean("balanced", balanced)
     max_tries = validate.integer("max_tries", max_tries, low=1, high=10 ** 6)
     n = int(sizes.sum())
     resources.require_memory(f"a random geometric network of n = {n} devices (distance and "
-                             "assignment matrices)", 3.0 * n * n)
+                             "assignment matrices)", 3 * n * n)
     rng = validate.rng(seed)
     for _ in range(max_tries):
         points = rng.uniform(0.0, region_side, size=(n, 2))

@@ -58,7 +58,10 @@ class Network:
     spectral_gaps: np.ndarray = field(init=False)
 
     def __post_init__(self):
-        require(len(self.blocks) >= 1, "a network needs at least one subnet, got 0")
+        require(isinstance(self.blocks, (list, tuple)) and len(self.blocks) >= 1,
+                "a network needs a list of at least one gossip matrix W_s, got "
+                + (f"{len(self.blocks)}" if isinstance(self.blocks, (list, tuple)) else
+                   type(self.blocks).__name__))
         blocks = []
         for s, W in enumerate(self.blocks):
             W = as_square_matrix(W, f"W_{s}")
@@ -108,13 +111,14 @@ class Network:
     @property
     def W(self) -> np.ndarray:
         """Block-diagonal (n, n) float64 gossip matrix blkdiag(W_1, ..., W_S) (3) [L95]; a fresh copy."""
+        resources.require_memory(f"the ({self.n}, {self.n}) gossip matrix W", self.n * self.n)
         return block_diag(*self.blocks)
 
     # ---- constructors ----------------------------------------------------------------------
     @classmethod
     def from_blocks(cls, blocks, coordinates=None) -> "Network":
         """Network from a list of S gossip matrices W_s (validated)."""
-        return cls(tuple(blocks), coordinates)
+        return cls(tuple(blocks) if isinstance(blocks, (list, tuple)) else blocks, coordinates)
 
     @classmethod
     def from_topology(cls, name: str, S: int, m, seed=None, **options) -> "Network":
@@ -161,7 +165,7 @@ class Network:
         sizes = [validate.integer(f"subnet {s} m", sub["m"], low=1) for s, sub in
                  enumerate(spec["subnets"]) if "topology" in sub]
         resources.require_memory(f"a network spec with {len(spec['subnets'])} subnets (gossip "
-                                 "matrices)", 4.0 * sum(float(k) ** 2 for k in sizes))
+                                 "matrices)", 4 * sum(k * k for k in sizes))
         blocks = []
         for s, sub in enumerate(spec["subnets"]):
             if "W" in sub:

@@ -25,7 +25,7 @@ from fedbound.network.mixing import as_square_matrix, is_connected
 def check_size(m) -> int:
     """``m`` as an int >= 1 whose (m, m) gossip matrix fits the memory budget, or a FedboundError."""
     m = validate.integer("number of clients m", m, low=1)
-    resources.require_memory(f"a gossip matrix of m = {m} clients", 4.0 * m * m)
+    resources.require_memory(f"a gossip matrix of m = {m} clients", 4 * m * m)
     return m
 
 
@@ -33,17 +33,16 @@ def check_sizes(S, m) -> np.ndarray:
     """Subnet sizes as an int64 (S,) array from an int (equal sizes) or a list of S ints >= 1,
     refused up front when the S gossip matrices would not fit the memory budget."""
     S = validate.integer("number of subnets S", S, low=1)
-    if np.ndim(m) == 0:
+    if not isinstance(m, (list, tuple, np.ndarray)) or (isinstance(m, np.ndarray) and m.ndim == 0):
         m = validate.integer("subnet size m", m, low=1)
-        resources.require_memory(f"{S} subnets of {m} clients (gossip matrices)", 4.0 * S * m * m)
+        resources.require_memory(f"{S} subnets of {m} clients (gossip matrices)", 4 * S * m * m)
         return np.full(S, m, dtype=np.int64)
     sizes = validate.real_array("subnet sizes m", m, ndim=1, low=1)
     require(sizes.size == S, f"m must be an int or a list of S = {S} sizes, got {sizes.size} sizes")
-    sizes = np.array([validate.integer(f"subnet size m[{s}]", k, low=1) for s, k in enumerate(sizes)],
-                     dtype=np.int64)
-    resources.require_memory(f"{S} subnets of up to {sizes.max()} clients (gossip matrices)",
-                             4.0 * float(np.sum(sizes.astype(float) ** 2)))
-    return sizes
+    sizes = [validate.integer(f"subnet size m[{s}]", k, low=1) for s, k in enumerate(sizes)]
+    resources.require_memory(f"{S} subnets of up to {max(sizes)} clients (gossip matrices)",
+                             4 * sum(k * k for k in sizes))
+    return np.array(sizes, dtype=np.int64)
 
 
 def metropolis_weights(adjacency) -> np.ndarray:

@@ -51,6 +51,13 @@ def check_size(name: str, value, low: int = 1) -> int:
     return validate.integer(name, value, low=low)
 
 
+def check_dtype(dtype):
+    """``dtype`` if it is torch.float64 or torch.float32, else a ValidationError."""
+    require(isinstance(dtype, torch.dtype) and dtype in (torch.float64, torch.float32),
+            f"dtype must be torch.float64 or torch.float32, got {dtype!r}")
+    return dtype
+
+
 def as_float64(name: str, array, ndim: int) -> np.ndarray:
     """A real, finite float64 numpy array with ``ndim`` dimensions and entries of absolute value at
     most :data:`DATA_MAX_ABS` (validate.real_array), or a FedboundError naming it."""
@@ -77,8 +84,7 @@ class Task:
     def __init__(self, n: int, d: int, *, dtype: torch.dtype = torch.float64, weights=None, x0=None):
         self.n = check_size("n", n)
         self.d = check_size("d", d)
-        require(dtype in (torch.float64, torch.float32), f"dtype must be torch.float64 or torch.float32, got {dtype}")
-        self.dtype = dtype
+        self.dtype = check_dtype(dtype)
         w = np.full(self.n, 1.0 / self.n) if weights is None else check_weights(weights, self.n)
         self._weights_np = w
         self.weights = torch.as_tensor(w, dtype=dtype)

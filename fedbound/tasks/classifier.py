@@ -18,9 +18,9 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
-from fedbound import validate
+from fedbound import resources, validate
 from fedbound.errors import require
-from fedbound.tasks.base import check_size
+from fedbound.tasks.base import as_float64, check_dtype, check_size
 from fedbound.tasks.clientdata import ClientData, ClientDataTask
 from fedbound.tasks.datasets import digits, gaussian_mixture, train_test_split
 from fedbound.tasks.partition import dirichlet_partition, one_class_partition
@@ -38,8 +38,8 @@ class MLPClassifier(ClientDataTask):
     def __init__(self, features, labels, test_features, test_labels, *, hidden=(32,), activation: str = "tanh",
                  num_classes: int | None = None, batch_size: int | None = None, init_seed: int = 0,
                  weights=None, x0=None, dtype: torch.dtype = torch.float64):
-        data = ClientData.from_lists(features, labels, dtype=dtype)
-        test_x = np.asarray(test_features, dtype=np.float64)
+        data = ClientData.from_lists(features, labels, dtype=check_dtype(dtype))
+        test_x = as_float64("test_features", test_features, 2)
         test_y = np.asarray(test_labels)
         D = data.features.shape[2]
         require(test_x.ndim == 2 and test_x.shape[1] == D, f"test_features must have shape (N, {D}), got {test_x.shape}")
@@ -49,7 +49,11 @@ class MLPClassifier(ClientDataTask):
         C = top if num_classes is None else check_size("num_classes", num_classes, low=2)
         require(top <= C, f"labels must be < num_classes={C}, got max label {top - 1}")
         activation = validate.one_of("activation", activation, ACTIVATIONS)
-        widths = [D] + [check_size("hidden width", h) for h in hidden] + [C]
+        hidden = (hidden,) if np.ndim(hidden) == 0 else hidden
+        widths = [D] + [check_size("hidden width", h)
+                        for h in validate.real_array("hidden", hidden, ndim=1)] + [C]
+        resources.require_memory(f"an MLP with layer widths {widths}",
+                                 3 * sum(a * b + b for a, b in zip(widths, widths[1:])))
         self.check_batch_size(batch_size)
         layers: list[nn.Module] = []
         for k in range(len(widths) - 1):

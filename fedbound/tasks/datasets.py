@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedbound import validate
+from fedbound import resources, validate
 from fedbound.errors import require
 from fedbound.tasks.base import check_size
 
@@ -21,6 +21,8 @@ def gaussian_mixture(num_samples: int = 2000, dim: int = 32, num_classes: int = 
     """(features (N, dim), labels (N,)) with N = num_samples, label i mod num_classes before shuffling."""
     num_samples, dim = check_size("num_samples", num_samples), check_size("dim", dim)
     num_classes = check_size("num_classes", num_classes, low=2)
+    resources.require_memory(f"a Gaussian mixture of {num_samples} samples in dimension {dim}",
+                             4 * num_samples * dim + num_classes * dim)
     separation = validate.number("separation", separation, low=0)
     rng = validate.rng(seed)
     means = separation * rng.standard_normal((num_classes, dim)) / np.sqrt(dim)

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.optimize
 import torch
 
-from fedbound import validate
+from fedbound import resources, validate
 from fedbound.errors import ValidationError, require
 from fedbound.tasks.base import as_float64, check_size
 from fedbound.tasks.quadratic import QuadraticTask
@@ -29,6 +29,7 @@ from fedbound.tasks.quadratic import QuadraticTask
 def ar1_rows(z: np.ndarray, omega: float) -> np.ndarray:
     """Rows of the AR(1) process driven by z (..., d): stationary start z_1/sqrt(1-omega^2) [003 L486]."""
     omega = validate.number("omega", omega, low=0.0, high=1.0, high_open=True)
+    require(z.shape[-1] >= 1, "z must have at least one column")
     a = np.empty_like(z)
     a[..., 0] = z[..., 0] / np.sqrt(1.0 - omega**2)
     for col in range(1, z.shape[-1]):
@@ -44,6 +45,8 @@ class LeastSquares(QuadraticTask):
         A = as_float64("A", A, 3)
         y = as_float64("y", y, 2)
         n, m, d = A.shape
+        resources.require_memory(f"least squares with n = {n}, m = {m}, d = {d}",
+                                 2 * n * m * d + n * min(m, d) ** 2 + d * d)
         require(y.shape == (n, m), f"y must have shape (n, m) = ({n}, {m}) to match A {A.shape}, got {y.shape}")
         require(n >= 1 and m >= 1 and d >= 1, f"A must have non-empty shape (n, m, d), got {A.shape}")
         super().__init__(n, d, dtype=dtype, weights=weights, x0=x0)
@@ -63,15 +66,18 @@ class LeastSquares(QuadraticTask):
         L, global mu; the paper tunes omega to reach 80 and 800 without saying which ratio): omega is then
         found by root finding on the same random draws (needs n*m > d)."""
         n, m, d = check_size("n", n), check_size("m", m), check_size("d", d)
+        resources.require_memory(f"least squares with n = {n}, m = {m}, d = {d}",
+                                 5 * n * m * d + n * min(m, d) ** 2 + d * d)
         noise_std = validate.number("noise_std", noise_std, low=0)
         rng = validate.rng(seed)
         z = rng.standard_normal((n, m, d))
         x_true = rng.standard_normal(d)
         eps = rng.standard_normal((n, m))
         if condition_number is not None:
+            condition_number = validate.number("condition_number", condition_number, low=1.0)
             omega = cls._omega_for(z, condition_number)
         require(omega is not None, "give omega or condition_number, got neither")
-        A = ar1_rows(z, float(omega))
+        A = ar1_rows(z, omega)
         task = cls(A, A @ x_true + noise_std * eps, dtype=dtype)
         task.x_true = torch.as_tensor(x_true, dtype=dtype)
         task.omega = float(omega)

@@ -42,7 +42,7 @@ def gradient_noise(shape: tuple[int, int], sigma: float, kind: str, generator: t
 
 def check_noise(sigma: float, kind: str) -> None:
     validate.one_of("noise kind", kind, NOISE_KINDS)
-    validate.number("sigma", sigma, low=0)
+    validate.number("sigma", sigma, low=0, high=1e100)   # sigma^2 must stay a float
 
 
 def open_uniform(shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:

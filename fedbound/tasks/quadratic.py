@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from fedbound import validate
+from fedbound import resources, validate
 from fedbound.errors import ValidationError, require
 from fedbound.tasks.base import Task, as_float64, check_size
 from fedbound.tasks.heterogeneity import check_weights, quadratic_sup
@@ -168,10 +168,13 @@ class Quadratic(QuadraticTask):
         b_i = c + heterogeneity * z_i with c, z_i ~ N(0, I_d); kappa = 1 gives H_i = mu I (fednova.md sec. 6.1).
         """
         n, d = check_size("n", n), check_size("d", d)
+        resources.require_memory(f"a quadratic task with n = {n}, d = {d} (n d^2 Hessian entries)",
+                                 4 * n * d * d)
         kappa = validate.number("kappa", kappa, low=1.0)
         mu = validate.number("mu", mu, low=0, low_open=True)
         heterogeneity = validate.number("heterogeneity", heterogeneity, low=0)
         hessian = validate.one_of("hessian", hessian, HESSIAN_KINDS)
+        shared = validate.boolean("shared", shared)
         rng = validate.rng(seed)
         m = 1 if shared else n
         loglam = rng.uniform(0.0, 1.0, size=(m, d))
