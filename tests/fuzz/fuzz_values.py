@@ -8,8 +8,11 @@ complex, strings where no name is expected, ...) must raise.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
+import signal
+import threading
 from collections import Counter
 
 import numpy as np
@@ -102,13 +105,43 @@ def nan_in(value, depth: int = 0) -> str | None:
     return None
 
 
+#: seconds one fuzz case may take: more is a hang (bad input must be refused up front)
+CASE_SECONDS = 20
+
+
+class Hang(BaseException):
+    """Raised in a fuzz case that runs longer than CASE_SECONDS (a BaseException, so that no
+    ``except Exception`` in fedbound swallows it)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float = CASE_SECONDS):
+    """Raise :class:`Hang` in the block after ``seconds`` (SIGALRM; no limit off the main thread)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def handler(signum, frame):
+        raise Hang(f"no answer within {seconds} s")
+    previous = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def outcome(area: str, fn, *args, invalid: bool = False, **kwargs):
     """Call ``fn`` and enforce the contract (module doc); returns ("error", exc) or ("ok", result).
     ``invalid``: the input is invalid for sure, so the call must raise. In the area "testing" (the
     assertions of fedbound.testing) an AssertionError is the contract too and propagates."""
     CASES[area] += 1
     try:
-        result = fn(*args, **kwargs)
+        with time_limit():
+            result = fn(*args, **kwargs)
+    except Hang as exc:
+        pytest.fail(f"{getattr(fn, '__qualname__', fn)} hung: {exc}")
     except AssertionError:
         if area == "testing":
             raise
