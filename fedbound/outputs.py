@@ -109,6 +109,9 @@ class OutputFolder:
     def check(self) -> "OutputFolder":
         """Refuse, with one line, a path fedbound must not write into (module doc); no side effect."""
         p, opt = self.path, self.option
+        if not str(p) or "\x00" in str(p) or str(p) != str(p).strip():
+            raise OutputError(f"{opt} must be a folder path without NUL bytes or surrounding "
+                              f"spaces, got {str(p)!r}")
         if p.exists() and not p.is_dir():
             raise OutputError(f"{opt} {str(p)!r} is a file, not a folder; choose a folder path")
         if p.is_dir():

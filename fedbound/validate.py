@@ -125,7 +125,11 @@ def integer(name: str, value, *, low: int | None = None, high: int | None = None
 
 def seed(value, name: str = "seed") -> int:
     """A random seed: an integer in [0, 2**63) (accepted by numpy and torch generators alike)."""
-    return integer(name, value, low=0, high=SEED_LIMIT - 1)
+    value = integer(name, value)
+    if not 0 <= value < SEED_LIMIT:
+        shown = value if abs(value) < 10 ** 30 else f"an integer with {len(str(abs(value)))} digits"
+        raise ValidationError(f"{name} must be an integer in [0, 2**63), got {shown}")
+    return value
 
 
 def rng(value, name: str = "seed") -> np.random.Generator:

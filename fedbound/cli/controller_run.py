@@ -164,12 +164,13 @@ def run_controlled(args) -> int:
                energy=EnergyModel(spec.E, spec.E_d2d))
     loop = ClosedLoop(alg, spec, lambdas, args.kcap, every=args.control_every,
                       variant=args.variant, method=args.method)
+    out = output_folder(args).create()   # marked incomplete until the command succeeds
     torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
     traj = loop.run(args.rounds, progress=True)
     config = {"algorithm": "sdgt", "task": args.data or args.task, "n": task.n, "d": task.d,
               "S": network.S, "m": network.m.tolist(), "q": network.q, "sigma": args.sigma,
               "rounds": args.rounds, "controller": {**loop.settings, "K_cap": loop.problem.K_cap}}
-    files = write_outputs(output_folder(args).create(), traj, config, network.S)
+    files = write_outputs(out, traj, config, network.S)
     last = traj.logs[-1]
     K = traj.column("K")[1:]
     final = {"loss": last.loss, "accuracy": last.accuracy, "energy": last.energy,

@@ -263,6 +263,7 @@ def run_command(args) -> int:
     require_run_memory(f"run {args.algorithm}", args.rounds, task.n, task.d)
     noisy = task.with_noise(args.sigma) if args.sigma > 0 else task
     algorithm = build_algorithm(args, noisy, network)
+    out = output_folder(args).create()   # marked incomplete until the command succeeds (issue 8)
     torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
     traj = run(algorithm, args.rounds, progress=True)
     config = {"algorithm": args.algorithm, "task": args.data or args.task, "n": task.n, "d": task.d,
@@ -271,7 +272,7 @@ def run_command(args) -> int:
               "q": None if network is None else network.q, "K": args.K, "sample": args.sample,
               "gamma": args.gamma, "sigma": args.sigma, "rounds": args.rounds, "seed": args.seed,
               "dtype": str(task.dtype).replace("torch.", ""), "constants": task.constants()}
-    files = write_outputs(output_folder(args).create(), traj, config)
+    files = write_outputs(out, traj, config)
     final = {k: float(getattr(traj, k)[-1]) for k in ("loss", "loss_gap", "dist2", "grad_norm2")}
     if args.json:
         print(json.dumps(jsonable({"config": config, "final": final, "files": files}, nonfinite="null"), indent=2, allow_nan=False))
