@@ -51,6 +51,15 @@ def lambdas_from(args: argparse.Namespace) -> tuple[float, float, float]:
     return values
 
 
+#: largest --kcap: D2D rounds per global round beyond this are no practical plan
+MAX_KCAP = 10 ** 6
+
+
+def kcap_from(args: argparse.Namespace) -> int:
+    """``--kcap`` as an integer in [1, MAX_KCAP]."""
+    return validate.integer("--kcap", args.kcap, low=1, high=MAX_KCAP)
+
+
 def load_spec_file(path) -> NetSpec:
     """The controller's network spec from a strict-JSON file (validate.json_file: UTF-8, no
     NaN/Infinity, no oversized numbers or nesting), validated by spec_from_dict."""
@@ -64,7 +73,7 @@ def _run_plan(args: argparse.Namespace) -> int:
         raise ValidationError("--H has no effect with variant 'static' (objective (27) has H = 1); "
                               f"use one of {', '.join(v for v in VARIANTS if v != 'static')}")
     problem = ControlProblem(spec, H=1.0 if args.H is None else args.H, lambdas=lambdas,
-                             K_cap=args.kcap, variant=args.variant)
+                             K_cap=kcap_from(args), variant=args.variant)
     result = plan(problem, method=args.method)
     if args.json:
         print(json.dumps(jsonable(result.to_dict()), indent=2, allow_nan=False))

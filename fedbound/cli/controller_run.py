@@ -139,7 +139,7 @@ def run_controlled(args) -> int:
     import torch
 
     from fedbound.algorithms import SDGT, EnergyModel
-    from fedbound.cli.control_cmd import lambdas_from
+    from fedbound.cli.control_cmd import kcap_from, lambdas_from
     from fedbound.cli.run_cmd import build_network, build_task
     from fedbound.cli.control_cmd import load_spec_file
     from fedbound.control import ClosedLoop
@@ -162,7 +162,7 @@ def run_controlled(args) -> int:
     noisy = task.with_noise(args.sigma) if args.sigma > 0 else task
     alg = SDGT(noisy, network, gamma=args.gamma, K=1, seed=args.seed,
                energy=EnergyModel(spec.E, spec.E_d2d))
-    loop = ClosedLoop(alg, spec, lambdas, args.kcap, every=args.control_every,
+    loop = ClosedLoop(alg, spec, lambdas, kcap_from(args), every=args.control_every,
                       variant=args.variant, method=args.method)
     out = output_folder(args).create()   # marked incomplete until the command succeeds
     torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))

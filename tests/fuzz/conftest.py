@@ -1,15 +1,22 @@
 """The fuzz suite (issue 8): a low memory budget so that a valid but huge value is refused up
 front instead of allocating, and the number of cases in the terminal summary."""
+import os
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import Phase, settings
 
 from fedbound import resources
 
 sys.path.insert(0, str(Path(__file__).parent))  # fuzz_values (the suite runs with importlib mode)
 
 FUZZ_BUDGET = "256M"
+
+if os.environ.get("FEDBOUND_FUZZ_NO_SHRINK"):   # a quick list of failures, without minimal examples
+    settings.register_profile("fuzz-no-shrink", parent=settings.get_profile(settings._current_profile),
+                              phases=[Phase.explicit, Phase.reuse, Phase.generate])
+    settings.load_profile("fuzz-no-shrink")
 
 
 @pytest.fixture(autouse=True, scope="session")
