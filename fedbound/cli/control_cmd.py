@@ -57,7 +57,7 @@ MAX_KCAP = 10 ** 6
 
 def kcap_from(args: argparse.Namespace) -> int:
     """``--kcap`` as an integer in [1, MAX_KCAP]."""
-    return validate.integer("--kcap", args.kcap, low=1, high=MAX_KCAP)
+    return validate.integer("--kcap (K_cap)", args.kcap, low=1, high=MAX_KCAP)
 
 
 def load_spec_file(path) -> NetSpec:

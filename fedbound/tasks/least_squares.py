@@ -126,7 +126,11 @@ class LeastSquares(QuadraticTask):
         """
         path = validate.existing_file("data file", path)
         if not zipfile.is_zipfile(path):
-            raise ValidationError(f"data file {path!r} is not an .npz (zip) archive")
+            with open(path, "rb") as fh:
+                single = fh.read(6) == np.lib.format.MAGIC_PREFIX
+            raise ValidationError(f"data file {path!r} is not a readable .npz archive ("
+                                  + ("a .npy file holds a single array; save A and y with np.savez)"
+                                     if single else "not a zip file)"))
         try:
             with np.load(path, allow_pickle=False) as data:
                 for key in ("A", "y"):
