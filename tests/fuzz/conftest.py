@@ -26,6 +26,15 @@ def _small_memory_budget():
     resources.set_memory_budget(None)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _scratch_directory(tmp_path_factory):
+    """Fuzzed relative paths (an --out of "nan") land in a scratch folder, not in the checkout."""
+    before = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("cwd"))
+    yield
+    os.chdir(before)
+
+
 def pytest_terminal_summary(terminalreporter):
     CASES = getattr(sys.modules.get("fuzz_values"), "CASES", None)
     if CASES:
