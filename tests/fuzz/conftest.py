@@ -19,14 +19,14 @@ if os.environ.get("FEDBOUND_FUZZ_NO_SHRINK"):   # a quick list of failures, with
     settings.load_profile("fuzz-no-shrink")
 
 
-@pytest.fixture(autouse=True, scope="session")
+@pytest.fixture(autouse=True, scope="module")
 def _small_memory_budget():
     resources.set_memory_budget(FUZZ_BUDGET)
     yield
     resources.set_memory_budget(None)
 
 
-@pytest.fixture(autouse=True, scope="session")
+@pytest.fixture(autouse=True, scope="module")
 def _scratch_directory(tmp_path_factory):
     """Fuzzed relative paths (an --out of "nan") land in a scratch folder, not in the checkout."""
     before = os.getcwd()
