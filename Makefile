@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/fedbound demo --out demo_out
+	$(BIN)/fedbound demo --out demo_out --overwrite
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests

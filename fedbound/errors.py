@@ -13,14 +13,24 @@ class ValidationError(FedboundError, ValueError):
     """A value is outside its valid range (bad size, non-stochastic matrix, alpha <= 0, ...)."""
 
 
+class ResourceLimitError(ValidationError):
+    """A spec whose estimated memory exceeds the budget (:mod:`fedbound.resources`), refused before
+    anything is allocated."""
+
+
+class OutputError(ValidationError):
+    """An output path that cannot be used: a file where a folder is needed, an existing non-empty
+    folder without ``--overwrite``, no permission to write."""
+
+
 class InputTypeError(FedboundError, TypeError):
     """A value of the wrong kind: a string or complex number where a real is needed, a bool where a
     number is, a float where an integer is."""
 
 
-class UnknownNameError(FedboundError, KeyError, ValueError):
+class UnknownNameError(ValidationError, KeyError):
     """A name (result id, variant, constant, topology, task, algorithm, option) that does not exist;
-    the message offers the closest known name."""
+    the message offers the closest known name. A ValidationError (hence a ValueError) and a KeyError."""
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""

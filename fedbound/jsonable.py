@@ -12,13 +12,14 @@ import math
 
 import numpy as np
 
+from fedbound import validate
+
 NONFINITE = ("string", "null")
 
 
 def jsonable(value, nonfinite: str = "string"):
     """``value`` as nested Python lists, dicts, numbers, strings, bools and None (module doc)."""
-    if nonfinite not in NONFINITE:
-        raise ValueError(f"nonfinite must be one of {NONFINITE}, got {nonfinite!r}")
+    validate.one_of("nonfinite", nonfinite, NONFINITE)
     if isinstance(value, dict):
         return {str(k): jsonable(v, nonfinite) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

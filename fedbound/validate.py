@@ -20,8 +20,10 @@ are not; numpy scalars and 0-d arrays count as scalars.
 from __future__ import annotations
 
 import difflib
+import json
 import math
 import numbers
+import os
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -38,10 +40,22 @@ def _show(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def show(value) -> str:
+    """A short printable form of a value for an error message (public alias of the checkers' own)."""
+    return _show(value)
+
+
 def _interval(low: float, high: float, low_open: bool, high_open: bool) -> str:
+    """The range as words: ``> 0``, ``>= 1``, ``<= 5`` or ``in [0, 1)``; ``a real number`` if none."""
     def fmt(x: float) -> str:
-        return ("inf" if x > 0 else "-inf") if math.isinf(x) else f"{x:g}"
-    return f"{'(' if low_open else '['}{fmt(low)}, {fmt(high)}{')' if high_open else ']'}"
+        return f"{x:g}"
+    if math.isinf(low) and math.isinf(high):
+        return "a finite real number"
+    if math.isinf(high):
+        return f"{'>' if low_open else '>='} {fmt(low)}"
+    if math.isinf(low):
+        return f"{'<' if high_open else '<='} {fmt(high)}"
+    return f"in {'(' if low_open else '['}{fmt(low)}, {fmt(high)}{')' if high_open else ']'}"
 
 
 def _is_bool(value) -> bool:
@@ -73,14 +87,15 @@ def number(name: str, value, *, low: float = -math.inf, high: float = math.inf,
     except OverflowError:
         raise ValidationError(f"{name} must be a real number of float range, got an integer "
                               f"with {len(str(abs(int(value))))} digits") from None
+    where = _interval(low, high, low_open, high_open)
     if math.isnan(x):
-        raise ValidationError(f"{name} must be a number, got nan")
+        raise ValidationError(f"{name} must be {where}, got nan")
     if math.isinf(x) and not allow_inf:
-        raise ValidationError(f"{name} must be finite, got {x}")
+        raise ValidationError(f"{name} must be finite and {where}, got {x}"
+                              if where != "a finite real number" else f"{name} must be finite, got {x}")
     ok = (x > low if low_open else x >= low) and (x < high if high_open else x <= high)
     if not ok:
-        raise ValidationError(
-            f"{name} must be in {_interval(low, high, low_open, high_open)}, got {x:g}")
+        raise ValidationError(f"{name} must be {where}, got {x:g}")
     return x
 
 
@@ -110,7 +125,37 @@ def integer(name: str, value, *, low: int | None = None, high: int | None = None
 
 def seed(value, name: str = "seed") -> int:
     """A random seed: an integer in [0, 2**63) (accepted by numpy and torch generators alike)."""
-    return integer(name, value, low=0, high=SEED_LIMIT - 1)
+    value = integer(name, value)
+    if not 0 <= value < SEED_LIMIT:
+        shown = value if abs(value) < 10 ** 30 else f"an integer with {len(str(abs(value)))} digits"
+        raise ValidationError(f"{name} must be an integer in [0, 2**63), got {shown}")
+    return value
+
+
+def rng(value, name: str = "seed") -> np.random.Generator:
+    """A numpy Generator from a seed (:func:`seed`), ``None`` (fresh entropy) or a Generator (used as
+    is): the one place where fedbound turns a user's seed into a numpy generator."""
+    if isinstance(value, np.random.Generator):
+        return value
+    return np.random.default_rng(None if value is None else seed(value, name))
+
+
+#: most seeds one Monte-Carlo estimate runs
+MAX_SEEDS = 10 ** 7
+
+
+def seeds(value, name: str = "seeds") -> list[int]:
+    """Monte-Carlo seeds: an integer R in [1, MAX_SEEDS] (seeds 0..R-1) or a non-empty iterable of
+    seeds (:func:`seed`), as a list."""
+    value = _scalar(value)
+    if isinstance(value, numbers.Number) or _is_bool(value):
+        return list(range(integer(name, value, low=1, high=MAX_SEEDS)))
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise InputTypeError(f"{name} must be a number of seeds or a list of seeds, got {_show(value)}")
+    out = [seed(s, f"{name}[{i}]") for i, s in enumerate(value)]
+    if not out:
+        raise ValidationError(f"{name} must name at least one seed, got none")
+    return out
 
 
 def boolean(name: str, value) -> bool:
@@ -124,10 +169,11 @@ def boolean(name: str, value) -> bool:
 def real_array(name: str, value, *, ndim: int | Sequence[int] | None = None,
                shape: Sequence[int | None] | None = None, finite: bool = True,
                low: float | None = None, high: float | None = None,
-               max_abs: float | None = None) -> np.ndarray:
+               max_abs: float | None = None, allow_bool: bool = False) -> np.ndarray:
     """A real float64 numpy array (torch tensors are accepted and copied to numpy).
 
-    Strings, objects, complex and bool dtypes are :class:`InputTypeError`. ``ndim`` (one or several
+    Strings, objects, complex and bool (unless ``allow_bool``, e.g. an adjacency pattern) dtypes are
+    :class:`InputTypeError`. ``ndim`` (one or several
     allowed), ``shape`` (``None`` entries are free), finiteness, the bounds ``low <= a <= high`` and
     ``|a| <= max_abs`` (for data whose squares must not overflow) are checked, each failure naming
     the first offending entry.
@@ -140,7 +186,7 @@ def real_array(name: str, value, *, ndim: int | Sequence[int] | None = None,
         raw = np.asarray(value)
     except (ValueError, TypeError) as exc:  # ragged nested lists
         raise InputTypeError(f"{name} must be a real array, got {_show(value)} ({exc})") from None
-    if raw.dtype.kind not in "fiu":
+    if raw.dtype.kind not in ("fiub" if allow_bool else "fiu"):
         kind = {"b": "bool", "c": "complex", "U": "string", "S": "bytes", "O": "object",
                 "M": "datetime", "m": "timedelta", "V": "void"}.get(raw.dtype.kind, str(raw.dtype))
         raise InputTypeError(f"{name} must be a real numeric array, got dtype {kind}")
@@ -149,7 +195,8 @@ def real_array(name: str, value, *, ndim: int | Sequence[int] | None = None,
     allowed = (ndim,) if isinstance(ndim, int) else ndim
     if allowed is not None and arr.ndim not in allowed:
         want = " or ".join(str(k) for k in allowed)
-        raise ValidationError(f"{name} must have {want} dimension(s), got shape {arr.shape}")
+        unit = "dimension" if allowed == (1,) else "dimensions"
+        raise ValidationError(f"{name} must have {want} {unit}, got shape {arr.shape}")
     if shape is not None:
         if len(shape) != arr.ndim or any(s is not None and s != a for s, a in zip(shape, arr.shape)):
             want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
@@ -168,6 +215,82 @@ def real_array(name: str, value, *, ndim: int | Sequence[int] | None = None,
     return arr
 
 
+#: largest JSON spec file read (bytes); a spec is a few subnets, not a data set
+JSON_MAX_BYTES = 64 * 2 ** 20
+#: integers in a JSON spec have at most this many digits (larger ones are no sizes or seeds)
+JSON_MAX_DIGITS = 30
+
+
+def existing_file(name: str, path, *, max_bytes: int | None = None) -> str:
+    """``path`` (str or path-like) naming an existing regular file of at most ``max_bytes`` bytes."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputTypeError(f"{name} must be a file path, got {_show(path)}")
+    path = os.fspath(path)
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not os.path.exists(path):
+        raise ValidationError(f"cannot read {name} {path!r}: no such file")
+    if not os.path.isfile(path):
+        raise ValidationError(f"cannot read {name} {path!r}: not a regular file")
+    if max_bytes is not None and os.path.getsize(path) > max_bytes:
+        raise ValidationError(f"{name} {path!r} has {os.path.getsize(path)} bytes, more than the "
+                              f"{max_bytes} allowed")
+    return path
+
+
+def _json_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > JSON_MAX_DIGITS:
+        raise ValidationError(f"integer with {digits} digits (at most {JSON_MAX_DIGITS} allowed)")
+    return int(text)
+
+
+def _json_float(text: str) -> float:
+    x = float(text)
+    if not math.isfinite(x):
+        raise ValidationError(f"number {_show(text)} is outside the float range")
+    return x
+
+
+def _json_constant(text: str):
+    raise ValidationError(f"{text} is not a JSON number (strict JSON has no NaN or Infinity)")
+
+
+def parse_json(name: str, text: str | bytes):
+    """Strict JSON from ``text`` (bytes must be UTF-8): no NaN/Infinity, no numbers outside the float
+    range, no integers of more than :data:`JSON_MAX_DIGITS` digits, nesting Python can parse; every
+    failure is a one-line :class:`ValidationError` naming ``name``."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ValidationError(f"{name} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+                                  f"offset {exc.start})") from None
+    try:
+        return json.loads(text, parse_int=_json_int, parse_float=_json_float,
+                          parse_constant=_json_constant)
+    except ValidationError as exc:
+        raise ValidationError(f"{name}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"{name} is not valid JSON: {exc.msg} at line {exc.lineno} "
+                              f"column {exc.colno}") from None
+    except RecursionError:
+        raise ValidationError(f"{name} is nested too deeply to be a fedbound spec") from None
+    except ValueError as exc:  # e.g. Python's limit on integer string conversion
+        raise ValidationError(f"{name} is not valid JSON: {exc}") from None
+
+
+def json_file(name: str, path, *, max_bytes: int = JSON_MAX_BYTES):
+    """The strict JSON content (:func:`parse_json`) of the existing file ``path``, read as UTF-8."""
+    path = existing_file(name, path, max_bytes=max_bytes)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise ValidationError(f"cannot read {name} {path!r}: {exc.strerror or exc}") from None
+    return parse_json(f"{name} {path!r}", raw)
+
+
 def suggest(name: str, known: Iterable[str]) -> str:
     """``"; did you mean 'x'?"`` for the closest known name, or ``""``."""
     close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.6)
@@ -181,8 +304,8 @@ def one_of(name: str, value, choices: Iterable[str]) -> str:
     if not isinstance(value, str):
         raise InputTypeError(f"{name} must be one of {', '.join(choices)}; got {_show(value)}")
     if value not in choices:
-        raise UnknownNameError(f"unknown {name} {value!r}{suggest(value, choices)} "
-                               f"(valid: {', '.join(choices)})")
+        raise UnknownNameError(f"{name} must be one of {', '.join(choices)}, got {value!r}"
+                               f"{suggest(value, choices)}")
     return value
 
 
@@ -196,5 +319,6 @@ def known_names(what: str, given: Iterable[str], known: Iterable[str]) -> None:
                                    f"(valid: {', '.join(sorted(known))})")
 
 
-__all__ = ["SEED_LIMIT", "number", "integer", "seed", "boolean", "real_array", "suggest", "one_of",
+__all__ = ["SEED_LIMIT", "MAX_SEEDS", "number", "integer", "seed", "seeds", "rng", "boolean", "real_array", "suggest", "one_of",
+           "existing_file", "parse_json", "json_file",
            "known_names"]

@@ -47,7 +47,7 @@ class State:
 def new_rng(seed: int) -> torch.Tensor:
     """State of a CPU torch.Generator seeded with ``seed``."""
     gen = torch.Generator()
-    gen.manual_seed(int(seed))
+    gen.manual_seed(__import__("fedbound.validate").validate.seed(seed))  # the one seed check of every algorithm
     return gen.get_state()
 
 

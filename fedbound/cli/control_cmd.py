@@ -10,10 +10,12 @@ import argparse
 import json
 import math
 
+from fedbound import validate
 from fedbound.control.sdgt.objective import (DEFAULT_K_CAP, DEFAULT_LAMBDAS, METHOD_NAMES, VARIANTS,
                                              ControlProblem)
-from fedbound.control.sdgt.spec import load_spec
+from fedbound.control.sdgt.spec import NetSpec, spec_from_dict
 from fedbound.errors import ValidationError
+from fedbound.jsonable import jsonable
 
 _SPEC_HELP = ('JSON file {"subnets": [{"m": 10, "E": 42.0, "E_d2d": 0.4}, ...]} with subnet sizes m_s, '
               'device-server costs E_s and per-D2D-round costs E_s^D2D (optional "gamma")')
@@ -49,19 +51,34 @@ def lambdas_from(args: argparse.Namespace) -> tuple[float, float, float]:
     return values
 
 
+#: largest --kcap: D2D rounds per global round beyond this are no practical plan
+MAX_KCAP = 10 ** 6
+
+
+def kcap_from(args: argparse.Namespace) -> int:
+    """``--kcap`` as an integer in [1, MAX_KCAP]."""
+    return validate.integer("--kcap (K_cap)", args.kcap, low=1, high=MAX_KCAP)
+
+
+def load_spec_file(path) -> NetSpec:
+    """The controller's network spec from a strict-JSON file (validate.json_file: UTF-8, no
+    NaN/Infinity, no oversized numbers or nesting), validated by spec_from_dict."""
+    return spec_from_dict(validate.json_file("spec file", path))
+
+
 def _run_plan(args: argparse.Namespace) -> int:
-    spec = load_spec(args.spec)
+    spec = load_spec_file(args.spec)
     lambdas = lambdas_from(args)
     if args.H is not None and args.variant == "static":
         raise ValidationError("--H has no effect with variant 'static' (objective (27) has H = 1); "
                               f"use one of {', '.join(v for v in VARIANTS if v != 'static')}")
     problem = ControlProblem(spec, H=1.0 if args.H is None else args.H, lambdas=lambdas,
-                             K_cap=args.kcap, variant=args.variant)
+                             K_cap=kcap_from(args), variant=args.variant)
     from fedbound.control.sdgt.integer import plan  # imports cvxpy: only when a plan is made
 
     result = plan(problem, method=args.method)
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        print(json.dumps(jsonable(result.to_dict()), indent=2, allow_nan=False))
         return 0
     c = result.continuous
     print(f"SD-GT controller (31), variant {problem.variant}, H = {problem.H:g}, "

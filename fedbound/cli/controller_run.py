@@ -29,8 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
+from fedbound import resources
 from fedbound.errors import require
 from fedbound.jsonable import jsonable
+from fedbound.outputs import atomic_open, atomic_path, output_folder, write_json
 
 #: per-round fields written as one column each (h and h_next are expanded per subnet)
 SCALAR_FIELDS = ("t", "K", "p", "energy_round", "energy", "loss", "accuracy", "controlled", "Y_hat",
@@ -112,7 +114,8 @@ def plot_controller(traj, K_cap: int, path: Path) -> None:
     ax2.set_xlabel("cumulative energy")
     ax2.grid(True, alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=100)
     plt.close(fig)
 
 
@@ -121,12 +124,12 @@ def write_outputs(out: Path, traj, config: dict, S: int) -> dict[str, str]:
     paths = {"csv": out / "controller.csv", "json": out / "controller.json",
              "plot": out / "controller.png"}
     header, rows = _csv_rows(traj, S)
-    with open(paths["csv"], "w", newline="") as fh:
+    with atomic_open(paths["csv"], "w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(header)
         writer.writerows(rows)
     payload = {"config": config, **traj.to_dict(), "theorem5": theorem5_summary(traj)}
-    paths["json"].write_text(json.dumps(jsonable(payload), indent=1, allow_nan=False))
+    write_json(paths["json"], payload)
     plot_controller(traj, config["controller"]["K_cap"], paths["plot"])
     return {k: str(v) for k, v in paths.items()}
 
@@ -136,9 +139,9 @@ def run_controlled(args) -> int:
     import torch
 
     from fedbound.algorithms import SDGT, EnergyModel
-    from fedbound.cli.control_cmd import lambdas_from
+    from fedbound.cli.control_cmd import kcap_from, lambdas_from, load_spec_file
     from fedbound.cli.problem import build_network, build_task
-    from fedbound.control import ClosedLoop, load_spec
+    from fedbound.control import ClosedLoop
 
     require(args.algorithm == "sdgt", f"--controller steers SD-GT only, got {args.algorithm}")
     require(args.sample is None, "--sample is chosen by the controller; drop it")
@@ -146,25 +149,27 @@ def run_controlled(args) -> int:
     require(args.gamma > 0 and np.isfinite(args.gamma), f"--gamma must be > 0, got {args.gamma}")
     require(args.sigma >= 0 and np.isfinite(args.sigma), f"--sigma must be >= 0, got {args.sigma}")
     require(args.control_every >= 1, f"--control-every must be an integer >= 1, got {args.control_every}")
-    spec = load_spec(args.controller)
+    spec = load_spec_file(args.controller)
     require(spec.gamma is None or spec.gamma == args.gamma,
             f"the spec's gamma {spec.gamma!r} differs from --gamma {args.gamma!r}; pass --gamma {spec.gamma!r}")
     lambdas = lambdas_from(args)
     task = build_task(args, n=int(spec.m.sum()))
     network = build_network(args, task.n, spec.S)
+    resources.require_run_memory("the closed-loop run", args.rounds, task.n, task.d)
     require(np.array_equal(network.m, spec.m),
             f"the network's subnet sizes {network.m.tolist()} differ from the spec's {spec.m.tolist()}")
     noisy = task.with_noise(args.sigma) if args.sigma > 0 else task
     alg = SDGT(noisy, network, gamma=args.gamma, K=1, seed=args.seed,
                energy=EnergyModel(spec.E, spec.E_d2d))
-    loop = ClosedLoop(alg, spec, lambdas, args.kcap, every=args.control_every,
+    loop = ClosedLoop(alg, spec, lambdas, kcap_from(args), every=args.control_every,
                       variant=args.variant, method=args.method)
+    out = output_folder(args).create()   # marked incomplete until the command succeeds
     torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
     traj = loop.run(args.rounds, progress=True)
     config = {"algorithm": "sdgt", "task": args.data or args.task, "n": task.n, "d": task.d,
               "S": network.S, "m": network.m.tolist(), "q": network.q, "sigma": args.sigma,
               "rounds": args.rounds, "controller": {**loop.settings, "K_cap": loop.problem.K_cap}}
-    files = write_outputs(Path(args.out), traj, config, network.S)
+    files = write_outputs(out, traj, config, network.S)
     last = traj.logs[-1]
     K = traj.column("K")[1:]
     final = {"loss": last.loss, "accuracy": last.accuracy, "energy": last.energy,

@@ -9,12 +9,11 @@ metrics.csv, convergence.png, audit.json).
 from __future__ import annotations
 
 import csv
-import json
-import pathlib
 
 import numpy as np
 
-from fedbound.jsonable import jsonable
+from fedbound import resources, validate
+from fedbound.outputs import atomic_open, atomic_path, output_folder, write_json
 
 SECTION = "\n== {} " + "=" * 60
 
@@ -36,15 +35,16 @@ def demo(args) -> int:
     from fedbound.errors import require
 
     require(args.rounds >= 1, f"--rounds must be >= 1, got {args.rounds}")
-    out = pathlib.Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    validate.seed(args.seed, "--seed")
+    resources.require_run_memory("the demo's runs", args.rounds, 30, 40, seeds=3)
+    out = output_folder(args).create()
     summary: dict = {}
     net = _network(args, out, summary)
     task = _task(args, summary)
     _theory(task, net, out, summary)
     _runs(task, net, args, out, summary)
     _control(net, args, summary)
-    (out / "summary.json").write_text(json.dumps(jsonable(summary), indent=2, allow_nan=False))
+    write_json(out / "summary.json", summary, indent=2)
     print(f"\nfiles written under {out}/: " + ", ".join(sorted(p.name for p in out.iterdir())))
     return 0
 
@@ -60,7 +60,7 @@ def _network(args, out, summary):
         print(f"subnet {s}: m_s = {net.m[s]}, rho_s = 1 - ||W_s - J||^2 = {net.rho[s]:.4f}, "
               f"||W_s - J|| = {net.spectral_norms[s]:.4f}, gap = {net.spectral_gaps[s]:.4f}")
     print(f"q = min_s rho_s = {net.q:.4f}; sampling h_s = 4 of 10 gives p = {p:.4f}")
-    (out / "network.json").write_text(json.dumps(net.to_json(), indent=1))
+    write_json(out / "network.json", net.to_json())
     summary["network"] = {"S": net.S, "m": net.m.tolist(), "rho": net.rho.tolist(), "q": net.q, "p": p}
     return net
 
@@ -112,7 +112,7 @@ def _theory(task, net, out, summary):
     print(f"audit: {len(reports)} printed claims checked, {len(failed)} fail:")
     for r in failed:
         print(f"  FAILS {r.claim} [{r.variant}] ({r.flag}): violation ratio {r.violation_ratio:.3g}")
-    (out / "audit.json").write_text(json.dumps(jsonable(reports), indent=1, allow_nan=False))
+    write_json(out / "audit.json", reports)
     summary["theory"] = {"thm3": rows, "table1": {k: float(v) for k, v in rounds.items()},
                          "audit_failures": [f"{r.claim} [{r.variant}]" for r in failed]}
 
@@ -134,7 +134,7 @@ def _runs(task, net, args, out, summary):
         print(f"{traj.algorithm:10s} ||x_g - x*||^2: {traj.dist2[0]:.3e} -> {traj.dist2[-1]:.3e}; "
               f"D2D messages {int(traj.comm['d2d_messages'][-1])}, "
               f"uploads {int(traj.comm['uploads'][-1])}")
-    with open(out / "metrics.csv", "w", newline="") as fh:
+    with atomic_open(out / "metrics.csv", "w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(["round"] + [f"dist2_{name}" for name in runs])
         for r in range(args.rounds + 1):
@@ -147,7 +147,8 @@ def _runs(task, net, args, out, summary):
     ax.set_title("AR(1) least squares, 3 subnets of 10, 40% sampling")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(out / "convergence.png", dpi=120)
+    with atomic_path(out / "convergence.png") as tmp:
+        fig.savefig(tmp, dpi=120)
     plt.close(fig)
     summary["runs"] = {name: {"dist2_initial": float(t.dist2[0]), "dist2_final": float(t.dist2[-1])}
                        for name, t in runs.items()}
@@ -157,7 +158,7 @@ def _control(net, args, summary):
     from fedbound.control import ControlProblem, NetSpec, plan
 
     _show("control: D2D rounds K and samples h_s from the geometric program (31)")
-    rng = np.random.default_rng(args.seed)
+    rng = validate.rng(args.seed, "--seed")
     E = rng.uniform(1, 100, net.S)
     for delta in (0.01, 1.0):
         spec = NetSpec(m=net.m.tolist(), E=E.tolist(), E_d2d=(delta * E).tolist())

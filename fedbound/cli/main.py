@@ -2,16 +2,32 @@
 
 Each subcommand lives in its own module of :mod:`fedbound.cli` (see :data:`COMMANDS`) and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` (a callable taking the parsed
-namespace and returning an exit code). Any :class:`~fedbound.errors.FedboundError` is printed as
-one line on stderr and the command exits with status 2, without a traceback.
+namespace and returning an exit code).
+
+The contract of every command (issue 8): exit 0 on success; 2 on bad input, with one line on
+stderr and no traceback (any :class:`~fedbound.errors.FedboundError`, argparse usage errors, a
+non-finite float option, memory exhaustion); 130 on Ctrl-C, with one line; 1 only for an internal
+error, with one line asking for a bug report (the traceback with ``FEDBOUND_DEBUG=1``). ``verify``
+also exits 1 when a check is violated. Every command with ``--out`` gets ``--overwrite``: an
+existing non-empty output folder is refused without it, before any work
+(:class:`fedbound.outputs.OutputFolder`), and the folder is marked complete only when the command
+succeeds.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
+import math
+import os
 import sys
+import traceback
 
 from fedbound.errors import FedboundError
+from fedbound.outputs import OutputFolder
+
+#: environment variable that makes an internal error print its traceback
+DEBUG_ENV = "FEDBOUND_DEBUG"
+BUG_REPORT = "this is a bug in fedbound; please report it with the command line"
 
 #: subcommand -> the module that registers it, in the order of ``fedbound --help``. Only the
 #: module of the requested command is imported (torch, cvxpy and sympy are slow to import).
@@ -33,7 +49,36 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit status 2."""
 
     def error(self, message: str):  # noqa: D401 - argparse hook
-        self.exit(2, f"fedbound: error: {message}\n")
+        self.exit(2, f"fedbound: error: {_one_line(message)}\n")
+
+    def _get_value(self, action, arg_string):  # every float option must be finite
+        value = super()._get_value(action, arg_string)
+        if action.type is float and not math.isfinite(value):
+            name = "/".join(action.option_strings) or action.dest
+            raise argparse.ArgumentError(action, f"must be a finite number, got {arg_string!r}"
+                                         if name else arg_string)
+        return value
+
+
+def _one_line(text) -> str:
+    return " ".join(str(text).split())
+
+
+def _parsers(parser: argparse.ArgumentParser):
+    """``parser`` and all its subcommand parsers, recursively."""
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                yield from _parsers(sub)
+
+
+def _add_overwrite(parser: argparse.ArgumentParser) -> None:
+    """``--overwrite`` for every command that writes an ``--out`` folder."""
+    for p in _parsers(parser):
+        if "--out" in p._option_string_actions and "--overwrite" not in p._option_string_actions:
+            p.add_argument("--overwrite", action="store_true",
+                           help="write into an existing non-empty --out folder, replacing its files")
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
@@ -45,17 +90,45 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     modules = [COMMANDS[first]] if first in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
     for name in modules:
         importlib.import_module(name).register(sub)
+    _add_overwrite(parser)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    """Run the command of ``argv`` (default ``sys.argv[1:]``) and return its exit status (module
+    doc); never raises except SystemExit from ``--help`` and usage errors (status 0 and 2)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    debug = os.environ.get(DEBUG_ENV, "") not in ("", "0")
     try:
         args = build_parser(argv).parse_args(argv)
-        return int(args.func(args) or 0)
+        folder = None
+        if getattr(args, "out", None) is not None:
+            folder = OutputFolder(args.out, overwrite=getattr(args, "overwrite", False),
+                                  resume=getattr(args, "resume", False),
+                                  command=" ".join(["fedbound", *argv])).check()
+            args.output_folder = folder
+        code = int(args.func(args) or 0)
+        if code == 0 and folder is not None:
+            folder.complete()
+        return code
     except FedboundError as exc:
-        print(f"fedbound: error: {exc}", file=sys.stderr)
+        if debug:
+            traceback.print_exc()
+        print(f"fedbound: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("fedbound: interrupted", file=sys.stderr)
+        return 130
+    except MemoryError:
+        print("fedbound: error: out of memory; use a smaller problem or lower "
+              "FEDBOUND_MEMORY_BUDGET so that it is refused up front", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into exit status 1
+        if debug:
+            traceback.print_exc()
+        print(f"fedbound: internal error: {type(exc).__name__}: {_one_line(exc)[:300]}; "
+              f"{BUG_REPORT} (set {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

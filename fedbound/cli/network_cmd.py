@@ -11,6 +11,7 @@ import argparse
 import json
 
 from fedbound.errors import ValidationError, require
+from fedbound.jsonable import jsonable
 from fedbound.network import (DEFAULT_RADIUS_RANGE, REGION_SIDE, TOPOLOGIES, Network,
                               mixing_summary, topology_weights)
 
@@ -134,7 +135,7 @@ def run_info(args) -> int:
         raise ValidationError("give --topology NAME with --n N or with --subnets S --per-subnet m, "
                               "or --rgg, or --spec FILE.json")
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(json.dumps(jsonable(report), indent=2, allow_nan=False))
     else:
         _print_table(report)
     return 0

@@ -37,6 +37,8 @@ from fedbound.cli import controller_run
 from fedbound.cli.problem import add_problem_arguments, build_network, build_task, check_sample
 from fedbound.errors import ValidationError, require
 from fedbound.jsonable import jsonable
+from fedbound.outputs import atomic_open, atomic_path, output_folder, write_json
+from fedbound.resources import require_run_memory
 
 # ---- the run command -----------------------------------------------------------------------
 #: torch threads of a run: 1, see benchmarks/bench_fedavg_round.py (with a busy second core, two
@@ -95,15 +97,16 @@ def write_outputs(out: Path, traj, config: dict) -> dict[str, str]:
     columns = {"round": traj.rounds, **{m: getattr(traj, m) for m in METRICS}, **traj.comm}
     paths = {"csv": out / "metrics.csv", "json": out / "metrics.json", "plot": out / "plot.png",
              "x_final": out / "x_final.npy"}
-    with open(paths["csv"], "w", newline="") as fh:
+    with atomic_open(paths["csv"], "w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(list(columns))
         for row in zip(*columns.values()):
             writer.writerow([repr(float(v)) if isinstance(v, (float, np.floating)) else int(v)
                              for v in row])
     payload = {"config": config, "metrics": {k: np.asarray(v).tolist() for k, v in columns.items()}}
-    paths["json"].write_text(json.dumps(jsonable(payload, nonfinite="null"), indent=1, allow_nan=False))
-    np.save(paths["x_final"], traj.x_g[-1].detach().cpu().numpy())
+    write_json(paths["json"], payload, nonfinite="null")
+    with atomic_path(paths["x_final"]) as tmp:
+        np.save(tmp, traj.x_g[-1].detach().cpu().numpy())
     fig, ax = plt.subplots(figsize=(6, 4))
     series = [("loss_gap", "f(x_g) - f*"), ("dist2", "||x_g - x*||^2")]
     if not any(np.all(np.isfinite(getattr(traj, k))) for k, _ in series):
@@ -117,7 +120,8 @@ def write_outputs(out: Path, traj, config: dict) -> dict[str, str]:
     ax.legend()
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(paths["plot"], dpi=100)
+    with atomic_path(paths["plot"]) as tmp:
+        fig.savefig(tmp, dpi=100)
     plt.close(fig)
     return {k: str(v) for k, v in paths.items()}
 
@@ -142,8 +146,10 @@ def run_command(args) -> int:
         network = None
     else:
         network = build_network(args, task.n, spec.default_subnets)
+    require_run_memory(f"run {args.algorithm}", args.rounds, task.n, task.d)
     noisy = task.with_noise(args.sigma) if args.sigma > 0 else task
     algorithm = build_algorithm(args, spec, noisy, network)
+    out = output_folder(args).create()   # marked incomplete until the command succeeds
     traj = run(algorithm, args.rounds, progress=True)
     config = {"algorithm": args.algorithm, "task": args.data or args.task, "n": task.n, "d": task.d,
               "S": None if network is None else network.S,
@@ -153,10 +159,10 @@ def run_command(args) -> int:
               "sigma": args.sigma, "rounds": args.rounds, "seed": args.seed,
               "weights": args.weights, "dtype": str(task.dtype).replace("torch.", ""),
               "constants": task.constants()}
-    files = write_outputs(Path(args.out), traj, config)
+    files = write_outputs(out, traj, config)
     final = {k: float(getattr(traj, k)[-1]) for k in ("loss", "loss_gap", "dist2", "grad_norm2")}
     if args.json:
-        print(json.dumps(jsonable({"config": config, "final": final, "files": files}, nonfinite="null"), indent=2))
+        print(json.dumps(jsonable({"config": config, "final": final, "files": files}, nonfinite="null"), indent=2, allow_nan=False))
     else:
         print(f"{algorithm.name}: {args.rounds} rounds on {config['task']} (n = {task.n}, "
               f"d = {task.d}); final loss {final['loss']:.6g}, f - f* {final['loss_gap']:.3g}, "

@@ -26,8 +26,10 @@ from dataclasses import replace
 import torch
 from threadpoolctl import threadpool_limits
 
+from fedbound import resources
 from fedbound.cli.problem import add_problem_arguments, build_network, build_task, check_sample
 from fedbound.errors import require
+from fedbound.jsonable import jsonable
 
 CHECKS = ("fixed-point", "server-recursion", "linear-rate", "thm3-bound", "lemmas", "noise-floor",
           "thm1-bound", "thm2-bound")
@@ -107,6 +109,8 @@ def _verify(args) -> int:
     require(rounds is None or rounds >= 1, f"--rounds must be >= 1, got {rounds}")
     require(seeds >= 2 or args.check in ("fixed-point", "linear-rate"),
             f"--seeds must be >= 2 for Monte-Carlo intervals, got {seeds}")
+    resources.require_run_memory(f"verify {args.check}", rounds or 1, setting.task.n,
+                                 setting.task.d, seeds=max(seeds, 1))
     if args.check == "fixed-point":
         results = C.fixed_point(setting, rounds=rounds, seed=args.seed)
     elif args.check == "server-recursion":
@@ -125,8 +129,9 @@ def _verify(args) -> int:
         mc_gamma = args.mc_gamma if args.mc_gamma is not None else practical
         results = C.noise_floor(setting, mc_gamma=mc_gamma, seeds=seeds)
     if args.json:
-        print(json.dumps({"check": args.check, "setting": setting.describe(),
-                          "results": [c.to_dict() for c in results]}, indent=1))
+        print(json.dumps(jsonable({"check": args.check, "setting": setting.describe(),
+                                   "results": [c.to_dict() for c in results]}), indent=1,
+                         allow_nan=False))
     else:
         described = ", ".join(f"{k} = {v}" for k, v in setting.describe().items())
         print(f"{args.check}: SD-GT, {described}")

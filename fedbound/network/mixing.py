@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse.csgraph import connected_components
 
+from fedbound import validate
 from fedbound.errors import ValidationError, require
 
 #: tolerance on row/column sums and symmetry when validating a mixing matrix
@@ -36,16 +37,11 @@ ATOL = 1e-10
 
 
 def as_square_matrix(W, name: str = "W") -> np.ndarray:
-    """``W`` as a finite square float64 array, or :class:`ValidationError`."""
-    try:
-        A = np.asarray(W, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValidationError(f"{name} must be a square numeric matrix, got {type(W).__name__}") from exc
-    require(A.ndim == 2 and A.shape[0] == A.shape[1] and A.shape[0] >= 1,
+    """``W`` as a real, finite, square float64 array (validate.real_array; a bool pattern is 0/1),
+    or a FedboundError."""
+    A = validate.real_array(name, W, ndim=2, allow_bool=True)
+    require(A.shape[0] == A.shape[1] and A.shape[0] >= 1,
             f"{name} must be a square matrix with at least one row, got shape {A.shape}")
-    if not np.all(np.isfinite(A)):
-        i, j = np.argwhere(~np.isfinite(A))[0]
-        raise ValidationError(f"{name} entries must be finite; {name}[{i}, {j}] = {A[i, j]}")
     return A
 
 
@@ -137,6 +133,14 @@ def _norm_and_gap(A: np.ndarray) -> tuple[float, float]:
     return float(np.linalg.norm(A - averaging_matrix(m), ord=2)), float(1.0 - np.abs(eig[1]))
 
 
+def _mixing(W) -> np.ndarray:
+    """W checked for the measures: square, finite, nonnegative, doubly stochastic (all three are
+    defined for, and lie in [0, 1] only for, such W; symmetry and connectivity are not needed)."""
+    A = as_square_matrix(W)
+    validate_mixing_matrix(A, symmetric=False, connected=False)
+    return A
+
+
 def spectral_norm(W) -> float:
     r"""AFGA's :math:`\rho = \|W - J\|_2` (seed 000, L271-L290); 0 for W = J, < 1 iff W mixes.
 
@@ -144,7 +148,7 @@ def spectral_norm(W) -> float:
     and ``norm(ord=2)`` otherwise.  Regression: ring(50) with self weight 1/3 gives 0.9947,
     ring(10) gives 0.8727, ring(3) gives 0 (AFGA L598, L601; notes afga.md §8).
     """
-    return _norm_and_gap(as_square_matrix(W))[0]
+    return _norm_and_gap(_mixing(W))[0]
 
 
 def rho_tight(W) -> float:
@@ -165,12 +169,13 @@ def spectral_gap(W) -> float:
     can have a large gap and still mix slowly.  Some works use it as SD-GT's :math:`\rho_s`
     (notes sdgt.md §1.2).
     """
-    return _norm_and_gap(as_square_matrix(W))[1]
+    return _norm_and_gap(_mixing(W))[1]
 
 
 def mixing_summary(W) -> dict:
-    """The three mixing measures and the validity predicates of W, as JSON-ready values."""
-    A = as_square_matrix(W)
+    """The three mixing measures and the validity predicates of W, as JSON-ready values (W must be
+    nonnegative and doubly stochastic, as for the measures)."""
+    A = _mixing(W)
     norm, gap = _norm_and_gap(A)
     return {"m": A.shape[0], "spectral_norm": norm, "rho_tight": 1.0 - norm ** 2,
             "spectral_gap": gap, "doubly_stochastic": is_doubly_stochastic(A),

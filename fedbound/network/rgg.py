@@ -35,6 +35,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 
+from fedbound import resources, validate
 from fedbound.errors import ValidationError, require
 from fedbound.network.mixing import is_connected
 from fedbound.network.topology import check_sizes
@@ -127,12 +128,17 @@ def sample_geometric_network(S: int, m, radius_range=DEFAULT_RADIUS_RANGE, seed=
     arguments or when ``max_tries`` draws all leave some subnet disconnected.
     """
     sizes = check_sizes(S, m)
-    r_min, r_max = (float(r) for r in radius_range)
+    S = len(sizes)
+    r_min, r_max = validate.real_array("radius_range", radius_range, shape=(2,), low=0.0, high=1e100)
     require(0.0 < r_min <= r_max,
             f"radius range must satisfy 0 < r_min <= r_max, got [{r_min}, {r_max}]")
-    require(region_side > 0, f"region_side must be > 0, got {region_side}")
+    region_side = validate.number("region_side", region_side, low=0.0, high=1e100, low_open=True)
+    balanced = validate.boolean("balanced", balanced)
+    max_tries = validate.integer("max_tries", max_tries, low=1, high=10 ** 6)
     n = int(sizes.sum())
-    rng = np.random.default_rng(seed)
+    resources.require_memory(f"a random geometric network of n = {n} devices (distance and "
+                             "assignment matrices)", 3 * n * n)
+    rng = validate.rng(seed)
     for _ in range(max_tries):
         points = rng.uniform(0.0, region_side, size=(n, 2))
         labels = group_devices(points, S, rng, sizes if balanced else None)

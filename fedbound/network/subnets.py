@@ -8,13 +8,13 @@ the network's gossip matrix is block diagonal, :math:`W = \mathrm{blkdiag}(W_1, 
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 from scipy.linalg import block_diag
 
+from fedbound import resources, validate
 from fedbound.errors import ValidationError, require
 from fedbound.network.mixing import as_square_matrix, mixing_summary, validate_mixing_matrix
 from fedbound.network.rgg import DEFAULT_RADIUS_RANGE, REGION_SIDE, sample_geometric_network
@@ -58,7 +58,10 @@ class Network:
     spectral_gaps: np.ndarray = field(init=False)
 
     def __post_init__(self):
-        require(len(self.blocks) >= 1, "a network needs at least one subnet, got 0")
+        require(isinstance(self.blocks, (list, tuple)) and len(self.blocks) >= 1,
+                "a network needs a list of at least one gossip matrix W_s, got "
+                + (f"{len(self.blocks)}" if isinstance(self.blocks, (list, tuple)) else
+                   type(self.blocks).__name__))
         blocks = []
         for s, W in enumerate(self.blocks):
             W = as_square_matrix(W, f"W_{s}")
@@ -88,9 +91,7 @@ class Network:
                                   f"{self.rho[s]:.3g} (||W_s - J_s||_2 = {norms[s]:.6g}; "
                                   f"W_s does not mix)")
         if self.coordinates is not None:
-            coordinates = np.asarray(self.coordinates, dtype=np.float64)
-            require(coordinates.shape == (self.n, 2),
-                    f"coordinates must have shape (n, 2) = ({self.n}, 2), got {coordinates.shape}")
+            coordinates = validate.real_array("coordinates", self.coordinates, shape=(self.n, 2))
             set_(self, "coordinates", _frozen(coordinates))
 
     def __repr__(self) -> str:
@@ -110,20 +111,21 @@ class Network:
     @property
     def W(self) -> np.ndarray:
         """Block-diagonal (n, n) float64 gossip matrix blkdiag(W_1, ..., W_S) (3) [L95]; a fresh copy."""
+        resources.require_memory(f"the ({self.n}, {self.n}) gossip matrix W", self.n * self.n)
         return block_diag(*self.blocks)
 
     # ---- constructors ----------------------------------------------------------------------
     @classmethod
     def from_blocks(cls, blocks, coordinates=None) -> "Network":
         """Network from a list of S gossip matrices W_s (validated)."""
-        return cls(tuple(blocks), coordinates)
+        return cls(tuple(blocks) if isinstance(blocks, (list, tuple)) else blocks, coordinates)
 
     @classmethod
     def from_topology(cls, name: str, S: int, m, seed=None, **options) -> "Network":
         """S subnets of a named topology (:func:`~fedbound.network.topology.topology_weights`);
         ``m`` an int (equal sizes) or a list of S sizes; random topologies use one generator seeded
         by ``seed`` across subnets, so the subnets are independent draws."""
-        rng = np.random.default_rng(seed)
+        rng = validate.rng(seed)
         sizes = check_sizes(S, m)
         return cls(tuple(topology_weights(name, m_s, seed=rng, **options) for m_s in sizes))
 
@@ -152,27 +154,26 @@ class Network:
         ...); other keys (e.g. the controller's ``E``, ``E_d2d``) are ignored.
         """
         if isinstance(spec, (str, Path)):
-            try:
-                spec = json.loads(Path(spec).read_text())
-            except OSError as exc:
-                raise ValidationError(f"cannot read network spec {str(spec)!r}: "
-                                      f"{exc.strerror}") from None
-            except json.JSONDecodeError as exc:
-                raise ValidationError(f"network spec is not valid JSON: {exc}") from None
+            spec = validate.json_file("network spec", spec)
         require(isinstance(spec, dict) and isinstance(spec.get("subnets"), list) and spec["subnets"],
                 'network spec must be an object with a non-empty list "subnets"')
-        rng = np.random.default_rng(spec.get("seed"))
-        blocks = []
+        rng = validate.rng(spec.get("seed"), "spec seed")
         for s, sub in enumerate(spec["subnets"]):
             require(isinstance(sub, dict) and (("W" in sub) != ("topology" in sub)),
                     f'subnet {s} must be an object with exactly one of "W" or "topology" (with "m")')
+            require("W" in sub or "m" in sub, f'subnet {s} with a "topology" needs "m"')
+        sizes = [validate.integer(f"subnet {s} m", sub["m"], low=1) for s, sub in
+                 enumerate(spec["subnets"]) if "topology" in sub]
+        resources.require_memory(f"a network spec with {len(spec['subnets'])} subnets (gossip "
+                                 "matrices)", 4 * sum(k * k for k in sizes))
+        blocks = []
+        for s, sub in enumerate(spec["subnets"]):
             if "W" in sub:
                 W = as_square_matrix(sub["W"], f"W_{s}")
                 require("m" not in sub or sub["m"] == W.shape[0],
                         f"subnet {s}: m = {sub.get('m')} but W is {W.shape[0]}x{W.shape[0]}")
                 blocks.append(W)
             else:
-                require("m" in sub, f'subnet {s} with a "topology" needs "m"')
                 options = {k: sub[k] for k in topology_options(sub["topology"]) if k in sub}
                 blocks.append(topology_weights(sub["topology"], sub["m"], seed=rng, **options))
         return cls(tuple(blocks), spec.get("coordinates"))

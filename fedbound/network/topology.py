@@ -17,24 +17,32 @@ import math
 
 import numpy as np
 
+from fedbound import resources, validate
 from fedbound.errors import UnknownNameError, ValidationError, require
 from fedbound.network.mixing import as_square_matrix, is_connected
 
 
 def check_size(m) -> int:
-    """``m`` as an int >= 1, or :class:`ValidationError`."""
-    require(isinstance(m, (int, np.integer)) and not isinstance(m, bool) and m >= 1,
-            f"number of clients m must be an integer >= 1, got {m!r}")
-    return int(m)
+    """``m`` as an int >= 1 whose (m, m) gossip matrix fits the memory budget, or a FedboundError."""
+    m = validate.integer("number of clients m", m, low=1)
+    resources.require_memory(f"a gossip matrix of m = {m} clients", 4 * m * m)
+    return m
 
 
 def check_sizes(S, m) -> np.ndarray:
-    """Subnet sizes as an int64 (S,) array from an int (equal sizes) or a list of S ints >= 1."""
-    require(isinstance(S, (int, np.integer)) and not isinstance(S, bool) and S >= 1,
-            f"number of subnets S must be an integer >= 1, got {S!r}")
-    sizes = [m] * int(S) if np.ndim(m) == 0 else list(m)
-    require(len(sizes) == S, f"m must be an int or a list of S = {S} sizes, got {m!r}")
-    return np.array([check_size(k) for k in sizes], dtype=np.int64)
+    """Subnet sizes as an int64 (S,) array from an int (equal sizes) or a list of S ints >= 1,
+    refused up front when the S gossip matrices would not fit the memory budget."""
+    S = validate.integer("number of subnets S", S, low=1)
+    if not isinstance(m, (list, tuple, np.ndarray)) or (isinstance(m, np.ndarray) and m.ndim == 0):
+        m = validate.integer("subnet size m", m, low=1)
+        resources.require_memory(f"{S} subnets of {m} clients (gossip matrices)", 4 * S * m * m)
+        return np.full(S, m, dtype=np.int64)
+    sizes = validate.real_array("subnet sizes m", m, ndim=1, low=1)
+    require(sizes.size == S, f"m must be an int or a list of S = {S} sizes, got {sizes.size} sizes")
+    sizes = [validate.integer(f"subnet size m[{s}]", k, low=1) for s, k in enumerate(sizes)]
+    resources.require_memory(f"{S} subnets of up to {max(sizes)} clients (gossip matrices)",
+                             4 * sum(k * k for k in sizes))
+    return np.array(sizes, dtype=np.int64)
 
 
 def metropolis_weights(adjacency) -> np.ndarray:
@@ -45,7 +53,12 @@ def metropolis_weights(adjacency) -> np.ndarray:
     of ``adjacency`` (the diagonal is ignored); the pattern must be symmetric.  Connectivity is not
     checked here (see :func:`~fedbound.network.mixing.validate_mixing_matrix`).
     """
-    A = as_square_matrix(adjacency, "adjacency") != 0
+    raw = as_square_matrix(adjacency, "adjacency")
+    if np.any(raw < 0):
+        i, j = np.argwhere(raw < 0)[0]
+        raise ValidationError(f"adjacency entries must be >= 0 (nonzero = edge); "
+                              f"adjacency[{i}, {j}] = {raw[i, j]:g}")
+    A = raw != 0
     np.fill_diagonal(A, False)
     if not np.array_equal(A, A.T):
         i, j = np.argwhere(A != A.T)[0]
@@ -66,8 +79,8 @@ def ring_weights(m: int, self_weight: float = 1 / 3) -> np.ndarray:
     ``spectral_norm(ring_weights(m))`` is 0 for m = 3, 0.8727 for m = 10 and 0.9947 for m = 50.
     """
     m = check_size(m)
-    require(0.0 <= self_weight < 1.0 or m == 1,
-            f"ring self_weight must be in [0, 1) (1 disconnects the ring), got {self_weight}")
+    self_weight = validate.number("ring self_weight", self_weight, low=0.0,
+                                  high=1.0, high_open=m > 1)
     index = np.arange(m)
     W = np.zeros((m, m))
     W[index, index] = self_weight
@@ -112,9 +125,7 @@ def grid_adjacency(m: int, cols: int | None = None) -> np.ndarray:
     ``cols`` defaults to ceil(sqrt(m)) (as the SD-GT official code, ``get_grid_graph``); when m is
     not a multiple of ``cols`` the last row is partial, which keeps the grid connected.
     """
-    cols = math.ceil(math.sqrt(m)) if cols is None else cols
-    require(isinstance(cols, (int, np.integer)) and 1 <= cols <= m,
-            f"grid cols must be an integer in [1, m = {m}], got {cols!r}")
+    cols = math.ceil(math.sqrt(m)) if cols is None else validate.integer("grid cols", cols, low=1, high=m)
     index = np.arange(m)
     A = np.zeros((m, m), dtype=bool)
     right = index[(index % cols != cols - 1) & (index + 1 < m)]
@@ -130,8 +141,9 @@ def erdos_renyi_adjacency(m: int, prob: float, rng: np.random.Generator,
 
     Raises :class:`ValidationError` if ``max_tries`` draws are all disconnected.
     """
-    require(prob is not None and 0.0 < prob <= 1.0,
-            f"erdos_renyi prob must be in (0, 1], got {prob}")
+    require(prob is not None, "erdos_renyi prob must be in (0, 1], got None (give prob=...)")
+    prob = validate.number("erdos_renyi prob", prob, low=0.0, high=1.0, low_open=True)
+    max_tries = validate.integer("erdos_renyi max_tries", max_tries, low=1, high=10 ** 6)
     upper = np.triu(np.ones((m, m), dtype=bool), k=1)
     for _ in range(max_tries):
         A = (rng.random((m, m)) < prob) & upper
@@ -198,4 +210,4 @@ def topology_weights(name: str, m: int, *, seed=None, **options) -> np.ndarray:
     if unknown:
         raise ValidationError(f"topology {name!r} has no option {unknown[0]!r}; "
                               f"valid options: {', '.join(topology_options(name)) or 'none'}")
-    return build(m, np.random.default_rng(seed), **options)
+    return build(m, validate.rng(seed), **options)

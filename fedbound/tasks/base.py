@@ -41,6 +41,7 @@ import math
 import numpy as np
 import torch
 
+from fedbound import validate
 from fedbound.errors import require
 from fedbound.tasks.heterogeneity import (
     check_weights, fednova_matrix, inter_cluster_matrix, intra_cluster_matrices, measure_at,
@@ -49,21 +50,27 @@ from fedbound.tasks.heterogeneity import (
 from fedbound.tasks.noise import check_noise, gradient_noise
 
 
+#: largest |entry| of user data: squares and sums of squares (Hessians, Lipschitz constants) of
+#: entries up to 1e100 stay far inside the float64 range
+DATA_MAX_ABS = 1e100
+
+
 def check_size(name: str, value, low: int = 1) -> int:
-    """An int >= low, or ValidationError naming the value."""
-    require(isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= low,
-            f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
+    """An int >= low (validate.integer), or a FedboundError naming the value."""
+    return validate.integer(name, value, low=low)
+
+
+def check_dtype(dtype):
+    """``dtype`` if it is torch.float64 or torch.float32, else a ValidationError."""
+    require(isinstance(dtype, torch.dtype) and dtype in (torch.float64, torch.float32),
+            f"dtype must be torch.float64 or torch.float32, got {dtype!r}")
+    return dtype
 
 
 def as_float64(name: str, array, ndim: int) -> np.ndarray:
-    """A finite float64 numpy array with ``ndim`` dimensions, or ValidationError naming it."""
-    if isinstance(array, torch.Tensor):
-        array = array.detach().cpu().numpy()
-    out = np.asarray(array, dtype=np.float64)
-    require(out.ndim == ndim, f"{name} must have {ndim} dimensions, got shape {out.shape}")
-    require(bool(np.all(np.isfinite(out))), f"{name} must be finite, got non-finite entries")
-    return out
+    """A real, finite float64 numpy array with ``ndim`` dimensions and entries of absolute value at
+    most :data:`DATA_MAX_ABS` (validate.real_array), or a FedboundError naming it."""
+    return validate.real_array(name, array, ndim=ndim, max_abs=DATA_MAX_ABS)
 
 
 def gather(data, idx):
@@ -104,8 +111,7 @@ class Task:
     def __init__(self, n: int, d: int, *, dtype: torch.dtype = torch.float64, weights=None, x0=None):
         self.n = check_size("n", n)
         self.d = check_size("d", d)
-        require(dtype in (torch.float64, torch.float32), f"dtype must be torch.float64 or torch.float32, got {dtype}")
-        self.dtype = dtype
+        self.dtype = check_dtype(dtype)
         weights = self.resolve_weights(weights, self.num_examples) if isinstance(weights, str) else weights
         w = np.full(self.n, 1.0 / self.n) if weights is None else check_weights(weights, self.n)
         self._weights_np = w

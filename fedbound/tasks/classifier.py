@@ -18,8 +18,9 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad, vmap
 
+from fedbound import resources, validate
 from fedbound.errors import require
-from fedbound.tasks.base import check_size
+from fedbound.tasks.base import as_float64, check_dtype, check_size
 from fedbound.tasks.clientdata import ClientData, ClientDataTask
 from fedbound.tasks.datasets import digits, gaussian_mixture, train_test_split
 from fedbound.tasks.partition import dirichlet_partition, one_class_partition
@@ -37,8 +38,8 @@ class MLPClassifier(ClientDataTask):
     def __init__(self, features, labels, test_features, test_labels, *, hidden=(32,), activation: str = "tanh",
                  num_classes: int | None = None, batch_size: int | None = None, init_seed: int = 0,
                  weights=None, x0=None, dtype: torch.dtype = torch.float64):
-        data = ClientData.from_lists(features, labels, dtype=dtype)
-        test_x = np.asarray(test_features, dtype=np.float64)
+        data = ClientData.from_lists(features, labels, dtype=check_dtype(dtype))
+        test_x = as_float64("test_features", test_features, 2)
         test_y = np.asarray(test_labels)
         D = data.features.shape[2]
         require(test_x.ndim == 2 and test_x.shape[1] == D, f"test_features must have shape (N, {D}), got {test_x.shape}")
@@ -47,8 +48,12 @@ class MLPClassifier(ClientDataTask):
         top = max(int(data.labels.max()), int(test_y.max(initial=0))) + 1
         C = top if num_classes is None else check_size("num_classes", num_classes, low=2)
         require(top <= C, f"labels must be < num_classes={C}, got max label {top - 1}")
-        require(activation in ACTIVATIONS, f"activation must be one of {tuple(ACTIVATIONS)}, got {activation!r}")
-        widths = [D] + [check_size("hidden width", h) for h in hidden] + [C]
+        activation = validate.one_of("activation", activation, ACTIVATIONS)
+        hidden = (hidden,) if np.ndim(hidden) == 0 else hidden
+        widths = [D] + [check_size("hidden width", h)
+                        for h in validate.real_array("hidden", hidden, ndim=1)] + [C]
+        resources.require_memory(f"an MLP with layer widths {widths}",
+                                 3 * sum(a * b + b for a, b in zip(widths, widths[1:])))
         self.check_batch_size(batch_size)
         layers: list[nn.Module] = []
         for k in range(len(widths) - 1):
@@ -73,8 +78,8 @@ class MLPClassifier(ClientDataTask):
         """A seeded task: ``dataset`` "gaussian_mixture" (num_samples, dim, num_classes) or "digits"
         (sklearn's bundled 8x8 digits), split into train/test, the train part partitioned over n clients by
         ``partition`` "dirichlet" (Dir(alpha) label skew) or "one_class"."""
-        require(dataset in DATASETS, f"dataset must be one of {DATASETS}, got {dataset!r}")
-        require(partition in PARTITIONS, f"partition must be one of {PARTITIONS}, got {partition!r}")
+        dataset = validate.one_of("dataset", dataset, DATASETS)
+        partition = validate.one_of("partition", partition, PARTITIONS)
         if dataset == "digits":
             X, y = digits()
         else:
@@ -87,7 +92,7 @@ class MLPClassifier(ClientDataTask):
                    batch_size=batch_size, init_seed=seed, dtype=dtype)
 
     def _default_init(self, seed: int) -> torch.Tensor:
-        gen = torch.Generator().manual_seed(seed)
+        gen = torch.Generator().manual_seed(validate.seed(seed, "init_seed"))
         pieces = []
         for layer in self.module:   # same order as named_parameters: weight, then bias, layer by layer
             if isinstance(layer, nn.Linear):

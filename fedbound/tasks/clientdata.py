@@ -13,8 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from fedbound import validate
 from fedbound.errors import require
-from fedbound.tasks.base import Task
+from fedbound.tasks.base import Task, as_float64
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class ClientData:
         """From per-client arrays features[i] (m_i, D) and labels[i] (m_i,) of integers, m_i >= 1."""
         require(len(features) == len(labels) and len(features) >= 1,
                 f"features and labels must list the same number >= 1 of clients, got {len(features)} and {len(labels)}")
-        feats = [np.asarray(f, dtype=np.float64) for f in features]
+        feats = [as_float64(f"features[{i}]", f, np.ndim(f)) for i, f in enumerate(features)]
         labs = [np.asarray(y) for y in labels]
         dim = feats[0].shape[-1] if feats[0].ndim == 2 else -1
         for i, (f, y) in enumerate(zip(feats, labs)):
@@ -82,9 +83,10 @@ class ClientDataTask(Task):
 
     @staticmethod
     def check_batch_size(batch_size) -> int | None:
-        require(batch_size is None or (isinstance(batch_size, int) and batch_size >= 1),
-                f"batch_size must be None or an integer >= 1, got {batch_size!r}")
-        return batch_size
+        require(batch_size is None or (isinstance(batch_size, (int, np.integer))
+                                       and not isinstance(batch_size, bool) and 1 <= batch_size <= 2 ** 31),
+                f"batch_size must be None or an integer >= 1 (at most 2**31), got {validate.show(batch_size)}")
+        return None if batch_size is None else int(batch_size)
 
     @property
     def num_examples(self) -> np.ndarray:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedbound import resources, validate
 from fedbound.errors import require
 from fedbound.tasks.base import check_size
 
@@ -20,8 +21,10 @@ def gaussian_mixture(num_samples: int = 2000, dim: int = 32, num_classes: int = 
     """(features (N, dim), labels (N,)) with N = num_samples, label i mod num_classes before shuffling."""
     num_samples, dim = check_size("num_samples", num_samples), check_size("dim", dim)
     num_classes = check_size("num_classes", num_classes, low=2)
-    require(np.isfinite(separation) and separation >= 0, f"separation must be >= 0, got {separation}")
-    rng = np.random.default_rng(seed)
+    resources.require_memory(f"a Gaussian mixture of {num_samples} samples in dimension {dim}",
+                             4 * num_samples * dim + num_classes * dim)
+    separation = validate.number("separation", separation, low=0)
+    rng = validate.rng(seed)
     means = separation * rng.standard_normal((num_classes, dim)) / np.sqrt(dim)
     labels = rng.permutation(np.arange(num_samples) % num_classes)
     return means[labels] + rng.standard_normal((num_samples, dim)), labels
@@ -36,8 +39,8 @@ def digits() -> tuple[np.ndarray, np.ndarray]:
 
 def train_test_split(features: np.ndarray, labels: np.ndarray, test_fraction: float, *, seed: int = 0):
     """Stratified seeded split: (train_features, train_labels, test_features, test_labels)."""
-    require(0.0 < test_fraction < 1.0, f"test_fraction must be in (0, 1), got {test_fraction}")
-    rng = np.random.default_rng(seed)
+    test_fraction = validate.number("test_fraction", test_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
+    rng = validate.rng(seed)
     test = np.zeros(labels.size, dtype=bool)
     for c in np.unique(labels):   # loop over classes
         idx = rng.permutation(np.flatnonzero(labels == c))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from fedbound import resources, validate
 from fedbound.errors import require
 from fedbound.tasks.base import as_float64, check_size
 from fedbound.tasks.noise import check_law, law_variance, open_uniform, scalar_noise
@@ -65,11 +66,15 @@ class HeavyTailedQuadratic(QuadraticTask):
     def generate(cls, n: int, d: int = 1, *, law: str = "student_t", spread: float = 0.0, seed: int = 0,
                  gamma: float = 0.3, sigma: float = 1.0, dtype=torch.float64) -> "HeavyTailedQuadratic":
         """Proposition 9 ("student_t") or 10 ("cauchy") noise with centers c_i ~ N(0, spread^2 I), seeded."""
-        require(law in ("student_t", "cauchy"), f"law must be 'student_t' or 'cauchy', got {law!r}")
-        require(np.isfinite(spread) and spread >= 0, f"spread must be >= 0, got {spread}")
+        law = validate.one_of("law", law, ("student_t", "cauchy"))
+        spread = validate.number("spread", spread, low=0)
+        validate.number("gamma", gamma, low=0, low_open=True)
+        validate.number("sigma", sigma, low=0, low_open=True)
+        resources.require_memory(f"a heavy-tailed quadratic with n = {n}, d = {d}",
+                                 4 * validate.integer("n", n, low=1) * validate.integer("d", d, low=1))
         base = (cls.student_t_clients(n, d=d, dtype=dtype) if law == "student_t"
                 else cls.cauchy_client(n, gamma=gamma, sigma=sigma, d=d, dtype=dtype))
-        centers = spread * np.random.default_rng(seed).standard_normal((base.n, base.d))
+        centers = spread * validate.rng(seed).standard_normal((base.n, base.d))
         return cls(base.laws, base.params, d=base.d, centers=centers, dtype=dtype)
 
     # ---- f_i(x) = 1/2 ||x - c_i||^2: identity Hessians, never stored ---------------------------

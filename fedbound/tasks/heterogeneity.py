@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from fedbound import validate
 from fedbound.errors import require
 
 #: eigenvalues of the quadratic form below this fraction of its scale count as zero in quadratic_sup
@@ -51,7 +52,7 @@ def cluster_labels(subnet_of, n: int) -> tuple[np.ndarray, int]:
 
 def fednova_matrix(weights: np.ndarray, beta2: float) -> np.ndarray:
     """K = diag(w) - beta^2 w w^T (FedNova Assumption 3 at weights w); beta^2 >= 1 is required."""
-    require(np.isfinite(beta2) and beta2 >= 1.0, f"beta2 must be >= 1, got {beta2}")
+    beta2 = validate.number("beta2", beta2, low=1.0)
     return np.diag(weights) - beta2 * np.outer(weights, weights)
 
 
@@ -73,7 +74,7 @@ def intra_cluster_matrices(subnet_of, n: int) -> list[np.ndarray]:
 
 def inter_cluster_matrix(subnet_of, n: int, alpha: float = 1.0) -> np.ndarray:
     """K of (1/K) sum_k ||gbar_k||^2 - alpha^2 ||gbar||^2 (AFGA D.1, sigma_c^2); alpha >= 1."""
-    require(np.isfinite(alpha) and alpha >= 1.0, f"alpha must be >= 1, got {alpha}")
+    alpha = validate.number("alpha", alpha, low=1.0)
     labels, n_clusters = cluster_labels(subnet_of, n)
     members = (labels[None, :] == np.arange(n_clusters)[:, None]).astype(np.float64)
     u = members / members.sum(axis=1, keepdims=True)

@@ -15,24 +15,41 @@ x0 = 0), computed by least squares. With d < n m (and m < d) each f_i is convex 
 from __future__ import annotations
 
 import os
+import zipfile
 
 import numpy as np
 import scipy.optimize
 import torch
 
-from fedbound.errors import ValidationError, require
+from fedbound import resources, validate
+from fedbound.errors import FedboundError, ValidationError, require
 from fedbound.tasks.base import as_float64, check_size
 from fedbound.tasks.quadratic import QuadraticTask
 
 
 def ar1_rows(z: np.ndarray, omega: float) -> np.ndarray:
     """Rows of the AR(1) process driven by z (..., d): stationary start z_1/sqrt(1-omega^2) [003 L486]."""
-    require(np.isfinite(omega) and 0.0 <= omega < 1.0, f"omega must be in [0, 1), got {omega}")
+    omega = validate.number("omega", omega, low=0.0, high=1.0, high_open=True)
+    require(z.shape[-1] >= 1, "z must have at least one column")
     a = np.empty_like(z)
     a[..., 0] = z[..., 0] / np.sqrt(1.0 - omega**2)
     for col in range(1, z.shape[-1]):
         a[..., col] = omega * a[..., col - 1] + z[..., col]
     return a
+
+
+def _npz_member_bytes(archive: zipfile.ZipFile, key: str) -> int:
+    """Bytes the array ``key`` of an open .npz archive will take, read from its .npy header (the
+    array itself is not read); a pickled (object) array is refused here."""
+    with archive.open(f"{key}.npy") as fh:
+        version = np.lib.format.read_magic(fh)
+        read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                else np.lib.format.read_array_header_2_0)
+        shape, _, dtype = read(fh)
+    if dtype.hasobject:
+        raise ValidationError(f"key {key!r} holds Python objects (a pickle); fedbound loads "
+                              "numeric arrays only")
+    return int(np.prod(shape, dtype=object)) * dtype.itemsize
 
 
 class LeastSquares(QuadraticTask):
@@ -43,6 +60,8 @@ class LeastSquares(QuadraticTask):
         A = as_float64("A", A, 3)
         y = as_float64("y", y, 2)
         n, m, d = A.shape
+        resources.require_memory(f"least squares with n = {n}, m = {m}, d = {d}",
+                                 2 * n * m * d + n * min(m, d) ** 2 + d * d)
         require(y.shape == (n, m), f"y must have shape (n, m) = ({n}, {m}) to match A {A.shape}, got {y.shape}")
         require(n >= 1 and m >= 1 and d >= 1, f"A must have non-empty shape (n, m, d), got {A.shape}")
         self.m = m
@@ -62,15 +81,18 @@ class LeastSquares(QuadraticTask):
         L, global mu; the paper tunes omega to reach 80 and 800 without saying which ratio): omega is then
         found by root finding on the same random draws (needs n*m > d)."""
         n, m, d = check_size("n", n), check_size("m", m), check_size("d", d)
-        require(np.isfinite(noise_std) and noise_std >= 0, f"noise_std must be >= 0, got {noise_std}")
-        rng = np.random.default_rng(seed)
+        resources.require_memory(f"least squares with n = {n}, m = {m}, d = {d}",
+                                 5 * n * m * d + n * min(m, d) ** 2 + d * d)
+        noise_std = validate.number("noise_std", noise_std, low=0)
+        rng = validate.rng(seed)
         z = rng.standard_normal((n, m, d))
         x_true = rng.standard_normal(d)
         eps = rng.standard_normal((n, m))
         if condition_number is not None:
+            condition_number = validate.number("condition_number", condition_number, low=1.0)
             omega = cls._omega_for(z, condition_number)
         require(omega is not None, "give omega or condition_number, got neither")
-        A = ar1_rows(z, float(omega))
+        A = ar1_rows(z, omega)
         task = cls(A, A @ x_true + noise_std * eps, dtype=dtype)
         task.x_true = torch.as_tensor(x_true, dtype=dtype)
         task.omega = float(omega)
@@ -96,18 +118,34 @@ class LeastSquares(QuadraticTask):
 
     @classmethod
     def from_npz(cls, path: str | os.PathLike, **kwargs) -> "LeastSquares":
-        """Load A (n, m, d) and y (n, m) from an .npz file written by :meth:`to_npz` or by hand."""
+        """Load A (n, m, d) and y (n, m) from an .npz file written by :meth:`to_npz` or by hand.
+
+        The file is checked before anything is allocated: it must be a zip archive whose members
+        A.npy and y.npy hold plain numeric arrays (never pickles: ``allow_pickle`` stays False)
+        that fit the memory budget; a truncated, corrupt or foreign file is a ValidationError.
+        """
+        path = validate.existing_file("data file", path)
+        if not zipfile.is_zipfile(path):
+            with open(path, "rb") as fh:
+                single = fh.read(6) == np.lib.format.MAGIC_PREFIX
+            raise ValidationError(f"data file {path!r} is not a readable .npz archive ("
+                                  + ("a .npy file holds a single array; save A and y with np.savez)"
+                                     if single else "not a zip file)"))
         try:
-            data = np.load(path)
-        except (ValueError, OSError, EOFError) as err:
-            raise ValidationError(f"{os.fspath(path)} is not a readable .npz file ({type(err).__name__})") from None
-        if not isinstance(data, np.lib.npyio.NpzFile):
-            raise ValidationError(f"{os.fspath(path)} must be an .npz archive with keys 'A' and 'y', got a single array")
-        with data:
-            for key in ("A", "y"):
-                if key not in data.files:
-                    raise ValidationError(f"{os.fspath(path)} must contain key {key!r}, got keys {sorted(data.files)}")
-            A, y = data["A"], data["y"]
+            with np.load(path, allow_pickle=False) as data:
+                for key in ("A", "y"):
+                    if key not in data.files:
+                        raise ValidationError(f"data file {path!r} must contain key {key!r}, got keys "
+                                              f"{sorted(data.files)}")
+                    resources.require_memory(f"key {key!r} of data file {path!r}",
+                                             _npz_member_bytes(data.zip, key), itemsize=1)
+                A, y = data["A"], data["y"]
+        except FedboundError:
+            raise
+        except Exception as err:  # noqa: BLE001 - any decoding failure of a foreign file is bad input
+            raise ValidationError(f"data file {path!r} is not a readable .npz archive with keys "
+                                  f"A (n, m, d) and y (n, m) ({type(err).__name__}: "
+                                  f"{' '.join(str(err).split())[:120]})") from None
         require(A.ndim == 3, f"key 'A' must have shape (n, m, d), got {A.shape}")
         require(y.shape == A.shape[:2], f"key 'y' must have shape {A.shape[:2]} to match 'A' {A.shape}, got {y.shape}")
         return cls(A, y, **kwargs)

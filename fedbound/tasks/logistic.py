@@ -32,8 +32,9 @@ import math
 import numpy as np
 import torch
 
+from fedbound import resources, validate
 from fedbound.errors import SolverError, require
-from fedbound.tasks.base import check_size
+from fedbound.tasks.base import as_float64, check_size
 from fedbound.tasks.clientdata import ClientData, ClientDataTask
 
 NEWTON_TOL = 1e-12
@@ -44,14 +45,14 @@ class LogisticRegression(ClientDataTask):
 
     def __init__(self, features, labels, *, num_classes: int | None = None, l2: float = 1e-3,
                  batch_size: int | None = None, weights=None, x0=None, dtype: torch.dtype = torch.float64):
-        aug = [np.concatenate([np.asarray(f, dtype=np.float64), np.ones((len(f), 1))], axis=1)
-               if np.ndim(f) == 2 else np.asarray(f) for f in features]
+        aug = [np.concatenate([as_float64(f"features[{i}]", f, 2), np.ones((len(f), 1))], axis=1)
+               if np.ndim(f) == 2 else np.asarray(f) for i, f in enumerate(features)]
         data = ClientData.from_lists(aug, labels, dtype=torch.float64)
         top = int(data.labels.max()) + 1
         C = top if num_classes is None else check_size("num_classes", num_classes, low=2)
         require(top <= C, f"labels must be < num_classes={C}, got max label {top - 1}")
         require(C >= 2, f"need >= 2 classes, got {C}")
-        require(math.isfinite(l2) and l2 >= 0, f"l2 must be >= 0, got {l2}")
+        l2 = validate.number("l2", l2, low=0)
         self.check_batch_size(batch_size)
         D1 = data.features.shape[2]
         self._sizes_np = data.sizes.numpy()
@@ -69,17 +70,21 @@ class LogisticRegression(ClientDataTask):
         ``weighting``: "uniform" (f = (1/n) sum f_i) or "data" (FedNova's p_i = m_i / sum_k m_k)."""
         n, dim = check_size("n", n), check_size("dim", dim)
         C = check_size("num_classes", num_classes, low=2)
-        require(math.isfinite(alpha) and alpha >= 0, f"alpha must be >= 0, got {alpha}")
-        require(math.isfinite(beta) and beta >= 0, f"beta must be >= 0, got {beta}")
-        require(weighting in ("uniform", "data"), f"weighting must be 'uniform' or 'data', got {weighting!r}")
-        rng = np.random.default_rng(seed)
+        alpha = validate.number("alpha", alpha, low=0)
+        beta = validate.number("beta", beta, low=0)
+        weighting = validate.one_of("weighting", weighting, ("uniform", "data"))
+        resources.require_memory(f"logistic regression with n = {n}, dim = {dim}, {C} classes",
+                                 4 * n * (dim + 1) * C)
+        rng = validate.rng(seed)
         if sizes is None:
             sizes = rng.lognormal(4.0, 2.0, n).astype(np.int64) + 50
             if max_size is not None:
-                sizes = np.minimum(sizes, check_size("max_size", max_size))
-        sizes = np.asarray(sizes)
-        require(sizes.shape == (n,) and sizes.dtype.kind in "iu" and bool(np.all(sizes >= 1)),
-                f"sizes must be {n} integers >= 1, got {sizes!r}")
+                sizes = np.minimum(sizes, validate.integer("max_size", max_size, low=1, high=10 ** 9))
+        sizes = validate.real_array("sizes", sizes, shape=(n,), low=1)
+        sizes = np.array([validate.integer(f"sizes[{i}]", k, high=10 ** 9) for i, k in enumerate(sizes)],
+                         dtype=np.int64)
+        resources.require_memory(f"logistic regression with n = {n}, dim = {dim}",
+                                 3 * int(sizes.sum()) * (dim + C + 1))
         u = rng.normal(0.0, alpha, n)
         B = rng.normal(0.0, beta, n)
         cov_sqrt = np.arange(1, dim + 1) ** -0.6
@@ -163,7 +168,11 @@ class LogisticRegression(ClientDataTask):
         x = self.x0.to(torch.float64).clone()
         for _ in range(200):
             f, g, H = self._global_terms(x, True)
-            step = torch.linalg.solve(H, g)
+            try:
+                step = torch.linalg.solve(H, g)
+            except torch.linalg.LinAlgError:
+                raise SolverError("Newton's method for x* met a singular Hessian (features too large "
+                                  "or too ill-conditioned for float64)") from None
             decrement = float(torch.dot(g, step))
             if float(torch.linalg.vector_norm(g)) <= NEWTON_TOL or decrement <= 1e-30:
                 break

@@ -20,6 +20,7 @@ import numpy as np
 import scipy.special as sps
 import torch
 
+from fedbound import validate
 from fedbound.errors import require
 
 NOISE_KINDS = ("gaussian", "sphere")
@@ -40,9 +41,8 @@ def gradient_noise(shape: tuple[int, int], sigma: float, kind: str, generator: t
 
 
 def check_noise(sigma: float, kind: str) -> None:
-    require(kind in NOISE_KINDS, f"noise kind must be one of {NOISE_KINDS}, got {kind!r}")
-    require(isinstance(sigma, (int, float)) and math.isfinite(sigma) and sigma >= 0,
-            f"sigma must be a finite number >= 0, got {sigma!r}")
+    validate.one_of("noise kind", kind, NOISE_KINDS)
+    validate.number("sigma", sigma, low=0, high=1e100)   # sigma^2 must stay a float
 
 
 def open_uniform(shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
@@ -51,8 +51,8 @@ def open_uniform(shape: tuple[int, ...], generator: torch.Generator) -> torch.Te
 
 
 def check_law(law: str, param: float) -> None:
-    require(law in SCALAR_LAWS, f"noise law must be one of {SCALAR_LAWS}, got {law!r}")
-    require(math.isfinite(param) and param > 0, f"{law} parameter must be > 0 and finite, got {param!r}")
+    validate.one_of("noise law", law, SCALAR_LAWS)
+    validate.number(f"{law} parameter", param, low=0, low_open=True)
 
 
 def law_variance(law: str, param: float) -> float:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedbound import validate
 from fedbound.errors import ValidationError, require
 from fedbound.tasks.base import check_size
 
@@ -29,10 +30,10 @@ def dirichlet_partition(labels, n: int, alpha: float, *, min_size: int = 1, seed
     """Dirichlet(alpha) label-skew partition of range(len(labels)) over n clients."""
     y = _labels(labels)
     n = check_size("n", n)
-    require(np.isfinite(alpha) and alpha > 0, f"alpha must be > 0, got {alpha}")
+    alpha = validate.number("alpha", alpha, low=0, low_open=True)
     min_size = check_size("min_size", min_size, low=0)
     require(n * min_size <= y.size, f"min_size must be <= len(labels)/n = {y.size / n:.4g}, got {min_size}")
-    rng = np.random.default_rng(seed)
+    rng = validate.rng(seed)
     classes = np.unique(y)
     for _ in range(max_tries):
         owner = np.empty(y.size, dtype=np.int64)
@@ -51,7 +52,7 @@ def one_class_partition(labels, n: int, *, seed: int = 0) -> list[np.ndarray]:
     """Client i gets class classes[i mod C] only; a class's samples are split evenly among its clients."""
     y = _labels(labels)
     n = check_size("n", n)
-    rng = np.random.default_rng(seed)
+    rng = validate.rng(seed)
     classes = np.unique(y)
     of_client = classes[np.arange(n) % classes.size]
     parts: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * n

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from fedbound import resources, validate
 from fedbound.errors import ValidationError, require
 from fedbound.tasks.base import Task, as_float64, check_size
 from fedbound.tasks.heterogeneity import check_weights, quadratic_sup
@@ -167,11 +168,14 @@ class Quadratic(QuadraticTask):
         b_i = c + heterogeneity * z_i with c, z_i ~ N(0, I_d); kappa = 1 gives H_i = mu I (fednova.md sec. 6.1).
         """
         n, d = check_size("n", n), check_size("d", d)
-        require(np.isfinite(kappa) and kappa >= 1.0, f"kappa must be >= 1, got {kappa}")
-        require(np.isfinite(mu) and mu > 0, f"mu must be > 0, got {mu}")
-        require(np.isfinite(heterogeneity) and heterogeneity >= 0, f"heterogeneity must be >= 0, got {heterogeneity}")
-        require(hessian in HESSIAN_KINDS, f"hessian must be one of {HESSIAN_KINDS}, got {hessian!r}")
-        rng = np.random.default_rng(seed)
+        resources.require_memory(f"a quadratic task with n = {n}, d = {d} (n d^2 Hessian entries)",
+                                 4 * n * d * d)
+        kappa = validate.number("kappa", kappa, low=1.0)
+        mu = validate.number("mu", mu, low=0, low_open=True)
+        heterogeneity = validate.number("heterogeneity", heterogeneity, low=0)
+        hessian = validate.one_of("hessian", hessian, HESSIAN_KINDS)
+        shared = validate.boolean("shared", shared)
+        rng = validate.rng(seed)
         m = 1 if shared else n
         loglam = rng.uniform(0.0, 1.0, size=(m, d))
         span = loglam.max() - loglam.min()

@@ -20,6 +20,7 @@ from typing import Callable
 import numpy as np
 import torch
 
+from fedbound import resources, validate
 from fedbound.tasks.base import Task, as_float64, check_size
 
 GRID_STEP = 0.01
@@ -44,7 +45,10 @@ def coordinatewise_max(fn: Callable[[torch.Tensor], torch.Tensor], lo: torch.Ten
     <= GRID_STEP (evaluated chunk_rows rows at a time), then golden-section search on the brackets of the
     CANDIDATES best grid local maxima.
     """
-    points = int(math.ceil(float((hi - lo).max()) / GRID_STEP)) + 1
+    spread = float((hi - lo).max())
+    resources.require_memory(f"a grid over a spread of {spread:.3g} (step {GRID_STEP:g}) in "
+                             f"{lo.numel()} coordinates", 3 * (spread / GRID_STEP + 1) * lo.numel())
+    points = int(math.ceil(spread / GRID_STEP)) + 1
     s = torch.linspace(0.0, 1.0, points, dtype=torch.float64)[:, None]
     grid = lo + s * (hi - lo)
     vals = torch.cat([fn(rows) for rows in torch.split(grid, chunk_rows)])
@@ -99,7 +103,9 @@ class RobustRegression(Task):
                  dtype: torch.dtype = torch.float64) -> "RobustRegression":
         """b_i = c + heterogeneity * z_i with c, z_i ~ N(0, I_d), seeded."""
         n, d = check_size("n", n), check_size("d", d)
-        rng = np.random.default_rng(seed)
+        heterogeneity = validate.number("heterogeneity", heterogeneity, low=0.0)
+        resources.require_memory(f"robust regression with n = {n}, d = {d}", 4 * n * d)
+        rng = validate.rng(seed)
         return cls(rng.standard_normal(d) + heterogeneity * rng.standard_normal((n, d)), dtype=dtype)
 
     @property

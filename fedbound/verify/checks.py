@@ -31,7 +31,11 @@ from scipy import stats
 
 from fedbound.algorithms.base import run
 from fedbound.algorithms.sdgt import SDGT
+from fedbound import resources, validate
 from fedbound.errors import require
+from fedbound.network import Network
+from fedbound.network.sampling import check_h
+from fedbound.tasks import Task
 from fedbound.theory import get
 from fedbound.verify.check import Check, bound_check, equality_check, interval_check
 from fedbound.verify.lemmas import lemma_checks
@@ -56,6 +60,21 @@ class SDGTSetting:
     h: object = None
     sigma: float = 0.0
 
+    def __post_init__(self):
+        """Every field checked (validate): a Task and a Network with the same n, K >= 1, gamma > 0,
+        h within 1..m_s per subnet (or None), sigma >= 0."""
+        require(isinstance(self.task, Task), f"task must be a fedbound Task, got {type(self.task).__name__}")
+        require(isinstance(self.network, Network),
+                f"network must be a fedbound Network, got {type(self.network).__name__}")
+        require(self.network.n == self.task.n,
+                f"the network has {self.network.n} clients but the task has n = {self.task.n}")
+        set_ = object.__setattr__
+        set_(self, "K", validate.integer("K", self.K, low=1, high=10 ** 6))
+        set_(self, "gamma", validate.number("gamma", self.gamma, low=0.0, low_open=True))
+        set_(self, "sigma", validate.number("sigma", self.sigma, low=0.0, high=1e100))
+        if self.h is not None:
+            check_h(self.h, self.network.m)
+
     @property
     def noisy_task(self):
         return self.task.with_noise(self.sigma) if self.sigma > 0 else self.task
@@ -79,11 +98,20 @@ class SDGTSetting:
                 "sigma": self.sigma}
 
 
+def _rounds(setting: SDGTSetting, rounds, name: str = "rounds") -> int:
+    """``rounds`` as an int >= 1 whose run fits the memory budget."""
+    rounds = validate.integer(name, rounds, low=1)
+    resources.require_run_memory("an SD-GT verification run", rounds, setting.task.n, setting.task.d)
+    return rounds
+
+
 def fixed_point(setting: SDGTSetting, rounds: int = 600, seed: int = 0,
                 tol: float = 1e-10) -> list[Check]:
     """Noise-free SD-GT reaches x*: ||x_g^T - x*|| and max_i ||x_i^T - x*|| <= tol max(1, ||x*||)."""
     setting = replace(setting, sigma=0.0)
-    alg = setting.algorithm(seed)
+    rounds = _rounds(setting, rounds)
+    tol = validate.number("tol", tol, low=0.0, low_open=True)
+    alg = setting.algorithm(validate.seed(seed))
     traj = run(alg, rounds)
     x_star = torch.as_tensor(setting.task.x_star, dtype=torch.float64)
     dist = np.sqrt(traj.dist2)
@@ -141,6 +169,9 @@ def linear_rate(setting: SDGTSetting, rounds: int = 400, tol: float = 1e-6,
     theorem applies, per variant.
     """
     setting = replace(setting, sigma=0.0, h=None)
+    rounds, power_rounds = _rounds(setting, rounds), _rounds(setting, power_rounds, "power_rounds")
+    tol = validate.number("tol", tol, low=0.0, low_open=True)
+    floor = validate.number("floor", floor, low=0.0, high=1.0, low_open=True, high_open=True)
     alg = setting.algorithm()
     op = sdgt_operator(alg)
     traj = run(alg, rounds)

@@ -23,6 +23,7 @@ from typing import Callable, Iterable
 import numpy as np
 from scipy import stats
 
+from fedbound import validate
 from fedbound.errors import require
 
 
@@ -59,8 +60,11 @@ class Estimate:
 
 def mean_ci(samples, confidence: float = 0.95, axis: int = 0) -> Estimate:
     """Mean of ``samples`` along ``axis`` with a Student-t confidence interval (see module doc)."""
-    require(0.0 < confidence < 1.0, f"confidence must be in (0, 1), got {confidence}")
-    x = np.moveaxis(np.asarray(samples, dtype=float), axis, 0)
+    confidence = validate.number("confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
+    x = validate.real_array("samples", samples)
+    require(x.ndim >= 1, f"samples must have at least 1 dimension, got shape {x.shape}")
+    axis = validate.integer("axis", axis, low=-x.ndim, high=x.ndim - 1)
+    x = np.moveaxis(x, axis, 0)
     r = x.shape[0]
     require(r >= 1, "Monte-Carlo estimate needs at least 1 sample, got 0")
     mean = x.mean(axis=0)
@@ -76,8 +80,10 @@ def monte_carlo(fn: Callable[[int], np.ndarray], seeds: Iterable[int] | int,
                 confidence: float = 0.95) -> Estimate:
     """Run ``fn(seed)`` for every seed (``seeds`` an int R means seeds 0..R-1) and estimate the
     expectation of its (array) output with :func:`mean_ci`."""
-    seeds = range(seeds) if isinstance(seeds, (int, np.integer)) else list(seeds)
-    return mean_ci(np.stack([np.asarray(fn(int(s)), dtype=float) for s in seeds]), confidence)
+    outputs = [np.asarray(fn(s)) for s in validate.seeds(seeds)]
+    shapes = {o.shape for o in outputs}
+    require(len(shapes) == 1, f"fn(seed) must return arrays of one shape, got shapes {sorted(shapes)}")
+    return mean_ci(np.stack(outputs), confidence)
 
 
 __all__ = ["Estimate", "mean_ci", "monte_carlo"]

@@ -36,6 +36,7 @@ import numpy as np
 import torch
 from scipy import stats
 
+from fedbound import resources, validate
 from fedbound.errors import require
 from fedbound.verify.montecarlo import Estimate, mean_ci
 
@@ -72,14 +73,18 @@ def record_sdgt(make_algorithm: Callable[[int], object], rounds: int,
     """Run ``make_algorithm(seed)`` (an SD-GT with ``record_inner=True`` and a constant K) for
     ``rounds`` rounds per seed from ``x0`` (default the task's) and stack what the error
     quantities need."""
-    seeds = range(seeds) if isinstance(seeds, (int, np.integer)) else list(seeds)
-    require(len(seeds) >= 1 and rounds >= 1,
-            f"need at least 1 seed and 1 round, got {len(seeds)} and {rounds}")
+    seeds = validate.seeds(seeds)
+    rounds = validate.integer("rounds", rounds, low=1)
     per_seed = []
     for seed in seeds:
         alg = make_algorithm(int(seed))
         require(getattr(alg, "record_inner", False),
                 "the algorithm must be built with record_inner=True to expose X^{t,k}")
+        if not per_seed:   # X, Y, Z, X_end and the K inner X and G per round, for every seed
+            n, d, K = alg.task.n, alg.task.d, int(getattr(alg, "K", 1))
+            resources.require_memory(f"recording {len(seeds)} SD-GT run(s) of {rounds} rounds "
+                                     f"(n = {n}, d = {d}, K = {K})",
+                                     len(seeds) * (rounds + 1) * (4 + 2 * K) * n * d)
         state = alg.init(x0)
         xs, ys, zs, ends = [state.x_g], [state.Y], [state.Z], [state.X.clone()]
         inner_x, inner_g = [], []

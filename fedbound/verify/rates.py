@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from fedbound import validate
 from fedbound.errors import require
 
 
@@ -67,14 +68,18 @@ class SlopeFit:
         return out
 
 
+#: largest |x| and |y| of a slope fit: their squares and sums of squares stay finite
+FIT_MAX_ABS = 1e150
+
+
 def fit_slope(x, y, confidence: float = 0.95, kind: str = "linear") -> SlopeFit:
     """Ordinary least squares of ``y`` on ``x`` with a Student-t interval for the slope."""
-    x = np.asarray(x, dtype=float).ravel()
-    y = np.asarray(y, dtype=float).ravel()
+    x = validate.real_array("x", x, max_abs=FIT_MAX_ABS).ravel()
+    y = validate.real_array("values to fit", y, max_abs=FIT_MAX_ABS).ravel()
     require(x.shape == y.shape, f"x and y must have the same length, got {x.size} and {y.size}")
     require(x.size >= 3, f"a slope fit with an interval needs at least 3 points, got {x.size}")
-    require(bool(np.all(np.isfinite(y))), "values to fit must be finite (and positive before a log)")
-    require(0.0 < confidence < 1.0, f"confidence must be in (0, 1), got {confidence}")
+    kind = validate.one_of("kind", kind, ("linear", "log-linear", "log-log"))
+    confidence = validate.number("confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
     xc = x - x.mean()
     sxx = float(xc @ xc)
     require(sxx > 0, "x values of a slope fit must not all be equal")
@@ -90,7 +95,8 @@ def fit_slope(x, y, confidence: float = 0.95, kind: str = "linear") -> SlopeFit:
 
 
 def _positive(values) -> np.ndarray:
-    v = np.asarray(values, dtype=float)
+    v = validate.real_array("values", values)
+    require(v.size >= 1, "values must not be empty")
     require(bool(np.all(v > 0)), f"values must be > 0 for a log fit, got min {np.min(v):g}")
     return v
 
@@ -116,7 +122,8 @@ def asymptotic_factor(errors, floor: float = 1e-9) -> tuple[float, float, int]:
     :math:`|r_t - r_{t-1}|\,|\hat\theta|/(1 - |\hat\theta|)` (inf when :math:`|\hat\theta| \ge 1`,
     e.g. complex dominant roots, whose ratios oscillate).
     """
-    e = _positive(errors)
+    e = _positive(errors).ravel()
+    floor = validate.number("floor", floor, low=0.0, high=1.0, low_open=True, high_open=True)
     require(e.size >= 4, f"need at least 4 errors, got {e.size}")
     ok = np.flatnonzero(e[1:] >= floor * e[0])
     require(ok.size >= 3 and ok[-1] >= 2,

@@ -82,7 +82,7 @@ def test_spec_file(tmp_path, capsys):
     (["--topology", "ring", "--n", "0"], "--n must be >= 1, got 0"),
     (["--topology", "moebius", "--n", "5"], "unknown topology 'moebius'"),
     (["--topology", "erdos_renyi", "--n", "8", "--prob", "1.5"], "prob must be in (0, 1], got 1.5"),
-    (["--topology", "erdos_renyi", "--n", "8", "--prob", "0"], "prob must be in (0, 1], got 0.0"),
+    (["--topology", "erdos_renyi", "--n", "8", "--prob", "0"], "prob must be in (0, 1], got 0"),
     (["--topology", "ring", "--n", "5", "--prob", "0.5"], "has no option 'prob'"),
     (["--topology", "ring", "--n", "5", "--subnets", "2"], "--n describes one topology"),
     (["--topology", "ring"], "--subnets S and --per-subnet m"),

@@ -86,7 +86,7 @@ def test_bad_npz_files(tmp_path, capsys):
     for path, message in ((missing_key, "'y'"), (not_npz, "not a readable .npz"),
                           (wrong_shape, "shape")):
         code = main(["run", "sdgt", "--task", "lsq", "--data", str(path), "--subnets", "1",
-                     "--out", str(tmp_path)])
+                     "--out", str(tmp_path / "out")])
         err = capsys.readouterr().err.strip()
         assert code == 2 and message in err and len(err.splitlines()) == 1
 

@@ -128,7 +128,7 @@ def test_assumption2_is_tight(W, seed):
 
 @pytest.mark.parametrize("W, match", [
     (np.ones((2, 3)) / 3, r"square matrix .* shape \(2, 3\)"),
-    ([[1.0, np.nan], [0.0, 1.0]], r"finite; W\[0, 1\] = nan"),
+    ([[1.0, np.nan], [0.0, 1.0]], r"W must be finite, got nan at index \(0, 1\)"),
     ([[1.5, -0.5], [-0.5, 1.5]], r"W entries must be >= 0; W\[0, 1\] = -0.5"),
     ([[0.5, 0.5, 0, 0], [0.5, 0.5, 0, 0], [0, 0, 0.5, 0.5], [0, 0, 0.3, 0.5]],
      r"W row sums must be 1 \(doubly stochastic\); row 3 sums to 0.8$"),

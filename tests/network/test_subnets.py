@@ -55,7 +55,7 @@ def test_blocks_are_validated_and_must_mix():
     for m in (4, 6, 8, 100):  # bipartite ring: eigenvalue -1, ||W - J||_2 = 1 up to round-off
         with pytest.raises(ValidationError, match=r"subnet 0: rho_s .* must be in \(0, 1\]"):
             Network.from_blocks([ring_weights(m, self_weight=0.0)])
-    with pytest.raises(ValidationError, match=r"coordinates must have shape \(n, 2\) = \(3, 2\)"):
+    with pytest.raises(ValidationError, match=r"coordinates must have shape \(3, 2\), got \(2, 2\)"):
         Network.from_blocks([ring_weights(3)], coordinates=np.zeros((2, 2)))
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fedbound.errors import UnknownNameError, ValidationError
+from fedbound.errors import InputTypeError, UnknownNameError, ValidationError
 from fedbound.network import (TOPOLOGIES, is_connected, metropolis_weights, ring_weights,
                               topology_options, topology_weights)
 from fedbound.network.topology import (chain_adjacency, grid_adjacency, ring_adjacency,
@@ -78,8 +78,11 @@ def test_erdos_renyi_reproducible_and_validated():
 def test_names_sizes_and_options_are_checked():
     with pytest.raises(UnknownNameError, match="unknown topology 'torus'; valid names: ring"):
         topology_weights("torus", 5)
-    for m in (0, -3, 2.5, True):
+    for m in (0, -3):
         with pytest.raises(ValidationError, match="m must be an integer >= 1"):
+            topology_weights("ring", m)
+    for m in (2.5, True, "5"):
+        with pytest.raises(InputTypeError, match="m must be an integer, got"):
             topology_weights("ring", m)
     with pytest.raises(ValidationError, match="topology 'ring' has no option 'prob'; valid options: self_weight"):
         topology_weights("ring", 5, prob=0.5)

@@ -1,0 +1,229 @@
+"""Fuzz of the Python API, generic over the registries (issue 8): every task generator, topology,
+mixing measure, algorithm and registered theory result gets bad values in every parameter. The
+contract (fuzz_values.outcome): a FedboundError with a one-line message, or a result without NaN;
+never another exception, never acceptance of NaN, complex numbers or junk strings."""
+from __future__ import annotations
+
+import inspect
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fedbound import network as N
+from fedbound.errors import UnknownNameError
+from fedbound.tasks import TASKS, make_task
+from fuzz_values import bad_values, is_always_invalid, outcome
+
+EXAMPLES = 6
+
+
+# ---- the registries (one function each, so that a new registry is one line to point at) --------
+def algorithm_classes() -> dict:
+    """The algorithms to fuzz: name -> constructor. After the federated rewrite, point this at the
+    new algorithm registry."""
+    from fedbound.algorithms import ALGORITHMS
+    return dict(ALGORITHMS)
+
+
+def theory_results() -> list:
+    from fedbound.theory.registry import results
+    return results()
+
+
+#: values for parameters that have no default (by name); every other parameter keeps its default
+BASE = {"n": 4, "d": 3, "m": 3, "S": 2, "dim": 3, "gamma": 0.01, "K": 2}
+
+
+def _params(fn, skip=()):
+    """(name, has_default) of the keyword-passable parameters of fn."""
+    out = []
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in ("self", "cls") or p.name in skip:
+            continue
+        out.append(p.name)
+    return out
+
+
+def _base_kwargs(fn, extra: dict) -> dict:
+    kw = {}
+    for p in inspect.signature(fn).parameters.values():
+        if p.name in extra:
+            kw[p.name] = extra[p.name]
+        elif p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            assert p.name in BASE, f"{fn.__qualname__}: give the fuzz suite a BASE value for {p.name!r}"
+            kw[p.name] = BASE[p.name]
+    return kw
+
+
+# ---- tasks ------------------------------------------------------------------------------------
+TASK_SMALL = {"mlp": {"num_samples": 60, "dim": 3, "num_classes": 3, "hidden": (4,)},
+              "logistic": {"dim": 3, "num_classes": 3, "max_size": 20},
+              "least_squares": {"m": 3, "d": 3}}
+TASK_CASES = [(name, p) for name, cls in TASKS.items() for p in _params(cls.generate)]
+
+
+@pytest.mark.parametrize("name,param", TASK_CASES)
+@settings(max_examples=EXAMPLES)
+@given(value=bad_values())
+def test_task_generators(name, param, value):
+    gen = TASKS[name].generate
+    kwargs = {**_base_kwargs(gen, TASK_SMALL.get(name, {})), param: value}
+    outcome("tasks", make_task, name, invalid=is_always_invalid(value), **kwargs)
+
+
+def test_unknown_task_name_suggests():
+    kind, exc = outcome("tasks", make_task, "quadratc", n=2, d=2)
+    assert kind == "error" and isinstance(exc, UnknownNameError)
+
+
+@pytest.mark.parametrize("array", ["A", "y"])
+@settings(max_examples=EXAMPLES * 2)
+@given(value=st.one_of(bad_values(), st.sampled_from([
+    np.full((2, 3, 2), 1e200), np.full((2, 3, 2), "x"), np.ones((2, 3, 2)) * 1j,
+    np.ones((2, 3)), np.ones((0, 3, 2)), np.ones((2, 3, 2), dtype=object)])))
+def test_least_squares_arrays(array, value):
+    from fedbound.tasks import LeastSquares
+
+    arrays = {"A": np.ones((2, 3, 2)), "y": np.ones((2, 3))}
+    arrays[array] = value
+    outcome("tasks", LeastSquares, arrays["A"], arrays["y"])
+
+
+# ---- network ----------------------------------------------------------------------------------
+TOPOLOGY_BASE = {"erdos_renyi": {"prob": 0.9}}
+TOPOLOGY_CASES = [(t, p) for t in N.TOPOLOGIES for p in ("m", "seed", *N.topology_options(t))]
+
+
+@pytest.mark.parametrize("name,param", TOPOLOGY_CASES)
+@settings(max_examples=EXAMPLES)
+@given(value=bad_values())
+def test_topologies(name, param, value):
+    kwargs = {"m": 4, **TOPOLOGY_BASE.get(name, {}), param: value}
+    m = kwargs.pop("m")
+    outcome("network", N.topology_weights, name, m, invalid=is_always_invalid(value), **kwargs)
+    outcome("network", N.Network.from_topology, name, 2, m, invalid=is_always_invalid(value),
+            **kwargs)
+
+
+@pytest.mark.parametrize("param", _params(N.Network.random_geometric))
+@settings(max_examples=EXAMPLES)
+@given(value=bad_values())
+def test_random_geometric(param, value):
+    kwargs = {"S": 2, "m": 4, "max_tries": 50, param: value}
+    outcome("network", N.Network.random_geometric, invalid=is_always_invalid(value), **kwargs)
+
+
+BAD_MATRICES = [np.array([[2.0, -1.0], [-1.0, 2.0]]), np.array([[0.5, 0.5], [0.5, 0.5]]) * -1,
+                np.array([[1.0, np.nan], [0.0, 1.0]]), np.array([[np.inf, 0.0], [0.0, 1.0]]),
+                np.ones((2, 3)) / 3, np.ones(3), np.zeros((0, 0)), np.array([["a", "b"], ["c", "d"]]),
+                np.eye(2) * (1 + 1j), np.array([[0.6, 0.6], [0.4, 0.4]]), 3.0, "W", None,
+                [[1.0], [0.5, 0.5]], np.full((2, 2), 1e300)]
+MEASURES = [N.spectral_norm, N.rho_tight, N.spectral_gap, N.mixing_summary]
+
+
+@pytest.mark.parametrize("fn", MEASURES + [N.validate_mixing_matrix, N.metropolis_weights,
+                                           N.is_connected, N.is_doubly_stochastic, N.is_symmetric,
+                                           N.Network.from_blocks],
+                         ids=lambda f: f.__qualname__)
+@settings(max_examples=EXAMPLES * 2)
+@given(W=st.one_of(st.sampled_from(BAD_MATRICES), bad_values()))
+def test_matrices(fn, W, ):
+    arg = [W] if fn is N.Network.from_blocks else W
+    kind, result = outcome("network", fn, arg)
+    if kind == "ok" and fn in MEASURES:   # a measure of a matrix that is no mixing matrix is an error
+        A = np.asarray(W, dtype=float)
+        assert np.all(A >= 0) and np.allclose(A.sum(0), 1) and np.allclose(A.sum(1), 1), \
+            f"{fn.__name__} measured a matrix that is not doubly stochastic: {result}"
+
+
+@pytest.mark.parametrize("fn", [N.beta_from_h, N.p_from_h], ids=lambda f: f.__name__)
+@settings(max_examples=EXAMPLES * 2)
+@given(h=bad_values(), m=st.one_of(st.just([3, 4]), bad_values()))
+def test_sampling(fn, h, m):
+    outcome("network", fn, h, m)
+
+
+def test_huge_network_refused_up_front():
+    kind, exc = outcome("network", N.Network.from_topology, "ring", 3000, 30000)
+    assert kind == "error" and "memory" in str(exc)
+
+
+# ---- algorithms -------------------------------------------------------------------------------
+def _algorithm_base():
+    from fedbound.tasks import Quadratic
+    task = Quadratic.generate(4, 3, seed=0)
+    return {"task": task, "network": N.Network.from_topology("ring", 2, 2), "gamma": 0.01, "K": 2}
+
+
+ALGORITHM_CASES = [(name, p) for name, cls in algorithm_classes().items()
+                   for p in _params(cls.__init__)]
+
+
+@pytest.mark.parametrize("name,param", ALGORITHM_CASES)
+@settings(max_examples=EXAMPLES)
+@given(value=bad_values())
+def test_algorithms(name, param, value):
+    from fedbound.algorithms import run
+
+    cls = algorithm_classes()[name]
+    base = _algorithm_base()
+    kwargs = {k: base[k] for k in _params(cls.__init__) if k in base}
+    kwargs[param] = value
+    kind, alg = outcome("algorithms", cls, invalid=is_always_invalid(value), **kwargs)
+    if kind == "ok":
+        outcome("algorithms", run, alg, 2)
+
+
+# ---- theory -----------------------------------------------------------------------------------
+def _valid(name: str) -> float:
+    from fedbound.theory import symbols as S
+
+    dom = S.constant(name).domain
+    if dom.integer:
+        return float(max(2, math.floor(dom.low) + 1)) if math.isinf(dom.high) else float(
+            min(dom.high, math.floor(dom.low) + 1))
+    if math.isfinite(dom.low) and math.isfinite(dom.high):
+        return (dom.low + dom.high) / 2
+    return dom.low + 0.5 if math.isfinite(dom.low) else 0.5
+
+
+def _theory_cases():
+    cases = []
+    for r in theory_results():
+        for v in r.variants:
+            for c in r.constants(v) + ["gama"]:
+                cases.append((r.id, v, c))
+    return cases
+
+
+@pytest.fixture(scope="module")
+def results_by_id():
+    return {r.id: r for r in theory_results()}
+
+
+@pytest.mark.parametrize("rid,variant,name", _theory_cases())
+@settings(max_examples=EXAMPLES)
+@given(value=bad_values())
+def test_theory_constants(results_by_id, rid, variant, name, value):
+    r = results_by_id[rid]
+    consts = {c: _valid(c) for c in r.constants(variant)}
+    consts[name] = value
+    invalid = is_always_invalid(value) or name == "gama"
+    outcome("theory", r.evaluate, variant, invalid=invalid, **consts)
+    if r.variant(variant).conditions:
+        outcome("theory", r.max_step, variant, invalid=invalid and name != "gamma",
+                **{k: v for k, v in consts.items() if k != "gamma" or name == "gamma"})
+
+
+@pytest.mark.parametrize("rid", [r.id for r in theory_results() if "T" in r.constants()])
+@settings(max_examples=EXAMPLES * 2)
+@given(eps=bad_values())
+def test_theory_rounds_to_eps(results_by_id, rid, eps):
+    r = results_by_id[rid]
+    consts = {c: _valid(c) for c in r.constants() if c != "T"}
+    invalid = is_always_invalid(eps) or (isinstance(eps, (int, float)) and not eps > 0)
+    outcome("theory", r.rounds_to_eps, eps, invalid=invalid, **consts)
