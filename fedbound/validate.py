@@ -291,6 +291,14 @@ def json_file(name: str, path, *, max_bytes: int = JSON_MAX_BYTES):
     return parse_json(f"{name} {path!r}", raw)
 
 
+def instance(name: str, value, cls: type, what: str):
+    """``value`` if it is an instance of ``cls``, else :class:`InputTypeError` saying what ``name``
+    must be (``what``, e.g. "a fedbound Task")."""
+    if not isinstance(value, cls):
+        raise InputTypeError(f"{name} must be {what}, got {_show(value)}")
+    return value
+
+
 def suggest(name: str, known: Iterable[str]) -> str:
     """``"; did you mean 'x'?"`` for the closest known name, or ``""``."""
     close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.6)

@@ -51,6 +51,19 @@ def new_rng(seed: int) -> torch.Tensor:
     return gen.get_state()
 
 
+#: the largest number of local steps (or D2D rounds) per round any algorithm accepts: beyond it a
+#: round of even the smallest task takes minutes (nothing may hang on a typo)
+MAX_LOCAL_STEPS = 100_000
+
+
+def check_task(task):
+    """``task`` if it is a :class:`fedbound.tasks.Task`, else InputTypeError."""
+    from fedbound.tasks.base import Task
+    from fedbound.validate import instance
+
+    return instance("task", task, Task, "a fedbound Task (fedbound.tasks)")
+
+
 def generator_from(rng: torch.Tensor) -> torch.Generator:
     """A fresh torch.Generator positioned at the state ``rng``."""
     gen = torch.Generator()
@@ -72,7 +85,7 @@ class Algorithm:
 
     def __init__(self, task, *, seed: int = 0):
         from fedbound.validate import seed as check_seed
-        self.task = task
+        self.task = check_task(task)
         self.seed = check_seed(seed)
 
     def initial_models(self, x0) -> torch.Tensor:
@@ -157,6 +170,10 @@ class _Recorder:
         gap = loss - float(f_star) if f_star is not None else float("nan")
         dist2 = float(torch.sum((x - x_star) ** 2)) if x_star is not None else float("nan")
         grad2 = float(torch.sum(task.global_grad(x) ** 2))
+        if not (np.isfinite(loss) and np.isfinite(grad2)):
+            # a finite model so large that f or its gradient overflows has diverged as well
+            raise DivergenceError(f"diverged at round {state.t}: f(x_g) = {loss:g}, ||grad f(x_g)||^2 = "
+                                  f"{grad2:g} (reduce the step size)", round_index=state.t)
         self.rows.append((state.t, x.clone(), loss, gap, dist2, grad2, state.K,
                           state.comm.as_dict()))
 

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic
-from fedbound.algorithms.base import State, generator_from, new_rng
+from fedbound.algorithms.base import State, check_task, generator_from, new_rng
 from fedbound.algorithms.semidecentralized import SemiDecentralized
 from fedbound.algorithms.stacked import StackedNetwork
 from fedbound.errors import require
@@ -37,7 +37,7 @@ class GradientTracking(SemiDecentralized):
     name = "ATC-GT"
 
     def __init__(self, task, network, *, gamma, seed: int = 0, energy: EnergyModel | None = None):
-        net = StackedNetwork.from_network(network, task.dtype)
+        net = StackedNetwork.from_network(network, check_task(task).dtype)
         require(net.S == 1, f"gradient tracking needs one connected subnet (S = 1), got S={net.S}")
         super().__init__(task, net, gamma=gamma, K=1, seed=seed, energy=energy)
 

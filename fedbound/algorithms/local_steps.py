@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from fedbound.algorithms.base import MAX_LOCAL_STEPS
 from fedbound.errors import require
 from fedbound.validate import integer, real_array
 
@@ -34,6 +35,8 @@ class FixedSteps:
     def __init__(self, tau, n: int):
         arr = _per_client("local steps", tau, n, 1)
         require(bool(np.all(arr == np.floor(arr))), f"local steps must be integers, got {arr.tolist()[:8]}")
+        require(bool(np.all(arr <= MAX_LOCAL_STEPS)),
+                f"local steps must be <= {MAX_LOCAL_STEPS}, got {arr.max():g}")
         self.tau = torch.as_tensor(arr.astype(np.int64))
         self.uniform = bool(np.all(arr == arr[0]))
 
@@ -45,8 +48,8 @@ class RandomSteps:
     """tau_i uniform on {low, ..., high}, fresh per client and round."""
 
     def __init__(self, low: int, high: int):
-        self.low = integer("low", low, low=1)
-        self.high = integer("high", high, low=self.low)
+        self.low = integer("low", low, low=1, high=MAX_LOCAL_STEPS)
+        self.high = integer("high", high, low=self.low, high=MAX_LOCAL_STEPS)
 
     def draw(self, clients: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
         return torch.randint(self.low, self.high + 1, (int(clients.shape[0]),), generator=generator)

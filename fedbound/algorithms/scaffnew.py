@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic
-from fedbound.algorithms.base import State, generator_from, new_rng
+from fedbound.algorithms.base import State, check_task, generator_from, new_rng
 from fedbound.algorithms.semidecentralized import SemiDecentralized
 from fedbound.algorithms.stacked import StackedNetwork
 
@@ -42,7 +42,7 @@ class Scaffnew(SemiDecentralized):
     name = "Scaffnew"
 
     def __init__(self, task, *, gamma, K, seed: int = 0, energy: EnergyModel | None = None):
-        super().__init__(task, StackedNetwork.singletons(task.n, task.dtype), gamma=gamma, K=K,
+        super().__init__(task, StackedNetwork.singletons(check_task(task).n, task.dtype), gamma=gamma, K=K,
                          seed=seed, energy=energy)
 
     def init(self, x0=None) -> ScaffnewState:

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic
-from fedbound.algorithms.base import State, generator_from, new_rng
+from fedbound.algorithms.base import State, check_task, generator_from, new_rng
 from fedbound.algorithms.semidecentralized import SemiDecentralized
 from fedbound.algorithms.stacked import StackedNetwork
 
@@ -46,8 +46,8 @@ class SCAFFOLD(SemiDecentralized):
 
     def __init__(self, task, *, gamma, K, network=None, h=None, seed: int = 0,
                  energy: EnergyModel | None = None):
-        net = (StackedNetwork.from_network(network, task.dtype) if network is not None
-               else StackedNetwork.one_group(task.n, task.dtype))
+        net = (StackedNetwork.from_network(network, check_task(task).dtype) if network is not None
+               else StackedNetwork.one_group(check_task(task).n, task.dtype))
         super().__init__(task, net, gamma=gamma, K=K, h=h, seed=seed, energy=energy)
         self.omega = net.aggregation_weights("subnet_weighted")
 

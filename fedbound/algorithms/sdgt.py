@@ -38,7 +38,7 @@ import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic
-from fedbound.algorithms.base import State, generator_from, new_rng
+from fedbound.algorithms.base import State, check_task, generator_from, new_rng
 from fedbound.algorithms.semidecentralized import SemiDecentralized
 from fedbound.algorithms.stacked import StackedNetwork
 from fedbound.errors import UnknownNameError
@@ -144,7 +144,7 @@ class SDGT(SemiDecentralized):
     def __init__(self, task, network, *, gamma, K, h=None, aggregator: str = "subnet_weighted",
                  init: str = "corrected", global_aggregation: bool = True,
                  record_inner: bool = False, seed: int = 0, energy: EnergyModel | None = None):
-        net = StackedNetwork.from_network(network, task.dtype)
+        net = StackedNetwork.from_network(network, check_task(task).dtype)
         super().__init__(task, net, gamma=gamma, K=K, h=h, seed=seed, energy=energy)
         if init not in INITS:
             raise UnknownNameError(f"init must be one of {INITS}, got {init!r}")

@@ -11,22 +11,19 @@ import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic, count_round
-from fedbound.algorithms.base import Algorithm
+from fedbound.algorithms.base import MAX_LOCAL_STEPS, Algorithm
 from fedbound.algorithms.stacked import StackedNetwork
 from fedbound.errors import require
+from fedbound.validate import integer, number
 from fedbound.network.sampling import sample_mask
 
 
 def validate_step_size(gamma) -> float:
-    gamma = float(gamma)
-    require(np.isfinite(gamma) and gamma > 0, f"gamma must be finite and > 0, got {gamma}")
-    return gamma
+    return number("gamma", gamma, low=0.0, low_open=True)
 
 
 def validate_K(K) -> int:
-    require(isinstance(K, (int, np.integer)) and not isinstance(K, bool) and K >= 1,
-            f"K must be an integer >= 1, got {K!r}")
-    return int(K)
+    return integer("K", K, low=1, high=MAX_LOCAL_STEPS)
 
 
 class SemiDecentralized(Algorithm):

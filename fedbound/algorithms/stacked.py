@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from fedbound.errors import UnknownNameError, require
+from fedbound.validate import integer, real_array
 
 AGGREGATORS = ("subnet_weighted", "paper")
 
@@ -70,7 +71,11 @@ class StackedNetwork:
     @classmethod
     def from_network(cls, network, dtype: torch.dtype = torch.float64) -> "StackedNetwork":
         """From a :class:`fedbound.network.Network` (uses its ``blocks``)."""
-        return cls(list(network.blocks), dtype)
+        from fedbound.network import Network
+        from fedbound.validate import instance
+
+        return cls(list(instance("network", network, Network, "a fedbound Network (fedbound.network)").blocks),
+                   dtype)
 
     @classmethod
     def singletons(cls, n: int, dtype: torch.dtype = torch.float64) -> "StackedNetwork":
@@ -155,13 +160,10 @@ class StackedNetwork:
 
     def validate_h(self, h) -> np.ndarray:
         """Per-subnet sample sizes as an int array (S,): an int applies to every subnet."""
-        arr = np.asarray(h)
-        require(arr.ndim in (0, 1), f"h must be an int or a sequence of S={self.S} ints, got {h!r}")
+        arr = real_array("h", h, ndim=(0, 1))
         arr = np.broadcast_to(arr, (self.S,)) if arr.ndim == 0 else arr
         require(arr.shape == (self.S,), f"h must have S={self.S} entries, got {arr.size}")
-        require(bool(np.all(np.equal(np.mod(arr, 1), 0))),
-                f"h must be integers, got {arr.tolist()}")
-        arr = arr.astype(np.int64)
+        arr = np.array([integer("h_s", v, low=1, high=int(self.m.max())) for v in arr], dtype=np.int64)
         require(bool(np.all((arr >= 1) & (arr <= self.m))),
                 f"h_s must be in [1, m_s] with m = {self.m.tolist()}, got {arr.tolist()}")
         return arr

@@ -22,11 +22,10 @@ EXAMPLES = 6
 
 
 # ---- the registries (one function each, so that a new registry is one line to point at) --------
-def algorithm_classes() -> dict:
-    """The algorithms to fuzz: name -> constructor. After the federated rewrite, point this at the
-    new algorithm registry."""
-    from fedbound.algorithms import ALGORITHMS
-    return dict(ALGORITHMS)
+def algorithm_specs() -> dict:
+    """The algorithms to fuzz: every entry of the algorithm registry (name -> AlgorithmSpec)."""
+    from fedbound.algorithms import registry
+    return {spec.name: spec for spec in registry.specs()}
 
 
 def theory_results() -> list:
@@ -159,21 +158,44 @@ def _algorithm_base():
     return {"task": task, "network": N.Network.from_topology("ring", 2, 2), "gamma": 0.01, "K": 2}
 
 
-ALGORITHM_CASES = [(name, p) for name, cls in algorithm_classes().items()
-                   for p in _params(cls.__init__)]
+#: valid values of registered options that have no default
+VALID_OPTIONS = {"lr": 0.05, "mu": 0.1, "gamma": 0.01, "K": 2, "local_steps": 2}
+
+#: what every algorithm takes besides its registered options
+ALGORITHM_ARGUMENTS = ("task", "network", "seed")
+ALGORITHM_CASES = [(name, p) for name, spec in algorithm_specs().items()
+                   for p in ALGORITHM_ARGUMENTS + tuple(o.name for o in spec.options)
+                   if not (p == "network" and spec.network == "none")]
 
 
+@pytest.mark.parametrize("entry", ["registry", "constructor"])
 @pytest.mark.parametrize("name,param", ALGORITHM_CASES)
 @settings(max_examples=EXAMPLES)
 @given(value=bad_values())
-def test_algorithms(name, param, value):
-    from fedbound.algorithms import run
+def test_algorithms(entry, name, param, value):
+    """A bad value for any argument or registered option, through registry.build and through the
+    constructor itself (both are public), is a FedboundError; what is accepted runs 2 rounds."""
+    from fedbound.algorithms import registry, run
 
-    cls = algorithm_classes()[name]
+    spec = algorithm_specs()[name]
     base = _algorithm_base()
-    kwargs = {k: base[k] for k in _params(cls.__init__) if k in base}
-    kwargs[param] = value
-    kind, alg = outcome("algorithms", cls, invalid=is_always_invalid(value), **kwargs)
+    args = {"task": base["task"], "network": None if spec.network == "none" else base["network"],
+            "seed": 0}
+    # valid values for the other options: the registered default, else a small valid one
+    options = {o.name: o.default if o.default is not None else VALID_OPTIONS[o.name]
+               for o in spec.options if o.required or o.default is not None}
+    if param in ALGORITHM_ARGUMENTS:
+        args[param] = value
+    else:
+        options[param] = value
+    if entry == "registry":
+        kind, alg = outcome("algorithms", registry.build, name, args["task"], args["network"],
+                            seed=args["seed"], invalid=is_always_invalid(value), **options)
+    else:
+        positional = (args["task"],) + ((args["network"],) if spec.network == "required" else ())
+        keywords = {"network": args["network"]} if spec.network == "optional" else {}
+        kind, alg = outcome("algorithms", spec.constructor, *positional, seed=args["seed"],
+                            invalid=is_always_invalid(value), **keywords, **options)
     if kind == "ok":
         outcome("algorithms", run, alg, 2)
 
