@@ -46,6 +46,8 @@ def spectral_quantities(A: np.ndarray, b: np.ndarray,
     nonneg = finite & np.all(A >= 0, axis=(-2, -1))
     radius_margin[nonneg] = _smallest_eigenvalue(gap[nonneg], np.min(eig[nonneg].real, axis=-1))
     radius[nonneg] = 1 - radius_margin[nonneg]
+    # an infinite entry (a step size so large that A overflows): no contraction, radius inf
+    radius[~finite], radius_margin[~finite], l1_margin[~finite] = np.inf, -np.inf, -np.inf
     contracts = finite & (radius_margin > 0)
     accurate = contracts & nonneg & np.all(b >= 0, axis=-1)
     fixed = np.full(b.shape, np.inf)

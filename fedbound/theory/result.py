@@ -392,9 +392,11 @@ class Result:
             c = seen[name]
             if c.ndim and (self.preparation is None or name not in self.preparation.inputs):
                 raise ValidationError(f"{name} is a vector input that {self.id} does not use")
-            if c.ndim and arr.ndim < 1:
-                raise ValidationError(f"{name} ({c.meaning}) must be a vector (one entry per client), "
-                                      f"got a scalar")
+            if arr.size == 0:
+                raise ValidationError(f"{name} ({c.meaning}) is empty; give a number or a non-empty array")
+            if c.ndim and (arr.ndim < 1 or arr.shape[-1] == 0):
+                raise ValidationError(f"{name} ({c.meaning}) must be a vector with one entry per "
+                                      f"client (at least one), got shape {arr.shape}")
             values[name] = arr
         S.check_values(values, self.scope)
         self._check_requires(values)
@@ -642,7 +644,7 @@ class Result:
         grown_out = done & (hi >= _HUGE) & ~capped
         return np.where(grown_out, np.inf, np.where(done, hi, lo))
 
-    def rounds_to_eps(self, eps: float, variant: str | None = None, t_max: float = 2.0 ** 60,
+    def rounds_to_eps(self, eps: float, /, variant: str | None = None, t_max: float = 2.0 ** 60,
                       **constants) -> np.ndarray:
         """Smallest integer value of the result's rounds variable (``self.rounds``: T or R) >= 1
         with bound <= eps (``inf`` if none below ``t_max``); eps must be finite and > 0.

@@ -201,16 +201,20 @@ def test_algorithms(entry, name, param, value):
 
 
 # ---- theory -----------------------------------------------------------------------------------
-def _valid(name: str) -> float:
+def _valid(result, name: str):
+    """A value inside the domain of ``name`` as ``result`` sees it (its scope, its assumptions); a
+    vector input (one entry per client) gets two equal entries (so p_i = (1/2, 1/2) sums to 1)."""
     from fedbound.theory import symbols as S
 
-    dom = S.constant(name).domain
+    dom, _ = result.domain(name)
     if dom.integer:
-        return float(max(2, math.floor(dom.low) + 1)) if math.isinf(dom.high) else float(
+        value = float(max(2, math.floor(dom.low) + 1)) if math.isinf(dom.high) else float(
             min(dom.high, math.floor(dom.low) + 1))
-    if math.isfinite(dom.low) and math.isfinite(dom.high):
-        return (dom.low + dom.high) / 2
-    return dom.low + 0.5 if math.isfinite(dom.low) else 0.5
+    elif math.isfinite(dom.low) and math.isfinite(dom.high):
+        value = (dom.low + dom.high) / 2
+    else:
+        value = dom.low + 0.5 if math.isfinite(dom.low) else 0.5
+    return [value, value] if S.resolve(name, result.scope).ndim == 1 else value
 
 
 def _theory_cases():
@@ -232,20 +236,22 @@ def results_by_id():
 @given(value=bad_values())
 def test_theory_constants(results_by_id, rid, variant, name, value):
     r = results_by_id[rid]
-    consts = {c: _valid(c) for c in r.constants(variant)}
+    consts = {c: _valid(r, c) for c in r.constants(variant)}
     consts[name] = value
     invalid = is_always_invalid(value) or name == "gama"
     outcome("theory", r.evaluate, variant, invalid=invalid, **consts)
-    if r.variant(variant).conditions:
-        outcome("theory", r.max_step, variant, invalid=invalid and name != "gamma",
-                **{k: v for k, v in consts.items() if k != "gamma" or name == "gamma"})
+    variables = r.variant(variant).variables()
+    if variables:   # max_step over the first variable; the value of that variable is not needed
+        outcome("theory", r.max_step, variant, variables[0],
+                invalid=invalid and name != variables[0],
+                **{k: v for k, v in consts.items() if k != variables[0] or name == variables[0]})
 
 
-@pytest.mark.parametrize("rid", [r.id for r in theory_results() if "T" in r.constants()])
+@pytest.mark.parametrize("rid", [r.id for r in theory_results() if r.rounds in r.constants()])
 @settings(max_examples=EXAMPLES * 2)
 @given(eps=bad_values())
 def test_theory_rounds_to_eps(results_by_id, rid, eps):
     r = results_by_id[rid]
-    consts = {c: _valid(c) for c in r.constants() if c != "T"}
+    consts = {c: _valid(r, c) for c in r.constants() if c != r.rounds}
     invalid = is_always_invalid(eps) or (isinstance(eps, (int, float)) and not eps > 0)
     outcome("theory", r.rounds_to_eps, eps, invalid=invalid, **consts)
