@@ -46,7 +46,7 @@ from fedbound.jsonable import jsonable
 from fedbound.theory import symbols as S
 
 #: paper name -> module whose ``claims()`` returns its list of :class:`Claim`
-PAPERS = {"sdgt": "fedbound.theory.sdgt_audit"}
+PAPERS = {"sdgt": "fedbound.theory.sdgt_audit", "afga": "fedbound.theory.afga.audit"}
 
 MAX_CORNERS = 1024
 _BIG = 1e100  # search objective clip (a log ratio; DE's statistics overflow near 1e300)

@@ -11,7 +11,7 @@ from fedbound.errors import UnknownNameError
 from fedbound.theory.result import Result
 
 #: modules that define and register results, one per paper
-PAPER_MODULES = ["fedbound.theory.sdgt"]
+PAPER_MODULES = ["fedbound.theory.sdgt", "fedbound.theory.afga"]
 
 _RESULTS: dict[str, Result] = {}
 _loaded = False

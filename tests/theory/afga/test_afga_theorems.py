@@ -1,0 +1,78 @@
+"""Theorem D.3 / Theorem 4.6 of AFGA (seed 000, (3), (8), (33)): explicit terms, K = 1 reduction,
+flag 24's restored term, the schedule's rates and the O-form's predicted exponents."""
+import numpy as np
+import pytest
+import sympy as sp
+
+from fedbound.theory import get
+from fedbound.theory.afga.common import DEFAULT_CONSTANTS
+from fedbound.theory.afga.theorems import predicted_exponents, schedule_exponents
+
+D3 = dict(DEFAULT_CONSTANTS, L=1.0, sigma=0.5, sigma_l=0.7, sigma_c=0.3, G_inf=2.0, d_model=100,
+          eps_ams=0.1, beta1=0.9, f_gap=3.0, I_local=24, K_clusters=5, n_cluster=10, m_cluster=1,
+          rho_gossip=0.05, eta_server=2.0, gamma=1e-4, T=1000)
+
+
+def test_explicit_bound_is_8_C0_times_the_sum_of_the_eight_terms():
+    ev = get("afga.thmD3").evaluate("printed", **D3)
+    t = ev.extras
+    total = t["T1"] + t["T2"] + t["T3"] + t["T4"] + t["T5"] + t["T6"] * t["T7"] + t["T8"]
+    assert ev.bound == pytest.approx(8 * t["C0"] * total, rel=1e-13)
+    assert t["C0"] == pytest.approx(np.sqrt(1e-8 * 24 ** 2 * 4 + 0.1))
+    assert len(ev.terms) == 7
+
+
+def test_theorem_46_is_theorem_D3_at_K_equal_1():
+    d3, t46 = get("afga.thmD3"), get("afga.thm46")
+    c46 = {k: v for k, v in D3.items() if k not in ("K_clusters", "n_cluster", "m_cluster", "sigma_l",
+                                                   "sigma_c")}
+    c46.update(N_clients=50, M_sampled=5, sigma_g=0.7)
+    cd3 = dict(D3, K_clusters=1, n_cluster=50, m_cluster=5, sigma_l=0.7, sigma_c=0.0, alpha_het=1.0)
+    for variant in ("printed", "rederived"):
+        assert t46.bound(variant, **c46) == pytest.approx(d3.bound(variant, **{
+            k: cd3[k] for k in d3.constants(variant)}), rel=1e-13)
+
+
+def test_rederived_restores_the_I_sigma2_over_n_term_of_flag_24():
+    d3 = get("afga.thmD3")
+    p, r = d3.evaluate("printed", **D3), d3.evaluate("rederived", **D3)
+    c0 = p.extras["C0"]
+    extra = 8 * c0 * 1.0 * 1.0 * 1e-8 / (4 * np.sqrt(0.1)) * 24 * 0.25 / 10
+    assert r.bound - p.bound == pytest.approx(extra, rel=1e-9)
+    # at rho = 0 a sigma^2/R-type term survives in the rederived T2 (the O-form's claim is not exact)
+    zero = dict(D3, rho_gossip=0.0, sigma_c=0.0, sigma_l=0.0)
+    assert d3.evaluate("rederived", **zero).extras["T2"] > 0 == d3.evaluate("printed", **zero).extras["T2"]
+
+
+def test_schedule_rates_match_the_term_by_term_claims():
+    """Under eta = c_eta n sqrt(I/m), eta_l = c_l/(I sqrt(R)) [L2276-2280]: the slowest terms decay
+    like R^{-1/2} (T1's Delta f part, T3-T5), then R^{-1} (T1's G^2 part, T2), the rest (T1's
+    C_beta^2 eta eta_l part, T6 T7, T8) like R^{-3/2}, as the paper says [L2281-2540]."""
+    half, one, three_halves = sp.Rational(-1, 2), sp.Integer(-1), sp.Rational(-3, 2)
+    expected = {"T1": {half, one, three_halves}, "T2": {one}, "T3": {half}, "T4": {half}, "T5": {half},
+                "T6*T7": {three_halves}, "T8": {three_halves}}
+    for rid in ("afga.thmD3", "afga.thm46"):
+        exponents = schedule_exponents(rid)
+        assert {k: set(v.values()) for k, v in exponents.items()} == expected, rid
+        assert [t for t, x in exponents["T1"].items() if x == half] == [
+            t for t in exponents["T1"] if "f_gap" in t]
+
+
+def test_predicted_exponents_of_the_O_forms():
+    assert predicted_exponents("afga.thm46") == {"R": sp.Rational(-1, 2), "I": sp.Rational(-1, 2),
+                                                 "M": sp.Rational(-1, 2)}
+    assert predicted_exponents("afga.thmD3") == {"R": sp.Rational(-1, 2), "I": sp.Rational(-1, 2),
+                                                 "M": sp.Rational(-1, 2)}
+    o = get("afga.thm46").rate_exponents("O")
+    assert sorted(set(o.values())) == [-1, sp.Rational(-1, 2)]
+
+
+def test_rounds_to_eps_on_the_schedule():
+    thm = get("afga.thm46")
+    c = dict(DEFAULT_CONSTANTS, L=1.0, sigma=0.5, sigma_g=0.7, G_inf=2.0, d_model=10, eps_ams=0.1,
+             beta1=0.9, f_gap=3.0, I_local=24, N_clients=50, M_sampled=5, rho_gossip=0.0, c_eta=1.0,
+             c_l=0.1)
+    target = (thm.bound("rederived-schedule", **c, T=12345) + thm.bound("rederived-schedule", **c, T=12346)) / 2
+    R = thm.rounds_to_eps(target, "rederived-schedule", **c)
+    assert R == 12346
+    assert thm.bound("rederived-schedule", **c, T=R) <= target < thm.bound("rederived-schedule", **c, T=R - 1)
