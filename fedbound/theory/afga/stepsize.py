@@ -30,7 +30,7 @@ import numpy as np
 import sympy as sp
 
 from fedbound.errors import ValidationError
-from fedbound.theory.afga.common import (A, C0, C1, G, H, I, K, L, alpha, eps_a, eta_l, m, n, rho,
+from fedbound.theory.afga.common import (A, C0, C1, H, I, K, L, alpha, eps_a, eta_l, m, n, rho,
                                          where)
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, StepCondition, Variant

@@ -26,7 +26,7 @@ Variants: "printed" (33); "rederived" adds to T2's bracket the term I sigma^2/n 
 does not remove every sigma^2/R term); "rederived-schedule" is "rederived" at the theorem's rates
 eta = c_eta n sqrt(I/m), eta_l = c_l/(I sqrt(R)) [L2276-2280] (a function of R = T, for
 rounds_to_eps and rate_exponents; its step-size conditions are those of ``afga.stepsize`` at these
-rates); "O" is the O-form with unit constants and without the O~(R^{-3/2}) term, whose hidden
+rates); "eq29" is the pre-simplification form (29) [L2083-2147], valid without (30); "O" is the O-form with unit constants and without the O~(R^{-3/2}) term, whose hidden
 constants are unspecified. Theorem 4.6 is the K = 1 case: n = N, m = M, sigma_c = 0,
 sigma_l = sigma_g (alpha = 1).
 """
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from fedbound.theory.afga.common import (A, C0, C2, C3, C4, H, C, C_beta, G, I, K, L, M, N, R, c_eta,
+from fedbound.theory.afga.common import (A, C0, C1, C2, C3, C4, H, C, C_beta, G, I, K, L, M, N, R, c_eta,
                                          c_l, d, eps_a, eta, eta_l, f_gap, m, n, q, rho, sigma,
                                          sigma_c, sigma_g, sigma_l, where)
 from fedbound.theory.afga.stepsize import CAP_A, CAP_A_STRICT
@@ -72,6 +72,26 @@ def explicit_bound(terms: dict[str, sp.Expr]) -> sp.Expr:
                                                 t["T6"] * t["T7"], t["T8"])))
 
 
+def eq29_bound() -> sp.Expr:
+    """8 C0 times the right side of (29) [L2083-2147], the form before (30) is applied, with the 1/R
+    of the C_beta^2 term restored as (33) has it (flag 21); CAFGA symbols, N = K n."""
+    s2, sl2, sc2 = sigma ** 2, sigma_l ** 2, sigma_c ** 2
+    noise = s2 / n + q * I * sl2
+    consensus = C1 * eta_l * rho ** 2 * (H * sc2 + H * sl2 + s2 + H ** 2 / I ** 2 * noise)
+    drift = 2 * n * (n - m) / (m ** 2 * (n - 1)) + 64 * eta_l ** 2 * I * L ** 2 * (n - m) / (n * (n - 1)) \
+        + 4 * eta_l ** 2 * (I + 1) ** 2 * L ** 2
+    sampling = 64 * (n - m) / (n * (n - 1)) * (C1 * L ** 2 * eta_l ** 3 * I ** 2 * sc2
+                                               + C1 * L ** 2 * eta_l ** 3 * I * noise
+                                               + eta_l * sl2 + eta_l * sc2)
+    rhs = (n * f_gap / (eta * eta_l * R * I * m)
+           + C * L ** 2 * eta_l ** 2 * I * ((I + H) * sc2 + rho ** 2 * H * sl2 + q * I * sl2
+                                            + s2 * rho ** 2 * (1 + 1 / n)) / (4 * sp.sqrt(eps_a))
+           + C_beta * G ** 2 * d / (R * sp.sqrt(eps_a))
+           + 2 * C_beta ** 2 * m / n * L * eta * eta_l * I * G ** 2 * d / (eps_a * R)
+           + A / 2 * (2 * eta_l * s2 / (K * n) + drift * consensus + sampling))
+    return 8 * C0 * rhs
+
+
 SCHEDULE = {eta: c_eta * n * sp.sqrt(I / m), eta_l: c_l / (I * sp.sqrt(R))}
 AFGA = {K: 1, n: N, m: M, sigma_c: 0, sigma_l: sigma_g}
 
@@ -90,6 +110,9 @@ def _variants(specialize: dict | None) -> list[Variant]:
         terms = explicit_terms(rederived)
         variants.append(Variant(name, text, bound=sub(explicit_bound(terms)),
                                 conditions=(cap,), extras={k: sub(v) for k, v in terms.items()}))
+    variants.append(Variant(
+        "eq29", "(29), before the rho-condition (30) simplifies it to (33); C1 explicit, the 1/R of "
+                "its C_beta^2 term restored (flag 21)", bound=sub(eq29_bound()), conditions=(CAP_A,)))
     terms = explicit_terms(True)
     variants.append(Variant(
         "rederived-schedule", "the rederived (33) at eta = c_eta n sqrt(I/m), eta_l = c_l/(I sqrt(R)) "
@@ -182,5 +205,5 @@ def schedule_exponents(result_id: str = "afga.thmD3") -> dict[str, dict[str, obj
     return out
 
 
-__all__ = ["THM_D3", "THM_46", "explicit_terms", "explicit_bound", "SCHEDULE", "AFGA",
+__all__ = ["THM_D3", "THM_46", "explicit_terms", "explicit_bound", "eq29_bound", "SCHEDULE", "AFGA",
            "predicted_exponents", "schedule_exponents"]

@@ -76,3 +76,22 @@ def test_rounds_to_eps_on_the_schedule():
     R = thm.rounds_to_eps(target, "rederived-schedule", **c)
     assert R == 12346
     assert thm.bound("rederived-schedule", **c, T=R) <= target < thm.bound("rederived-schedule", **c, T=R - 1)
+
+
+def test_eq29_shares_T1_and_T3_with_33_and_holds_without_the_rho_condition():
+    """(29)'s 2 eta_l sigma^2/N times A/2 is (33)'s T3; with sigma = sigma_l = sigma_c = 0 both
+    reduce to 8 C0 T1; on a ring experiment's rho (outside (30)) (29) is still defined."""
+    d3 = get("afga.thmD3")
+    quiet = dict(D3, sigma=0.0, sigma_l=0.0, sigma_c=0.0)
+    c29 = {k: quiet[k] for k in d3.constants("eq29")}
+    ev = d3.evaluate("printed", **quiet)
+    assert d3.bound("eq29", **c29) == pytest.approx(8 * ev.extras["C0"] * ev.extras["T1"], rel=1e-12)
+    noisy = {k: D3[k] for k in d3.constants("eq29")}
+    only_sigma = dict(noisy, sigma_l=0.0, sigma_c=0.0, rho_gossip=0.0)
+    diff = d3.bound("eq29", **only_sigma) - d3.bound("eq29", **{**only_sigma, "sigma": 0.0})
+    ev = d3.evaluate("printed", **dict(D3, sigma_l=0.0, sigma_c=0.0, rho_gossip=0.0))
+    t3 = 8 * ev.extras["C0"] * ev.extras["T3"]
+    sampling = 8 * ev.extras["C0"] * (0.1 ** -1 * 2.0 * 1.0 * (0.81 / 0.01 + 3) / 2) * 64 * 9 / 90 * (
+        64 * 1e-12 * 24 * 0.25 / 10)
+    assert diff == pytest.approx(t3 + sampling, rel=1e-9)
+    assert np.isfinite(d3.bound("eq29", **dict(noisy, rho_gossip=0.8727)))
