@@ -71,7 +71,7 @@ def _form_values(form: str, rho, m, n, I):
         constants["I_local"] = I
     ex = RHO_CONDITION.evaluate(form, **constants).extras
     shape = np.broadcast_shapes(*(np.shape(v) for v in (rho, m, n, I)))
-    return np.broadcast_to(ex["lhs"], shape), np.broadcast_to(ex["rhs"], shape)
+    return np.broadcast_to(ex["predicate_lhs"], shape), np.broadcast_to(ex["predicate_rhs"], shape)
 
 
 def _experiment_claim(form: str, settings: tuple, rhos: tuple, claim_id: str, what: str) -> Claim:

@@ -161,7 +161,8 @@ LEMMA_F5 = register(Result(
         Variant("rederived", "what the proof gives and (24) uses, (86) [L4414-4536]",
                 bound=(2 * eta_l ** 2 * I * _M * sigma ** 2 / _N ** 2
                        + 64 * eta_l ** 2 * I * m * (n - m) / (n ** 2 * (n - 1)) * (sigma_l ** 2 + sigma_c ** 2)
-                       + (2 * (n - m) / (m * (n - 1)) + 64 * eta_l ** 2 * L ** 2 * I * m * (n - m) / (n ** 2 * (n - 1))
+                       + (2 * (n - m) / (m * (n - 1))
+                          + 64 * eta_l ** 2 * L ** 2 * I * m * (n - m) / (n ** 2 * (n - 1))
                           + 4 * (I + 1) ** 2 * eta_l ** 2 * m * L ** 2 / n) * _BRACKET
                        + 64 * eta_l ** 2 * L ** 2 * m * (n - m) / (n ** 2 * (n - 1))
                        * (I ** 3 * C1 * eta_l ** 2 * HET + I ** 2 * C1 * eta_l ** 2 * NOISE_Q)

@@ -11,8 +11,8 @@ afga.md 4.1, 4.4 (d), flags 32 (every ring experiment violates it):
 The paper says "(30) implies (31)" [L2163-2166]; only the converse holds ((31) implies (30) since
 H <= 1/(1-rho) and (n-1)/(n-m) >= 1), and "theorem" implies both (32). The audit checks all four
 implications. Each form is a variant of the registered result ``afga.rho_condition`` with the
-extras ``lhs`` and ``rhs``; :func:`rho_condition` evaluates them and :func:`largest_rho` gives the
-largest rho each form admits (closed forms).
+extras ``predicate_lhs`` and ``predicate_rhs``; :func:`rho_condition` evaluates them and
+:func:`largest_rho` gives the largest rho each form admits (closed forms).
 """
 from __future__ import annotations
 
@@ -31,17 +31,18 @@ RHO_CONDITION = register(Result(
     id="afga.rho_condition",
     title="The rho-condition of Theorems 4.6 / D.3 (exact (30), sufficient (31), theorem's form)",
     statement="(30) n(n-m)/(m^2(n-1)) H rho_max^2 <= 1/n; (31) rho_max^2/(1 - rho_max) <= m^2/n^2; "
-              "Theorem 4.6/D.3: rho_max <= m/(m+n). Each variant holds iff lhs <= rhs.",
+              "Theorem 4.6/D.3: rho_max <= m/(m+n). Each variant holds iff predicate_lhs <= predicate_rhs.",
     provenance=where("(30)-(32), Thm 4.6, Thm D.3", "2157-2177"),
     assumptions=("Assumption 4.5 / D.2: ||W_k - J||_2 <= rho_k <= rho_max < 1", "1 <= m <= n"),
-    lhs="lhs (extra)",
+    lhs="predicate_lhs (extra; the condition holds iff predicate_lhs <= predicate_rhs)",
     variants=[
         Variant("exact", "(30), the requirement the simplification of (29) to (33) uses",
-                extras={"lhs": n * (n - m) / (m ** 2 * (n - 1)) * H * rho ** 2, "rhs": 1 / n}),
+                extras={"predicate_lhs": n * (n - m) / (m ** 2 * (n - 1)) * H * rho ** 2,
+                        "predicate_rhs": 1 / n}),
         Variant("sufficient", "(31), sufficient for (30)",
-                extras={"lhs": rho ** 2 / (1 - rho), "rhs": m ** 2 / n ** 2}),
+                extras={"predicate_lhs": rho ** 2 / (1 - rho), "predicate_rhs": m ** 2 / n ** 2}),
         Variant("theorem", "Theorem 4.6 (n = N, m = M) and Theorem D.3: rho_max <= m/(m+n)",
-                extras={"lhs": rho, "rhs": m / (m + n)}),
+                extras={"predicate_lhs": rho, "predicate_rhs": m / (m + n)}),
     ],
     known_issues=(
         Flag("30=>31", "the text says (30) implies (31) [L2163-2166]; only (31) => (30) holds"),
@@ -82,7 +83,7 @@ def rho_condition(rho_value, m_value, n_value, I_value=None, form: str = "theore
     if form == "exact":
         constants["I_local"] = I_value
     ev = RHO_CONDITION.evaluate(form, **constants)
-    lhs, rhs = ev.extras["lhs"], ev.extras["rhs"]
+    lhs, rhs = ev.extras["predicate_lhs"], ev.extras["predicate_rhs"]
     return RhoCheck(form, lhs <= rhs, lhs, rhs, rhs - lhs, largest_rho(form, m_value, n_value, I_value))
 
 

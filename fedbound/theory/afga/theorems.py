@@ -15,10 +15,12 @@ with :math:`C_0 = \sqrt{\eta_l^2I^2G^2+\epsilon}`, :math:`A = C_{\beta,\eta}`,
 
 * T1 = n Delta f/(eta eta_l R I m) + (1/R)(C_beta G^2 d/sqrt(eps) + 2 C_beta^2 eta eta_l I L G^2 d m/(eps n))
   (the printed numerator "E f(z_{r+1}) - f(z_0)" is read as f(z_1) - E f(z_{R+1}) <= Delta f, flag 23)
-* T2 = C L^2 eta_l^2/(4 sqrt(eps)) [I(I+H) sigma_c^2 + I rho^2 H sigma_l^2 + (n+1)/n I sigma^2 rho^2 + q I^2 sigma_l^2]
+* T2 = C L^2 eta_l^2/(4 sqrt(eps)) [I(I+H) sigma_c^2 + I rho^2 H sigma_l^2 + (n+1)/n I sigma^2 rho^2
+  + q I^2 sigma_l^2]
 * T3 = (eta_l/N) A sigma^2;  T4 = (C3 eta_l/n) A (sigma_l^2 + sigma_c^2)
 * T5 = (C2 eta_l/n) A [sigma_c^2 + sigma_l^2 + sigma^2 + H sigma^2/(I^2 n) + q (H/I) sigma_l^2]
-* T6 = C3 L^2 eta_l^3 I A/n;  T7 = (I + H rho^2) sigma_c^2 + H rho^2 sigma_l^2 + (n+1)/n rho^2 sigma^2 + sigma^2/n + q I sigma_l^2
+* T6 = C3 L^2 eta_l^3 I A/n;  T7 = (I + H rho^2) sigma_c^2 + H rho^2 sigma_l^2 + (n+1)/n rho^2 sigma^2
+  + sigma^2/n + q I sigma_l^2
 * T8 = C4 (I+1)^2 eta_l^3 (m/n) A [sigma_c^2 + sigma_l^2 + sigma^2 + H sigma^2/(I^2 n) + q (H/I) sigma_l^2]
 
 Variants: "printed" (33); "rederived" adds to T2's bracket the term I sigma^2/n that dividing
@@ -26,8 +28,9 @@ Variants: "printed" (33); "rederived" adds to T2's bracket the term I sigma^2/n 
 does not remove every sigma^2/R term); "rederived-schedule" is "rederived" at the theorem's rates
 eta = c_eta n sqrt(I/m), eta_l = c_l/(I sqrt(R)) [L2276-2280] (a function of R = T, for
 rounds_to_eps and rate_exponents; its step-size conditions are those of ``afga.stepsize`` at these
-rates); "eq29" is the pre-simplification form (29) [L2083-2147], valid without (30); "O" is the O-form with unit constants and without the O~(R^{-3/2}) term, whose hidden
-constants are unspecified. Theorem 4.6 is the K = 1 case: n = N, m = M, sigma_c = 0,
+rates); "eq29" is the pre-simplification form (29) [L2083-2147], valid without (30); "O" is the
+O-form with unit constants and without the O~(R^{-3/2}) term, whose hidden constants are
+unspecified. Theorem 4.6 is the K = 1 case: n = N, m = M, sigma_c = 0,
 sigma_l = sigma_g (alpha = 1).
 """
 from __future__ import annotations

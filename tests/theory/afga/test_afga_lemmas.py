@@ -146,7 +146,8 @@ def amsgrad(deltas, beta1, beta2, eps):
 @settings(max_examples=80, deadline=None)
 def test_lemmas_F7_and_F9_hold_on_any_sequence(deltas, beta1, beta2, eps):
     moments, precond = amsgrad(deltas, beta1, beta2, eps)
-    assert np.sum(moments ** 2) <= float(get("afga.lemmaF7").bound(sum_delta_sq=np.sum(deltas ** 2))) * (1 + 1e-12) + 1e-300
+    f7 = float(get("afga.lemmaF7").bound(sum_delta_sq=np.sum(deltas ** 2)))
+    assert np.sum(moments ** 2) <= f7 * (1 + 1e-12) + 1e-300
     diffs = np.abs(np.diff(precond, axis=0))
     ev = get("afga.lemmaF9").evaluate(d_model=4, eps_ams=eps)
     assert np.sum(diffs) <= ev.bound * (1 + 1e-12)

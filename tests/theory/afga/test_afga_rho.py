@@ -78,7 +78,7 @@ def test_rho_condition_result_variants_and_bad_input():
     result = get("afga.rho_condition")
     assert set(result.variants) == set(FORMS)
     ev = result.evaluate("theorem", rho_gossip=0.5, m_cluster=1, n_cluster=10)
-    assert ev.extras["lhs"] == 0.5 and ev.extras["rhs"] == pytest.approx(1 / 11)
+    assert ev.extras["predicate_lhs"] == 0.5 and ev.extras["predicate_rhs"] == pytest.approx(1 / 11)
     with pytest.raises(ValidationError, match="m_cluster must be <= n_cluster"):
         rho_condition(0.1, 11, 10)
     with pytest.raises(ValidationError, match="pass I_value"):
