@@ -64,8 +64,8 @@ def main() -> None:
         compiled_rate = N / (time.perf_counter() - start)
 
         expr = result.variant().bound
-        names = sorted(S.name_of(s) for s in expr.free_symbols)
-        symbols = {nm: S.constant(nm).symbol for nm in names}
+        names = sorted(S.short_name(s) for s in expr.free_symbols)
+        symbols = {nm: S.constant(nm, result.scope).symbol for nm in names}
         start = time.perf_counter()
         exact = [float(expr.subs({symbols[nm]: float(c[nm][i]) for nm in names}).evalf()) for i in range(M)]
         sympy_rate = M / (time.perf_counter() - start)

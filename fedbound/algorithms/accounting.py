@@ -17,6 +17,10 @@ Counting rules (one place, used by every algorithm):
   so that measured energy equals the controller's modelled energy; set
   ``EnergyModel(charge_tracking_exchanges=True)`` to charge it like a model exchange. Messages and
   floats always include it.
+* Work. ``gradient_evaluations`` counts the local (stochastic) gradients computed in the round (a
+  client past its tau_i local steps, or outside AFGA's compute set, computes none);
+  ``client_state_floats`` the floats of client optimizer state held during the round, summed over
+  the clients that run local steps (Transform.state_floats(d) each; FedAda2's memory comparison).
 """
 from __future__ import annotations
 
@@ -68,6 +72,8 @@ class RoundTraffic:
     upload_floats_each: int
     receivers: np.ndarray
     download_floats_each: int
+    gradients: int = 0
+    client_state_floats: int = 0
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,8 @@ class CommCounts:
     download_floats: int = 0
     energy_ds: float = 0.0
     energy_d2d: float = 0.0
+    gradient_evaluations: int = 0
+    client_state_floats: int = 0
 
     @property
     def energy(self) -> float:
@@ -123,4 +131,6 @@ def count_round(traffic: RoundTraffic, directed_links: np.ndarray, m: np.ndarray
         download_floats=downloads * traffic.download_floats_each,
         energy_ds=float(np.dot(sampled_fraction, energy.E_ds)),
         energy_d2d=float(charged * np.sum(energy.E_d2d)),
+        gradient_evaluations=int(traffic.gradients),
+        client_state_floats=int(traffic.client_state_floats),
     )

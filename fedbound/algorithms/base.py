@@ -3,7 +3,7 @@ detection and the per-round trajectory.
 
 Every algorithm is a small object in the optax style (DESIGN.md, "Algorithms"):
 
-    alg = SDGT(task, network, gamma=0.05, K=5, h=2, seed=0)
+    alg = SDGT(task, network, gamma=0.05, K=5, h=2, seed=0)    # or FedAvg(task, lr=..., ...)
     state = alg.init()                 # State dataclass of tensors
     state = alg.step(state, K=3)       # one global round; keyword overrides for that round only
     traj = run(alg, rounds=100)        # Trajectory of per-round metrics
@@ -22,10 +22,8 @@ import numpy as np
 import torch
 from tqdm import tqdm  # text bars: tqdm.auto warns in notebooks without ipywidgets
 
-from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic, count_round
-from fedbound.algorithms.stacked import StackedNetwork
+from fedbound.algorithms.accounting import CommCounts
 from fedbound.errors import DivergenceError, require
-from fedbound.network.sampling import sample_mask
 
 
 @dataclass(frozen=True)
@@ -60,42 +58,23 @@ def generator_from(rng: torch.Tensor) -> torch.Generator:
     return gen
 
 
-def validate_step_size(gamma) -> float:
-    gamma = float(gamma)
-    require(np.isfinite(gamma) and gamma > 0, f"gamma must be finite and > 0, got {gamma}")
-    return gamma
-
-
-def validate_K(K) -> int:
-    require(isinstance(K, (int, np.integer)) and not isinstance(K, bool) and K >= 1,
-            f"K must be an integer >= 1, got {K!r}")
-    return int(K)
-
-
 class Algorithm:
-    """Base class: holds the task, the stacked network, step size, K, sampling and seed.
+    """Base class of every algorithm: the task, the seed, and the state bookkeeping.
 
-    Subclasses implement ``init(x0=None)`` and ``step(state, **overrides)``; ``round_traffic``
-    describes what a round transmits (accounting.py turns it into counters). ``net`` is the torch
-    view of the clients' network (subnets, mixing, sampling).
+    Subclasses implement ``init(x0=None)`` and ``step(state, **overrides)`` (a pure function of the
+    state) and set ``name``. The semi-decentralized family (SD-GT and its baselines, with a step
+    size gamma, K D2D rounds and per-subnet sampling h) derives from
+    :class:`fedbound.algorithms.semidecentralized.SemiDecentralized`; the federated round template
+    from :class:`fedbound.algorithms.federated.Federated`.
     """
 
     name = "algorithm"
 
-    def __init__(self, task, net: StackedNetwork, *, gamma, K, h=None, seed: int = 0,
-                 energy: EnergyModel | None = None):
-        require(net.n == task.n, f"the network has n={net.n} clients but the task has n={task.n}")
+    def __init__(self, task, *, seed: int = 0):
+        from fedbound.validate import seed as check_seed
         self.task = task
-        self.net = net
-        self.gamma = validate_step_size(gamma)
-        self.K = validate_K(K)
-        self.h = net.full_sampling() if h is None else net.validate_h(h)
-        self.seed = int(seed)
-        self.energy = EnergyModel.unit(net.S) if energy is None else energy
-        require(self.energy.E_ds.size == net.S,
-                f"energy model has {self.energy.E_ds.size} subnets, the network has S={net.S}")
+        self.seed = check_seed(seed)
 
-    # -- helpers for subclasses -------------------------------------------------------------
     def initial_models(self, x0) -> torch.Tensor:
         """x0 (default task.x0) as a (d,) tensor of the task's dtype."""
         x0 = self.task.x0 if x0 is None else x0
@@ -103,22 +82,6 @@ class Algorithm:
         require(x0.numel() == self.task.d,
                 f"x0 must have d={self.task.d} entries, got {x0.numel()}")
         return x0.clone()
-
-    def round_settings(self, K, h) -> tuple[int, np.ndarray]:
-        """This round's K and h: the overrides if given, else the algorithm's defaults."""
-        K = self.K if K is None else validate_K(K)
-        h = self.h if h is None else self.net.validate_h(h)
-        return K, h
-
-    def sample(self, h: np.ndarray, gen: torch.Generator) -> torch.Tensor | None:
-        """Sampled-client mask (n,) (uniform without replacement, h_s per subnet), or None under
-        full participation (no randomness consumed)."""
-        if np.array_equal(h, self.net.m):
-            return None
-        return sample_mask(self.net, h, gen)
-
-    def counts(self, traffic: RoundTraffic) -> CommCounts:
-        return count_round(traffic, self.net.directed_links, self.net.m, self.task.d, self.energy)
 
     def advance(self, state: State, **changes) -> State:
         """The next state: t + 1, cumulative counters updated with ``changes['last_comm']``."""

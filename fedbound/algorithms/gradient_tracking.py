@@ -16,7 +16,8 @@ import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic
-from fedbound.algorithms.base import Algorithm, State, generator_from, new_rng
+from fedbound.algorithms.base import State, generator_from, new_rng
+from fedbound.algorithms.semidecentralized import SemiDecentralized
 from fedbound.algorithms.stacked import StackedNetwork
 from fedbound.errors import require
 
@@ -30,7 +31,7 @@ class GradientTrackingState(State):
     G: torch.Tensor
 
 
-class GradientTracking(Algorithm):
+class GradientTracking(SemiDecentralized):
     """ATC gradient tracking over a one-subnet fedbound.network.Network."""
 
     name = "ATC-GT"
@@ -53,7 +54,8 @@ class GradientTracking(Algorithm):
         """One model exchange and one tracker exchange; no server (K, h unused)."""
         none = np.zeros(self.net.S, dtype=np.int64)
         return RoundTraffic(model_exchanges=1, tracking_exchanges=1, uploaders=none,
-                            upload_floats_each=0, receivers=none, download_floats_each=0)
+                            upload_floats_each=0, receivers=none, download_floats_each=0,
+                            gradients=self.net.n)
 
     def step(self, state: GradientTrackingState) -> GradientTrackingState:
         gen = generator_from(state.rng)

@@ -21,7 +21,8 @@ import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic
-from fedbound.algorithms.base import Algorithm, State, generator_from, new_rng
+from fedbound.algorithms.base import State, generator_from, new_rng
+from fedbound.algorithms.semidecentralized import SemiDecentralized
 from fedbound.algorithms.stacked import StackedNetwork
 
 
@@ -34,7 +35,7 @@ class ScaffnewState(State):
     H: torch.Tensor
 
 
-class Scaffnew(Algorithm):
+class Scaffnew(SemiDecentralized):
     """Scaffnew with communication every K local steps; full participation; n singleton groups
     for energy accounting (E_ds[i] per client round trip)."""
 
@@ -56,7 +57,8 @@ class Scaffnew(Algorithm):
         xbar (d floats each)."""
         d = self.task.d
         return RoundTraffic(model_exchanges=0, tracking_exchanges=0, uploaders=h,
-                            upload_floats_each=d, receivers=h, download_floats_each=d)
+                            upload_floats_each=d, receivers=h, download_floats_each=d,
+                            gradients=K * self.net.n)
 
     def step(self, state: ScaffnewState, *, K: int | None = None) -> ScaffnewState:
         K, h = self.round_settings(K, None)

@@ -23,7 +23,8 @@ import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic
-from fedbound.algorithms.base import Algorithm, State, generator_from, new_rng
+from fedbound.algorithms.base import State, generator_from, new_rng
+from fedbound.algorithms.semidecentralized import SemiDecentralized
 from fedbound.algorithms.stacked import StackedNetwork
 
 
@@ -38,7 +39,7 @@ class SCAFFOLDState(State):
     mask: torch.Tensor | None = None
 
 
-class SCAFFOLD(Algorithm):
+class SCAFFOLD(SemiDecentralized):
     """SCAFFOLD with per-subnet sampling (network given) or uniform sampling of h of n clients."""
 
     name = "SCAFFOLD"
@@ -63,7 +64,8 @@ class SCAFFOLD(Algorithm):
         2d floats each way."""
         d = self.task.d
         return RoundTraffic(model_exchanges=0, tracking_exchanges=0, uploaders=h,
-                            upload_floats_each=2 * d, receivers=h, download_floats_each=2 * d)
+                            upload_floats_each=2 * d, receivers=h, download_floats_each=2 * d,
+                            gradients=K * self.net.n)
 
     def step(self, state: SCAFFOLDState, *, K: int | None = None, h=None) -> SCAFFOLDState:
         K, h = self.round_settings(K, h)

@@ -21,7 +21,8 @@ import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic
-from fedbound.algorithms.base import Algorithm, State, generator_from, new_rng
+from fedbound.algorithms.base import State, generator_from, new_rng
+from fedbound.algorithms.semidecentralized import SemiDecentralized
 from fedbound.algorithms.stacked import StackedNetwork
 from fedbound.errors import UnknownNameError
 
@@ -40,7 +41,7 @@ class SDFedAvgState(State):
     X_end: torch.Tensor | None = None
 
 
-class SDFedAvg(Algorithm):
+class SDFedAvg(SemiDecentralized):
     """SD-FedAvg over a fedbound.network.Network; options aggregation, reset, aggregator."""
 
     name = "SD-FedAvg"
@@ -72,7 +73,7 @@ class SDFedAvg(Algorithm):
         receivers = h if self.reset == "sampled" else self.net.m
         return RoundTraffic(model_exchanges=K, tracking_exchanges=0, uploaders=h,
                             upload_floats_each=self.task.d, receivers=receivers,
-                            download_floats_each=self.task.d)
+                            download_floats_each=self.task.d, gradients=K * self.net.n)
 
     def step(self, state: SDFedAvgState, *, K: int | None = None, h=None) -> SDFedAvgState:
         K, h = self.round_settings(K, h)

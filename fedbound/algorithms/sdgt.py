@@ -38,7 +38,8 @@ import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic
-from fedbound.algorithms.base import Algorithm, State, generator_from, new_rng
+from fedbound.algorithms.base import State, generator_from, new_rng
+from fedbound.algorithms.semidecentralized import SemiDecentralized
 from fedbound.algorithms.stacked import StackedNetwork
 from fedbound.errors import UnknownNameError
 
@@ -128,7 +129,7 @@ class SDGTState(State):
     inner_G: torch.Tensor | None = None
 
 
-class SDGT(Algorithm):
+class SDGT(SemiDecentralized):
     """SD-GT (Alg. 1 of seed 003) over a fedbound.network.Network.
 
     Parameters: task (fedbound.tasks Task), network, gamma (step size), K (D2D rounds per global
@@ -178,7 +179,8 @@ class SDGT(Algorithm):
         and downloads x_g and psi_s (2d floats)."""
         d = self.task.d
         return RoundTraffic(model_exchanges=K, tracking_exchanges=1, uploaders=h,
-                            upload_floats_each=d, receivers=h, download_floats_each=2 * d)
+                            upload_floats_each=d, receivers=h, download_floats_each=2 * d,
+                            gradients=K * self.net.n)
 
     def round_fn(self, sampled: torch.Tensor | None = None, K: int | None = None):
         """The deterministic round map (X, Y, Z, x_g, psi) -> (X, Y, Z, x_g, psi) with exact

@@ -1,18 +1,21 @@
 """``fedbound audit``: test a paper's checkable claims over random and adversarial constants.
 
-``fedbound audit sdgt [--samples N] [--seed S] [--iterations I] [--only PREFIX ...] [--json]``
-prints one row per claim: claim, variant, verdict (holds / fails, computed), violation ratio
-(max lhs/rhs; for a claim that holds, the closest approach) and the worst point found (the
-counterexample when it fails, with the failing parts). ``--json`` prints the same as a list of
-objects (see :class:`fedbound.theory.audit.ClaimReport`).
+``fedbound audit PAPER [--samples N] [--seed S] [--iterations I] [--only PREFIX ...] [--json]``
+with PAPER a registered paper (``sdgt``, see :data:`fedbound.theory.audit.PAPERS`) or ``all``.
+For each paper it prints one row per claim: claim, variant, verdict (holds / fails, computed),
+violation ratio (max lhs/rhs; for a claim that holds, the closest approach) and the worst point
+found (the counterexample when it fails, with the failing parts). ``--json`` prints the same as a
+list of objects for one paper (see :class:`fedbound.theory.audit.ClaimReport`), and as
+{paper: list} for ``all``.
 """
 from __future__ import annotations
 
 import argparse
 import json
 
+from fedbound import validate
 from fedbound.errors import ValidationError
-from fedbound.theory.audit import PAPERS, format_table, run_audit
+from fedbound.theory.audit import PAPERS, format_table, run_audits
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -20,16 +23,21 @@ def _run(args: argparse.Namespace) -> int:
         raise ValidationError(f"--samples must be >= 1, got {args.samples}")
     if args.iterations < 0:
         raise ValidationError(f"--iterations must be >= 0, got {args.iterations}")
-    reports = run_audit(args.paper, samples=args.samples, seed=args.seed, iterations=args.iterations,
-                        only=args.only)
+    validate.seed(args.seed, "--seed")
+    reports = run_audits(args.paper, samples=args.samples, seed=args.seed, iterations=args.iterations,
+                         only=args.only)
     if args.json:
-        print(json.dumps([r.to_dict() for r in reports], indent=2))
+        data = {paper: [r.to_dict() for r in rs] for paper, rs in reports.items()}
+        print(json.dumps(data if args.paper == "all" else data[args.paper], indent=2))
         return 0
-    print(f"audit of {args.paper}: {len(reports)} claims, {args.samples} random samples each plus "
-          f"extremes and adversarial search (seed {args.seed})")
-    print(format_table(reports))
-    failing = [r for r in reports if r.verdict == "fails"]
-    print(f"{len(failing)} of {len(reports)} claims fail")
+    for i, (paper, rs) in enumerate(reports.items()):
+        if i:
+            print()
+        print(f"audit of {paper}: {len(rs)} claims, {args.samples} random samples each plus "
+              f"extremes and adversarial search (seed {args.seed})")
+        print(format_table(rs))
+        failing = [r for r in rs if r.verdict == "fails"]
+        print(f"{len(failing)} of {len(rs)} claims fail")
     return 0
 
 
@@ -40,7 +48,7 @@ def register(subparsers) -> None:
                     "at random constants (log-uniform over wide ranges), at the extremes of the "
                     "domain and by an adversarial search maximizing lhs/rhs; report holds / fails, "
                     "the violation ratio and the worst counterexample. Verdicts are computed.")
-    parser.add_argument("paper", help=f"paper to audit: {', '.join(sorted(PAPERS))}")
+    parser.add_argument("paper", help=f"paper to audit: {', '.join(sorted(PAPERS))}, or all")
     parser.add_argument("--samples", type=int, default=20000, metavar="N",
                         help="random samples per claim (default 20000)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
@@ -49,5 +57,5 @@ def register(subparsers) -> None:
                              "(default 40)")
     parser.add_argument("--only", nargs="+", default=None, metavar="PREFIX",
                         help="audit only the claims whose id starts with one of these (e.g. thm3 cor3.exp)")
-    parser.add_argument("--json", action="store_true", help="print the reports as a JSON list")
+    parser.add_argument("--json", action="store_true", help="print the reports as JSON")
     parser.set_defaults(func=_run)

@@ -137,7 +137,7 @@ def run_controlled(args) -> int:
 
     from fedbound.algorithms import SDGT, EnergyModel
     from fedbound.cli.control_cmd import lambdas_from
-    from fedbound.cli.run_cmd import build_network, build_task
+    from fedbound.cli.problem import build_network, build_task
     from fedbound.control import ClosedLoop, load_spec
 
     require(args.algorithm == "sdgt", f"--controller steers SD-GT only, got {args.algorithm}")

@@ -1,13 +1,23 @@
 """``fedbound list | bound | stepsize | rounds``: the registered results from the command line.
 
-* ``fedbound list [--json]``: every result with its provenance and variants.
+* ``fedbound list [results|algorithms] [--json]``: every result with its provenance and variants
+  (default), or every registered algorithm with its family, network needs and options (from
+  :mod:`fedbound.algorithms.registry`).
 * ``fedbound bound ID --set NAME=VALUE ... [--variant V] [--json]``: the bound, every step-size
-  condition with its cap (and whether it holds when gamma is set), the bound's terms and every extra.
-  In JSON each extra (matrices as nested lists) is a top-level key.
-* ``fedbound stepsize ID --set ... [--variant V] [--json]``: the largest admissible gamma and the
-  binding condition.
+  condition with its variable and cap (and whether it holds when the variable is set), every
+  predicate (holds / fails), the bound's terms and every extra. Expressions whose constants are
+  not all given are skipped and listed with the constants they lack (partial evaluation); only
+  when nothing can be computed is it an error. In JSON each extra (matrices as nested lists) is a
+  top-level key, the skipped ones are under ``missing``.
+* ``fedbound stepsize ID --set ... [--var NAME] [--variant V] [--json]``: the largest admissible
+  value of the variable NAME (gamma, eta_l, ...; needed only when the variant constrains several)
+  and the binding condition; implicit conditions are solved numerically.
 * ``fedbound rounds --eps E --set ... [--json]``: rounds to eps of every method of SD-GT's Table I;
-  with ``--result ID`` the smallest T at which that result's bound is <= eps.
+  with ``--result ID`` the smallest value of that result's rounds variable (T or R) at which its
+  bound is <= eps.
+
+Constants are the short names a result sees in its paper's scope (``K`` for SD-GT's K); a vector
+input (one entry per client) is given as comma-separated numbers, ``--set p_i=0.2,0.3,0.5``.
 
 The commands are generic over :func:`fedbound.theory.results`; the variant used is named in every
 output. Bad input (unknown name, malformed ``--set``, value outside its domain) raises a
@@ -26,23 +36,33 @@ from fedbound.jsonable import jsonable
 from fedbound.theory import get, results
 from fedbound.theory import symbols as S
 
+#: what ``fedbound list`` can list
+LISTS = ("results", "algorithms")
+
 #: top-level JSON keys of ``fedbound bound`` that an extra may not take
 RESERVED_KEYS = ("result", "variant", "title", "lhs", "provenance", "constants", "bound",
-                 "conditions", "all_conditions_hold", "terms")
+                 "conditions", "all_conditions_hold", "terms", "predicates", "missing")
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("list", help="list every result with provenance and variants",
-                              description="List every registered result with provenance and variants.")
+    p = subparsers.add_parser("list", help="list every result (or algorithm) of the registries",
+                              description="List every registered result with provenance and variants, "
+                                          "or every registered algorithm with its options.")
+    p.add_argument("what", nargs="?", choices=LISTS, default="results",
+                   help="what to list (default: results)")
     p.add_argument("--json", action="store_true", help="print JSON to stdout")
     p.set_defaults(func=run_list)
 
     for name, func, text in (
             ("bound", run_bound, "evaluate a result's bound, step-size conditions, terms and extras"),
-            ("stepsize", run_stepsize, "largest admissible step size gamma and the binding condition")):
+            ("stepsize", run_stepsize, "largest admissible step size (gamma, eta_l, ...) and the "
+                                       "binding condition")):
         p = subparsers.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
         p.add_argument("result", metavar="ID", help="result id, e.g. sdgt.thm2 (see `fedbound list`)")
         _add_common(p)
+        if name == "stepsize":
+            p.add_argument("--var", metavar="NAME", help="the variable to maximize (default: the one "
+                                                         "the variant's conditions constrain)")
         p.set_defaults(func=func)
 
     p = subparsers.add_parser("rounds", help="rounds to eps: SD-GT Table I, or one result's bound",
@@ -63,24 +83,30 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON to stdout")
 
 
-def parse_constants(pairs: list[str]) -> dict[str, float]:
-    """``["K=5", "p=0.64"]`` -> ``{"K": 5.0, "p": 0.64}``, every name known and value in its domain."""
+def parse_constants(pairs: list[str], result=None) -> dict[str, float | list[float]]:
+    """``["K=5", "p=0.64"]`` -> ``{"K": 5.0, "p": 0.64}``: every name a constant of ``result``'s
+    scope (of every paper without a result; a vector input as ``a,b,c``), every value a number in
+    its domain (checked by the result, see :meth:`fedbound.theory.Result.check`)."""
     results()  # load every paper module, so that every constant is declared
-    out: dict[str, float] = {}
+    scope = None if result is None else result.scope
+    out: dict[str, float | list[float]] = {}
     for pair in pairs:
         name, sep, text = pair.partition("=")
         name = name.strip()
         if not sep or not name:
             raise ValidationError(f"--set expects NAME=VALUE, got {pair!r}")
-        S.constant(name)
+        constant = S.constant(name, scope)
         try:
-            value = float(text)
+            value = [float(x) for x in text.split(",")] if constant.ndim else float(text)
         except ValueError:
             raise ValidationError(f"--set {name}: value must be a number, got {text!r}") from None
         if name in out:
-            raise ValidationError(f"--set {name} given twice ({out[name]:g} and {value:g})")
+            raise ValidationError(f"--set {name} given twice ({out[name]} and {value})")
         out[name] = value
-    S.check_values({k: np.asarray(v) for k, v in out.items()})
+    if result is not None:
+        result.check(out)
+    else:
+        S.check_values({k: np.asarray(v) for k, v in out.items()}, scope)
     return out
 
 
@@ -97,26 +123,59 @@ def _print_json(data) -> None:
 
 
 # -- list ------------------------------------------------------------------------------------------
+def _condition(c) -> dict:
+    return {"name": c.name, "variable": c.variable_name, "relation": c.relation,
+            "cap": sp.sstr(c.cap), "implicit": c.implicit, "source": c.source}
+
+
 def _entry(r) -> dict:
     """A result as JSON: statement, provenance, variants with their formulas, known issues."""
     return {
-        "id": r.id, "title": r.title, "statement": r.statement, "lhs": r.lhs,
+        "id": r.id, "scope": r.scope, "title": r.title, "statement": r.statement, "lhs": r.lhs,
         "provenance": {"seed": r.provenance.seed, "equation": r.provenance.equation,
                        "lines": r.provenance.lines},
         "assumptions": list(r.assumptions),
+        "requires": {k: f"{d.describe()} ({why})" for k, (d, why) in r.requires.items()},
+        "rounds": r.rounds,
         "default_variant": r.default_variant,
-        "variants": [{"name": v.name, "description": v.description, "constants": v.constants(),
+        "variants": [{"name": v.name, "description": v.description, "settings": dict(v.settings),
+                      "constants": v.constants(),
                       "bound": None if v.bound is None else sp.sstr(v.bound),
-                      "conditions": [{"name": c.name, "relation": "<" if c.strict else "<=",
-                                      "cap": sp.sstr(c.cap), "source": c.source}
-                                     for c in v.conditions],
+                      "conditions": [_condition(c) for c in v.conditions],
+                      "predicates": [{"name": pr.name, "lhs": sp.sstr(pr.lhs), "relation": pr.relation,
+                                      "rhs": sp.sstr(pr.rhs), "source": pr.source}
+                                     for pr in v.predicates],
                       "extras": list(v.extras)}
                      for v in r.variants.values()],
         "known_issues": [{"id": f.id, "text": f.text} for f in r.known_issues],
     }
 
 
+def _algorithm_entry(spec) -> dict:
+    return {"name": spec.name, "summary": spec.summary, "family": spec.family,
+            "network": spec.network,
+            "options": [{"name": o.name, "flag": o.flag, "type": o.type.__name__, "help": o.help,
+                         "default": jsonable(o.default), "required": o.required}
+                        for o in spec.options]}
+
+
+def run_list_algorithms(args) -> int:
+    from fedbound.algorithms import registry  # imports torch: only for this listing
+
+    entries = [_algorithm_entry(spec) for spec in registry.specs()]
+    if args.json:
+        _print_json(entries)
+        return 0
+    for e in entries:
+        print(f"{e['name']}: {e['summary']}")
+        print(f"    {e['family']}; network {e['network']}; options: "
+              + ", ".join(o["flag"] for o in e["options"]))
+    return 0
+
+
 def run_list(args) -> int:
+    if args.what == "algorithms":
+        return run_list_algorithms(args)
     if args.json:
         _print_json([_entry(r) for r in results()])
         return 0
@@ -131,12 +190,19 @@ def run_list(args) -> int:
 def run_bound(args) -> int:
     result = get(args.result)
     variant = result.variant(args.variant)
-    constants = parse_constants(args.sets)
-    ev = result.evaluate(variant.name, **constants)
-    conditions = [{"name": c.name, "relation": "<" if c.strict else "<=", "cap": jsonable(ev.caps[c.name]),
-                   "source": c.source,
+    constants = parse_constants(args.sets, result)
+    ev = result.evaluate(variant.name, partial=True, **constants)
+    computed = (ev.bound is not None or ev.caps or ev.predicates or ev.extras or ev.terms)
+    if not computed:
+        raise ValidationError(f"{result.id} ({variant.name}) needs constant(s) "
+                              f"{', '.join(ev.missing_constants)}; it uses {', '.join(variant.constants())}")
+    conditions = [{"name": c.name, "variable": c.variable_name, "relation": c.relation,
+                   "cap": jsonable(ev.caps[c.name]) if c.name in ev.caps else None, "source": c.source,
                    "holds": jsonable(ev.conditions_hold[c.name]) if c.name in ev.conditions_hold else None}
                   for c in variant.conditions]
+    predicates = [{"name": pr.name, "statement": str(pr),
+                   "holds": jsonable(ev.predicates[pr.name]) if pr.name in ev.predicates else None}
+                  for pr in variant.predicates]
     if args.json:
         data = {"result": result.id, "variant": variant.name, "title": result.title, "lhs": result.lhs,
                 "provenance": str(result.provenance), "constants": constants,
@@ -144,6 +210,10 @@ def run_bound(args) -> int:
                 "conditions": conditions,
                 "all_conditions_hold": jsonable(ev.all_conditions_hold) if ev.conditions_hold else None,
                 "terms": {k: jsonable(v) for k, v in ev.terms.items()}}
+        if predicates:
+            data["predicates"] = predicates
+        if ev.missing:
+            data["missing"] = ev.missing
         for key, value in ev.extras.items():
             if key in RESERVED_KEYS:
                 raise ValueError(f"{result.id}: extra {key!r} clashes with a reserved JSON key")
@@ -155,11 +225,19 @@ def run_bound(args) -> int:
     if ev.bound is not None:
         print(f"  {result.lhs or 'lhs'} <= {_fmt(ev.bound)}")
     if conditions:
-        given = f" at gamma = {constants['gamma']:g}" if "gamma" in constants else " (set gamma to check)"
-        print(f"  step-size conditions{given}:")
+        variables = variant.variables()
+        given = [f"{x} = {constants[x]:g}" for x in variables if x in constants]
+        header = f" at {', '.join(given)}" if given else f" (set {' or '.join(variables)} to check)"
+        print(f"  step-size conditions{header}:")
         for c in conditions:
             status = "" if c["holds"] is None else ("  holds" if np.all(c["holds"]) else "  VIOLATED")
-            print(f"    {c['name']}: gamma {c['relation']} {_fmt(c['cap'])}{status}")
+            cap = "(not computed)" if c["cap"] is None else _fmt(c["cap"])
+            print(f"    {c['name']}: {c['variable']} {c['relation']} {cap}{status}")
+    if predicates:
+        print("  predicates:")
+        for pr in predicates:
+            status = "not computed" if pr["holds"] is None else ("holds" if np.all(pr["holds"]) else "FAILS")
+            print(f"    {pr['name']}: {pr['statement']}  {status}")
     if ev.terms:
         print("  terms:")
         for k, v in ev.terms.items():
@@ -168,6 +246,10 @@ def run_bound(args) -> int:
         print("  extras:")
         for k, v in ev.extras.items():
             print(f"    {k} = {_fmt(v, indent=len(k) + 7)}")
+    if ev.missing:
+        print("  not computed (missing constants):")
+        for key, names in ev.missing.items():
+            print(f"    {key}: set {', '.join(names)}")
     return 0
 
 
@@ -175,19 +257,24 @@ def run_bound(args) -> int:
 def run_stepsize(args) -> int:
     result = get(args.result)
     variant = result.variant(args.variant)
-    constants = parse_constants(args.sets)
-    gamma_max, binding = result.max_step(variant.name, **constants)
-    caps = {}
-    for c in variant.conditions:
-        fn, names = variant.compiled(f"cap:{c.name}")
-        with np.errstate(divide="ignore", invalid="ignore"):
-            caps[c.name] = jsonable(fn(*(constants[nm] for nm in names)))
+    constants = parse_constants(args.sets, result)
+    best, binding = result.max_step(variant.name, variable=args.var, **constants)
+    variable = args.var or variant.variables()[0]
+    conds = [c for c in variant.conditions if c.variable_name == variable]
+    at = {variable: float(best)} if any(c.implicit for c in conds) and np.isfinite(best) else {}
+    ev = result.evaluate(variant.name, partial=True, **{k: x for k, x in constants.items() if k != variable},
+                         **at)
+    caps = {c.name: jsonable(ev.caps[c.name]) for c in conds if c.name in ev.caps}
     if args.json:
         _print_json({"result": result.id, "variant": variant.name, "constants": constants,
-                     "gamma_max": jsonable(gamma_max), "binding": str(binding), "caps": caps})
+                     "variable": variable, f"{variable}_max": jsonable(best), "binding": str(binding),
+                     "implicit": any(c.implicit for c in conds), "caps": caps})
         return 0
-    print(f"{result.id} [variant: {variant.name}] largest admissible gamma = {_fmt(gamma_max)} "
+    where = f" (caps at {variable} = {_fmt(best)}, implicit conditions solved to relative 1e-12)" if at else ""
+    print(f"{result.id} [variant: {variant.name}] largest admissible {variable} = {_fmt(best)} "
           f"(binding: {binding})")
+    if where:
+        print(f"   {where.strip()}")
     for name, cap in caps.items():
         print(f"    {name}: {_fmt(cap)}")
     return 0
@@ -195,27 +282,30 @@ def run_stepsize(args) -> int:
 
 # -- rounds ----------------------------------------------------------------------------------------
 def run_rounds(args) -> int:
-    constants = parse_constants(args.sets)
-    if "eps" in constants:
-        raise ValidationError("give eps with --eps, not --set eps=...")
-    S.check_values({"eps": np.asarray(args.eps)})
     if args.result:
         result = get(args.result)
+        constants = parse_constants(args.sets, result)
         variant = result.variant(args.variant)
-        if "T" in constants:
-            raise ValidationError("rounds solves for T; do not --set T")
+        t = result.rounds
+        if t in constants:
+            raise ValidationError(f"rounds solves for {t}; do not --set {t}")
+        if "eps" in constants:
+            raise ValidationError("give eps with --eps, not --set eps=...")
         rounds = result.rounds_to_eps(args.eps, variant.name, **constants)
         if args.json:
             _print_json({"result": result.id, "variant": variant.name, "eps": args.eps,
-                         "constants": constants, "rounds": jsonable(rounds)})
+                         "constants": constants, "rounds_variable": t, "rounds": jsonable(rounds)})
         else:
-            print(f"{result.id} [variant: {variant.name}] smallest T with bound <= {args.eps:g}: "
+            print(f"{result.id} [variant: {variant.name}] smallest {t} with bound <= {args.eps:g}: "
                   f"{_fmt(rounds)}")
         return 0
+    from fedbound.theory.sdgt.table1 import METHODS, table1_rounds
+
+    constants = parse_constants(args.sets, METHODS["SD-GT"])
+    if "eps" in constants:
+        raise ValidationError("give eps with --eps, not --set eps=...")
     if args.variant:
         raise ValidationError("--variant needs --result (Table I has only the printed rows)")
-    from fedbound.theory.sdgt.table1 import table1_rounds
-
     rounds = table1_rounds(args.eps, **constants)
     if args.json:
         _print_json({"table": "sdgt Table I", "variant": "printed", "eps": args.eps,

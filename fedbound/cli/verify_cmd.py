@@ -26,7 +26,7 @@ from dataclasses import replace
 import torch
 from threadpoolctl import threadpool_limits
 
-from fedbound.cli.run_cmd import add_problem_arguments, build_network, build_task, check_sample
+from fedbound.cli.problem import add_problem_arguments, build_network, build_task, check_sample
 from fedbound.errors import require
 
 CHECKS = ("fixed-point", "server-recursion", "linear-rate", "thm3-bound", "lemmas", "noise-floor",

@@ -1,46 +1,29 @@
-"""fedbound.control: optimization problems that choose hyperparameters.
+"""fedbound.control: optimization problems that choose hyperparameters, one subpackage per paper.
 
-SD-GT's co-optimization controller (seed 003, Sec. IV-D, problem (31), Algorithm 2):
+* :mod:`fedbound.control.sdgt`: SD-GT's co-optimization controller (seed 003, problem (31),
+  Algorithm 2): network spec, objective, geometric program, certified integer plan, estimators,
+  closed loop.
 
-* :mod:`~fedbound.control.spec`       the network spec (subnet sizes, DS and D2D costs; NET.json);
-* :mod:`~fedbound.control.objective`  the objective variants (31)/(27)/F24 as numpy functions,
-  :class:`ControlProblem`, and the K-stationarity root of (118);
-* :mod:`~fedbound.control.gp`         (31) as an exact DGP in u_s = 1 - beta_s (cvxpy, DPP, checked),
-  by default grouped by subnet size (one term per distinct m_s), or per subnet;
-* :mod:`~fedbound.control.reduced`    the fast exact nested 1-D route to the same optimum;
-* :mod:`~fedbound.control.integer`    certified integer (K, h_s) and the :class:`Plan`;
-* :mod:`~fedbound.control.estimators` Y-hat (28), Gamma-hat (29), H-hat (30);
-* :mod:`~fedbound.control.baseline`   the released code's grid search, for comparison.
+The SD-GT controller's names are re-exported here (``from fedbound.control import plan``); the closed
+loop (which imports torch) is loaded on first use.
 """
-from fedbound.control.baseline import GridChoice, official_grid
-from fedbound.control.estimators import estimate_Gamma, estimate_H, estimate_Y
-from fedbound.control.gp import ContinuousSolution, compiled_gp, solve_gp
-from fedbound.control.integer import Certificate, IntegerOptimum, Plan, integer_optimum, plan
-from fedbound.control.objective import (DEFAULT_K_CAP, DEFAULT_LAMBDAS, VARIANTS, ControlProblem,
-                                        best_u, energy_per_round, k_minimizer, k_stationary_root,
-                                        objective, reduced_objective)
-from fedbound.control.reduced import solve_reduced
-from fedbound.control.spec import NetSpec, load_spec, spec_from_dict
-from fedbound.network.sampling import participation
+# the old module paths (fedbound.control.objective, ...), loaded before the names below rebind
+# ``objective`` etc. to the functions (a later first import of a submodule would overwrite them)
+from fedbound.control import baseline, gp, integer, objective, spec  # noqa: F401
+from fedbound.control import sdgt
+from fedbound.control.sdgt import (DEFAULT_K_CAP, DEFAULT_LAMBDAS, VARIANTS, Certificate,
+                                   ContinuousSolution, ControlProblem, GridChoice, IntegerOptimum,
+                                   NetSpec, Plan, best_u, compiled_gp, energy_per_round,
+                                   estimate_Gamma, estimate_H, estimate_Y, integer_optimum,
+                                   k_minimizer, k_stationary_root, load_spec, objective,
+                                   official_grid, participation, plan, reduced_objective,
+                                   solve_gp, solve_reduced, spec_from_dict)
 
-__all__ = [
-    "NetSpec", "load_spec", "spec_from_dict",
-    "ControlProblem", "DEFAULT_LAMBDAS", "DEFAULT_K_CAP", "VARIANTS", "objective",
-    "reduced_objective", "energy_per_round", "best_u", "participation", "k_stationary_root",
-    "k_minimizer",
-    "ContinuousSolution", "solve_gp", "compiled_gp", "solve_reduced",
-    "Certificate", "IntegerOptimum", "Plan", "integer_optimum", "plan",
-    "estimate_Y", "estimate_Gamma", "estimate_H", "GridChoice", "official_grid",
-]
-#: the closed loop (Algorithm 2 inside SD-GT) needs torch and the algorithms: loaded on first use,
-#: so that the solver side (and ``fedbound control plan``) does not pay for importing torch
-_CLOSED_LOOP = ("ClosedLoop", "ClosedLoopState", "ClosedLoopTrajectory", "RoundLog",
-                "Theorem5Interval", "theorem5_interval")
-__all__ += list(_CLOSED_LOOP)
+__all__ = list(sdgt.__all__)
 
 
 def __getattr__(name: str):
-    if name in _CLOSED_LOOP:
-        from fedbound.control import closed_loop
-        return getattr(closed_loop, name)
+    """The closed-loop names, from :mod:`fedbound.control.sdgt` on first use (imports torch)."""
+    if name in sdgt.__all__:
+        return getattr(sdgt, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,6 +7,25 @@ independently across subnets and calls.
 
 * :math:`\beta_s = (m_s - h_s)/m_s`, the fraction NOT sampled [L242].
 * :math:`p = \min_s (1 - \beta_s^2) \in (0, 1]` [L242]; full participation is beta = 0, p = 1.
+
+Participation schemes of the federated round (issue 9).
+A participation scheme draws, each round, who takes part and with which aggregation weights:
+:class:`Participation` (clients (k,) int64, repeats for sampling with replacement; weights (k,)), so
+that the round's aggregate is :math:`\Delta = \sum_j w_j \Delta_{c_j}`. ``p`` are the task's
+aggregation weights p_i (sum 1). Unbiased schemes satisfy :math:`E[\Delta] = \sum_i p_i \Delta_i`
+for any fixed client values (FedNova footnote 1 [001 L87]; Li et al. 2020, schemes I and II):
+
+* :class:`FullParticipation`: every client, weights p_i (no randomness drawn).
+* :class:`UniformParticipation`: q clients uniformly without replacement, globally or per group
+  (subnet / cluster: ``sizes`` m_s and q_s per group, AFGA/CAFGA's S_r^k [000 Alg. 2]); weights
+  "normalized" p_i / sum_{j in S} p_j (Flower's FedAvg; per group scaled by the group's total p), or
+  "unbiased" p_i n / q (per group p_i m_s / q_s).
+* :class:`WithReplacement`: q independent draws of client i with probability p_i (multiplicities;
+  a client drawn twice runs twice with independent noise), weights 1/q (FedNova App. G).
+* :class:`PoissonParticipation`: client i independently with probability r_i; weights p_i / r_i
+  (unbiased; the number of participants is random and may be 0) or normalized.
+* :func:`compute_mask`: AFGA's per-step compute set S_{r,t} [000 Alg. 1 line 6]: M of the rows,
+  uniformly without replacement, fresh at every local step.
 """
 from __future__ import annotations
 
@@ -79,4 +98,141 @@ def sample_mask(network, h, generator: torch.Generator) -> torch.Tensor:
     rank_in_subnet = torch.arange(network.n) - offsets[subnet_of]
     mask = torch.empty(network.n, dtype=torch.bool)
     mask[order] = rank_in_subnet < h[subnet_of]
+    return mask
+
+
+# ---- participation schemes of the federated round (issue 9) ---------------------------------------
+
+WEIGHTINGS = ("normalized", "unbiased")
+
+
+class Participation:
+    """Who takes part in a round: ``clients`` (k,) int64 (sorted; repeats allowed) and their
+    aggregation ``weights`` (k,) (the round aggregate is sum_j weights[j] Delta_{clients[j]});
+    ``full``: True when clients = 0..n-1 in order (the round may use the task's data ungathered)."""
+
+    __slots__ = ("clients", "weights", "full")
+
+    def __init__(self, clients, weights, full: bool = False):
+        self.clients, self.weights, self.full = clients, weights, bool(full)
+
+    @property
+    def k(self) -> int:
+        return int(self.clients.shape[0])
+
+
+def _weighting(weighting: str) -> str:
+    from fedbound.validate import one_of
+    return one_of("weighting", weighting, WEIGHTINGS)
+
+
+class FullParticipation:
+    """Every client takes part, with weights p_i."""
+
+    name = "full"
+
+    def draw(self, p, generator) -> Participation:
+        import torch
+        return Participation(torch.arange(p.shape[0]), p, full=True)
+
+
+class UniformParticipation:
+    """q clients uniformly without replacement (``sizes`` given: q_s of the m_s clients of each
+    contiguous group s, drawn by :func:`sample_mask`)."""
+
+    name = "uniform"
+
+    def __init__(self, n: int, q, *, sizes=None, weighting: str = "normalized"):
+        from fedbound.validate import integer
+        self.n = integer("n", n, low=1)
+        self.weighting = _weighting(weighting)
+        if sizes is None:
+            self.q = integer("clients per round", q, low=1, high=self.n)
+            self.groups = None
+        else:
+            m = np.asarray(sizes, dtype=np.int64)
+            require(int(m.sum()) == self.n, f"group sizes {m.tolist()} must add up to n = {self.n}")
+            self.q = check_h(q, m)
+            self.groups = _Groups(m)
+
+    def draw(self, p, generator) -> Participation:
+        import torch
+        if self.groups is None:
+            clients = torch.sort(torch.randperm(self.n, generator=generator)[: self.q]).values
+            pc = p.index_select(0, clients)
+            w = pc / pc.sum() if self.weighting == "normalized" else pc * (self.n / self.q)
+            return Participation(clients, w, full=self.q == self.n)
+        g = self.groups
+        clients = torch.nonzero(sample_mask(g, self.q, generator)).squeeze(1)
+        pc = p.index_select(0, clients)
+        group = g.subnet_of.index_select(0, clients)
+        if self.weighting == "normalized":   # p_i P_s / sum_{j in S_s} p_j, P_s = sum_{i in C_s} p_i
+            total = torch.zeros(g.S, dtype=p.dtype).index_add_(0, g.subnet_of, p)
+            picked = torch.zeros(g.S, dtype=p.dtype).index_add_(0, group, pc)
+            w = pc * (total / picked).index_select(0, group)
+        else:                                # p_i m_s / q_s
+            scale = torch.as_tensor(g.m / self.q, dtype=p.dtype)
+            w = pc * scale.index_select(0, group)
+        return Participation(clients, w, full=bool(np.array_equal(self.q, g.m)))
+
+
+class _Groups:
+    """Contiguous groups of sizes m, in the form :func:`sample_mask` takes."""
+
+    def __init__(self, m: np.ndarray):
+        import torch
+        self.m, self.S, self.n = m, int(m.size), int(m.sum())
+        self.offsets = np.concatenate([[0], np.cumsum(m)])
+        self.subnet_of = torch.repeat_interleave(torch.arange(self.S), torch.as_tensor(m))
+
+
+class WithReplacement:
+    """q draws with replacement, client i with probability p_i; weights 1/q."""
+
+    name = "with_replacement"
+
+    def __init__(self, q: int):
+        from fedbound.validate import integer
+        self.q = integer("clients per round", q, low=1)
+
+    def draw(self, p, generator) -> Participation:
+        import torch
+        clients = torch.sort(torch.multinomial(p, self.q, replacement=True, generator=generator)).values
+        return Participation(clients, torch.full((self.q,), 1.0 / self.q, dtype=p.dtype))
+
+
+class PoissonParticipation:
+    """Client i independently with probability r_i (a scalar or (n,))."""
+
+    name = "poisson"
+
+    def __init__(self, n: int, rate, *, weighting: str = "unbiased"):
+        from fedbound.validate import integer, real_array
+        self.n = integer("n", n, low=1)
+        r = real_array("participation rate", rate, ndim=(0, 1), low=0.0, high=1.0)
+        require(r.ndim == 0 or r.shape == (self.n,),
+                f"participation rate must be a number or have n = {self.n} entries, got {r.shape}")
+        require(bool(np.all(r > 0)), "participation rate must be > 0 for every client")
+        self.rate = np.broadcast_to(r, (self.n,)).copy()
+        self.weighting = _weighting(weighting)
+
+    def draw(self, p, generator) -> Participation:
+        import torch
+        r = torch.as_tensor(self.rate, dtype=p.dtype)
+        clients = torch.nonzero(torch.rand(self.n, generator=generator, dtype=torch.float64)
+                                < torch.as_tensor(self.rate)).squeeze(1)
+        pc = p.index_select(0, clients)
+        if self.weighting == "unbiased":
+            w = pc / r.index_select(0, clients)
+        else:
+            w = pc / pc.sum() if clients.numel() else pc
+        return Participation(clients, w, full=clients.numel() == self.n)
+
+
+def compute_mask(rows: int, M: int, generator) -> "torch.Tensor":
+    """Bool (rows,) with exactly M True, uniformly without replacement (AFGA's S_{r,t})."""
+    import torch
+    keys = torch.rand(rows, generator=generator, dtype=torch.float64)
+    mask = torch.zeros(rows, dtype=torch.bool)
+    mask[torch.argsort(keys)[:M]] = True
     return mask

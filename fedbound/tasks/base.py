@@ -20,6 +20,14 @@ Constants (attributes; ``None`` where unknown, e.g. for the MLP):
   [000 L255-L256], FedAda2 Assumption 2 [004 L134-L136]); inf when unbounded.
 * bounds: names of the constants above that are upper bounds rather than exact values.
 
+Subsets of clients (a federated round computes only its participants): every per-client method takes
+``clients=idx`` (int64 indices, repeats allowed), and then X has shape (len(idx), d), row j being client
+idx[j]'s point; ``task.clients(idx)`` gathers the clients' data once and gives the same methods for many
+calls (the local steps of one round). A round thus costs in proportion to its participants.
+
+Aggregation weights: ``weights`` p_i (default uniform), or proportional to the clients' numbers of examples
+``num_examples`` n_i (``weights="examples"``: p_i = n_i / sum_j n_j, what Flower's FedAvg uses).
+
 Heterogeneity (methods, see :mod:`fedbound.tasks.heterogeneity`): ``kappa2``/``beta2_min`` (FedNova),
 ``sigma_g2``, ``intra_cluster``, ``inter_cluster`` (AFGA). Each returns the constant of the assumption (the sup
 over x; float('inf') when unbounded, None when the task cannot compute it) or, with ``at=x``, the measure at x.
@@ -27,6 +35,7 @@ over x; float('inf') when unbounded, None when the task cannot compute it) or, w
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 
 import numpy as np
@@ -57,9 +66,27 @@ def as_float64(name: str, array, ndim: int) -> np.ndarray:
     return out
 
 
+def gather(data, idx):
+    """The rows ``idx`` (int64 indices, or a slice: views, no copy) of per-client data: a tensor or
+    numpy array (clients on axis 0), or a dict or dataclass of them."""
+    if isinstance(idx, slice):
+        if isinstance(data, (torch.Tensor, np.ndarray)):
+            return data[idx]
+    elif isinstance(data, torch.Tensor):
+        return data.index_select(0, idx)
+    elif isinstance(data, np.ndarray):
+        return data[idx.numpy()]
+    if isinstance(data, dict):
+        return {k: gather(v, idx) for k, v in data.items()}
+    if dataclasses.is_dataclass(data):
+        return type(data)(**{f.name: gather(getattr(data, f.name), idx) for f in dataclasses.fields(data)})
+    raise TypeError(f"cannot gather rows of {type(data).__name__}")
+
+
 class Task:
-    """Base class of all tasks; subclasses implement ``local_losses`` and ``grad`` (and optionally
-    ``_sampled_grad``, ``_sup_measure``, ``beta2_min``) and set the constants in ``__init__``."""
+    """Base class of all tasks; subclasses implement ``client_data`` (per-client tensors, clients on axis 0),
+    ``_losses_on(X, data)`` and ``_grad_on(X, data)`` (and optionally ``_sampled_grad_on``,
+    ``_sup_measure``, ``beta2_min``) and set the constants in ``__init__``."""
 
     device = torch.device("cpu")
     L: float | None = None
@@ -79,18 +106,36 @@ class Task:
         self.d = check_size("d", d)
         require(dtype in (torch.float64, torch.float32), f"dtype must be torch.float64 or torch.float32, got {dtype}")
         self.dtype = dtype
+        weights = self.resolve_weights(weights, self.num_examples) if isinstance(weights, str) else weights
         w = np.full(self.n, 1.0 / self.n) if weights is None else check_weights(weights, self.n)
         self._weights_np = w
         self.weights = torch.as_tensor(w, dtype=dtype)
         self.x0 = torch.zeros(self.d, dtype=dtype) if x0 is None else self.point(x0)
 
-    # ---- points -------------------------------------------------------------------------------
-    def points(self, X) -> torch.Tensor:
-        """X as an (n, d) tensor of the task's dtype; a (d,) point is broadcast to all clients."""
+    @property
+    def num_examples(self) -> np.ndarray:
+        """n_i, the number of examples of each client (int64, (n,)); 1 each for tasks without data."""
+        return np.ones(self.n, dtype=np.int64)
+
+    @staticmethod
+    def resolve_weights(weights, num_examples: np.ndarray):
+        """``weights`` as given to a task constructor: None/"uniform" -> None (p_i = 1/n), "examples" ->
+        n_i / sum_j n_j, an array -> itself."""
+        if isinstance(weights, str):
+            require(weights in ("uniform", "examples"),
+                    f"weights must be 'uniform', 'examples' or an array, got {weights!r}")
+            return None if weights == "uniform" else num_examples / num_examples.sum()
+        return weights
+
+    # ---- points ----------------------------------------------------------------------------------
+    def points(self, X, clients: torch.Tensor | None = None) -> torch.Tensor:
+        """X as a (k, d) tensor of the task's dtype, k = n (all clients) or len(clients); a (d,) point is
+        broadcast to every row."""
         X = torch.as_tensor(X, dtype=self.dtype)
+        k = self.n if clients is None else int(clients.shape[0])
         if X.shape == (self.d,):
-            X = X.expand(self.n, self.d)
-        require(X.shape == (self.n, self.d), f"X must have shape ({self.n}, {self.d}) or ({self.d},), got {tuple(X.shape)}")
+            X = X.expand(k, self.d)
+        require(X.shape == (k, self.d), f"X must have shape ({k}, {self.d}) or ({self.d},), got {tuple(X.shape)}")
         return X
 
     def point(self, x) -> torch.Tensor:
@@ -99,14 +144,71 @@ class Task:
         require(x.shape == (self.d,), f"x must have shape ({self.d},), got {tuple(x.shape)}")
         return x
 
-    # ---- objectives ---------------------------------------------------------------------------
-    def local_losses(self, X) -> torch.Tensor:
-        """(n,) tensor, entry i = f_i(X[i])."""
+    def check_clients(self, clients) -> torch.Tensor:
+        """``clients`` as int64 indices in [0, n) (repeats allowed), shape (k,)."""
+        idx = torch.as_tensor(clients)
+        require(idx.ndim == 1 and not idx.is_floating_point() and idx.dtype != torch.bool,
+                f"clients must be a 1-d array of integer indices, got {tuple(idx.shape)} {idx.dtype}")
+        idx = idx.to(torch.int64)
+        require(idx.numel() == 0 or (int(idx.min()) >= 0 and int(idx.max()) < self.n),
+                f"clients must be indices in [0, {self.n - 1}], got {idx.tolist()[:8]}")
+        return idx
+
+    # ---- per-client data ------------------------------------------------------------------------
+    def client_data(self):
+        """The per-client data (tensors with the clients on axis 0, in a dict or dataclass)."""
         raise NotImplementedError
 
-    def grad(self, X) -> torch.Tensor:
-        """(n, d) tensor, row i = grad f_i(X[i]) (exact)."""
+    def _data(self, clients):
+        return self.client_data() if clients is None else gather(self.client_data(), clients)
+
+    def clients(self, clients=None) -> "ClientView":
+        """The clients ``clients`` (indices; None: all n; a slice: a contiguous range, data not
+        copied) with their data gathered once (for many gradient calls)."""
+        if clients is None or isinstance(clients, slice):
+            return ClientView(self, clients)
+        return ClientView(self, self.check_clients(clients))
+
+    @property
+    def client_bytes(self) -> int:
+        """Bytes of per-client data held for one client (the cache footprint of its gradients)."""
+        total = 0
+
+        def add(data):
+            nonlocal total
+            if isinstance(data, (torch.Tensor, np.ndarray)):
+                total += data.nbytes
+            elif isinstance(data, dict):
+                for v in data.values():
+                    add(v)
+            elif dataclasses.is_dataclass(data):
+                for f in dataclasses.fields(data):
+                    add(getattr(data, f.name))
+        add(self.client_data())
+        return max(1, total // self.n)
+
+    # ---- objectives ---------------------------------------------------------------------------
+    def _losses_on(self, X: torch.Tensor, data) -> torch.Tensor:
+        """(k,) losses of the clients whose data is ``data`` at their points X (k, d)."""
         raise NotImplementedError
+
+    def _grad_on(self, X: torch.Tensor, data) -> torch.Tensor:
+        """(k, d) exact gradients of the clients whose data is ``data``."""
+        raise NotImplementedError
+
+    def _sampled_grad_on(self, X: torch.Tensor, data, generator: torch.Generator) -> torch.Tensor:
+        """The task's own sampling (minibatches, heavy-tailed noise); deterministic by default."""
+        return self._grad_on(X, data)
+
+    def local_losses(self, X, clients=None) -> torch.Tensor:
+        """(k,) tensor, entry j = f_{i_j}(X[j]) (i_j = j, or clients[j])."""
+        clients = None if clients is None else self.check_clients(clients)
+        return self._losses_on(self.points(X, clients), self._data(clients))
+
+    def grad(self, X, clients=None) -> torch.Tensor:
+        """(k, d) tensor, row j = grad f_{i_j}(X[j]) (exact)."""
+        clients = None if clients is None else self.check_clients(clients)
+        return self._grad_on(self.points(X, clients), self._data(clients))
 
     def loss(self, x) -> float:
         """f(x) = sum_i p_i f_i(x) for x of shape (d,)."""
@@ -117,18 +219,18 @@ class Task:
         return self.weights @ self.grad(self.point(x))
 
     # ---- stochastic gradients and noise ---------------------------------------------------------
-    def _sampled_grad(self, X: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        """The task's own sampling (minibatches, heavy-tailed noise); deterministic by default."""
-        return self.grad(X)
-
-    def stochastic_grad(self, X, generator: torch.Generator) -> torch.Tensor:
-        """(n, d) unbiased estimates of grad f_i(X[i]), independent across clients and calls;
-        E||g_i - grad f_i||^2 <= sigma2 (with equality for the added noise)."""
-        X = self.points(X)
-        out = self._sampled_grad(X, generator)
+    def _stochastic_on(self, X: torch.Tensor, data, generator: torch.Generator) -> torch.Tensor:
+        out = self._sampled_grad_on(X, data, generator)
         for sigma, kind in self._noises:
-            out = out + gradient_noise((self.n, self.d), sigma, kind, generator, self.dtype)
+            out = out + gradient_noise((X.shape[0], self.d), sigma, kind, generator, self.dtype)
         return out
+
+    def stochastic_grad(self, X, generator: torch.Generator, clients=None) -> torch.Tensor:
+        """(k, d) unbiased estimates of grad f_{i_j}(X[j]), independent across rows and calls (a client
+        listed twice gets independent noise per copy); E||g_i - grad f_i||^2 <= sigma2 (with equality for
+        the added noise). Randomness is drawn for the k rows only."""
+        clients = None if clients is None else self.check_clients(clients)
+        return self._stochastic_on(self.points(X, clients), self._data(clients), generator)
 
     @property
     def sigma2(self) -> float | None:
@@ -210,3 +312,34 @@ class Task:
     def __repr__(self) -> str:
         c = self.constants()
         return f"{c.pop('task')}(" + ", ".join(f"{k}={v!r}" for k, v in c.items()) + ")"
+
+
+class ClientView:
+    """Clients ``idx`` of a task with their data gathered once: ``grad``, ``stochastic_grad`` and
+    ``local_losses`` of X (len(idx), d), optionally for the sub-rows ``rows`` of the view (the clients
+    still running local steps). ``weights``: their p_i. ``idx`` None: all clients; a slice: a
+    contiguous range of clients (views of the data)."""
+
+    def __init__(self, task: Task, idx):
+        self.task, self.idx = task, idx
+        self.data = task._data(idx)
+        if idx is None:
+            self.weights = task.weights
+        elif isinstance(idx, slice):
+            self.weights = task.weights[idx]
+        else:
+            self.weights = task.weights.index_select(0, idx)
+        self.n = int(self.weights.shape[0])
+
+    def _on(self, rows):
+        return self.data if rows is None else gather(self.data, rows)
+
+    def grad(self, X: torch.Tensor, rows: torch.Tensor | None = None) -> torch.Tensor:
+        return self.task._grad_on(X, self._on(rows))
+
+    def stochastic_grad(self, X: torch.Tensor, generator: torch.Generator,
+                        rows: torch.Tensor | None = None) -> torch.Tensor:
+        return self.task._stochastic_on(X, self._on(rows), generator)
+
+    def local_losses(self, X: torch.Tensor, rows: torch.Tensor | None = None) -> torch.Tensor:
+        return self.task._losses_on(X, self._on(rows))

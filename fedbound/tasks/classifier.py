@@ -56,6 +56,7 @@ class MLPClassifier(ClientDataTask):
         self.module = nn.Sequential(*layers[:-1])
         self._shapes = [(name, p.shape) for name, p in self.module.named_parameters()]
         d = sum(math.prod(shape) for _, shape in self._shapes)
+        self._sizes_np = data.sizes.numpy()
         super().__init__(data.n, d, dtype=dtype, weights=weights, x0=x0)
         self.data, self.batch_size, self.num_classes = data, batch_size, C
         self.test_features = torch.as_tensor(test_x, dtype=dtype)
@@ -111,9 +112,8 @@ class MLPClassifier(ClientDataTask):
         ce = nn.functional.cross_entropy(self.logits(x, feats), labels, reduction="none")
         return torch.sum(ce * mask) / torch.sum(mask)
 
-    def local_losses(self, X) -> torch.Tensor:
-        d = self.data
-        return vmap(self._client_loss)(self.points(X), d.features, d.labels, d.mask)
+    def _losses_on(self, X, data: ClientData) -> torch.Tensor:
+        return vmap(self._client_loss)(X, data.features, data.labels, data.mask)
 
     def _grad_on(self, X, data: ClientData) -> torch.Tensor:
         return vmap(grad(self._client_loss))(X, data.features, data.labels, data.mask)

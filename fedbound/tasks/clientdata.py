@@ -73,7 +73,9 @@ class ClientDataTask(Task):
     """A task over per-client samples ``self.data`` (:class:`ClientData`): ``grad`` uses every
     sample of each client, ``stochastic_grad`` a minibatch of ``batch_size`` samples per client
     (None: full gradients). Subclasses set ``data`` and ``batch_size`` and implement
-    ``_grad_on(X, data)``, the (n, d) gradients of each client's loss on ``data``."""
+    ``_grad_on(X, data)`` and ``_losses_on(X, data)`` for the clients of ``data`` (all, or a subset
+    gathered by :func:`fedbound.tasks.base.gather`), and set ``_sizes_np`` (the m_i) before calling
+    ``Task.__init__``."""
 
     data: ClientData
     batch_size: int | None
@@ -84,13 +86,14 @@ class ClientDataTask(Task):
                 f"batch_size must be None or an integer >= 1, got {batch_size!r}")
         return batch_size
 
-    def _grad_on(self, X: torch.Tensor, data: ClientData) -> torch.Tensor:
-        raise NotImplementedError
+    @property
+    def num_examples(self) -> np.ndarray:
+        return self._sizes_np
 
-    def grad(self, X) -> torch.Tensor:
-        return self._grad_on(self.points(X), self.data)
+    def client_data(self) -> ClientData:
+        return self.data
 
-    def _sampled_grad(self, X, generator):
+    def _sampled_grad_on(self, X, data: ClientData, generator):
         if self.batch_size is None:
-            return self.grad(X)
-        return self._grad_on(X, self.data.minibatch(self.batch_size, generator))
+            return self._grad_on(X, data)
+        return self._grad_on(X, data.minibatch(self.batch_size, generator))

@@ -42,8 +42,9 @@ class HeavyTailedQuadratic(QuadraticTask):
         super().__init__(n, d, weights=weights, x0=x0, dtype=dtype)
         self._c = centers
         self._ct = torch.as_tensor(centers, dtype=dtype)
-        self._set_constants()
         self.laws, self.params = laws, params
+        self._laws_np = np.array(laws)
+        self._set_constants()
         self.client_sigma2 = np.array([d * law_variance(law, float(p)) for law, p in zip(laws, params)])
         self._sampling_sigma2 = float(self.client_sigma2.max())
 
@@ -84,11 +85,14 @@ class HeavyTailedQuadratic(QuadraticTask):
     def linear_terms(self) -> torch.Tensor:
         return self._ct
 
-    def local_losses(self, X) -> torch.Tensor:
-        return 0.5 * torch.sum((self.points(X) - self._ct) ** 2, dim=1)
+    def client_data(self) -> dict:
+        return {"c": self._ct, "laws": self._laws_np, "params": self.params}
 
-    def grad(self, X) -> torch.Tensor:
-        return self.points(X) - self._ct
+    def _losses_on(self, X, data) -> torch.Tensor:
+        return 0.5 * torch.sum((X - data["c"]) ** 2, dim=1)
+
+    def _grad_on(self, X, data) -> torch.Tensor:
+        return X - data["c"]
 
     def _client_eigen_extremes(self):
         return np.ones(self.n), np.ones(self.n)
@@ -105,6 +109,6 @@ class HeavyTailedQuadratic(QuadraticTask):
     def _form(self, K):
         return np.eye(self.d) * K.sum(), K.sum(axis=0) @ self._c, float(np.sum(K * (self._c @ self._c.T)))
 
-    def _sampled_grad(self, X: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        xi = scalar_noise(self.laws, self.params, open_uniform((self.n, self.d), generator))
-        return self.grad(X) + xi.to(self.dtype)
+    def _sampled_grad_on(self, X: torch.Tensor, data, generator: torch.Generator) -> torch.Tensor:
+        xi = scalar_noise(data["laws"], data["params"], open_uniform(tuple(X.shape), generator))
+        return self._grad_on(X, data) + xi.to(self.dtype)

@@ -45,8 +45,8 @@ class LeastSquares(QuadraticTask):
         n, m, d = A.shape
         require(y.shape == (n, m), f"y must have shape (n, m) = ({n}, {m}) to match A {A.shape}, got {y.shape}")
         require(n >= 1 and m >= 1 and d >= 1, f"A must have non-empty shape (n, m, d), got {A.shape}")
-        super().__init__(n, d, dtype=dtype, weights=weights, x0=x0)
         self.m = m
+        super().__init__(n, d, dtype=dtype, weights=weights, x0=x0)
         self._A, self._y = A, y
         self._At = torch.as_tensor(A, dtype=dtype)
         self._yt = torch.as_tensor(y, dtype=dtype)
@@ -117,16 +117,24 @@ class LeastSquares(QuadraticTask):
         np.savez(path, A=self._A, y=self._y)
 
     # ---- objective ----------------------------------------------------------------------------
-    def _residuals(self, X) -> torch.Tensor:
+    @property
+    def num_examples(self) -> np.ndarray:
+        return np.full(self.n, self.m, dtype=np.int64)
+
+    def client_data(self) -> dict:
+        return {"A": self._At, "y": self._yt}
+
+    @staticmethod
+    def _residuals(X, data) -> torch.Tensor:
         # two batched row-vector products x^T A^T and r^T A: the orientation that streams A
         # fastest on CPU (einsum was 2.5-5x slower; benchmarks/bench_sdgt_vectorized.py)
-        return torch.bmm(self.points(X).unsqueeze(1), self._At.transpose(1, 2)).squeeze(1) - self._yt
+        return torch.bmm(X.unsqueeze(1), data["A"].transpose(1, 2)).squeeze(1) - data["y"]
 
-    def local_losses(self, X) -> torch.Tensor:
-        return torch.sum(self._residuals(X) ** 2, dim=1) / (2 * self.m)
+    def _losses_on(self, X, data) -> torch.Tensor:
+        return torch.sum(self._residuals(X, data) ** 2, dim=1) / (2 * self.m)
 
-    def grad(self, X) -> torch.Tensor:
-        return torch.bmm(self._residuals(X).unsqueeze(1), self._At).squeeze(1) / self.m
+    def _grad_on(self, X, data) -> torch.Tensor:
+        return torch.bmm(self._residuals(X, data).unsqueeze(1), data["A"]).squeeze(1) / self.m
 
     @property
     def A(self) -> torch.Tensor:

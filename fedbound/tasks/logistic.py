@@ -54,6 +54,7 @@ class LogisticRegression(ClientDataTask):
         require(math.isfinite(l2) and l2 >= 0, f"l2 must be >= 0, got {l2}")
         self.check_batch_size(batch_size)
         D1 = data.features.shape[2]
+        self._sizes_np = data.sizes.numpy()
         super().__init__(data.n, C * D1, dtype=dtype, weights=weights, x0=x0)
         self.num_classes, self.dim, self.l2, self.batch_size = C, D1 - 1, float(l2), batch_size
         self._data64 = data
@@ -95,7 +96,7 @@ class LogisticRegression(ClientDataTask):
 
     # ---- objective ----------------------------------------------------------------------------
     def _logits(self, X: torch.Tensor, data: ClientData) -> torch.Tensor:
-        W = X.reshape(self.n, self.num_classes, self.dim + 1)
+        W = X.reshape(X.shape[0], self.num_classes, self.dim + 1)
         return torch.einsum("nmk,nck->nmc", data.features, W)
 
     def _losses_on(self, X: torch.Tensor, data: ClientData) -> torch.Tensor:
@@ -108,10 +109,7 @@ class LogisticRegression(ClientDataTask):
         R = torch.softmax(Z, dim=2)
         R = R - torch.nn.functional.one_hot(data.labels, self.num_classes).to(X.dtype)
         R = R * (data.mask / data.sizes.to(X.dtype)[:, None])[:, :, None]
-        return torch.einsum("nmc,nmk->nck", R, data.features).reshape(self.n, self.d) + self.l2 * X
-
-    def local_losses(self, X) -> torch.Tensor:
-        return self._losses_on(self.points(X), self.data)
+        return torch.einsum("nmc,nmk->nck", R, data.features).reshape(X.shape[0], self.d) + self.l2 * X
 
 
     # ---- constants ----------------------------------------------------------------------------

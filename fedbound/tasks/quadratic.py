@@ -200,13 +200,16 @@ class Quadratic(QuadraticTask):
     def linear_terms(self) -> torch.Tensor:
         return torch.as_tensor(self._e, dtype=self.dtype)
 
-    def local_losses(self, X) -> torch.Tensor:
-        D = self.points(X) - self._bt
-        return 0.5 * torch.einsum("ni,nij,nj->n", D, self._Ht, D)
+    def client_data(self) -> dict:
+        return {"H": self._Ht, "b": self._bt}
 
-    def grad(self, X) -> torch.Tensor:
-        D = self.points(X) - self._bt
-        return torch.einsum("nij,nj->ni", self._Ht, D)
+    def _losses_on(self, X, data) -> torch.Tensor:
+        D = X - data["b"]
+        return 0.5 * torch.einsum("ni,nij,nj->n", D, data["H"], D)
+
+    def _grad_on(self, X, data) -> torch.Tensor:
+        D = X - data["b"]
+        return torch.einsum("nij,nj->ni", data["H"], D)
 
     def _client_eigen_extremes(self):
         return self._lam[:, -1], self._lam[:, 0]

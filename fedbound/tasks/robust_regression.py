@@ -106,11 +106,14 @@ class RobustRegression(Task):
     def centers(self) -> torch.Tensor:
         return self._bt
 
-    def local_losses(self, X) -> torch.Tensor:
-        return torch.sum(torch.log1p((self.points(X) - self._bt) ** 2), dim=1)
+    def client_data(self) -> dict:
+        return {"b": self._bt}
 
-    def grad(self, X) -> torch.Tensor:
-        return phi(self.points(X) - self._bt)
+    def _losses_on(self, X, data) -> torch.Tensor:
+        return torch.sum(torch.log1p((X - data["b"]) ** 2), dim=1)
+
+    def _grad_on(self, X, data) -> torch.Tensor:
+        return phi(X - data["b"])
 
     def _minimise(self, w: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
         """Per coordinate global minimiser of sum_i w_i log(1 + (t - b_ij)^2); it lies in [min_i b_ij, max_i b_ij]

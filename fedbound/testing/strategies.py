@@ -2,8 +2,10 @@ r"""Hypothesis strategies for property tests against the theory.
 
 * :func:`constants`: dictionaries of theory constants drawn inside their declared domains
   (:mod:`fedbound.theory.symbols`), respecting the order relations (mu <= L, ...).
-* :func:`admissible_constants`: constants of a result plus a step size gamma that satisfies every
-  step-size condition of a variant (gamma = fraction x the variant's largest admissible step).
+* :func:`admissible_constants`: constants of a result plus a value of the variable its step-size
+  conditions constrain (gamma, eta_l, ...; the drawn dict names it) satisfying every condition on
+  it (fraction x the variant's largest admissible value, implicit conditions included), inside the
+  result's own assumptions (e.g. mu > 0 for a strongly convex result).
 * :func:`networks`: :class:`fedbound.network.Network` objects with random subnet sizes and
   topologies.
 * :func:`quadratic_tasks`, :func:`least_squares_tasks`: random heterogeneous tasks with exactly
@@ -64,10 +66,13 @@ def _domain_range(name: str, domain: S.Domain) -> tuple[float, float]:
     return low, high
 
 
-def constant_strategy(name: str, bounds: tuple[float, float] | None = None) -> st.SearchStrategy:
-    """Values of one declared constant inside its domain (``bounds`` narrows the range)."""
+def constant_strategy(name: str, bounds: tuple[float, float] | None = None, scope: str | None = None,
+                      domain: S.Domain | None = None) -> st.SearchStrategy:
+    """Values of one declared constant inside its domain (``bounds`` narrows the range; ``scope``
+    resolves a short name as a result of that paper does; ``domain`` replaces the declared one, e.g.
+    a result's narrower assumption)."""
     results()   # loads every paper's constants (p, q, ... are declared by the SD-GT results)
-    domain = S.constant(name).domain
+    domain = domain or S.constant(name, scope).domain
     low, high = bounds if bounds is not None else _domain_range(name, domain)
     if domain.integer:
         return st.integers(int(math.ceil(low)), int(math.floor(high)))
@@ -76,33 +81,39 @@ def constant_strategy(name: str, bounds: tuple[float, float] | None = None) -> s
 
 @st.composite
 def constants(draw, names: Iterable[str], bounds: Mapping[str, tuple[float, float]] | None = None,
-              fixed: Mapping[str, float] | None = None) -> dict[str, float]:
+              fixed: Mapping[str, float] | None = None, scope: str | None = None,
+              domains: Mapping[str, S.Domain] | None = None) -> dict[str, float]:
     """A dict {name: value} for the declared constants ``names`` (see module doc).
 
-    ``bounds`` overrides the sampling range of a constant, ``fixed`` pins values. For each order
-    relation (smaller, larger) of :data:`fedbound.theory.symbols.ORDER_RELATIONS`, the smaller
-    one is drawn as a fraction in (0, 1] of the larger (e.g. mu = fraction * L).
+    ``bounds`` overrides the sampling range of a constant, ``fixed`` pins values, ``scope`` resolves
+    short names as a result of that paper does, ``domains`` narrows domains. For each order relation
+    (smaller, larger) of :data:`fedbound.theory.symbols.ORDER_RELATIONS`, the smaller one is drawn
+    as a fraction in (0, 1] of the larger (e.g. mu = fraction * L).
     """
     results()
     bounds = dict(bounds or {})
     fixed = dict(fixed or {})
     names = list(names)
+    domain = {nm: (domains or {}).get(nm) or S.constant(nm, scope).domain for nm in names}
+    short = {S.constant(nm, scope).key: nm for nm in names}
     out: dict[str, float] = {}
-    dependent = {small: large for small, large in S.ORDER_RELATIONS
-                 if small in names and large in names and small not in fixed}
+    dependent = {}
+    for small, large in S.ORDER_RELATIONS:
+        small, large = short.get(small), short.get(large)
+        if small is not None and large is not None and small not in fixed:
+            dependent[small] = large
     for name in names:
         if name in fixed:
             out[name] = fixed[name]
         elif name not in dependent:
-            out[name] = draw(constant_strategy(name, bounds.get(name)))
+            out[name] = draw(constant_strategy(name, bounds.get(name), scope, domain[name]))
     for small, large in dependent.items():
-        domain = S.constant(small).domain
-        if domain.integer:
-            out[small] = draw(st.integers(int(max(domain.low, 1)), int(out[large])))
+        if domain[small].integer:
+            out[small] = draw(st.integers(int(max(domain[small].low, 1)), int(out[large])))
         else:
-            low = 0.0 if not domain.low_open else 1e-3
+            low = 0.0 if not domain[small].low_open else 1e-3
             out[small] = draw(st.floats(low, 1.0)) * out[large]
-    S.check_values({k: np.asarray(v) for k, v in out.items()})
+    S.check_values({k: np.asarray(v) for k, v in out.items()}, scope)
     return out
 
 
@@ -110,20 +121,26 @@ def constants(draw, names: Iterable[str], bounds: Mapping[str, tuple[float, floa
 def admissible_constants(draw, result, variant: str | None = None,
                          bounds: Mapping[str, tuple[float, float]] | None = None,
                          fixed: Mapping[str, float] | None = None,
-                         fraction: tuple[float, float] = (1e-3, 1.0)) -> dict[str, float]:
-    """Constants of ``result`` (a :class:`fedbound.theory.Result`) with a step size gamma that
-    satisfies every step-size condition of ``variant``: gamma = f x max_step, f drawn
-    log-uniformly in ``fraction`` (strict conditions use f < 1). Draws whose largest step is 0 or
-    not finite (a constant outside the result's own assumptions, e.g. mu = 0 for a strongly convex
-    result) are rejected with ``assume``."""
-    names = [nm for nm in result.constants(variant) if nm != "gamma"]
-    values = draw(constants(names, bounds, fixed))
-    cap, binding = result.max_step(variant, **values)
-    assume(bool(np.isfinite(cap) and cap > 0))   # e.g. mu = 0 where a result needs mu > 0
+                         fraction: tuple[float, float] = (1e-3, 1.0),
+                         variable: str | None = None) -> dict[str, float]:
+    """Constants of ``result`` (a :class:`fedbound.theory.Result`) inside its domains and
+    assumptions, with a value of ``variable`` (default: the one variable the variant's step-size
+    conditions constrain, e.g. gamma or eta_l) that satisfies every condition on it: f x max_step,
+    f drawn log-uniformly in ``fraction`` (strict conditions use f < 1). Draws whose largest value
+    is not finite and positive are rejected with ``assume``."""
+    v = result.variant(variant)
+    variable = variable or (v.variables()[0] if len(v.variables()) == 1 else None)
+    if variable is None:
+        raise ValueError(f"{result.id} ({v.name}) constrains {v.variables()}; pass variable=")
+    names = [nm for nm in result.constants(v.name) if nm != variable]
+    values = draw(constants(names, bounds, fixed, scope=result.scope,
+                            domains={nm: result.domain(nm)[0] for nm in names}))
+    cap, binding = result.max_step(v.name, variable=variable, **values)
+    assume(bool(np.isfinite(cap) and cap > 0))
     f = draw(_float_strategy(*fraction))
     if "(strict)" in str(binding) and f >= 1.0:
         f = 0.5
-    values["gamma"] = float(f * float(cap))
+    values[variable] = float(f * float(cap))
     return values
 
 

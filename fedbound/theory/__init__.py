@@ -1,13 +1,29 @@
 """fedbound.theory: results of the papers as executable objects (bounds, step-size conditions,
-rates, audits). sympy is the single source of truth; numbers come from expressions compiled once.
+predicates, rates, audits). sympy is the single source of truth; numbers come from expressions
+compiled once. Constants are shared (L, mu, sigma, gamma, T, n, eps) or scoped per paper
+(:mod:`fedbound.theory.symbols`). Subpackages per paper (:mod:`fedbound.theory.sdgt`); generic
+linear algebra in :mod:`fedbound.theory.linalg`.
+
+The names below load on first use (PEP 562), so that a sympy-free module such as
+:mod:`fedbound.theory.sdgt.stationary` can be imported without sympy.
 
 >>> from fedbound.theory import get
 >>> thm = get("sdgt.thm2")          # doctest: +SKIP
 >>> thm.max_step(K=5, L=1.0, p=0.64, q=0.5)   # doctest: +SKIP
 """
-from fedbound.theory.registry import get, register, results
-from fedbound.theory.result import (Evaluation, Flag, Provenance, Result, StepCondition, Variant,
-                                    spectral_quantities)
+import importlib
 
-__all__ = ["get", "register", "results", "Result", "Variant", "StepCondition", "Provenance",
-           "Flag", "Evaluation", "spectral_quantities"]
+#: public name -> the module of fedbound.theory that defines it
+_EXPORTS = {
+    "get": "registry", "register": "registry", "results": "registry",
+    "Result": "result", "Variant": "result", "StepCondition": "result", "Predicate": "result",
+    "Switch": "result", "switch_variants": "result", "Preparation": "result", "Provenance": "result",
+    "Flag": "result", "Evaluation": "result", "spectral_quantities": "linalg",
+}
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"fedbound.theory.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,7 +25,9 @@ the closest approach), per-part ratios, and the fraction of random samples that 
 Everything is deterministic for a given seed (each claim draws from its own stream seeded by
 (seed, crc32 of claim id and variant))).
 
-Papers register their claims in :data:`PAPERS` (name -> module with a ``claims()`` function).
+The audit is per paper: each paper registers its claims in :data:`PAPERS` (name -> module with a
+``claims()`` function, e.g. :mod:`fedbound.theory.sdgt.audit`); :func:`run_audit` audits one paper,
+:func:`run_audits` several (``"all"``: every registered paper).
 """
 from __future__ import annotations
 
@@ -43,10 +45,15 @@ from scipy.optimize import differential_evolution, minimize
 
 from fedbound.errors import UnknownNameError, ValidationError, require
 from fedbound.jsonable import jsonable
+from fedbound.validate import suggest
 from fedbound.theory import symbols as S
 
 #: paper name -> module whose ``claims()`` returns its list of :class:`Claim`
-PAPERS = {"sdgt": "fedbound.theory.sdgt_audit", "afga": "fedbound.theory.afga.audit"}
+PAPERS = {
+    "sdgt": "fedbound.theory.sdgt.audit",
+    "fednova": "fedbound.theory.fednova.audit",
+    "afga": "fedbound.theory.afga.audit",
+}
 
 MAX_CORNERS = 1024
 _BIG = 1e100  # search objective clip (a log ratio; DE's statistics overflow near 1e300)
@@ -274,8 +281,17 @@ def _ratio(log_ratio: float) -> float:
 def claims_of(paper: str) -> list[Claim]:
     """The claims registered for ``paper`` (see :data:`PAPERS`)."""
     if paper not in PAPERS:
-        raise UnknownNameError(f"no audit for paper {paper!r}; known: {', '.join(sorted(PAPERS))}")
+        raise UnknownNameError(f"no audit for paper {paper!r}{suggest(str(paper), PAPERS)}; "
+                               f"known: {', '.join(sorted(PAPERS))} (or all)")
     return list(importlib.import_module(PAPERS[paper]).claims())
+
+
+def papers(name: str) -> list[str]:
+    """``[name]`` for a registered paper, every registered paper for ``"all"``."""
+    if name == "all":
+        return sorted(PAPERS)
+    claims_of(name)  # validates the name
+    return [name]
 
 
 def run_audit(paper: str = "sdgt", samples: int = 20000, seed: int = 0, iterations: int = 40,
@@ -285,6 +301,20 @@ def run_audit(paper: str = "sdgt", samples: int = 20000, seed: int = 0, iteratio
     if only and not chosen:
         raise ValidationError(f"no claim of {paper} matches {', '.join(only)}")
     return [audit_claim(c, samples=samples, seed=seed, iterations=iterations) for c in chosen]
+
+
+def run_audits(paper: str = "all", samples: int = 20000, seed: int = 0, iterations: int = 40,
+               only: list[str] | None = None) -> dict[str, list[ClaimReport]]:
+    """{paper: reports} for one paper or ``"all"``; with ``only``, papers without a matching claim
+    are skipped (an error if no paper has one)."""
+    out = {}
+    for name in papers(paper):
+        if only and not any(c.id.startswith(o) for c in claims_of(name) for o in only):
+            continue
+        out[name] = run_audit(name, samples=samples, seed=seed, iterations=iterations, only=only)
+    if not out:
+        raise ValidationError(f"no claim of {paper} matches {', '.join(only or [])}")
+    return out
 
 
 # -- helpers for writing claims ----------------------------------------------------------------
@@ -308,8 +338,9 @@ def compile_expr(expr) -> Callable[[dict], np.ndarray]:
     if isinstance(expr, sp.MatrixBase):
         entries = [[compile_expr(e) for e in expr.row(i)] for i in range(expr.rows)]
         return lambda values: np.stack([np.stack([f(values) for f in row], -1) for row in entries], -2)
-    names = sorted(S.name_of(s) for s in expr.free_symbols)
-    fn = sp.lambdify([S.constant(nm).symbol for nm in names], expr, modules="numpy", cse=True)
+    symbols = sorted(expr.free_symbols, key=S.short_name)
+    names = [S.short_name(s) for s in symbols]
+    fn = sp.lambdify(symbols, expr, modules="numpy", cse=True)
 
     def call(values: dict) -> np.ndarray:
         shape = np.broadcast_shapes(*(np.shape(v) for v in values.values()))

@@ -11,7 +11,11 @@ from fedbound.errors import UnknownNameError
 from fedbound.theory.result import Result
 
 #: modules that define and register results, one per paper
-PAPER_MODULES = ["fedbound.theory.sdgt", "fedbound.theory.afga"]
+PAPER_MODULES = [
+    "fedbound.theory.sdgt.results",
+    "fedbound.theory.fednova.results",
+    "fedbound.theory.afga",
+]
 
 _RESULTS: dict[str, Result] = {}
 _loaded = False

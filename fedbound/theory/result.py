@@ -5,28 +5,52 @@ equation, lines), assumptions, the constants it uses, its known issues (the flag
 notes), and one or more :class:`Variant`. A variant is what a formula *is*: ``"printed"`` is the paper
 as printed, ``"rederived"`` is re-derived from the paper's own lemmas where the notes show the printed
 constant is wrong (other names, e.g. ``"main"``/``"appendix"``, where the paper itself prints two
-forms). Every variant carries sympy expressions, the single source of truth:
+forms; variants generated from independent :class:`Switch` es are named by their settings, see
+:func:`switch_variants`). Every variant carries sympy expressions, the single source of truth:
 
 * ``bound``: the right-hand side of the result (``None`` for pure step-size statements);
-* ``conditions``: step-size conditions ``gamma <= cap`` (or ``<``), each a :class:`StepCondition`;
+* ``conditions``: step-size conditions ``variable <= cap`` (or ``<``), each a
+  :class:`StepCondition` naming its variable (gamma, eta, eta_l, ...); a cap may depend on its own
+  variable (an *implicit* condition, solved numerically by :meth:`Result.max_step`);
+* ``predicates``: conditions that are not step caps (``rho <= m/(m+n)``, ``beta1^2 < beta2``),
+  each a :class:`Predicate` reported as holds / fails;
 * ``extras``: further named expressions (witness step sizes, the D coefficients, the matrix A, ...),
   scalars or :class:`sympy.Matrix`;
 * ``derived``: an optional numeric post-processing of the evaluated expressions (e.g. the norm of
   ``(I - A)^{-1} b``), for quantities that have no useful closed form.
 
+Constants are scoped (:mod:`fedbound.theory.symbols`): a result of scope ``"sdgt"`` (the prefix of
+its id) sees the shared constants and SD-GT's under their short names. A result may declare
+``requires`` (a narrower domain for a constant where its theorem needs it, e.g. mu > 0), its
+``rounds`` variable (T or R) and a :class:`Preparation` that reduces vector inputs (one entry per
+client) to scalar constants.
+
 Expressions are compiled once with :func:`sympy.lambdify` to numpy and evaluated vectorized over
-arrays of constants (numpy broadcasting): see :meth:`Result.evaluate`.
+arrays of constants (numpy broadcasting): see :meth:`Result.evaluate`. Every value is checked first
+(:mod:`fedbound.validate`): wrong kinds raise :class:`~fedbound.errors.InputTypeError`, NaN and
+out-of-domain values :class:`~fedbound.errors.ValidationError`, unknown names
+:class:`~fedbound.errors.UnknownNameError` with a did-you-mean; a NaN produced from valid constants
+(a formula undefined there) is an error too, never an answer.
 """
 from __future__ import annotations
 
+import itertools
+import math
+import numbers
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import sympy as sp
 
-from fedbound.errors import UnknownNameError, ValidationError
+from fedbound import validate
+from fedbound.errors import InputTypeError, UnknownNameError, ValidationError
 from fedbound.theory import symbols as S
+
+#: default relative tolerance of the implicit step-size solve (:meth:`Result.max_step`)
+IMPLICIT_RTOL = 1e-12
+#: smallest and largest values the implicit solve brackets in (binary orders of magnitude)
+_TINY, _HUGE = 2.0 ** -1000, 2.0 ** 1000
 
 
 @dataclass(frozen=True)
@@ -51,20 +75,64 @@ class Flag:
 
 @dataclass(frozen=True)
 class StepCondition:
-    """The step-size condition ``gamma <= cap`` (``gamma < cap`` when ``strict``)."""
+    """The condition ``variable <= cap`` (``variable < cap`` when ``strict``); ``variable`` is a
+    declared symbol (gamma by default). The cap may depend on the variable itself (implicit)."""
 
     name: str
     cap: sp.Expr
     strict: bool = False
     source: str = ""
+    variable: sp.Symbol = S.gamma
+
+    @property
+    def relation(self) -> str:
+        return "<" if self.strict else "<="
+
+    @property
+    def implicit(self) -> bool:
+        """Whether the cap depends on the variable it constrains (e.g. AFGA (27))."""
+        return self.variable in self.cap.free_symbols
+
+    @property
+    def variable_name(self) -> str:
+        return S.short_name(self.variable)
 
     def __str__(self) -> str:
-        return f"{S.gamma} {'<' if self.strict else '<='} {self.cap}"
+        return f"{self.variable_name} {self.relation} {self.cap}"
+
+
+#: the comparison of each predicate relation
+RELATIONS: dict[str, Callable] = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal,
+                                  ">": np.greater}
+_LATEX_RELATION = {"<=": r"\le", "<": "<", ">=": r"\ge", ">": ">"}
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """A condition that is not a step cap, ``lhs relation rhs`` with relation one of <=, <, >=, >
+    (e.g. AFGA's rho_max <= m/(m+n), beta1^2 < beta2, D < 1): reported as holds / fails."""
+
+    name: str
+    lhs: sp.Expr
+    relation: str
+    rhs: sp.Expr
+    source: str = ""
+
+    def __post_init__(self):
+        if self.relation not in RELATIONS:
+            raise ValueError(f"predicate {self.name}: relation must be one of {', '.join(RELATIONS)}")
+        object.__setattr__(self, "lhs", sp.sympify(self.lhs))
+        object.__setattr__(self, "rhs", sp.sympify(self.rhs))
+
+    def __str__(self) -> str:
+        return f"{self.lhs} {self.relation} {self.rhs}"
 
 
 @dataclass
 class Variant:
-    """One version of a result's formulas (see the module docstring)."""
+    """One version of a result's formulas (see the module docstring). ``derived_needs`` names the
+    extras the ``derived`` hook needs (partial evaluation calls it only when they are computed);
+    ``settings`` are the switch settings of a generated variant (:func:`switch_variants`)."""
 
     name: str
     description: str
@@ -72,43 +140,110 @@ class Variant:
     conditions: tuple[StepCondition, ...] = ()
     extras: Mapping[str, sp.Expr | sp.Matrix] = field(default_factory=dict)
     derived: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]] | None = None
+    predicates: tuple[Predicate, ...] = ()
+    derived_needs: tuple[str, ...] = ()
+    settings: Mapping[str, str] = field(default_factory=dict)
     _compiled: dict = field(default_factory=dict, repr=False, compare=False)
 
     def expressions(self) -> dict[str, sp.Expr | sp.Matrix]:
-        """All named expressions of the variant: bound, condition caps, extras."""
+        """All named expressions of the variant: bound, condition caps, predicate sides, extras
+        and the bound's additive terms."""
         out: dict[str, sp.Expr | sp.Matrix] = {}
         if self.bound is not None:
             out["bound"] = self.bound
         for c in self.conditions:
             out[f"cap:{c.name}"] = c.cap
+        for pr in self.predicates:
+            out[f"pred:{pr.name}:lhs"] = pr.lhs
+            out[f"pred:{pr.name}:rhs"] = pr.rhs
         out.update(self.extras)
         if self.bound is not None:
             out.update({f"term:{i}": t for i, t in enumerate(sp.Add.make_args(self.bound))})
         return out
 
     def constants(self) -> list[str]:
-        """Names of the constants the variant's expressions depend on, sorted."""
+        """Short names of the constants the variant's expressions depend on, sorted."""
         free: set[sp.Symbol] = set()
         for e in self.expressions().values():
             free |= e.free_symbols
-        return sorted(S.name_of(s) for s in free)
+        return sorted(S.short_name(s) for s in free)
+
+    def variables(self) -> list[str]:
+        """Short names of the variables its step-size conditions constrain, sorted."""
+        return sorted({c.variable_name for c in self.conditions})
+
+    def names_of(self, key: str) -> list[str]:
+        """Short names of the constants expression ``key`` depends on, sorted."""
+        return sorted(S.short_name(s) for s in self.expressions()[key].free_symbols)
 
     def compiled(self, key: str) -> tuple[Callable, list[str]]:
         """The lambdified numpy function of expression ``key`` and its argument names (cached)."""
         if key not in self._compiled:
             expr = self.expressions()[key]
-            names = sorted(S.name_of(s) for s in expr.free_symbols)
-            args = [S.constant(nm).symbol for nm in names]
+            symbols = sorted(expr.free_symbols, key=S.short_name)
             # a Matrix as nested lists: numpy.array() of entries with different shapes (a constant
             # entry, or constants broadcast against each other) fails; _stack_matrix broadcasts them
             target = expr.tolist() if isinstance(expr, sp.MatrixBase) else expr
-            self._compiled[key] = (sp.lambdify(args, target, modules="numpy", cse=True), names)
+            self._compiled[key] = (sp.lambdify(symbols, target, modules="numpy", cse=True),
+                                   [S.short_name(s) for s in symbols])
         return self._compiled[key]
+
+
+@dataclass(frozen=True)
+class Switch:
+    """A named, independent choice in a result (e.g. one correction of a bound): ``options`` maps
+    each option to what it means, ``printed`` is the option the paper prints."""
+
+    name: str
+    options: Mapping[str, str]
+    printed: str
+
+    def __post_init__(self):
+        if self.printed not in self.options or len(self.options) < 2:
+            raise ValueError(f"switch {self.name}: needs >= 2 options, one of them printed={self.printed!r}")
+
+
+def switch_variants(switches: Sequence[Switch], build: Callable[[dict[str, str]], dict],
+                    description: str = "") -> list[Variant]:
+    """One :class:`Variant` per combination of the switches' options (2 x 2 x 2 x 2 = 16 for four
+    binary switches). ``build(settings)`` returns the variant's fields (bound, conditions, extras,
+    ...) for ``settings`` = {switch: option}. The all-printed combination is named ``"printed"``;
+    every other one by the switches that differ from print, ``"bias=corrected,delay=rederived"``
+    (in switch order). Each description lists every switch setting with its meaning."""
+    names = [s.name for s in switches]
+    if len(set(names)) != len(names):
+        raise ValueError(f"switch names must be distinct: {names}")
+    out = []
+    for combo in itertools.product(*(list(s.options) for s in switches)):
+        settings = dict(zip(names, combo))
+        changed = [f"{s.name}={o}" for s, o in zip(switches, combo) if o != s.printed]
+        listing = "; ".join(f"{s.name}={o}: {s.options[o]}" for s, o in zip(switches, combo))
+        text = f"{description}; " if description else ""
+        label = "the printed combination" if not changed else "changed from print: " + ", ".join(changed)
+        out.append(Variant(",".join(changed) or "printed", f"{text}{label} ({listing})",
+                           settings=settings, **build(settings)))
+    return out
+
+
+@dataclass(frozen=True)
+class Preparation:
+    """The declared reduction of vector inputs to scalar constants: ``inputs`` are short names of
+    vector constants (``ndim=1``, last axis = clients), ``outputs`` of scalar constants, and
+    ``reduce(**arrays) -> {output: array}`` works on arrays of shape (..., m), one vector per
+    constant set of a batch, returning arrays of shape (...) (e.g. FedNova's p_i, tau_i -> tau_eff,
+    A, B, C, chi^2)."""
+
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    reduce: Callable[..., Mapping[str, np.ndarray]]
+    description: str = ""
 
 
 @dataclass
 class Evaluation:
-    """Numbers of one variant at given constants (arrays broadcast together)."""
+    """Numbers of one variant at given constants (arrays broadcast together). ``predicates`` maps
+    each predicate to whether it holds; ``missing`` (partial evaluation) maps each expression that
+    was not computed to the constants it lacked."""
 
     result_id: str
     variant: str
@@ -118,11 +253,31 @@ class Evaluation:
     conditions_hold: dict[str, np.ndarray]
     extras: dict[str, np.ndarray]
     terms: dict[str, np.ndarray]
+    predicates: dict[str, np.ndarray] = field(default_factory=dict)
+    missing: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def all_conditions_hold(self) -> np.ndarray | bool:
         held = list(self.conditions_hold.values())
         return np.logical_and.reduce(held) if held else True
+
+    @property
+    def missing_constants(self) -> list[str]:
+        """Every constant some uncomputed expression lacked, sorted."""
+        return sorted({nm for names in self.missing.values() for nm in names})
+
+
+def as_values(name: str, value) -> np.ndarray:
+    """A constant's value as a float64 array: real numbers or arrays of them (lists, numpy, torch);
+    strings, complex, bools and None are :class:`InputTypeError`, NaN is :class:`ValidationError`
+    (infinities are left to the constant's domain)."""
+    if isinstance(value, (numbers.Number, np.generic, str, bytes)) or value is None:
+        return np.asarray(validate.number(name, value, allow_inf=True), dtype=float)
+    arr = validate.real_array(name, value, finite=False)
+    if np.any(np.isnan(arr)):
+        raise ValidationError(f"{name} must be a number, got nan at index "
+                              f"{tuple(np.argwhere(np.isnan(arr))[0].tolist())}")
+    return arr
 
 
 class Result:
@@ -130,82 +285,247 @@ class Result:
 
     def __init__(self, id: str, title: str, statement: str, provenance: Provenance,
                  assumptions: tuple[str, ...], variants: list[Variant], lhs: str = "",
-                 known_issues: tuple[Flag, ...] = (), default_variant: str | None = None):
+                 known_issues: tuple[Flag, ...] = (), default_variant: str | None = None,
+                 requires: Mapping[str, tuple[S.Domain, str]] | None = None, rounds: str = "T",
+                 preparation: Preparation | None = None, scope: str | None = None):
         if not variants:
             raise ValueError(f"{id}: a result needs at least one variant")
         self.id = id
+        self.scope = scope if scope is not None else id.split(".")[0]
         self.title = title
         self.statement = statement
         self.provenance = provenance
         self.assumptions = assumptions
         self.lhs = lhs
         self.known_issues = known_issues
-        self.variants: dict[str, Variant] = {v.name: v for v in variants}
+        self.variants: dict[str, Variant] = {}
+        for v in variants:
+            if v.name in self.variants:
+                raise ValueError(f"{id}: variant {v.name!r} defined twice")
+            self.variants[v.name] = v
         self.default_variant = default_variant or variants[0].name
+        self.requires = dict(requires or {})
+        self.rounds = rounds
+        self.preparation = preparation
+        self._check_scope()
+
+    def _check_scope(self) -> None:
+        """Every symbol of every variant must be visible in the result's scope, and each short name
+        must mean one constant (a scoped constant never mixes with a shared one of the same name)."""
+        seen = S.visible(self.scope)
+        used: dict[str, S.Constant] = {}
+        for v in self.variants.values():
+            symbols = set().union(*(e.free_symbols for e in v.expressions().values()))
+            symbols |= {c.variable for c in v.conditions}
+            for sym in symbols:
+                c = S.all_constants()[S.name_of(sym)]
+                if seen.get(c.name) is not c:
+                    raise S.DeclarationError(
+                        f"{self.id} (scope {self.scope}) uses {c.key} ({c.meaning}), which is not "
+                        f"the {c.name!r} of its scope")
+                used[c.name] = c
+        prep = self.preparation
+        for name in list(self.requires) + [self.rounds] + (list(prep.inputs + prep.outputs) if prep else []):
+            if name not in seen:
+                raise S.DeclarationError(f"{self.id}: {name!r} is not a constant of scope {self.scope}")
+        if prep is not None and any(seen[nm].ndim != 1 for nm in prep.inputs):
+            raise S.DeclarationError(f"{self.id}: preparation inputs must be vector constants (ndim=1)")
 
     # -- look-up ---------------------------------------------------------------------------
     def variant(self, name: str | None = None) -> Variant:
-        name = name or self.default_variant
-        try:
+        """The variant ``name`` (default: the result's default). For generated variants the name may
+        be given as switch settings in any order, unspecified switches taking their printed option:
+        ``"delay=rederived,bias=corrected"``."""
+        name = self.default_variant if name is None else name
+        if not isinstance(name, str):
+            raise InputTypeError(f"variant must be a string, got {name!r}")
+        if name in self.variants:
             return self.variants[name]
-        except KeyError:
-            raise UnknownNameError(
-                f"{self.id} has no variant {name!r}; variants: {', '.join(self.variants)}") from None
+        if "=" in name and "printed" in self.variants and self.variants["printed"].settings:
+            wanted = dict(self.variants["printed"].settings)
+            for pair in name.split(","):
+                switch, _, option = pair.partition("=")
+                validate.one_of("switch", switch.strip(), wanted)
+                wanted[switch.strip()] = option.strip()
+            for v in self.variants.values():
+                if dict(v.settings) == wanted:
+                    return v
+        raise UnknownNameError(f"{self.id} has no variant {name!r}{validate.suggest(name, self.variants)}; "
+                               f"variants: {', '.join(self.variants)}")
 
     def constants(self, variant: str | None = None) -> list[str]:
         return self.variant(variant).constants()
 
+    def all_constants(self) -> list[str]:
+        """Every constant some variant uses, plus the preparation's inputs, sorted."""
+        names = {nm for v in self.variants.values() for nm in v.constants()}
+        if self.preparation is not None:
+            names |= set(self.preparation.inputs)
+        return sorted(names)
+
+    def domain(self, name: str) -> tuple[S.Domain, str | None]:
+        """The domain of constant ``name`` for this result, and the assumption that narrows it (or
+        None where the declared domain applies)."""
+        if name in self.requires:
+            return self.requires[name]
+        return S.resolve(name, self.scope).domain, None
+
     def __repr__(self) -> str:
         return f"Result({self.id!r}, variants={list(self.variants)})"
 
-    # -- numeric evaluation ------------------------------------------------------------------
-    def _values(self, variant: Variant, constants: Mapping[str, object], needed: list[str]) -> dict:
-        missing = [nm for nm in needed if nm not in constants]
-        if missing:
-            raise ValidationError(
-                f"{self.id} ({variant.name}) needs constant(s) {', '.join(missing)}; "
-                f"it uses {', '.join(variant.constants())}")
-        values = {nm: np.asarray(constants[nm], dtype=float) for nm in needed}
-        S.check_values(values)
-        return values
+    # -- input checking ----------------------------------------------------------------------
+    def check(self, constants: Mapping[str, object]) -> dict[str, np.ndarray]:
+        """Validate user constants: known names (the scope's; a constant of the paper that a variant
+        does not use is accepted and ignored, so one setting serves every result of a paper), real
+        values, each in its domain and the result's assumptions, order relations; then the
+        preparation of vector inputs. Returns {short name: float64 array}."""
+        seen = S.visible(self.scope)
+        for name in constants:
+            if not isinstance(name, str) or name not in seen:
+                mine = self.all_constants()
+                raise UnknownNameError(
+                    f"unknown constant {name!r} for {self.id}{validate.suggest(str(name), mine or seen)} "
+                    f"(its constants: {', '.join(mine)})")
+        values = {}
+        for name, value in constants.items():
+            arr = as_values(name, value)
+            c = seen[name]
+            if c.ndim and (self.preparation is None or name not in self.preparation.inputs):
+                raise ValidationError(f"{name} is a vector input that {self.id} does not use")
+            if c.ndim and arr.ndim < 1:
+                raise ValidationError(f"{name} ({c.meaning}) must be a vector (one entry per client), "
+                                      f"got a scalar")
+            values[name] = arr
+        S.check_values(values, self.scope)
+        self._check_requires(values)
+        return self._prepare(values)
 
-    def _call(self, variant: Variant, key: str, values: Mapping[str, np.ndarray]) -> np.ndarray:
+    def _check_requires(self, values: Mapping[str, np.ndarray]) -> None:
+        for name, (domain, reason) in self.requires.items():
+            if name in values:
+                bad = ~domain.contains(values[name])
+                if np.any(bad):
+                    raise ValidationError(
+                        f"{self.id} assumes {reason}: {name} must be {domain.describe()}, "
+                        f"got {np.asarray(values[name])[bad].flat[0] if bad.ndim else float(values[name]):g}")
+
+    def _prepare(self, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        prep = self.preparation
+        if prep is None or not any(nm in values for nm in prep.inputs):
+            return values
+        missing = [nm for nm in prep.inputs if nm not in values]
+        if missing:
+            raise ValidationError(f"{self.id}: the preparation needs every vector input "
+                                  f"({', '.join(prep.inputs)}); missing {', '.join(missing)}")
+        twice = [nm for nm in prep.outputs if nm in values]
+        if twice:
+            raise ValidationError(f"{self.id}: {', '.join(twice)} are computed from "
+                                  f"{', '.join(prep.inputs)}; give either, not both")
+        lengths = {nm: values[nm].shape[-1] for nm in prep.inputs}
+        if len(set(lengths.values())) != 1 or 0 in lengths.values():
+            raise ValidationError(f"{self.id}: vector inputs need one entry per client, the same "
+                                  f"number (> 0) each; got lengths {lengths}")
+        arrays = {nm: values.pop(nm) for nm in prep.inputs}
+        with np.errstate(all="ignore"):
+            out = {k: np.asarray(v, dtype=float) for k, v in prep.reduce(**arrays).items()}
+        if set(out) != set(prep.outputs):
+            raise ValueError(f"{self.id}: preparation returned {sorted(out)}, declared {prep.outputs}")
+        for name, arr in out.items():
+            if np.any(np.isnan(arr)):
+                raise ValidationError(f"{self.id}: {name} is undefined (nan) for these "
+                                      f"{', '.join(prep.inputs)}")
+        S.check_values(out, self.scope)
+        self._check_requires(out)
+        return {**values, **out}
+
+    def _given(self, v: Variant, values: Mapping[str, np.ndarray], names: Iterable[str],
+               partial: bool = False) -> list[str]:
+        """The names missing from ``values``; an error unless ``partial``."""
+        missing = [nm for nm in names if nm not in values]
+        if missing and not partial:
+            raise ValidationError(
+                f"{self.id} ({v.name}) needs constant(s) {', '.join(missing)}; "
+                f"it uses {', '.join(v.constants())}")
+        return missing
+
+    # -- numeric evaluation ------------------------------------------------------------------
+    def _call(self, variant: Variant, key: str, values: Mapping[str, np.ndarray],
+              guard: bool = True) -> np.ndarray:
+        """Expression ``key`` at ``values``; with ``guard``, a NaN is an error (:meth:`_defined`)."""
         fn, names = variant.compiled(key)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             out = fn(*(values[nm] for nm in names))
         if isinstance(variant.expressions()[key], sp.MatrixBase):
-            return _stack_matrix(out, values)
-        return np.asarray(out, dtype=float) + np.zeros(np.broadcast_shapes(
-            *(np.shape(v) for v in values.values())) if values else ())
+            out = _stack_matrix(out, values)
+        else:
+            out = np.asarray(out, dtype=float) + np.zeros(np.broadcast_shapes(
+                *(np.shape(v) for v in values.values())) if values else ())
+        if guard:
+            self._defined(variant, key, out, values)
+        return out
 
-    def evaluate(self, variant: str | None = None, **constants) -> Evaluation:
-        """Evaluate bound, step-size caps, condition checks, extras and the bound's terms.
+    def _defined(self, variant: Variant, key: str, out: np.ndarray,
+                 values: Mapping[str, np.ndarray]) -> None:
+        """A NaN from valid constants means the formula is undefined there: an error naming the
+        expression and the first such point, never a silent NaN answer."""
+        bad = np.isnan(out)
+        if not np.any(bad):
+            return
+        batch = np.broadcast_shapes(*(np.shape(x) for x in values.values())) if values else ()
+        index = tuple(np.argwhere(bad)[0][:len(batch)])
+        point = [f"{nm}={float(np.broadcast_to(x, batch)[index]):g}" for nm, x in values.items()]
+        raise ValidationError(f"{self.id} ({variant.name}): {key} is undefined (nan: 0/0, inf - inf "
+                              f"or 0 inf, from a formula undefined there or overflow at extreme "
+                              f"values) at {', '.join(point)}; assumptions: {'; '.join(self.assumptions)}")
 
-        Constants are scalars or numpy arrays (broadcast together). ``gamma`` is only needed when an
-        expression depends on it; condition checks are reported when ``gamma`` is given.
+    def evaluate(self, variant: str | None = None, partial: bool = False, **constants) -> Evaluation:
+        """Evaluate bound, step-size caps, condition checks, predicates, extras and the bound's terms.
+
+        Constants are scalars or numpy arrays (broadcast together). A condition's variable (gamma,
+        eta_l, ...) is only needed when an expression depends on it; the condition checks are
+        reported when it is given. With ``partial=True`` every expression whose constants are
+        given is computed and the others are listed in ``Evaluation.missing``.
         """
         v = self.variant(variant)
-        needed = v.constants()
-        if "gamma" in constants and "gamma" not in needed and v.conditions:
-            needed = sorted(set(needed) | {"gamma"})
-        values = self._values(v, constants, needed)
-        bound = self._call(v, "bound", values) if v.bound is not None else None
-        caps = {c.name: self._call(v, f"cap:{c.name}", values) for c in v.conditions}
-        hold = {}
-        if "gamma" in values:
-            g = values["gamma"]
-            hold = {c.name: (g < caps[c.name]) if c.strict else (g <= caps[c.name])
-                    for c in v.conditions}
-        extras = {k: self._call(v, k, values) for k in v.extras}
+        validate.boolean("partial", partial)
+        given = self.check(constants)
+        needed = set(v.constants()) | {nm for nm in v.variables() if nm in given}
+        self._given(v, given, sorted(needed), partial)
+        values = {nm: given[nm] for nm in sorted(needed) if nm in given}
+        computed: dict[str, np.ndarray] = {}
+        missing: dict[str, list[str]] = {}
+        for key in v.expressions():
+            lack = [nm for nm in v.names_of(key) if nm not in values]
+            if lack:
+                missing[key] = lack
+            else:
+                computed[key] = self._call(v, key, values)
+        caps = {c.name: computed[f"cap:{c.name}"] for c in v.conditions if f"cap:{c.name}" in computed}
+        hold = {c.name: RELATIONS[c.relation](values[c.variable_name], caps[c.name])
+                for c in v.conditions if c.name in caps and c.variable_name in values}
+        predicates = {pr.name: RELATIONS[pr.relation](computed[f"pred:{pr.name}:lhs"],
+                                                      computed[f"pred:{pr.name}:rhs"])
+                      for pr in v.predicates
+                      if f"pred:{pr.name}:lhs" in computed and f"pred:{pr.name}:rhs" in computed}
+        extras = {k: computed[k] for k in v.extras if k in computed}
+        bound = computed.get("bound")
         if v.derived is not None:
-            extras.update(v.derived({**values, **extras}))
-            if "bound" in extras:
-                bound = extras.pop("bound")
-        terms = {}
-        if v.bound is not None:
-            for i, term in enumerate(sp.Add.make_args(v.bound)):
-                terms[sp.sstr(term)] = self._call(v, f"term:{i}", values)
-        return Evaluation(self.id, v.name, values, bound, caps, hold, extras, terms)
+            needs = v.derived_needs or tuple(v.extras)
+            if all(k in extras for k in needs):
+                with np.errstate(all="ignore"):
+                    extras.update(v.derived({**values, **extras}))
+                if "bound" in extras:
+                    bound = extras.pop("bound")
+                    missing.pop("bound", None)
+            else:
+                missing["derived"] = sorted({nm for k in needs if k in missing for nm in missing[k]})
+            if bound is None and v.bound is None and missing:
+                # the derived hook states the bound from the extras: it lacks what they lack
+                missing["bound"] = sorted({nm for names in missing.values() for nm in names})
+        terms = {sp.sstr(t): computed[f"term:{i}"]
+                 for i, t in enumerate(sp.Add.make_args(v.bound)) if f"term:{i}" in computed} \
+            if v.bound is not None else {}
+        return Evaluation(self.id, v.name, values, bound, caps, hold, extras, terms, predicates, missing)
 
     def bound(self, variant: str | None = None, **constants) -> np.ndarray:
         """Only the bound (fast path: one compiled call, no terms or conditions)."""
@@ -214,68 +534,171 @@ class Result:
             return self.evaluate(variant, **constants).bound
         if v.bound is None:
             raise ValidationError(f"{self.id} ({v.name}) states no bound, only conditions")
-        fn, names = v.compiled("bound")
-        values = self._values(v, constants, names)
+        given = self.check(constants)
+        names = v.names_of("bound")
+        self._given(v, given, names)
+        values = {nm: given[nm] for nm in names}
+        fn, _ = v.compiled("bound")
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return np.asarray(fn(*(values[nm] for nm in names)), dtype=float)
+            out = np.asarray(fn(*(values[nm] for nm in names)), dtype=float)
+        self._defined(v, "bound", out, values)
+        return out
 
-    def max_step(self, variant: str | None = None, **constants) -> tuple[np.ndarray, np.ndarray]:
-        """The largest gamma satisfying every condition, and the name of the binding condition.
+    def max_step(self, variant: str | None = None, variable: str | None = None,
+                 rtol: float = IMPLICIT_RTOL, **constants) -> tuple[np.ndarray, np.ndarray]:
+        """The largest value of ``variable`` satisfying every condition on it, and the name of the
+        binding condition. ``variable`` may be omitted when the variant constrains only one.
 
-        Strict conditions ``gamma < cap`` have no maximum; the supremum ``cap`` is returned and the
-        binding name is marked with ``(strict)``.
+        Strict conditions ``v < cap`` have no maximum; the supremum is returned and the binding name
+        is marked with ``(strict)``. Explicit caps give the min of the caps. Implicit ones (a cap
+        depending on ``variable``) are solved numerically, vectorized: with g(v) = min of every cap
+        at v, the solve brackets the boundary of {v > 0 : v <= g(v)} by doubling from the explicit
+        min (or 1) and halving down to 2^-1000, then bisects until hi <= lo (1 + rtol); it returns
+        lo, an admissible v with an inadmissible point within relative ``rtol`` above it. That is
+        the largest admissible v whenever the admissible set is an interval (0, v*] (g(v) - v
+        changes sign once, e.g. a cap non-increasing in v). No admissible v > 0: ValidationError.
+        A value given for ``variable`` itself is ignored (one setting serves every call).
         """
         v = self.variant(variant)
         if not v.conditions:
             raise ValidationError(f"{self.id} ({v.name}) has no step-size condition")
-        needed = sorted({nm for c in v.conditions for nm in
-                         (S.name_of(s) for s in c.cap.free_symbols)} - {"gamma"})
-        values = self._values(v, constants, needed)
-        caps = np.stack(np.broadcast_arrays(
-            *(self._call(v, f"cap:{c.name}", values) for c in v.conditions)))
-        which = np.argmin(caps, axis=0)
-        names = np.array([c.name + (" (strict)" if c.strict else "") for c in v.conditions])
-        return np.min(caps, axis=0), names[which]
+        variables = v.variables()
+        if variable is None:
+            if len(variables) > 1:
+                raise ValidationError(f"{self.id} ({v.name}) constrains {', '.join(variables)}; "
+                                      f"say which with variable=")
+            variable = variables[0]
+        validate.one_of("variable", variable, variables)
+        rtol = validate.number("rtol", rtol, low=1e-15, high=0.1)
+        conds = [c for c in v.conditions if c.variable_name == variable]
+        given = self.check(constants)
+        given.pop(variable, None)  # solved for, not used
+        needed = sorted({nm for c in conds for nm in v.names_of(f"cap:{c.name}")} - {variable})
+        self._given(v, given, needed)
+        values = {nm: given[nm] for nm in needed}
+        names = np.array([c.name + (" (strict)" if c.strict else "") for c in conds])
+        if any(c.implicit for c in conds):
+            best = self._solve_implicit(v, conds, values, variable, rtol)
+            caps = self._caps(v, conds, {**values, variable: best})
+            return best, names[np.argmin(caps, axis=0)]
+        caps = self._caps(v, conds, values)
+        best = np.min(caps, axis=0)
+        self._admissible(v, variable, best > 0, values)
+        return best, names[np.argmin(caps, axis=0)]
+
+    def _caps(self, v: Variant, conds: list[StepCondition], values: Mapping[str, np.ndarray],
+              guard: bool = True) -> np.ndarray:
+        return np.stack(np.broadcast_arrays(*(self._call(v, f"cap:{c.name}", values, guard)
+                                              for c in conds)))
+
+    def _admissible(self, v: Variant, variable: str, ok: np.ndarray, values) -> None:
+        if not np.all(ok):
+            i = np.argwhere(~np.asarray(ok))[0] if np.ndim(ok) else ()
+            point = ", ".join(f"{nm}={float(np.broadcast_to(x, np.shape(ok))[tuple(i)]):g}"
+                              for nm, x in values.items())
+            raise ValidationError(f"{self.id} ({v.name}): no admissible {variable} > 0 at {point}")
+
+    def _solve_implicit(self, v: Variant, conds: list[StepCondition], values: dict, variable: str,
+                        rtol: float) -> np.ndarray:
+        """The implicit solve of :meth:`max_step` (bounded loops: about 2000 halvings/doublings and
+        60 bisection steps at most)."""
+        shape = np.broadcast_shapes(*(np.shape(x) for x in values.values())) if values else ()
+        explicit = [c for c in conds if not c.implicit]
+
+        def admissible(x: np.ndarray) -> np.ndarray:
+            """Every condition holds at x (a cap that is NaN at a probe point counts as failing)."""
+            caps = self._caps(v, conds, {**values, variable: x}, guard=False)
+            ok = [RELATIONS[c.relation](x, cap) for c, cap in zip(conds, caps)]
+            return np.logical_and.reduce(ok)
+
+        top = np.broadcast_to(np.min(self._caps(v, explicit, values), axis=0), shape) \
+            if explicit else np.full(shape, np.inf)
+        capped = np.isfinite(top) & (top > 0)   # a finite explicit cap bounds the search
+        hi = np.where(capped, top, 1.0)
+        ok = admissible(hi)
+        for _ in range(2000):   # without a finite cap: double while admissible
+            grow = ok & ~capped & (hi < _HUGE)
+            if not np.any(grow):
+                break
+            hi = np.where(grow, hi * 2, hi)
+            ok = admissible(hi)
+        done = ok  # the explicit cap itself is admissible, or no cap binds up to 2^1000 (inf below)
+        lo = hi / 2
+        for _ in range(2000):
+            shrink = ~done & ~admissible(lo) & (lo > _TINY)
+            if not np.any(shrink):
+                break
+            hi = np.where(shrink, lo, hi)
+            lo = np.where(shrink, lo / 2, lo)
+        self._admissible(v, variable, done | admissible(lo), values)
+        for _ in range(200):
+            open_ = ~done & (hi > lo * (1 + rtol))
+            if not np.any(open_):
+                break
+            mid = lo + (hi - lo) / 2
+            good = admissible(mid)
+            lo = np.where(open_ & good, mid, lo)
+            hi = np.where(open_ & ~good, mid, hi)
+        grown_out = done & (hi >= _HUGE) & ~capped
+        return np.where(grown_out, np.inf, np.where(done, hi, lo))
 
     def rounds_to_eps(self, eps: float, variant: str | None = None, t_max: float = 2.0 ** 60,
                       **constants) -> np.ndarray:
-        """Smallest integer T >= 1 with bound(T) <= eps (``inf`` if none below ``t_max``).
+        """Smallest integer value of the result's rounds variable (``self.rounds``: T or R) >= 1
+        with bound <= eps (``inf`` if none below ``t_max``); eps must be finite and > 0.
 
-        Assumes the bound is non-increasing in T (true of every rate bound here); vectorized
-        exponential search followed by bisection on integers.
+        Assumes the bound is non-increasing in the rounds (true of every rate bound here);
+        vectorized exponential search followed by bisection on integers (at most about
+        2 log2(t_max) bound evaluations; above 2^53, where floats no longer hold every integer, the
+        answer is the smallest representable value found).
         """
-        if "T" not in self.constants(variant):
-            raise ValidationError(f"{self.id} does not depend on T; no rounds-to-epsilon")
+        t = self.rounds
+        if isinstance(eps, np.ndarray) and eps.ndim:
+            eps = validate.real_array("eps", eps)
+            if np.any(eps <= 0):
+                raise ValidationError(f"eps must be > 0, got {eps[eps <= 0].flat[0]:g}")
+        else:
+            eps = validate.number("eps", eps, low=0.0, low_open=True)
+        t_max = validate.number("t_max", t_max, low=1.0, high=2.0 ** 1000)
+        if t not in self.constants(variant):
+            raise ValidationError(f"{self.id} does not depend on {t}; no rounds-to-epsilon")
+        if t in constants:
+            raise ValidationError(f"rounds_to_eps solves for {t}; do not give it")
+        self.check(constants)
 
-        def f(t):
-            return self.bound(variant, **{**constants, "T": t})
+        def f(x):
+            return self.bound(variant, **{**constants, t: x})
 
-        shape = np.broadcast_shapes(*(np.shape(c) for c in constants.values()))
+        shape = np.broadcast_shapes(np.shape(eps), *(np.shape(c) for c in constants.values()))
         lo = np.zeros(shape)  # bound(lo) > eps or lo = 0
         hi = np.ones(shape)
         done = f(hi) <= eps
-        while not np.all(done) and np.max(hi) < t_max:
+        for _ in range(1100):   # doubling up to t_max <= 2^1000
+            if np.all(done) or np.max(hi) >= t_max:
+                break
             lo = np.where(done, lo, hi)
             hi = np.where(done, hi, hi * 2)
             done = f(hi) <= eps
-        result = np.where(done, hi, np.inf)
+        reached = done
         hi = np.where(done, hi, lo + 1)
-        while np.any(hi - lo > 1):
+        for _ in range(1100):   # integer bisection; stops where floats no longer split the gap
             mid = np.floor((lo + hi) / 2)
-            mid = np.where(hi - lo > 1, np.maximum(mid, 1), hi)
-            ok = f(mid) <= eps
-            hi = np.where(ok & (hi - lo > 1), mid, hi)
-            lo = np.where(~ok & (hi - lo > 1), mid, lo)
-        return np.where(np.isfinite(result), hi, np.inf)
+            open_ = (hi - lo > 1) & (mid > lo) & (mid < hi)
+            if not np.any(open_):
+                break
+            ok = f(np.where(open_, np.maximum(mid, 1), hi)) <= eps
+            hi = np.where(open_ & ok, mid, hi)
+            lo = np.where(open_ & ~ok, mid, lo)
+        return np.where(reached, hi, np.inf)
 
     # -- symbolic ----------------------------------------------------------------------------
-    def rate_exponents(self, variant: str | None = None, in_symbol: str = "T") -> dict[str, object]:
-        """For each additive term of the bound, its exponent in ``in_symbol`` (a sympy number),
-        or ``"geometric"`` for terms like ``c**T``."""
+    def rate_exponents(self, variant: str | None = None, in_symbol: str | None = None) -> dict[str, object]:
+        """For each additive term of the bound, its exponent in ``in_symbol`` (default: the rounds
+        variable; a sympy number), or ``"geometric"`` for terms like ``c**T``."""
         v = self.variant(variant)
         if v.bound is None:
             raise ValidationError(f"{self.id} ({v.name}) states no bound")
-        t = S.constant(in_symbol).symbol
+        t = S.resolve(in_symbol or self.rounds, self.scope).symbol
         out: dict[str, object] = {}
         for term in sp.Add.make_args(sp.expand(v.bound, power_base=False, log=False)):
             if any(t in a.free_symbols for a in term.atoms(sp.Pow) if a.exp.has(t)):
@@ -288,20 +711,30 @@ class Result:
         return out
 
     def latex(self, variant: str | None = None) -> str:
+        """The bound, each condition (with its variable) and each predicate, in LaTeX."""
         v = self.variant(variant)
         parts = []
         if v.bound is not None:
             parts.append(sp.latex(v.bound))
-        relation = {True: "<", False: r"\le"}
-        parts += [rf"\gamma {relation[c.strict]} {sp.latex(c.cap)}" for c in v.conditions]
+        parts += [rf"{sp.latex(c.variable)} {_LATEX_RELATION[c.relation]} {sp.latex(c.cap)}"
+                  for c in v.conditions]
+        parts += [rf"{sp.latex(pr.lhs)} {_LATEX_RELATION[pr.relation]} {sp.latex(pr.rhs)}"
+                  for pr in v.predicates]
         return r" \quad ".join(parts)
 
     def exact(self, key: str = "bound", variant: str | None = None, **constants) -> sp.Expr:
-        """Exact sympy value of expression ``key`` at rational constants (for 1e-12 checks)."""
+        """Exact sympy value of expression ``key`` at rational constants (for 1e-12 checks); the
+        constants are checked like :meth:`evaluate`'s (sympy numbers are accepted as such)."""
         v = self.variant(variant)
-        expr = v.expressions()[key]
-        subs = {S.constant(nm).symbol: _exact_number(val) for nm, val in constants.items()}
-        return expr.subs(subs)
+        expressions = v.expressions()
+        if key not in expressions:
+            raise UnknownNameError(f"{self.id} ({v.name}) has no expression {key!r}"
+                                   f"{validate.suggest(key, expressions)}")
+        numeric = {nm: (float(val) if isinstance(val, sp.Basic) and val.is_number else val)
+                   for nm, val in constants.items() if not (isinstance(val, sp.Basic) and not val.is_number)}
+        self.check(numeric)
+        subs = {S.resolve(nm, self.scope).symbol: _exact_number(val) for nm, val in constants.items()}
+        return expressions[key].subs(subs)
 
 
 def _exact_number(value) -> sp.Expr:
@@ -310,7 +743,7 @@ def _exact_number(value) -> sp.Expr:
     if isinstance(value, sp.Basic):
         return value
     x = float(value)
-    return sp.Rational(repr(x)) if np.isfinite(x) else sp.sympify(x)
+    return sp.Rational(repr(x)) if math.isfinite(x) else sp.sympify(x)
 
 
 def _stack_matrix(out, values) -> np.ndarray:
@@ -322,134 +755,5 @@ def _stack_matrix(out, values) -> np.ndarray:
                     axis=-2)
 
 
-def spectral_quantities(A: np.ndarray, b: np.ndarray,
-                        gap: np.ndarray | None = None) -> dict[str, np.ndarray]:
-    """||A||_1 (max column sum), spectral radius and the fixed point (I - A)^{-1} b of ``v <= A v + b``.
-
-    ``A`` has shape (..., r, r) and ``b`` shape (..., r) or (..., r, 1); batched over leading axes.
-    ``gap`` is ``I - A`` when the caller can compute it without cancellation (from the symbolic
-    ``I - A``: entries like mu K gamma/2 survive even where 1 - mu K gamma/2 rounds to 1). Also
-    returned: ``l1_margin`` = 1 - ||A||_1 and ``radius_margin`` = 1 - rho(A).
-
-    For A >= 0 (every recursion of the papers) I - A is a Z-matrix: rho(A) < 1 iff it is a
-    nonsingular M-matrix, 1 - rho(A) is its smallest eigenvalue, found from the pivots of
-    I - A - tI (:func:`_smallest_eigenvalue`), and the fixed point (for b >= 0) comes from
-    elimination without pivoting (:func:`_eliminate`); both keep the relative accuracy that eigvals
-    and LU lose when a
-    tiny eigenvalue (mu K gamma/2) sits next to large ones (p/2). Other A use eigvals and LU. The
-    fixed point bounds the recursion only when rho(A) < 1; where rho(A) >= 1 or A is not finite,
-    ``fixed_point`` and ``floor`` = ||(I - A)^{-1} b||_1 are inf.
-    """
-    b = b[..., 0] if b.ndim == A.ndim else b
-    r = A.shape[-1]
-    shape = np.broadcast_shapes(b.shape[:-1], A.shape[:-2])
-    eye = np.eye(r)
-    gap = eye - A if gap is None else gap
-    A, gap = (np.broadcast_to(m, shape + (r, r)).reshape(-1, r, r) for m in (A, gap))
-    b = np.broadcast_to(b, shape + (r,)).reshape(-1, r)
-    diag = np.diagonal(gap, axis1=-2, axis2=-1)
-    l1_margin = np.min(np.where(diag <= 1, diag, 2 - diag) - np.sum(np.abs(A) * (1 - eye), axis=-2), axis=-1)
-    finite = np.all(np.isfinite(gap) & np.isfinite(A), axis=(-2, -1))
-    eig = np.full(A.shape[:-1], np.nan, dtype=complex)
-    eig[finite] = np.linalg.eigvals(gap[finite])
-    one_minus = np.abs(1 - eig)
-    radius_margin = np.min((2 * eig.real - np.abs(eig) ** 2) / (1 + one_minus), axis=-1)
-    radius = np.max(one_minus, axis=-1)
-    nonneg = finite & np.all(A >= 0, axis=(-2, -1))
-    radius_margin[nonneg] = _smallest_eigenvalue(gap[nonneg], np.min(eig[nonneg].real, axis=-1))
-    radius[nonneg] = 1 - radius_margin[nonneg]
-    contracts = finite & (radius_margin > 0)
-    accurate = contracts & nonneg & np.all(b >= 0, axis=-1)
-    fixed = np.full(b.shape, np.inf)
-    fixed[accurate] = _m_solve(gap[accurate], b[accurate])
-    rest = contracts & ~accurate
-    try:
-        fixed[rest] = np.linalg.solve(gap[rest], b[rest][..., None])[..., 0]
-    except np.linalg.LinAlgError:  # an exactly singular I - A in the batch: solve one by one
-        fixed[rest] = [_solve_or_inf(m, v) for m, v in zip(gap[rest], b[rest])]
-    out = {"A_l1": 1 - l1_margin, "spectral_radius": radius, "l1_margin": l1_margin,
-           "radius_margin": radius_margin, "floor": np.sum(np.abs(fixed), axis=-1)}
-    out = {k: v.reshape(shape) for k, v in out.items()}
-    out["fixed_point"] = fixed.reshape(shape + (r,))
-    return out
-
-
-def _ordered(G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The coordinate order of decreasing diagonal and G permuted to it (rows and columns)."""
-    order = np.argsort(-np.diagonal(G, axis1=-2, axis2=-1), axis=-1)
-    return order, np.take_along_axis(np.take_along_axis(G, order[..., :, None], -2), order[..., None, :], -1)
-
-
-def _eliminate(S: np.ndarray, t, x: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
-    """Gaussian elimination without pivoting of the (ordered) Z-matrices S - tI (..., r, r): the
-    pivots (..., r) and, if ``x`` is given, (S - tI)^{-1} x. S - tI is a nonsingular M-matrix iff
-    every pivot is > 0; each update then subtracts a product of two nonpositive numbers and, for
-    x >= 0, the solve only adds nonnegative terms, so only pivots can cancel. Eliminating the
-    largest diagonal first leaves the slow mode (the tiny pivot) last."""
-    r = S.shape[-1]
-    S = S - np.asarray(t, dtype=float)[..., None, None] * np.eye(r)
-    x = None if x is None else x.astype(float)
-    with np.errstate(all="ignore"):
-        for k in range(r - 1):
-            factor = S[..., k + 1:, k] / np.where(S[..., k, k] > 0, S[..., k, k], np.nan)[..., None]
-            S[..., k + 1:, k + 1:] -= factor[..., :, None] * S[..., k, k + 1:][..., None, :]
-            if x is not None:
-                x[..., k + 1:] -= factor * x[..., k, None]
-        if x is not None:
-            for k in reversed(range(r)):
-                x[..., k] = (x[..., k] - np.sum(S[..., k, k + 1:] * x[..., k + 1:], axis=-1)) / S[..., k, k]
-    return np.diagonal(S, axis1=-2, axis2=-1), x
-
-
-def _m_solve(G: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """G^{-1} b for nonsingular M-matrices G and b >= 0, by :func:`_eliminate` (accurate)."""
-    order, S = _ordered(G)
-    x = _eliminate(S, 0.0, np.take_along_axis(b, order, -1))[1]
-    out = np.empty_like(x)
-    np.put_along_axis(out, order, x, -1)
-    return out
-
-
-def _smallest_eigenvalue(G: np.ndarray, guess: np.ndarray, max_steps: int = 200) -> np.ndarray:
-    """The smallest eigenvalue tau of the Z-matrices G (= 1 - rho(A) for G = I - A, A >= 0): the
-    sup of t with all pivots of G - tI positive. From the eigvals ``guess``, the fixed point
-    t <- t + (last pivot of G - tI) (fast when the slow mode is well separated, where eigvals is
-    inaccurate), accepted where the pivot signs confirm it to relative 1e-12; elsewhere bisection
-    between Gershgorin's column bound and min_j G_jj, to relative width 1e-15."""
-    _, S = _ordered(G)
-
-    def ok(t):
-        return np.all(_eliminate(S, t)[0] > 0, axis=-1)
-
-    t = guess.copy()
-    for _ in range(8):
-        pivots = _eliminate(S, t)[0]
-        step = np.nan_to_num(np.where(np.all(pivots[..., :-1] > 0, axis=-1), pivots[..., -1], 0.0))
-        t = t + step
-        if np.all(np.abs(step) <= 1e-15 * np.abs(t)):
-            break
-    width = 1e-12 * np.abs(t) + 1e-300
-    done = ok(t - width) & ~ok(t + width)
-    diag = np.diagonal(G, axis1=-2, axis2=-1)
-    lo = np.min(2 * diag - np.sum(np.abs(G), axis=-2), axis=-1) - 1e-300
-    hi = np.min(diag, axis=-1)
-    for _ in range(max_steps):
-        open_ = ~done & (hi - lo > 1e-15 * np.maximum(np.abs(lo), np.abs(hi)))
-        if not np.any(open_):
-            break
-        mid = (lo[open_] + hi[open_]) / 2
-        good = np.all(_eliminate(S[open_], mid)[0] > 0, axis=-1)
-        lo[open_] = np.where(good, mid, lo[open_])
-        hi[open_] = np.where(good, hi[open_], mid)
-    return np.where(done, t, (lo + hi) / 2)
-
-
-def _solve_or_inf(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
-    try:
-        return np.linalg.solve(matrix, vector)
-    except np.linalg.LinAlgError:
-        return np.full(vector.shape, np.inf)
-
-
-__all__ = ["Provenance", "Flag", "StepCondition", "Variant", "Evaluation", "Result",
-           "spectral_quantities"]
+__all__ = ["Provenance", "Flag", "StepCondition", "Predicate", "Variant", "Switch", "switch_variants",
+           "Preparation", "Evaluation", "Result", "as_values", "IMPLICIT_RTOL"]

@@ -6,7 +6,7 @@ import pytest
 
 from fedbound.algorithms import SDGT, EnergyModel
 from fedbound.cli.main import build_parser, main
-from fedbound.cli.run_cmd import build_network, build_task
+from fedbound.cli.problem import build_network, build_task
 from fedbound.control import ClosedLoop, load_spec
 
 NET = {"subnets": [{"m": 4, "E": 30.0, "E_d2d": 0.3}, {"m": 4, "E": 70.0, "E_d2d": 0.7}]}

@@ -109,3 +109,90 @@ def test_metrics_json_is_strict_when_the_optimum_is_unknown(tmp_path, capsys):
     assert summary["final"]["loss_gap"] is None
     metrics = json.loads((tmp_path / "metrics.json").read_text(), parse_constant=reject)
     assert metrics["metrics"]["dist2"] == [None, None, None]
+
+
+# ---- the FedOpt family (issue 9, "CLI for FedAvg") ------------------------------------------------
+def numpy_fedavg(A, y, lr, K, rounds):
+    """Full participation FedAvg on f_i = 1/(2m)||A_i x - y_i||^2, written plainly."""
+    m = A.shape[1]
+    x = np.zeros(A.shape[2])
+    for _ in range(rounds):
+        models = []
+        for Ai, yi in zip(A, y):
+            xi = x.copy()
+            for _ in range(K):
+                xi = xi - lr * Ai.T @ (Ai @ xi - yi) / m
+            models.append(xi)
+        x = np.mean(models, axis=0)
+    return x
+
+
+def fedavg_command(lsq_file, out, clients):
+    return ["run", "fedavg", "--task", "lsq", "--data", str(lsq_file), "--clients-per-round",
+            str(clients), "--local-steps", "3", "--lr", "0.05", "--rounds", "7", "--sigma", "0",
+            "--float64", "--seed", "0", "--out", str(out)]
+
+
+def test_fedavg_command_as_written_full_participation(tmp_path, lsq_file, capsys):
+    assert main(fedavg_command(lsq_file, tmp_path / "o", 8)) == 0
+    data = np.load(lsq_file)
+    x_final = np.load(tmp_path / "o" / "x_final.npy")
+    np.testing.assert_allclose(x_final, numpy_fedavg(data["A"], data["y"], 0.05, 3, 7), rtol=0, atol=1e-12)
+    metrics = json.loads((tmp_path / "o" / "metrics.json").read_text())
+    assert metrics["config"]["clients_per_round"] == 8 and metrics["config"]["local_steps"] == 3
+    assert metrics["metrics"]["uploads"][-1] == 7 * 8
+    assert metrics["metrics"]["gradient_evaluations"][-1] == 7 * 8 * 3
+
+
+def test_fedavg_command_with_sampling_is_the_python_fedavg(tmp_path, lsq_file, capsys):
+    from fedbound.algorithms import FedAvg, run
+    from fedbound.tasks import LeastSquares
+
+    assert main(fedavg_command(lsq_file, tmp_path / "o", 3)) == 0
+    task = LeastSquares.from_npz(lsq_file)
+    expected = run(FedAvg(task, lr=0.05, local_steps=3, clients_per_round=3, seed=0), 7).x_g[-1]
+    assert np.array_equal(np.load(tmp_path / "o" / "x_final.npy"), expected.numpy())
+    rows = list(csv.DictReader(open(tmp_path / "o" / "metrics.csv")))
+    assert int(rows[-1]["uploads"]) == 7 * 3
+
+
+@pytest.mark.parametrize("algorithm, extra", [
+    ("fedprox", ["--mu", "0.1"]),
+    ("fedavgm", ["--server-momentum", "0.9", "--server-lr", "0.5"]),
+    ("fedadagrad", ["--server-lr", "0.05", "--tau", "1e-3"]),
+    ("fedadam", ["--server-lr", "0.05", "--beta1", "0.9", "--beta2", "0.99", "--tau", "1e-3"]),
+    ("fedyogi", ["--server-lr", "0.05", "--beta1", "0.8", "--beta2", "0.95"]),
+])
+def test_fedopt_algorithms_take_their_options(tmp_path, lsq_file, capsys, algorithm, extra):
+    code = main(["run", algorithm, "--task", "lsq", "--data", str(lsq_file), "--clients-per-round", "4",
+                 "--local-steps", "2", "--lr", "0.05", "--rounds", "3", "--float64", "--out",
+                 str(tmp_path), "--json", *extra])
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out)
+    flag = extra[0][2:].replace("-", "_")
+    assert summary["config"]["algorithm"] == algorithm and summary["config"][flag] == float(extra[1])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["fedavg", "--lr", "0.1", "--gamma", "0.1"], "--gamma does not apply to fedavg"),
+    (["sdgt", "--lr", "0.1"], "--lr does not apply to sdgt"),
+    (["fedavg"], "fedavg needs --lr"),
+    (["fedprox", "--lr", "0.1"], "fedprox needs --mu"),
+    (["fedavg", "--lr", "-1"], "--lr must be in (0, inf], got -1"),
+    (["fedavg", "--lr", "0.1", "--clients-per-round", "13"], "clients_per_round must be an integer in [1, 12]"),
+    (["fedavgm", "--lr", "0.1", "--server-momentum", "1"], "--server-momentum must be in [0, 1)"),
+    (["fedavg", "--lr", "0.1", "--subnets", "2"], "fedavg takes no network"),
+    (["gt", "--K", "2"], "--K does not apply to gt"),
+    (["gt", "--sample", "2"], "--sample does not apply to gt"),
+    (["fedavg", "--lr", "0.1", "--weights", "examples"], "--weights examples needs a task whose clients"),
+])
+def test_fedopt_bad_input_exits_2_with_one_line(tmp_path, capsys, args, message):
+    code = main(["run", *args, "--rounds", "1", "--out", str(tmp_path)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and message in err and len(err.splitlines()) == 1, err
+
+
+def test_example_weights_on_logistic(tmp_path, capsys):
+    assert main(["run", "fedavg", "--task", "logistic", "--n", "5", "--d", "3", "--lr", "0.1",
+                 "--weights", "examples", "--rounds", "2", "--out", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["config"]["weights"] == "examples"

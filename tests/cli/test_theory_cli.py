@@ -27,18 +27,20 @@ def sets(pairs):
     return [a for pair in pairs for a in ("--set", pair)]
 
 
-def typical_constants(names) -> dict:
-    """A fixed point inside every constant's domain (order relations respected)."""
+def typical_constants(result, names) -> dict:
+    """A fixed point inside every constant's domain for ``result`` (order relations respected)."""
     out = {}
     for name in names:
-        d = S.constant(name).domain
+        d = result.domain(name)[0]
         if d.integer:
             out[name] = float(max(math.floor(d.low) + 2, 3))
         elif math.isfinite(d.high):
             out[name] = d.low + 0.6 * (d.high - d.low)
         else:
             out[name] = (d.low if math.isfinite(d.low) else 0.0) + 0.5
+    short = {S.constant(nm, result.scope).key: nm for nm in out}
     for small, large in S.ORDER_RELATIONS:
+        small, large = short.get(small), short.get(large)
         if small in out and large in out:
             out[small], out[large] = sorted((out[small], out[large]))
     if "gamma" in out:
@@ -108,7 +110,7 @@ def test_matrix_extras_and_derived_keys_are_nested_lists_at_the_top_level(capsys
 def test_bound_json_of_every_result_and_variant(capsys, rid, variant):
     """Generic: every extra and derived key of every result comes back under its own key."""
     result = get(rid)
-    c = typical_constants(result.constants(variant))
+    c = typical_constants(result, result.constants(variant))
     code, out, err = run(capsys, "bound", rid, "--variant", variant,
                          *sets(f"{k}={v!r}" for k, v in c.items()), "--json")
     assert code == 0, err
@@ -162,7 +164,8 @@ def test_rounds_for_one_result(capsys):
     (["bound", "sdgt.thm2", *sets([*THM2, "zeta=1"])], "unknown constant 'zeta'"),
     (["bound", "sdgt.thm2", "--set", "K5"], "--set expects NAME=VALUE"),
     (["bound", "sdgt.thm2", "--set", "K=five"], "must be a number"),
-    (["bound", "sdgt.thm2", *sets(THM2[1:])], "needs constant(s) K"),
+    (["stepsize", "sdgt.thm2", *sets(["L=1", "p=0.5", "q=0.5"])], "needs constant(s) K"),
+    (["bound", "sdgt.thm3", *sets(["L=1"])], "needs constant(s) K"),
     (["bound", "sdgt.nope", *sets(THM2)], "unknown result 'sdgt.nope'"),
     (["bound", "sdgt.thm2", "--variant", "corrected", *sets(THM2)], "no variant 'corrected'"),
     (["stepsize", "sdgt.lemma6", *sets(["K=2", "L=1"])], "no step-size condition"),
@@ -195,3 +198,40 @@ def test_set_takes_several_pairs_after_one_flag(capsys):
     one_flag = json.loads(capsys.readouterr().out)
     assert main(common + ["--set", "L=1", "--set", "K=4", "--set", "p=0.64", "--set", "q=0.5"]) == 0
     assert json.loads(capsys.readouterr().out) == one_flag
+
+
+def test_stepsize_names_its_variable(capsys):
+    pairs = sets(["K=5", "L=1", "p=0.64", "q=0.5"])
+    code, out, _ = run(capsys, "stepsize", "sdgt.thm2", "--var", "gamma", "--json", *pairs)
+    data = json.loads(out)
+    assert code == 0 and data["variable"] == "gamma" and data["implicit"] is False
+    code, out, _ = run(capsys, "stepsize", "sdgt.thm2", *pairs)
+    assert "largest admissible gamma = " in out
+    code, _, err = run(capsys, "stepsize", "sdgt.thm2", "--var", "gama", *pairs)
+    assert code == 2 and "did you mean 'gamma'" in err
+
+
+def test_audit_all_runs_every_registered_paper(capsys):
+    from fedbound.theory.audit import PAPERS
+    code, out, err = run(capsys, "audit", "all", "--samples", "50", "--iterations", "0", "--only", "lemma2")
+    assert code == 0, err
+    assert [line for line in out.splitlines() if line.startswith("audit of ")] == \
+        ["audit of sdgt: 1 claims, 50 random samples each plus extremes and adversarial search (seed 0)"]
+    code, out, _ = run(capsys, "audit", "all", "--samples", "50", "--iterations", "0", "--json")
+    data = json.loads(out)
+    assert code == 0 and set(data) == set(PAPERS) and all(data[p] for p in data)
+
+
+def test_list_algorithms_from_the_registry(capsys):
+    """`fedbound list algorithms` is generated from fedbound.algorithms.registry: every registered
+    algorithm with every option flag, nothing else."""
+    from fedbound.algorithms import registry
+
+    assert main(["list", "algorithms", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [e["name"] for e in listed] == list(registry.names())
+    for entry, spec in zip(listed, registry.specs()):
+        assert [o["flag"] for o in entry["options"]] == [o.flag for o in spec.options]
+    assert main(["list", "algorithms"]) == 0
+    text = capsys.readouterr().out
+    assert all(f"{name}:" in text for name in registry.names())

@@ -1,4 +1,4 @@
-"""SD-GT under Algorithm 2 (fedbound.control.closed_loop): the loop applies the plan made from
+"""SD-GT under Algorithm 2 (fedbound.control.sdgt.closed_loop): the loop applies the plan made from
 its own estimates, energy is the cost model summed over rounds, Theorem 5's corrected interval
 holds (the printed one fails where the notes say), and a seed fixes the run."""
 import itertools

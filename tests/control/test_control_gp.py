@@ -12,7 +12,7 @@ import pytest
 import fedbound
 from fedbound.control import (ControlProblem, NetSpec, compiled_gp, k_stationary_root, reduced_objective,
                               solve_gp, solve_reduced)
-from fedbound.control.gp import FORMS
+from fedbound.control.sdgt.gp import FORMS
 from fedbound.errors import SolverError, UnknownNameError
 
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from fedbound.control import ControlProblem, NetSpec, integer_optimum, objective, participation, plan
-from fedbound.control.baseline import official_grid
+from fedbound.control.sdgt.baseline import official_grid
 from fedbound.errors import UnknownNameError
 
 

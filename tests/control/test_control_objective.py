@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from fedbound.control import ControlProblem, NetSpec, k_stationary_root, objective, participation
-from fedbound.control.objective import best_u, k_minimizer, reduced_objective
+from fedbound.control.sdgt.objective import best_u, k_minimizer, reduced_objective
 from fedbound.errors import UnknownNameError, ValidationError
 
 SPEC = NetSpec(m=[10, 4, 7], E=[42.0, 3.5, 80.0], E_d2d=[0.4, 0.01, 1.2])

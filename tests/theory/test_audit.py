@@ -1,5 +1,5 @@
 """The audit engine (fedbound/theory/audit.py) on synthetic claims, and SD-GT's claims
-(fedbound/theory/sdgt_audit.py) whose counterexamples are re-checked here from formulas typed from
+(fedbound/theory/sdgt/audit.py) whose counterexamples are re-checked here from formulas typed from
 papers/sdgt.md."""
 import json
 import math

@@ -22,11 +22,13 @@ SEEDS = pathlib.Path("/work/shared/seeds")
 VARIANTS = [(r.id, v) for r in results() for v in r.variants]
 
 
-def random_constants(names, rng: np.random.Generator, size=None) -> dict:
-    """Values inside each constant's domain (log-uniform on half-lines), order relations respected."""
+def random_constants(names, rng: np.random.Generator, size=None, result=None) -> dict:
+    """Values inside each constant's domain for ``result`` (default: an SD-GT result; its
+    assumptions included), log-uniform on half-lines, order relations respected."""
+    result = result or get("sdgt.thm2")
     out = {}
     for name in names:
-        d = S.constant(name).domain
+        d = result.domain(name)[0]
         if d.integer:
             low = math.floor(d.low) + 1 if d.low_open else math.ceil(d.low)
             high = low + 19 if math.isinf(d.high) else int(d.high)
@@ -36,7 +38,9 @@ def random_constants(names, rng: np.random.Generator, size=None) -> dict:
                 rng.uniform(-10, 10, size)
         else:
             out[name] = rng.uniform(d.low + 1e-3 * (d.high - d.low), d.high, size)
+    short = {S.constant(nm, result.scope).key: nm for nm in out}
     for small, large in S.ORDER_RELATIONS:
+        small, large = short.get(small), short.get(large)
         if small in out and large in out:
             out[small], out[large] = np.minimum(out[small], out[large]), np.maximum(out[small], out[large])
     return out
@@ -61,7 +65,7 @@ def test_variants_of_a_result_disagree_somewhere(rid):
     result = get(rid)
     names = list(result.variants)
     needed = sorted({c for v in names for c in result.constants(v)})
-    c = random_constants(needed, np.random.default_rng(1), size=64)
+    c = random_constants(needed, np.random.default_rng(1), size=64, result=result)
     evs = {v: result.evaluate(v, **{k: c[k] for k in result.constants(v)}) for v in names}
     for a in names:
         for b in names[names.index(a) + 1:]:
@@ -88,7 +92,7 @@ def test_compiled_numbers_agree_with_exact_sympy(rid, variant):
     v = result.variant(variant)
     rng = np.random.default_rng(zlib.crc32(f"{rid}:{variant}".encode()))
     for _ in range(2):
-        c = {k: float(x) for k, x in random_constants(v.constants(), rng).items()}
+        c = {k: float(x) for k, x in random_constants(v.constants(), rng, result=result).items()}
         for key in v.expressions():
             fn, names = v.compiled(key)
             with np.errstate(all="ignore"):
@@ -118,7 +122,7 @@ THM2 = dict(K=5, L=1.0, p=0.64, q=0.5, R=1.0, T=1000, n=10, sigma=1.0, gamma=1e-
 ])
 def test_out_of_domain_constants_raise_a_one_line_validation_error(rid, bad, pattern):
     result = get(rid)
-    c = random_constants(result.constants(), np.random.default_rng(0))
+    c = random_constants(result.constants(), np.random.default_rng(0), result=result)
     c.update(bad)
     with pytest.raises(ValidationError, match=pattern) as info:
         result.evaluate(**c)
@@ -183,7 +187,7 @@ def test_rate_exponents_of_lemma7_in_T():
 @pytest.mark.parametrize("rid,variant", VARIANTS, ids=[f"{r}:{v}" for r, v in VARIANTS])
 def test_vectorized_evaluation_equals_the_scalar_loop(rid, variant):
     result = get(rid)
-    c = random_constants(result.constants(variant), np.random.default_rng(4), size=6)
+    c = random_constants(result.constants(variant), np.random.default_rng(4), size=6, result=result)
     ev = result.evaluate(variant, **c)
     for i in range(6):
         one = result.evaluate(variant, **{k: v[i] for k, v in c.items()})

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from fedbound.theory import get
 from fedbound.theory.sdgt import lemmas
-from fedbound.theory.symbols import K, L, gamma, mu, n, sigma
+from fedbound.theory.sdgt.common import K
+from fedbound.theory.symbols import L, gamma, mu, n, sigma
 
 unit = st.floats(0.01, 1.0)
 K_values = st.integers(1, 200)

@@ -9,7 +9,8 @@ from fedbound.errors import UnknownNameError, ValidationError
 from fedbound.theory import get
 from fedbound.theory.sdgt.common import p, q
 from fedbound.theory.sdgt.table1 import EQ32_TERMS, ROWS, rho, table1_rounds
-from fedbound.theory.symbols import K, eps, n, sigma
+from fedbound.theory.sdgt.common import K
+from fedbound.theory.symbols import eps, n, sigma
 
 ALL = dict(sigma=1.0, n=10, K=5, rho=0.5, p=0.8, q=0.5, eta=1.0, eta_s=2.0)
 IDS = {"SCAFFOLD": "sdgt.table1.scaffold", "K-GT": "sdgt.table1.kgt", "LED": "sdgt.table1.led",

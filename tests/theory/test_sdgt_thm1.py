@@ -15,7 +15,8 @@ from fedbound.theory import get
 from fedbound.theory.sdgt import lemmas as lm
 from fedbound.theory.sdgt import thm1
 from fedbound.theory.sdgt.common import E1, p, q
-from fedbound.theory.symbols import K, L, T, gamma, n, sigma
+from fedbound.theory.sdgt.common import K
+from fedbound.theory.symbols import L, T, gamma, n, sigma
 
 SHIFT = {lm.E_t: 0, lm.G_t: lm.G_prev, lm.Delta_t: lm.Delta_prev, lm.Gamma_t: lm.Gamma_prev,
          lm.Y_t: lm.Y_prev, lm.Z_t: lm.Z_prev}

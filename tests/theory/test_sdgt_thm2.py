@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from fedbound.theory import get
 from fedbound.theory.sdgt.common import R, p, q
-from fedbound.theory.symbols import K, L, T, gamma, n, sigma
+from fedbound.theory.sdgt.common import K
+from fedbound.theory.symbols import L, T, gamma, n, sigma
 
 THM2 = dict(K=5, L=1.0, p=0.64, q=0.5, R=1.0, T=1000, n=10, sigma=1.0)
 unit = st.floats(0.01, 1.0)

@@ -14,7 +14,7 @@ relaxation):
 3. rounds R*: the least R with the explicit bound (33) ("rederived-schedule" of afga.thmD3,
    eta = c_eta n sqrt(I/m), eta_l = c_l/(I sqrt(R))) <= ``eps``, and large enough that eta_l obeys
    every step-size condition ((a'), (25), (27), implicit ones solved:
-   :func:`fedbound.theory.afga.stepsize.max_local_step`): R >= (c_l/(I eta_l,max))^2;
+   ``afga.stepsize.max_step``): R >= (c_l/(I eta_l,max))^2;
 4. time = R* x :meth:`CommTimeModel.round_seconds` with, per gossip step, either the model's fixed
    ``gossip_messages`` or (``gossip_messages="max_degree"``) the largest number of neighbours of a
    client (each client sends its messages one after another, clients in parallel: a modelling
@@ -38,7 +38,6 @@ from fedbound.theory import get
 from fedbound.theory.afga.common import DEFAULT_CONSTANTS
 from fedbound.theory.afga.experiments import Setting, rho_max
 from fedbound.theory.afga.rho import FORMS, rho_condition
-from fedbound.theory.afga.stepsize import max_local_step
 
 #: topologies whose matrix is deterministic (the chooser needs no seed)
 TOPOLOGIES = ("ring", "complete", "chain", "star", "grid")
@@ -129,8 +128,9 @@ def choose(*, N: int, M: int, eps: float, constants: Mapping[str, float], local_
             check = rho_condition(rho, m, n, I, form=rho_form)
             c = {**base, "I_local": I, "K_clusters": K, "n_cluster": n, "m_cluster": m,
                  "rho_gossip": rho, "sigma_l": sigma_l, "sigma_c": sigma_c, "c_eta": c_eta, "c_l": c_l}
-            step_cap, _ = max_local_step("rederived", **{**c, "eta_server": c_eta * n * np.sqrt(I / m),
-                                                        "alpha_het": 1.0})
+            step_cap, _ = get("afga.stepsize").max_step(
+                "rederived", variable="gamma",
+                **{**c, "eta_server": c_eta * n * np.sqrt(I / m), "alpha_het": 1.0})
             r_step = np.ceil((c_l / (I * step_cap)) ** 2)
             r_eps = thm.rounds_to_eps(eps, "rederived-schedule", t_max=MAX_ROUNDS,
                                       **{k: c[k] for k in thm.constants("rederived-schedule") if k != "T"})

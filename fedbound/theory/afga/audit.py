@@ -42,7 +42,7 @@ from fedbound.network import ring_weights
 from fedbound.theory.afga.experiments import REPORTED_RHO, SETTINGS, rho_max
 from fedbound.theory.afga.lemmas import LEMMA_F1, LEMMA_F5, LEMMA_F8
 from fedbound.theory.afga.rho import RHO_CONDITION, largest_rho
-from fedbound.theory.afga.stepsize import STEPSIZE, max_local_step
+from fedbound.theory.afga.stepsize import STEPSIZE
 from fedbound.theory.audit import Claim, Param, Sampler, compile_expr
 
 N_ = Param("n_cluster", 2, 1e4, integer=True)
@@ -268,8 +268,9 @@ def _stepsize_26(variant: str) -> Claim:
         c["C1_abs"] = np.full_like(c["n_cluster"], 64.0)
         c["rho_gossip"] = np.minimum(c.pop("rho/largest") * largest_rho(
             "exact", c["m_cluster"], c["n_cluster"], c["I_local"]), ONE_BELOW)
-        cap, _ = max_local_step(variant, **c)
-        c["gamma"] = c.pop("eta_l/cap") * cap
+        fraction = c.pop("eta_l/cap")
+        cap, _ = STEPSIZE.max_step(variant, variable="gamma", **c)
+        c["gamma"] = fraction * cap
         return c
 
     def check(c):

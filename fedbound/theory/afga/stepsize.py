@@ -16,20 +16,19 @@ Every condition constrains the local learning rate :math:`\eta_l` (the engine's 
 
 (25) and (27) are **implicit**: :math:`C_0 = \sqrt{\eta_l^2I^2G^2 + \epsilon}` depends on
 :math:`\eta_l`. Both have the form :math:`\eta_l \le a\,C_0(\eta_l)^{-k}` (k = 1 for (25), 1/2 for
-(27)) with :math:`a` free of :math:`\eta_l`; the extras ``a25`` and ``a27`` are these :math:`a`, and
-:func:`solve_implicit_cap` returns the largest admissible :math:`\eta_l`. The current engine's
-conditions are explicit caps on ``gamma``, so only (a) is a :class:`StepCondition`;
-:func:`max_local_step` combines it with the solved (25) and (27).
+(27)) with :math:`a` free of :math:`\eta_l` (the extras ``a25`` and ``a27``); :math:`x \mapsto
+x\,C_0(x)^k` is increasing, so each admissible set is an interval :math:`(0, x^*]`. They are
+implicit :class:`StepCondition` s on :math:`\eta_l`, solved by the engine:
+``STEPSIZE.max_step(variant, variable="gamma", ...)`` returns the largest admissible :math:`\eta_l`
+and the binding condition ((a), (25) implicit or (27) implicit).
 
 The extras ``lhs26``/``rhs26`` are both sides of requirement (26) [L1970-1993] (all three terms),
 which (27) only controls through its first term (audited in ``fedbound audit afga``).
 """
 from __future__ import annotations
 
-import numpy as np
 import sympy as sp
 
-from fedbound.errors import ValidationError
 from fedbound.theory.afga.common import (A, C0, C1, H, I, K, L, alpha, eps_a, eta_l, m, n, rho,
                                          where)
 from fedbound.theory.registry import register
@@ -37,9 +36,10 @@ from fedbound.theory.result import Flag, Result, StepCondition, Variant
 
 N_ = K * n
 
-CAP_A = StepCondition("(a) 1/(8IL)", 1 / (8 * I * L), False, "Lemmas F.1, F.3 [L2624, L3080]")
+CAP_A = StepCondition("(a) 1/(8IL)", 1 / (8 * I * L), False, "Lemmas F.1, F.3 [L2624, L3080]",
+                      variable=eta_l)
 CAP_A_STRICT = StepCondition("(a') 1/(8 sqrt2 IL)", 1 / (8 * sp.sqrt(2) * I * L), False,
-                             "what Lemma F.1's algebra needs [L2801-2810], flag 17")
+                             "what Lemma F.1's algebra needs [L2801-2810], flag 17", variable=eta_l)
 
 
 def _a25(coefficient: int) -> sp.Expr:
@@ -56,6 +56,14 @@ LHS26 = (3 * L ** 2 * I * C1 * eta_l ** 2 * (I + rho ** 2 * H) * alpha ** 2 / (4
          + (2 * n * (n - m) / (m ** 2 * (n - 1)) + _D) * A * I * C1 * eta_l * H * rho ** 2 * alpha ** 2
          + _D * A * I ** 2 * C1 * eta_l * alpha ** 2)
 RHS26 = 1 / (8 * C0)
+
+
+def _cap25(coefficient: int) -> StepCondition:
+    return StepCondition("(25) implicit", _a25(coefficient) / C0, False, "(25) [L1947-1961], flag 20",
+                         variable=eta_l)
+
+
+CAP27 = StepCondition("(27) implicit", A27 / sp.sqrt(C0), False, "(27) [L1994-1999]", variable=eta_l)
 
 
 def _extras(coefficient: int) -> dict:
@@ -75,11 +83,11 @@ STEPSIZE = register(Result(
     lhs="eta_l (= gamma)",
     variants=[
         Variant("printed", "as printed: cap (a) 1/(8IL); (25) with the printed 4 on its right side; "
-                           "(25), (27) implicit in C0 (extras a25, a27; solve with max_local_step)",
-                conditions=(CAP_A,), extras=_extras(4)),
+                           "(25), (27) implicit in C0 (extras a25, a27; solved by max_step)",
+                conditions=(CAP_A, _cap25(4), CAP27), extras=_extras(4)),
         Variant("rederived", "cap 1/(8 sqrt2 IL) that Lemma F.1's algebra needs (flag 17); (25) "
                              "solved from its printed left side (coefficient 16, flag 20)",
-                conditions=(CAP_A_STRICT,), extras=_extras(16)),
+                conditions=(CAP_A_STRICT, _cap25(16), CAP27), extras=_extras(16)),
     ],
     known_issues=(
         Flag("17", "16 I eta_l^2 L^2 <= 1/(2(4I-1)) [L2801-2810] does not follow from eta_l <= 1/(8IL); "
@@ -92,66 +100,4 @@ STEPSIZE = register(Result(
 ))
 
 
-def solve_implicit_cap(a, k, b, eps, max_iterations: int = 200, rtol: float = 4e-16) -> np.ndarray:
-    r"""Largest :math:`x \ge 0` with :math:`x \le a\,(b^2x^2 + \epsilon)^{-k/2}`, vectorized.
-
-    This is the fixed point :math:`x^* = g(x^*)` of :math:`g(x) = a(b^2x^2+\epsilon)^{-k/2}`
-    (:math:`x \mapsto x - g(x)` is strictly increasing, so the admissible set is :math:`[0, x^*]`).
-    For (25) k = 1, for (27) k = 1/2; b = I G and :math:`\epsilon` the AMSGrad epsilon make
-    :math:`(b^2x^2+\epsilon)^{1/2} = C_0(x)`. Since g is decreasing, the first fixed-point iterates
-    bracket the root, :math:`g(g(0)) \le x^* \le g(0)`; bisection on log x then halves the bracket
-    each step, at most ``max_iterations`` steps, until its relative width is below ``rtol``. The
-    returned value is the bracket's lower end, which satisfies the condition as computed.
-    """
-    a, k, b, eps = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (a, k, b, eps)))
-    if np.any(~(a > 0) | ~(k > 0) | ~(b >= 0) | ~(eps > 0)):
-        raise ValidationError("solve_implicit_cap needs a > 0, k > 0, b >= 0, eps > 0")
-
-    def g(x):
-        return a * (b ** 2 * x ** 2 + eps) ** (-k / 2)
-
-    def admissible(x):
-        return x * (b ** 2 * x ** 2 + eps) ** (k / 2) <= a
-
-    hi = g(np.zeros_like(a))
-    lo = g(hi)
-    lo = np.where(admissible(lo), lo, 0.0)   # guards a rounding miss at the bracket's end
-    done = admissible(hi)
-    lo = np.where(done, hi, lo)
-    for _ in range(max_iterations):
-        open_ = ~done & (hi - lo > rtol * hi)
-        if not np.any(open_):
-            break
-        mid = np.where(lo > 0, np.sqrt(lo * hi), hi / 2)
-        ok = admissible(mid)
-        lo = np.where(open_ & ok, mid, lo)
-        hi = np.where(open_ & ~ok, mid, hi)
-    return lo
-
-
-def max_local_step(variant: str = "rederived", **constants) -> tuple[np.ndarray, np.ndarray]:
-    """The largest eta_l satisfying (a) (or (a')), (25) and (27) of ``variant``, and the binding
-    condition's name; vectorized over the constants (I_local, L, K_clusters, n_cluster, m_cluster,
-    eta_server, beta1, eps_ams, G_inf, C1_abs, rho_gossip, alpha_het).
-
-    The implicit caps are solved with :func:`solve_implicit_cap` (k = 1 for (25), 1/2 for (27),
-    b = I G). ``gamma`` is not needed (the extras that depend on it are not evaluated).
-    """
-    v = STEPSIZE.variant(variant)
-    explicit, binding = STEPSIZE.max_step(variant, **constants)
-    values = STEPSIZE._values(v, constants, sorted({
-        nm for key in ("a25", "a27") for nm in v.compiled(key)[1]} | {"I_local", "G_inf", "eps_ams"}))
-    b = values["I_local"] * values["G_inf"]
-    caps = [explicit,
-            solve_implicit_cap(STEPSIZE._call(v, "a25", values), 1.0, b, values["eps_ams"]),
-            solve_implicit_cap(STEPSIZE._call(v, "a27", values), 0.5, b, values["eps_ams"])]
-    caps = np.stack(np.broadcast_arrays(*caps))
-    names = np.stack(np.broadcast_arrays(np.asarray(binding, dtype=object),
-                                         np.asarray("(25) implicit", dtype=object),
-                                         np.asarray("(27) implicit", dtype=object)))
-    which = np.argmin(caps, axis=0)
-    return np.min(caps, axis=0), np.take_along_axis(names, which[None], 0)[0]
-
-
-__all__ = ["STEPSIZE", "CAP_A", "CAP_A_STRICT", "A27", "LHS26", "RHS26", "solve_implicit_cap",
-           "max_local_step"]
+__all__ = ["STEPSIZE", "CAP_A", "CAP_A_STRICT", "CAP27", "A27", "LHS26", "RHS26"]

@@ -14,7 +14,7 @@ import sympy as sp
 from fedbound.theory.registry import register
 from fedbound.theory.result import Result, Variant
 from fedbound.theory.sdgt.common import b, e, r0, u, where
-from fedbound.theory.symbols import T, gamma
+from fedbound.theory.symbols import POSITIVE, T, gamma
 
 witness = sp.Min(sp.sqrt(r0 / (b * T)), sp.cbrt(r0 / (e * T)), 1 / u)
 psi = r0 / (T * gamma) + b * gamma + e * gamma ** 2
@@ -33,4 +33,5 @@ LEMMA7 = register(Result(
         "printed", "as printed; the witness step size is the standard one of the cited lemma",
         bound=rhs,
         extras={"witness": witness, "psi_at_witness": psi.subs(gamma, witness)})],
+    requires={"r0": (POSITIVE, "r0 > 0: the witness step is 0 when r0 = 0 and psi 0/0")},
 ))

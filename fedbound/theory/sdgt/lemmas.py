@@ -24,8 +24,8 @@ import sympy as sp
 
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, StepCondition, Variant
-from fedbound.theory.sdgt.common import p, q, where
-from fedbound.theory.symbols import NONNEGATIVE, K, L, declare, mu, n, sigma
+from fedbound.theory.sdgt.common import declare, K, p, q, where
+from fedbound.theory.symbols import NONNEGATIVE, L, mu, n, sigma
 from fedbound.theory.symbols import gamma as g
 
 Delta_t = declare("Delta_t", NONNEGATIVE, "SD-GT client drift Delta_t at round t", latex="Delta_t")

@@ -22,9 +22,8 @@ import sympy as sp
 
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, Variant
-from fedbound.theory.sdgt.common import p, q, where
-from fedbound.theory.symbols import (NONNEGATIVE, UNIT, K, check_values, constant, declare, n,
-                                     sigma)
+from fedbound.theory.sdgt.common import declare, K, p, q, where
+from fedbound.theory.symbols import NONNEGATIVE, UNIT, n, sigma
 from fedbound.theory.symbols import eps as epsilon
 
 rho = declare("rho", UNIT, "connectivity of a single decentralized network (Table I; rho = 1: "
@@ -99,7 +98,6 @@ def table1_rounds(eps: float, **constants) -> dict[str, np.ndarray]:
     ['H-SGD', 'K-GT']
     """
     values = {"eps": eps, **constants}
-    for name in values:
-        constant(name)
-    check_values({k: np.asarray(v, dtype=float) for k, v in values.items()})
+    for result in METHODS.values():   # names, kinds and domains, before any row is evaluated
+        result.check(values)
     return {method: result.bound(**values) for method, result in METHODS.items()}

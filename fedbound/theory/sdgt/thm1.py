@@ -25,9 +25,9 @@ import sympy as sp
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, StepCondition, Variant
 from fedbound.theory.sdgt import lemma7
-from fedbound.theory.sdgt.common import E1, p, q, where
+from fedbound.theory.sdgt.common import declare, E1, K, p, q, where
 from fedbound.theory.sdgt.lemmas import LEMMA1_CAP, LEMMA3_CAP, LEMMA4_CAP, LEMMA5_CAP
-from fedbound.theory.symbols import POSITIVE, Domain, K, L, T, declare, n, sigma
+from fedbound.theory.symbols import POSITIVE, Domain, L, T, n, sigma
 from fedbound.theory.symbols import gamma as g
 
 c2 = declare("c2", Domain(2.0, math.inf, True, True), "Theorem 1: Lyapunov constant c2 > 2 of (74)")
@@ -176,6 +176,7 @@ COR1 = register(Result(
                 extras=corollary_extras(_thm1_printed, lemma7_witness(**_rederived), gamma_cap,
                                         **_rederived)),
     ],
+    requires={"E1": (POSITIVE, "E1 > 0: the step (13) is 0 when E1 = 0 and the bound 0/0")},
     known_issues=(
         Flag("F6", "third entry p^2 q^2/(945KL) uses q^2, Theorem 1's (74) uses q"),
         Flag("F7", "entries 1-2 of the step choice are values of K gamma, entry 3 is a cap on gamma"),

@@ -37,11 +37,11 @@ import sympy as sp
 
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, StepCondition, Variant
-from fedbound.theory.sdgt.common import R, p, q, where
+from fedbound.theory.sdgt.common import K, p, q, R, where
 from fedbound.theory.sdgt.lemmas import (LEMMA2_CAP, LEMMA2_PROOF_CAP, LEMMA3_CAP, LEMMA4_CAP,
                                          LEMMA5_CAP)
 from fedbound.theory.sdgt.thm1 import corollary_extras, lemma7_form, lemma7_witness, min_cap
-from fedbound.theory.symbols import K, L, T, n, sigma
+from fedbound.theory.symbols import POSITIVE, L, T, n, sigma
 from fedbound.theory.symbols import gamma as g
 
 p_prime = sp.Min(p, q)
@@ -150,6 +150,7 @@ COR2 = register(Result(
                 extras=corollary_extras(rederived_bound, lemma7_witness(**_rederived), rederived_cap,
                                         **_rederived)),
     ],
+    requires={"R": (POSITIVE, "R > 0: the step (15) is 0 when R = 0 and the bound 0/0")},
     known_issues=(
         Flag("F7", "entries 1-2 of the step choice (15) are values of K gamma, entry 3 a cap on gamma"),
         Flag("F9", "the proof sets u = L but the rate's first term implies u = 1/(K gamma_cap)"),

@@ -31,9 +31,10 @@ Three variants of (A, b), each paired with a gamma_bar (F18):
 import sympy as sp
 
 from fedbound.theory.registry import register
-from fedbound.theory.result import Flag, Result, StepCondition, Variant, spectral_quantities
-from fedbound.theory.sdgt.common import R, p, q, where
-from fedbound.theory.symbols import NONNEGATIVE, K, L, T, declare, mu, n, sigma
+from fedbound.theory.linalg import spectral_quantities
+from fedbound.theory.result import Flag, Result, StepCondition, Variant
+from fedbound.theory.sdgt.common import declare, K, p, q, R, where
+from fedbound.theory.symbols import NONNEGATIVE, POSITIVE, L, T, mu, n, sigma
 from fedbound.theory.symbols import gamma as g
 
 Lyap1 = declare("Lyap1", NONNEGATIVE, "Theorem 3: initial Lyapunov value E||xbar_g^1 - x*||^2 + "
@@ -107,12 +108,20 @@ def gap_matrix(variant: str, step: sp.Expr = g) -> sp.Matrix:
 
 
 def recursion_numbers(values: dict) -> dict:
-    """The ``derived`` hook of a variant with extras A, b, I_minus_A and transient: the numbers of
-    :func:`fedbound.theory.spectral_quantities` and the bound (98) = transient + floor."""
+    """The ``derived`` hook of a variant with extras A, b, I_minus_A (its ``derived_needs``) and
+    transient: the numbers of :func:`fedbound.theory.spectral_quantities` and, where the transient
+    is computed (T and Lyap1 given), the bound (98) = transient + floor."""
     out = spectral_quantities(values["A"], values["b"], gap=values["I_minus_A"])
     out = {k: out[k] for k in ("A_l1", "spectral_radius", "l1_margin", "radius_margin", "floor")}
-    out["bound"] = values["transient"] + out["floor"]
+    if "transient" in values:
+        out["bound"] = values["transient"] + out["floor"]
     return out
+
+
+#: the derived numbers need only A, b and I - A (not T, Lyap1): partial evaluation computes them
+RECURSION_NEEDS = ("A", "b", "I_minus_A")
+#: Theorem 3 and Corollary 3 divide by mu (gamma_bar's 4/(mu K), (105)): mu = 0 is outside them
+STRONGLY_CONVEX = {"mu": (POSITIVE, "A4 with mu > 0 (strongly convex)")}
 
 
 def _thm3_variant(name: str, description: str) -> Variant:
@@ -125,7 +134,7 @@ def _thm3_variant(name: str, description: str) -> Variant:
                          for i, cap in enumerate(entries, start=1)),
         extras={"A": A, "b": b, "I_minus_A": gap_matrix(name), "gamma_bar": gamma_bar(form),
                 "rate": 1 - mu * K * g / 4, "transient": (1 - mu * K * g / 4) ** T * Lyap1},
-        derived=recursion_numbers)
+        derived=recursion_numbers, derived_needs=RECURSION_NEEDS)
 
 
 THM3 = register(Result(
@@ -148,6 +157,7 @@ THM3 = register(Result(
                                    "(36/p; p and K^2 in row 3; K^2 in row 4)"),
     ],
     default_variant="appendix",
+    requires=STRONGLY_CONVEX,
     known_issues=(
         Flag("F18", "gamma_bar has K mu in the main text [L303-L304] but K mu/4 in (97), (104); its "
                     "first entry makes the column-1 off-diagonal sum <= mu K gamma, but (95) needs "
@@ -205,8 +215,9 @@ COR3 = register(Result(
                         "I_minus_A": gap_matrix("rederived", _COR3_GAMMA["rederived"]),
                         "transient": ((1 - mu * K * _COR3_GAMMA["rederived"] / 4) ** T
                                       * _lyap1_init["rederived"])},
-                derived=recursion_numbers),
+                derived=recursion_numbers, derived_needs=RECURSION_NEEDS),
     ],
+    requires=STRONGLY_CONVEX,
     known_issues=(
         Flag("F22", "(103) writes (1 - mu K gamma/4)^T <= exp(-mu K gamma T/2); it is exp(-mu K gamma "
                     "T/4). ||(I - A)^{-1} b||_1 = O(K^5 L^5 sigma^2 gamma^5/(pq)) is unjustified: b has "

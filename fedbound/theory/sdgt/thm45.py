@@ -24,18 +24,22 @@ X^(3/5) (119), (121). Since 1 <= 1/p^2 <= max_s m_s^2 (p >= 1/max_s m_s) and K* 
 * ``"corrected"`` [DERIVED, F29]: the bounds swapped, min(X_lo^(2/3), X_lo^(3/5)) <= K_t <=
   max(X_hi^(2/3), X_hi^(3/5)).
 
-:func:`k_star` solves (118) for K (root finder of :mod:`fedbound.control`).
+:func:`k_star` solves (118) for K (:mod:`fedbound.theory.sdgt.stationary`, which the controller
+imports).
 """
+import math
+
 import numpy as np
 import sympy as sp
 
 from fedbound.errors import ValidationError
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, StepCondition, Variant
-from fedbound.theory.sdgt.common import E1, q, where
+from fedbound.theory.sdgt.common import declare, E1, K, q, where
 from fedbound.theory.sdgt.lemmas import LEMMA1_CAP, LEMMA3_CAP, LEMMA4_CAP, LEMMA5_CAP
+from fedbound.theory.sdgt.stationary import k_star_118
 from fedbound.theory.sdgt.thm1 import D, D5
-from fedbound.theory.symbols import (POSITIVE, POSITIVE_INTEGER, UNIT, K, L, T, declare, n, sigma)
+from fedbound.theory.symbols import POSITIVE, POSITIVE_INTEGER, UNIT, L, T, n, sigma
 from fedbound.theory.symbols import gamma as g
 
 Kmin = declare("Kmin", POSITIVE_INTEGER, "smallest number of D2D rounds min_t K_t (Algorithm 2)",
@@ -139,13 +143,15 @@ THM5 = register(Result(
 
 def k_star(p, Hhat, lambda2, lambda3, E_d2d_sum) -> np.ndarray:
     """The root K* > 0 of (118) [L1226], elementwise over broadcast arrays (nan where the root is out
-    of floating range), by :func:`fedbound.control.objective.k_stationary_root` (lambda1 plays no
-    role in (118))."""
-    from fedbound.control.objective import k_stationary_root
+    of floating range or an argument is outside (118)'s domain: p in (0, 1], the rest finite > 0),
+    by :func:`fedbound.theory.sdgt.stationary.k_star_118` (lambda1 plays no role in (118))."""
 
     def one(p_, h_, l2_, l3_, e_):
+        args = (float(h_), float(l2_), float(l3_), float(e_))
+        if not (0 < p_ <= 1 and all(math.isfinite(a) and a > 0 for a in args)):
+            return np.nan
         try:
-            return k_stationary_root(float(p_), float(h_), (1.0, float(l2_), float(l3_)), float(e_))
+            return k_star_118(float(p_), *args)
         except ValidationError:
             return np.nan
 

@@ -7,7 +7,6 @@ from fedbound.control.afga import (TABLE1_ROUNDS_78, TABLE7_ACCURACY, TABLE7_HOU
                                    implied_rounds, table7_hours)
 from fedbound.errors import InputTypeError, UnknownNameError, ValidationError
 from fedbound.theory import get
-from fedbound.theory.afga.stepsize import max_local_step
 
 PROBLEM = dict(L=1.0, sigma=1.0, G_inf=1.0, d_model=10, eps_ams=0.1, beta1=0.9, f_gap=1.0)
 HET = {1: (1.0, 0.0), 5: (0.8, 0.5)}
@@ -67,8 +66,9 @@ def test_chooser_rounds_are_the_least_admissible(choice):
         bound = thm.bound("rederived-schedule", **{k: c[k] for k in thm.constants("rederived-schedule")
                                                   if k != "T"}, T=r.rounds)
         assert bound <= 0.5
-        cap, _ = max_local_step("rederived", **c, eta_server=r.n * np.sqrt(r.I / r.m), alpha_het=1.0)
-        assert 0.1 / (r.I * np.sqrt(r.rounds)) <= cap
+        step = get("afga.stepsize").evaluate("rederived", **c, eta_server=r.n * np.sqrt(r.I / r.m),
+                                             alpha_het=1.0, gamma=0.1 / (r.I * np.sqrt(r.rounds)))
+        assert step.all_conditions_hold
         if r.rounds > r.rounds_step_size:
             assert thm.bound("rederived-schedule", **{k: c[k] for k in thm.constants("rederived-schedule")
                                                      if k != "T"}, T=r.rounds - 1) > 0.5

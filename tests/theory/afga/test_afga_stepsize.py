@@ -1,5 +1,6 @@
-"""AFGA step-size conditions (seed 000, (25)-(27), Lemma F.1): the implicit solve against a
-brute-force scan and closed forms, max_local_step, and Lemma F.1's algebra (flag 17)."""
+"""AFGA step-size conditions (seed 000, (25)-(27), Lemma F.1): the engine's implicit solve
+(``afga.stepsize.max_step``) against an independent reference (a bracketed fixed-point bisection,
+itself checked against a brute-force scan and the closed forms), and Lemma F.1's algebra (flag 17)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -7,10 +8,36 @@ from hypothesis import strategies as st
 
 from fedbound.errors import ValidationError
 from fedbound.theory import get
-from fedbound.theory.afga.stepsize import max_local_step, solve_implicit_cap
 
 BASE = dict(I_local=24, L=1.0, K_clusters=1, n_cluster=50, m_cluster=5, eta_server=1.0, beta1=0.9,
             eps_ams=1e-2, G_inf=1.0, C1_abs=64.0, rho_gossip=0.5, alpha_het=1.0)
+
+
+def solve_implicit_cap(a, k, b, eps, max_iterations: int = 200, rtol: float = 4e-16) -> np.ndarray:
+    r"""Reference: the largest x >= 0 with x <= a (b^2 x^2 + eps)^(-k/2), vectorized (for (25)
+    k = 1, for (27) k = 1/2, b = I G: (b^2x^2+eps)^(1/2) = C0(x)). g(x) = a(b^2x^2+eps)^(-k/2) is
+    decreasing, so g(g(0)) <= x* <= g(0) brackets the fixed point; bisection on log x."""
+    a, k, b, eps = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (a, k, b, eps)))
+    if np.any(~(a > 0) | ~(k > 0) | ~(b >= 0) | ~(eps > 0)):
+        raise ValidationError("solve_implicit_cap needs a > 0, k > 0, b >= 0, eps > 0")
+
+    def admissible(x):
+        return x * (b ** 2 * x ** 2 + eps) ** (k / 2) <= a
+
+    hi = a * eps ** (-k / 2)
+    lo = a * (b ** 2 * hi ** 2 + eps) ** (-k / 2)
+    lo = np.where(admissible(lo), lo, 0.0)
+    done = admissible(hi)
+    lo = np.where(done, hi, lo)
+    for _ in range(max_iterations):
+        open_ = ~done & (hi - lo > rtol * hi)
+        if not np.any(open_):
+            break
+        mid = np.where(lo > 0, np.sqrt(lo * hi), hi / 2)
+        ok = admissible(mid)
+        lo = np.where(open_ & ok, mid, lo)
+        hi = np.where(open_ & ~ok, mid, hi)
+    return lo
 
 
 def admissible(x, a, k, b, eps):
@@ -52,13 +79,19 @@ def test_implicit_solve_is_vectorized_and_rejects_bad_input():
 
 
 @pytest.mark.parametrize("variant", ["printed", "rederived"])
-def test_max_local_step_satisfies_every_condition_and_names_the_binding_one(variant):
+def test_max_step_matches_the_reference_and_names_the_binding_condition(variant):
     stepsize = get("afga.stepsize")
     rng = np.random.default_rng(1)
     c = {**BASE, "eta_server": 10.0 ** rng.uniform(-3, 3, 200), "eps_ams": 10.0 ** rng.uniform(-8, 0, 200),
          "I_local": rng.integers(1, 100, 200).astype(float), "G_inf": 10.0 ** rng.uniform(-2, 2, 200)}
-    eta_l, binding = max_local_step(variant, **c)
+    eta_l, binding = stepsize.max_step(variant, variable="gamma", rtol=1e-14, **c)
     ev = stepsize.evaluate(variant, **c, gamma=eta_l)
+    b = c["I_local"] * c["G_inf"]
+    cap_a = 1 / ((8 if variant == "printed" else 8 * np.sqrt(2)) * c["I_local"] * c["L"])
+    reference = np.minimum.reduce([cap_a,
+                                   solve_implicit_cap(ev.extras["a25"], 1.0, b, c["eps_ams"]),
+                                   solve_implicit_cap(ev.extras["a27"], 0.5, b, c["eps_ams"])])
+    np.testing.assert_allclose(eta_l, reference, rtol=1e-11)
     assert np.all(ev.all_conditions_hold)
     assert np.all(eta_l <= ev.extras["cap25"] * (1 + 1e-12)) and np.all(eta_l <= ev.extras["cap27"] * (1 + 1e-12))
     tight = {"(25) implicit": ev.extras["cap25"], "(27) implicit": ev.extras["cap27"]}
@@ -86,4 +119,4 @@ def test_lemma_F1_algebra_needs_eight_sqrt2(I):
     for cap, holds in ((1 / (8 * I * L), False), (1 / (8 * np.sqrt(2) * I * L), True)):
         assert (16 * I * cap ** 2 * L ** 2 <= 1 / (2 * (4 * I - 1))) == holds
     caps = {c.name: c for v in ("printed", "rederived") for c in get("afga.stepsize").variant(v).conditions}
-    assert set(caps) == {"(a) 1/(8IL)", "(a') 1/(8 sqrt2 IL)"}
+    assert set(caps) == {"(a) 1/(8IL)", "(a') 1/(8 sqrt2 IL)", "(25) implicit", "(27) implicit"}

@@ -21,7 +21,7 @@ import sympy as sp
 
 from fedbound.theory.audit import Claim, Param, Sampler, compile_expr, sign_parts
 from fedbound.theory.registry import get
-from fedbound.theory.result import spectral_quantities
+from fedbound.theory.linalg import spectral_quantities
 
 L_ = Param("L", 1e-3, 1e3)
 MU_OVER_L = Param("mu/L", 1e-6, 1.0)

@@ -8,7 +8,7 @@ run with K_t D2D rounds and sample counts h^t (p_t = min_s 1 - beta_s^2, beta_s 
    Gamma-hat_t over the sampled clients' pre-aggregation models x^{t,K+1} and x_g^{t+1}   (29)
 2. H-hat_t = 1/t + lambda1^2 (K_t^3 gamma^3 Y-hat_t/p_t^2 + K_t gamma Gamma-hat_t/p_t)  (30)
 3. solve (31) with H = H-hat_t: the certified integer plan (K_{t+1}, h^{t+1}) of
-   :func:`fedbound.control.integer.plan`;
+   :func:`fedbound.control.sdgt.integer.plan`;
 4. p_{t+1} = min_s (1 - beta_s^2) from the integer h^{t+1};
 5. SD-GT's next rounds use K_{t+1} and h^{t+1} (``SDGT.step(state, K=..., h=...)``).
 
@@ -48,11 +48,11 @@ from tqdm import tqdm  # text bars: tqdm.auto warns in notebooks without ipywidg
 
 from fedbound.algorithms.base import check_finite
 from fedbound.algorithms.sdgt import SDGT, SDGTState
-from fedbound.control.estimators import WEIGHTINGS, estimate_Gamma, estimate_H, estimate_Y
-from fedbound.control.integer import METHODS, plan
-from fedbound.control.objective import (DEFAULT_K_CAP, DEFAULT_LAMBDAS, VARIANTS, ControlProblem,
+from fedbound.control.sdgt.estimators import WEIGHTINGS, estimate_Gamma, estimate_H, estimate_Y
+from fedbound.control.sdgt.integer import METHODS, plan
+from fedbound.control.sdgt.objective import (DEFAULT_K_CAP, DEFAULT_LAMBDAS, VARIANTS, ControlProblem,
                                         check_lambdas, check_variant, k_stationary_root)
-from fedbound.control.spec import NetSpec
+from fedbound.control.sdgt.spec import NetSpec
 from fedbound.errors import UnknownNameError, ValidationError, require
 from fedbound.network.sampling import participation
 from fedbound.theory import get as get_result

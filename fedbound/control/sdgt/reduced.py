@@ -2,12 +2,12 @@
 
 Structure (sdgt.md 5.4): for fixed p the cheapest feasible sampling is
 u_s(p) = max(1 - sqrt(1 - p), 1/m_s), so (31) reduces to phi(K, p) =
-J(K, p, u(p)) (:func:`fedbound.control.objective.reduced_objective`). In log variables
-(kappa = log K, pi = log p, upsilon_s = log u_s) the GP of :mod:`fedbound.control.gp` is jointly
+J(K, p, u(p)) (:func:`fedbound.control.sdgt.objective.reduced_objective`). In log variables
+(kappa = log K, pi = log p, upsilon_s = log u_s) the GP of :mod:`fedbound.control.sdgt.gp` is jointly
 convex; partial minimization keeps convexity, so
 
 * for fixed p, K -> J is strictly convex and its minimizer on [1, K_cap] is the root of the
-  stationarity equation (118) [L1226] (:func:`fedbound.control.objective.k_stationary_root`)
+  stationarity equation (118) [L1226] (:func:`fedbound.control.sdgt.objective.k_stationary_root`)
   clipped to [1, K_cap] (K_cap itself when sum_s E_s^D2D = 0);
 * psi(pi) = min_K phi(e^kappa, e^pi) is convex in pi on [log p_floor, 0], where
   p_floor = min_s (2 m_s - 1)/m_s^2 (below it every u_s sits at 1/m_s and J only falls with p).
@@ -24,8 +24,8 @@ import time
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from fedbound.control.gp import ContinuousSolution
-from fedbound.control.objective import ControlProblem, best_u, constraint_violation, k_minimizer, objective
+from fedbound.control.sdgt.gp import ContinuousSolution
+from fedbound.control.sdgt.objective import ControlProblem, best_u, constraint_violation, k_minimizer, objective
 
 
 def solve_reduced(problem: ControlProblem) -> ContinuousSolution:

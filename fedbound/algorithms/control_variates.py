@@ -1,0 +1,41 @@
+r"""SCAFFOLD's control variates (Karimireddy et al., ICML 2020, Alg. 1, option II) as an option of
+the federated round: the server keeps c (d,), every client i keeps c_i (n, d), both starting at 0.
+A participating client corrects every local gradient by c - c_i, and after its tau_i local steps of
+size lr (from the round's start x to y_i)
+
+    c_i^+ = c_i - c + (x - y_i) / (tau_i lr)                       (option II)
+    c     <- c + (1/n) sum_{i in S} (c_i^+ - c_i),   c_i <- c_i^+  (i in S)
+
+so that c = (1/n) sum_i c_i at every round. Each participant downloads (x, c) and uploads
+(Delta y_i, Delta c_i): 2d floats each way. Requires participants without repeats.
+"""
+from __future__ import annotations
+
+import torch
+
+from fedbound.errors import require
+from fedbound.validate import number
+
+
+class ControlVariates:
+    """Option-II control variates for a client step size ``lr``."""
+
+    def __init__(self, lr: float):
+        self.lr = number("lr", lr, low=0.0, low_open=True)
+
+    def init(self, n: int, x0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(C (n, d), c (d,)), all zero."""
+        return torch.zeros(n, x0.shape[0], dtype=x0.dtype), torch.zeros_like(x0)
+
+    def correction(self, C: torch.Tensor, c: torch.Tensor, clients: torch.Tensor) -> torch.Tensor:
+        """c - c_i for the rows ``clients`` (k, d)."""
+        return c - C.index_select(0, clients)
+
+    def update(self, C, c, clients, x, Y, tau) -> tuple[torch.Tensor, torch.Tensor]:
+        """The new (C, c) after the participants ``clients`` ran tau (k,) steps from x to Y (k, d)."""
+        require(bool(torch.unique(clients).numel() == clients.numel()),
+                "control variates need participants without repeats (no sampling with replacement)")
+        C_i = C.index_select(0, clients)
+        C_plus = C_i - c + (x - Y) / (tau.to(Y.dtype)[:, None] * self.lr)
+        c_new = c + (C_plus - C_i).sum(dim=0) / C.shape[0]
+        return C.index_copy(0, clients, C_plus), c_new

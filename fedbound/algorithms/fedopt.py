@@ -1,0 +1,117 @@
+r"""The FedOpt family on the federated round template (:mod:`fedbound.algorithms.federated`):
+FedAvg, FedProx, FedAvgM, FedAdagrad, FedAdam and FedYogi, the strategies Flower users know.
+
+Common setting (FedNova sec. 2.0 [001 L46-L54]; Reddi et al., "Adaptive Federated Optimization",
+ICLR 2021, Alg. 2): minimise f(x) = sum_i p_i f_i(x) (p from the task: uniform or by example
+counts). Round t: the server samples S_t (``clients_per_round`` uniformly without replacement, or
+any ``participation`` scheme), each i in S_t runs tau_i (``local_steps``) local steps of a client
+optimizer from x^{(t)}, and with Delta = sum_{i in S_t} w_i (x_i^{(t,tau_i)} - x^{(t)}) (w_i = p_i /
+sum_{j in S_t} p_j) the server applies its optimizer to the pseudo-gradient g = -Delta:
+
+=============  ===============================  =============================================
+algorithm      client step (g = local gradient)  server step
+=============  ===============================  =============================================
+FedAvg         x <- x - lr g                      x <- x + server_lr Delta
+FedProx        x <- x - lr (g + mu (x - x^(t)))   x <- x + server_lr Delta
+FedAvgM        x <- x - lr g                      v <- beta v + g;  x <- x - server_lr v
+FedAdagrad     x <- x - lr g                      v <- v + g^2;     x <- x - server_lr m / (sqrt(v) + tau)
+FedAdam        x <- x - lr g                      Adam moments (b1, b2), no bias correction
+FedYogi        x <- x - lr g                      Yogi second moment (b1, b2)
+=============  ===============================  =============================================
+
+(adaptive rules: m <- b1 m + (1 - b1) g; see :mod:`fedbound.algorithms.optim.server` for the
+exact formulas and flags). Degenerate cases, each a test: FedProx with mu = 0, FedAvgM with
+momentum 0 and FedAvg with server_lr = 1 and full participation of one local step are the same
+algorithm; with one local step and full participation FedAvg is gradient descent on f.
+
+Example::
+
+    >>> from fedbound.tasks import LeastSquares
+    >>> from fedbound.algorithms import FedAvg, run
+    >>> task = LeastSquares.generate(20, 10, 5, seed=0)
+    >>> traj = run(FedAvg(task, lr=0.1, local_steps=5, clients_per_round=5, seed=0), 50)
+    >>> bool(traj.loss_gap[-1] < traj.loss_gap[0])
+    True
+"""
+from __future__ import annotations
+
+from fedbound.algorithms.federated import Federated
+from fedbound.algorithms.optim import client, server
+
+
+class FedAvg(Federated):
+    """FedAvg (McMahan et al., AISTATS 2017; FedNova eq. (2) [001 L52]): local SGD with step ``lr``
+    for ``local_steps`` steps, server model x + server_lr * Delta (server_lr = 1: the weighted
+    average of the sampled clients' models)."""
+
+    name = "FedAvg"
+
+    def __init__(self, task, *, lr, local_steps=1, server_lr: float = 1.0, **round_options):
+        super().__init__(task, client=client.sgd(lr), server=server.sgd(server_lr),
+                         local_steps=local_steps, **round_options)
+
+
+class FedProx(Federated):
+    """FedProx (Li et al., MLSys 2020; FedNova (15)/(31) [001 L58]): each client minimises
+    f_i(x) + (mu/2)||x - x^{(t)}||^2 with local_steps proximal SGD steps; FedAvg's server."""
+
+    name = "FedProx"
+
+    def __init__(self, task, *, lr, mu, local_steps=1, server_lr: float = 1.0, **round_options):
+        super().__init__(task, client=client.prox(lr, mu), server=server.sgd(server_lr),
+                         local_steps=local_steps, **round_options)
+
+
+class FedAvgM(Federated):
+    """FedAvgM (Hsu et al. 2019): FedAvg clients, server momentum v <- beta v + g, x <- x - server_lr v
+    on the pseudo-gradient g = -Delta (Flower's defaults server_lr = 1, momentum 0 = FedAvg)."""
+
+    name = "FedAvgM"
+
+    def __init__(self, task, *, lr, local_steps=1, server_lr: float = 1.0,
+                 server_momentum: float = 0.0, **round_options):
+        super().__init__(task, client=client.sgd(lr),
+                         server=server.momentum(server_lr, server_momentum),
+                         local_steps=local_steps, **round_options)
+
+
+class FedAdagrad(Federated):
+    """FedAdagrad (Reddi et al. 2021, Alg. 2): FedAvg clients; server v <- v + g^2,
+    m <- beta1 m + (1 - beta1) g, x <- x - server_lr m / (sqrt(v) + tau) (Flower's defaults:
+    server_lr 0.1, tau 1e-3, beta1 0)."""
+
+    name = "FedAdagrad"
+
+    def __init__(self, task, *, lr, local_steps=1, server_lr: float = 0.1, tau: float = 1e-3,
+                 beta1: float = 0.0, **round_options):
+        super().__init__(task, client=client.sgd(lr), server=server.adagrad(server_lr, tau, b1=beta1),
+                         local_steps=local_steps, **round_options)
+
+
+class FedAdam(Federated):
+    """FedAdam (Reddi et al. 2021, Alg. 2): FedAvg clients; server Adam moments without bias
+    correction, x <- x - server_lr m / (sqrt(v) + tau) (Flower's defaults: server_lr 0.1,
+    beta1 0.9, beta2 0.99, tau 1e-3)."""
+
+    name = "FedAdam"
+
+    def __init__(self, task, *, lr, local_steps=1, server_lr: float = 0.1, beta1: float = 0.9,
+                 beta2: float = 0.99, tau: float = 1e-3, **round_options):
+        super().__init__(task, client=client.sgd(lr), server=server.adam(server_lr, beta1, beta2, tau),
+                         local_steps=local_steps, **round_options)
+
+
+class FedYogi(Federated):
+    """FedYogi (Reddi et al. 2021, Alg. 2): FedAvg clients; server v <- v - (1 - beta2) g^2
+    sign(v - g^2), x <- x - server_lr m / (sqrt(v) + tau) (Flower's defaults: server_lr 0.01,
+    beta1 0.9, beta2 0.99, tau 1e-3)."""
+
+    name = "FedYogi"
+
+    def __init__(self, task, *, lr, local_steps=1, server_lr: float = 0.01, beta1: float = 0.9,
+                 beta2: float = 0.99, tau: float = 1e-3, **round_options):
+        super().__init__(task, client=client.sgd(lr), server=server.yogi(server_lr, beta1, beta2, tau),
+                         local_steps=local_steps, **round_options)
+
+
+__all__ = ["FedAvg", "FedProx", "FedAvgM", "FedAdagrad", "FedAdam", "FedYogi"]

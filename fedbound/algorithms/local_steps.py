@@ -1,0 +1,75 @@
+"""How many local steps each participating client takes in a round: tau_i^{(t)} (FedNova sec. 2.0,
+[001 L46-L54]: "local-step counts tau_i^{(t)}"; its experiments draw them per round or derive them
+from local epochs, [001 L216-L223]).
+
+A scheme's ``draw(clients, generator)`` gives tau (k,) int64 for the k participating clients (repeats
+allowed), drawn afresh every round; the round runs max_j tau_j vectorized steps and freezes each
+client after its own tau_j (optim.masked), so a client past its steps computes no gradient.
+
+* :class:`FixedSteps`: tau_i given (one int for all, or one per client), the same every round.
+* :class:`RandomSteps`: tau_i uniform on {low, ..., high}, independently per client and round
+  (FedNova Fig. 3-4: tau_i ~ U[2, 20] "changing across rounds").
+* :class:`EpochSteps`: tau_i = floor(E_i n_i / B), E_i local epochs over client i's n_i examples in
+  minibatches of B (FedNova sec. 6.2: clients with more data run more steps).
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from fedbound.errors import require
+from fedbound.validate import integer, real_array
+
+
+def _per_client(name: str, value, n: int, low: float) -> np.ndarray:
+    arr = real_array(name, value, ndim=(0, 1), low=low)
+    require(arr.ndim == 0 or arr.shape == (n,),
+            f"{name} must be a number or have one entry per client (n = {n}), got shape {arr.shape}")
+    return np.broadcast_to(arr, (n,)).copy()
+
+
+class FixedSteps:
+    """tau_i fixed: an int (every client) or (n,) ints >= 1."""
+
+    def __init__(self, tau, n: int):
+        arr = _per_client("local steps", tau, n, 1)
+        require(bool(np.all(arr == np.floor(arr))), f"local steps must be integers, got {arr.tolist()[:8]}")
+        self.tau = torch.as_tensor(arr.astype(np.int64))
+        self.uniform = bool(np.all(arr == arr[0]))
+
+    def draw(self, clients: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        return self.tau.index_select(0, clients)
+
+
+class RandomSteps:
+    """tau_i uniform on {low, ..., high}, fresh per client and round."""
+
+    def __init__(self, low: int, high: int):
+        self.low = integer("low", low, low=1)
+        self.high = integer("high", high, low=self.low)
+
+    def draw(self, clients: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        return torch.randint(self.low, self.high + 1, (int(clients.shape[0]),), generator=generator)
+
+
+class EpochSteps(FixedSteps):
+    """tau_i = floor(E_i n_i / B) for epochs E (number or (n,)), examples n_i, batch size B."""
+
+    def __init__(self, epochs, num_examples, batch_size: int):
+        n_i = np.asarray(num_examples, dtype=np.int64)
+        B = integer("batch size", batch_size, low=1)
+        E = _per_client("epochs", epochs, n_i.size, 0)
+        tau = np.floor(E * n_i / B).astype(np.int64)
+        bad = np.flatnonzero(tau < 1)
+        require(bad.size == 0, f"client {bad[0] if bad.size else 0} would take floor(E n_i / B) = 0 "
+                               f"local steps (E = {E[bad[0]] if bad.size else 0}, n_i = "
+                               f"{n_i[bad[0]] if bad.size else 0}, B = {B}); raise the epochs or "
+                               "lower the batch size")
+        super().__init__(tau, n_i.size)
+
+
+def local_steps(spec, n: int):
+    """A scheme from ``spec``: a scheme object, an int or (n,) ints (FixedSteps)."""
+    if hasattr(spec, "draw"):
+        return spec
+    return FixedSteps(spec, n)

@@ -1,0 +1,356 @@
+"""Client (local) optimizers as :class:`~fedbound.algorithms.optim.base.Transform` pairs.
+
+Conventions shared by every transform of this module:
+
+* ``params`` and ``grads`` have shape ``(rows, d)``: one row per participating client. Every state
+  tensor has ``rows`` as its leading axis, the per-client step counter ``k`` (int64, shape
+  ``(rows,)``, the number of local steps taken) included, so that
+  :func:`~fedbound.algorithms.optim.base.masked` can freeze the clients that are done and clients may
+  be at different local steps.
+* ``init(params)`` is called at the start of every round (stateless clients: FedNova L130 of
+  001_530825e753327090.txt, FedAda2 Alg. 1 "local_statistics <- 0", L108-120 of
+  004_a1d7c636af01c22e.txt), so ``prox`` keeps the round's starting point in its state and momentum
+  buffers and preconditioners start from zero every round.
+* ``updates`` is the additive change: new params = params + updates (SGD: ``-lr * g``).
+* Local steps are numbered k = 1, 2, ... (FedAda2) and the delayed preconditioners are refreshed at
+  the steps with (k - 1)/z integral: k = 1, z + 1, 2z + 1, ... (FedAda2 eq. (SM3), L695).
+* ``state_floats(d)`` counts every scalar of the state held per client, the step counter included.
+* ``accumulation(tau)`` (linear solvers only) is FedNova's a_i in R^tau, a_k the coefficient of the
+  k-th local gradient (k = 0 .. tau - 1) in -Delta_i/lr (eq. (4), L93 and App. B, L389-439 of
+  001_530825e753327090.txt): the round's change is -lr * sum_k a_k g_k. The closed forms are those of
+  :func:`fedbound.theory.fednova.accumulation.accumulation_vector` (one implementation; the theory
+  side is numpy-only and never imports the algorithms).
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from fedbound.algorithms.optim.base import Transform
+from fedbound.errors import InputTypeError, ValidationError
+from fedbound.theory.fednova.accumulation import accumulation_vector
+from fedbound.validate import boolean, integer, number, one_of
+
+
+def _positive(name: str, value) -> float:
+    return number(name, value, low=0.0, low_open=True)
+
+
+def _beta(name: str, value) -> float:
+    return number(name, value, low=0.0, high=1.0, high_open=True)
+
+
+def _rows(t: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """A per-row tensor (rows,) reshaped to broadcast against ``like`` (rows, ...)."""
+    return t.reshape(-1, *([1] * (like.dim() - 1)))
+
+
+def _counter(params: torch.Tensor) -> torch.Tensor:
+    return torch.zeros(params.shape[0], dtype=torch.long, device=params.device)
+
+
+def _refresh(k: torch.Tensor, delay: int) -> torch.Tensor:
+    """True for the clients whose next step (number k + 1) refreshes the preconditioner:
+    ((k + 1) - 1)/z integral (FedAda2 eq. (SM3), L695; Alg. 7, L1357-1375; Alg. 9, L1490-1512)."""
+    return k % delay == 0
+
+
+def sgd(lr: float, decay: float | None = None) -> Transform:
+    """SGD, optionally with an exponentially decayed local learning rate.
+
+    ``x_{k+1} = x_k - lr * gamma^k * g_k`` for local steps k = 0, 1, ... of the round (``decay`` =
+    gamma in (0, 1]; None: gamma = 1, plain SGD, no state). FedNova's "SGD with decayed learning
+    rate" local solver, a_i = [1, gamma, ..., gamma^(tau-1)] (L128 of 001_530825e753327090.txt;
+    fednova.md 2.3); plain SGD a_i = [1, ..., 1] (L120).
+    """
+    lr = _positive("lr", lr)
+    if decay is None:
+        return Transform(lambda params: (), lambda grads, state, params: (-lr * grads, state),
+                         lambda d: 0, lambda tau: accumulation_vector("sgd", tau))
+    gamma = number("decay", decay, low=0.0, high=1.0, low_open=True)
+
+    def update(grads, state, params):
+        (k,) = state
+        factor = torch.pow(gamma, k.to(grads.dtype))
+        return -lr * _rows(factor, grads) * grads, (k + 1,)
+
+    return Transform(lambda params: (_counter(params),), update, lambda d: 1,
+                     lambda tau: accumulation_vector("decay", tau, gamma=gamma))
+
+
+def prox(lr: float, mu: float) -> Transform:
+    """Proximal SGD (FedProx's local solver): ``x <- x - lr * (g + mu * (x - x_0))``, x_0 the round's
+    starting point (kept in the state; init is called at every round start).
+
+    FedNova (31) and App. B.1 (32)-(34) of 001_530825e753327090.txt: with alpha = lr * mu,
+    a_i = [(1 - alpha)^(tau-1), ..., (1 - alpha), 1]: the earliest gradient is damped most. mu = 0 is
+    SGD.
+    """
+    lr = _positive("lr", lr)
+    mu = number("mu", mu, low=0.0)
+    alpha = lr * mu
+
+    def update(grads, state, params):
+        (start,) = state
+        return -lr * (grads + mu * (params - start)), state
+
+    def accumulation(tau):
+        if 0 < alpha <= 1:      # FedNova's range of alpha (31)
+            return accumulation_vector("prox", tau, alpha=alpha)
+        if alpha == 0:          # mu = 0: SGD
+            return accumulation_vector("sgd", tau)
+        # lr * mu > 1, outside the paper (a_k alternates in sign): the same (1 - alpha)^(tau-1-k)
+        return (1.0 - alpha) ** np.arange(_tau(tau) - 1, -1, -1, dtype=np.float64)
+
+    return Transform(lambda params: (params.clone(),), update, lambda d: d, accumulation)
+
+
+def momentum(lr: float, beta: float, nesterov: bool = False) -> Transform:
+    """Heavy-ball momentum SGD with the buffer zeroed at init (reset every round):
+    ``v <- beta * v + g``, ``x <- x - lr * v`` (Nesterov: ``x <- x - lr * (g + beta * v)``), as
+    torch.optim.SGD(momentum=beta, dampening=0, nesterov=...).
+
+    FedNova's momentum local solver (35)-(36), App. B.2 (37)-(43) of 001_530825e753327090.txt (L430-439):
+    a_k = (1 - beta^(tau-k)) / (1 - beta), k = 0 .. tau-1, the earliest gradient weighted most.
+    Nesterov (derived here, not in the paper; verified by test): the change is
+    -lr * sum_s (g_s + beta v_{s+1}) with v_{s+1} = sum_{k<=s} beta^(s-k) g_k, so
+    a_k = 1 + beta (1 - beta^(tau-k))/(1 - beta) = (1 - beta^(tau-k+1)) / (1 - beta), i.e. 1 + beta
+    times the heavy-ball a_k.
+    """
+    lr = _positive("lr", lr)
+    beta = _beta("beta", beta)
+    nesterov = boolean("nesterov", nesterov)
+
+    def update(grads, state, params):
+        (buf,) = state
+        buf = beta * buf + grads
+        direction = grads + beta * buf if nesterov else buf
+        return -lr * direction, (buf,)
+
+    def accumulation(tau):
+        heavy_ball = accumulation_vector("momentum", tau, rho=beta)
+        return 1.0 + beta * heavy_ball if nesterov else heavy_ball
+
+    return Transform(lambda params: (torch.zeros_like(params),), update, lambda d: d, accumulation)
+
+
+def adagrad(lr: float, eps: float, initial_accumulator: float = 0.0, delay: int = 1) -> Transform:
+    """AdaGrad with delayed preconditioner updates (FedAda2's AGDU, Alg. 9, L1490-1512 of
+    004_a1d7c636af01c22e.txt):
+
+        v_k = v_{k-1} + g_k^2  if (k - 1)/z is integral, else v_{k-1};    v_0 = initial_accumulator
+        x_k = x_{k-1} - lr * g_k / (sqrt(v_k) + eps)                        (eps outside the root)
+
+    so v_k = v_0 + sum_{r=1}^{ceil(k/z)} g_{(r-1)z+1}^2. ``delay`` = z = 1 is torch.optim.Adagrad
+    (lr_decay = 0, initial_accumulator_value = v_0, the same eps placement).
+    """
+    lr = _positive("lr", lr)
+    eps = _positive("eps", eps)
+    v0 = number("initial_accumulator", initial_accumulator, low=0.0)
+    delay = integer("delay", delay, low=1)
+
+    def init(params):
+        return _counter(params), torch.full_like(params, v0)
+
+    def update(grads, state, params):
+        k, v = state
+        v = torch.where(_rows(_refresh(k, delay), grads), v + grads * grads, v)
+        return -lr * grads / (torch.sqrt(v) + eps), (k + 1, v)
+
+    return Transform(init, update, lambda d: d + 1, None)
+
+
+def adam(lr: float, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
+         bias_correction: bool = True, delay: int = 1) -> Transform:
+    """Adam with delayed second-moment updates (FedAda2's ADMU, Alg. 7, L1357-1375 of
+    004_a1d7c636af01c22e.txt; defaults b1, b2, eps of Kingma & Ba and torch.optim.Adam):
+
+        m_k = b1 m_{k-1} + (1 - b1) g_k                          (every step)
+        v_k = b2 v_{k-1} + (1 - b2) g_k^2  if (k - 1)/z integral, else v_{k-1}
+        m^_k = m_k / (1 - b1^k),   v^_k = v_k / (1 - b2^ceil(k/z))
+        x_k = x_{k-1} - lr * m^_k / (sqrt(v^_k) + eps)
+
+    The bias exponent ceil(k/z) = floor((k-1)/z) + 1 is the number of v-updates so far (eq. (19),
+    L1385-1393); on non-update steps v^_k = v^_{k-1} holds automatically (the note to Alg. 8 in
+    fedada2.md 2.10), so v^ is not stored. ``bias_correction=False`` uses m, v directly. z = 1 is
+    torch.optim.Adam. m_0 = v_0 = 0.
+    """
+    lr = _positive("lr", lr)
+    b1 = _beta("b1", b1)
+    b2 = _beta("b2", b2)
+    eps = _positive("eps", eps)
+    bias_correction = boolean("bias_correction", bias_correction)
+    delay = integer("delay", delay, low=1)
+
+    def init(params):
+        return _counter(params), torch.zeros_like(params), torch.zeros_like(params)
+
+    def update(grads, state, params):
+        k, m, v = state
+        m = b1 * m + (1.0 - b1) * grads
+        v = torch.where(_rows(_refresh(k, delay), grads), b2 * v + (1.0 - b2) * grads * grads, v)
+        k = k + 1
+        m_hat, v_hat = m, v
+        if bias_correction:
+            updates_done = torch.div(k + delay - 1, delay, rounding_mode="floor")  # ceil(k/z)
+            m_hat = m / _rows(1.0 - torch.pow(b1, k.to(grads.dtype)), grads)
+            v_hat = v / _rows(1.0 - torch.pow(b2, updates_done.to(grads.dtype)), grads)
+        return -lr * m_hat / (torch.sqrt(v_hat) + eps), (k, m, v)
+
+    return Transform(init, update, lambda d: 2 * d + 1, None)
+
+
+def _shapes(shapes) -> list[tuple[int, ...]]:
+    """``shapes`` as a list of tuples of positive ints (an int n is the vector shape (n,); the scalar
+    shape () is one accumulator, as (1,))."""
+    if isinstance(shapes, (str, bytes)) or not isinstance(shapes, Sequence) or len(shapes) == 0:
+        raise InputTypeError(f"shapes must be a non-empty list of parameter shapes, got {shapes!r}")
+    out = []
+    for i, shape in enumerate(shapes):
+        dims = (shape,) if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool) \
+            else shape
+        if isinstance(dims, (str, bytes)) or not isinstance(dims, Sequence):
+            raise InputTypeError(f"shapes[{i}] must be a tuple of positive ints, got {shape!r}")
+        out.append(tuple(integer(f"shapes[{i}][{j}]", s, low=1) for j, s in enumerate(dims)) or (1,))
+    return out
+
+
+def sm3(lr: float, shapes, variant: str = "II", delay: int = 1, eps: float = 1e-8,
+        carry_over: bool = True) -> Transform:
+    """SM3 (Anil et al. 2019) with delayed preconditioner updates, as in FedAda2 (Algs. 2-4,
+    L667-736 of 004_a1d7c636af01c22e.txt).
+
+    The model is the concatenation of flattened tensors of the given ``shapes`` (their sizes sum to
+    d, checked at init). The cover of a tensor is, for each axis, one set per index along that axis
+    (the co-dimension-1 slices): rows and columns of a matrix (q = m + n accumulators), singletons of
+    a vector (q = n: diagonal AdaGrad). mu(r) is the accumulator of cover set S_r; at a refresh step
+    ((k - 1)/z integral; otherwise the preconditioner nu is kept):
+
+    * SM3-I (Alg. 3, L701-716): mu_k(r) = mu_{k-1}(r) + max_{j in S_r} g_k(j)^2,
+      nu_k(j) = min_{r: S_r contains j} mu_k(r);
+    * SM3-II (Alg. 4, L717-736; eq. (SM3), L695): nu_k(j) = min_{r: S_r contains j} mu_{k-1}(r) + g_k(j)^2,
+      mu_k(r) = max_{j in S_r} nu_k(j);
+
+    and x_k = x_{k-1} - lr * g_k / (sqrt(nu_k) + eps) (eps outside the root: "a smoothing term eps
+    instead of treating any zero denominator as zero", L699; its value is not reported, the default
+    1e-8 is optax.sm3's). Zero-initialised every round (mu_0 = 0: FedAda2's v_0 is not wired into
+    SM3, fedada2.md 2.4). No momentum (optax.sm3 has one; FedAda2's "SM3 adaptations of Adam" are
+    never written out, fedada2.md 2.6).
+
+    ``carry_over`` (SM3-II with z > 1): Alg. 2 line 7 / Alg. 4 line 4 (L675, L723) reset mu to 0 at
+    every step and refill it only on refresh steps, so the next refresh reads mu = 0 and loses all
+    history; ``carry_over=True`` (default) keeps mu_k = mu_{k-1} on non-refresh steps, as Lemma 15
+    needs (fedada2.md 2.4 and errata 12); ``False`` is the literal printed rule. SM3-I never resets
+    mu, so it accepts only ``carry_over=True``.
+
+    State per client: the q accumulators and the step counter; SM3-II with z > 1 also keeps the last
+    nu (d floats), because nu_k = nu_{k-1} on non-refresh steps cannot be rebuilt from mu. So
+    ``state_floats(d)`` = q + 1 (+ d for SM3-II with z > 1), against AdaGrad's d + 1.
+    """
+    lr = _positive("lr", lr)
+    shapes = _shapes(shapes)
+    variant = one_of("variant", variant, ("I", "II"))
+    delay = integer("delay", delay, low=1)
+    eps = _positive("eps", eps)
+    carry_over = boolean("carry_over", carry_over)
+    if variant == "I" and not carry_over:
+        raise ValidationError("carry_over=False is the literal SM3-II reset (Alg. 2/4, L675/L723); "
+                              "SM3-I (Alg. 3) never resets its accumulators: use carry_over=True")
+    sizes = [math.prod(s) for s in shapes]
+    total = sum(sizes)
+    q = sum(sum(s) for s in shapes)
+    keep_nu = variant == "II" and delay > 1
+
+    def check_d(d: int) -> None:
+        if d != total:
+            raise ValidationError(f"sm3: the shapes {shapes} hold {total} parameters, but the "
+                                  f"parameter vector has d = {d}")
+
+    def init(params):
+        check_d(params.shape[-1])
+        rows = params.shape[0]
+        mu = tuple(tuple(params.new_zeros(rows, n) for n in s) for s in shapes)
+        return (_counter(params), mu) + ((torch.zeros_like(params),) if keep_nu else ())
+
+    def update(grads, state, params):
+        k, mu = state[0], state[1]
+        rows = grads.shape[0]
+        refresh = _refresh(k, delay)
+        new_mu, nus, offset = [], [], 0
+        for s, n, acc in zip(shapes, sizes, mu):
+            g = grads[:, offset:offset + n].reshape(rows, *s)
+            offset += n
+            if variant == "I":
+                fresh = tuple(a + m for a, m in zip(acc, _cover_max(g * g)))
+            else:
+                nu = _cover_min(acc, s) + g * g
+                nus.append(nu.reshape(rows, n))
+                fresh = _cover_max(nu)
+            kept = acc if carry_over else tuple(torch.zeros_like(a) for a in acc)
+            new_mu.append(tuple(torch.where(_rows(refresh, f), f, old)
+                                for f, old in zip(fresh, kept)))
+        new_mu = tuple(new_mu)
+        if variant == "I":  # nu_k = min mu_k, with mu_k = mu_{k-1} on non-refresh steps
+            nu = torch.cat([_cover_min(acc, s).reshape(rows, -1)
+                            for s, acc in zip(shapes, new_mu)], dim=1)
+        else:
+            nu = torch.cat(nus, dim=1)
+            if keep_nu:  # nu_k = nu_{k-1} on non-refresh steps
+                nu = torch.where(_rows(refresh, nu), nu, state[2])
+        new_state = (k + 1, new_mu) + ((nu,) if keep_nu else ())
+        return -lr * grads / (torch.sqrt(nu) + eps), new_state
+
+    def state_floats(d: int) -> int:
+        check_d(integer("d", d, low=1))
+        return q + 1 + (d if keep_nu else 0)
+
+    return Transform(init, update, state_floats, None)
+
+
+def _cover_min(acc: tuple[torch.Tensor, ...], shape: tuple[int, ...]) -> torch.Tensor:
+    """nu(j) = min over the cover sets containing j of their accumulators: the per-axis
+    accumulators (rows, shape[a]) broadcast against (rows, *shape) and reduced by minimum."""
+    rows, out = acc[0].shape[0], None
+    for axis, a in enumerate(acc):
+        a = a.reshape(rows, *[n if i == axis else 1 for i, n in enumerate(shape)])
+        out = a if out is None else torch.minimum(out, a)
+    return out.expand(rows, *shape)
+
+
+def _cover_max(t: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """max over each cover set of t (rows, *shape): for every axis, the maximum over the other axes,
+    shape (rows, shape[axis])."""
+    axes = range(1, t.dim())
+    return tuple(torch.amax(t, dim=tuple(o for o in axes if o != a)) if t.dim() > 2 else t
+                 for a in axes)
+
+
+def drop_small_steps(eps_s: float, lr: float = 1.0) -> Transform:
+    """Zero a client's whole step when 0 < ||updates / lr||_2 < eps_s (FedAda2's eps_s rule, Alg. 2,
+    L679: "if 0 < ||m_k / (sqrt(v_k) + eps)|| < eps_s: m_k <- 0"; Algs. 8 and 10, L1416-1419, L1533).
+
+    Meant to be chained after another transform: ``chain(client.adagrad(lr, eps),
+    client.drop_small_steps(eps_s, lr=lr))``. The paper tests the step before the learning rate
+    (m_k/(sqrt(v_k)+eps)), so pass the preceding transform's ``lr``; the norm is the l2 norm of the
+    client's whole d-vector (implied by L~, L140). It zeroes *small* steps; it is not clipping of
+    large ones. Stateless.
+    """
+    eps_s = _positive("eps_s", eps_s)
+    lr = _positive("lr", lr)
+
+    def update(grads, state, params):
+        norm = torch.linalg.vector_norm(grads, dim=tuple(range(1, grads.dim()))) / lr
+        drop = (norm > 0) & (norm < eps_s)
+        return torch.where(_rows(drop, grads), grads.new_zeros(()), grads), state
+
+    return Transform(lambda params: (), update, lambda d: 0, None)
+
+
+def _tau(tau) -> int:
+    return integer("tau", tau, low=1)
+
+
+__all__ = ["sgd", "prox", "momentum", "adagrad", "adam", "sm3", "drop_small_steps"]

@@ -1,0 +1,183 @@
+"""The one registry of algorithms: each declares its name, constructor, options (with their
+validation and CLI flags) and network needs once; ``fedbound run ALGORITHM`` and ``fedbound list
+algorithms`` are generated from it, and :func:`build` constructs any of them by name.
+
+    >>> from fedbound.algorithms import registry
+    >>> registry.names()[:3]
+    ('sdgt', 'sd-fedavg', 'scaffold')
+    >>> spec = registry.get("fedavg")
+    >>> [o.flag for o in spec.options][:3]
+    ['--lr', '--local-steps', '--clients-per-round']
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from fedbound.errors import require
+from fedbound.validate import integer, known_names, number, one_of
+
+NETWORK_NEEDS = ("required", "optional", "none")
+
+
+def _positive(name, value):
+    return number(name, value, low=0.0, low_open=True)
+
+
+def _nonnegative(name, value):
+    return number(name, value, low=0.0)
+
+
+def _beta(name, value):
+    return number(name, value, low=0.0, high=1.0, high_open=True)
+
+
+def _steps(name, value):
+    return integer(name, value, low=1)
+
+
+def _sample(name, value):
+    return integer(name, value, low=1)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One constructor option: keyword ``name``, CLI ``flag``, argparse ``type``, ``help``,
+    ``default`` (None: the constructor's own default, or no value), ``check(label, value) -> value``
+    (fedbound.validate; ``label`` is the keyword or the flag), ``required``."""
+
+    name: str
+    flag: str
+    type: type
+    help: str
+    check: Callable
+    default: object = None
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """An algorithm: CLI ``name``, ``constructor``, one-line ``summary``, ``family``
+    ("federated" or "semi-decentralized"), ``options``, ``network`` ("required": constructor(task,
+    network, ...); "optional": constructor(task, network=..., ...); "none"), ``default_subnets``
+    (subnets the CLI builds when no network option is given; None: no network)."""
+
+    name: str
+    constructor: Callable
+    summary: str
+    family: str
+    options: tuple[Option, ...]
+    network: str = "none"
+    default_subnets: int | None = None
+
+    def check(self, options: dict, *, flags: bool = False) -> dict:
+        """``options`` validated (unknown names rejected with a did-you-mean; missing required
+        ones named; registered defaults filled in); values in canonical form. ``flags``: name them
+        by their CLI flags."""
+        by_name = {o.name: o for o in self.options}
+        known_names(f"option of {self.name}", options, by_name)
+        out = {}
+        for o in self.options:
+            label = o.flag if flags else o.name
+            value = options.get(o.name)
+            if value is None:
+                require(not o.required, f"{self.name} needs {label}")
+                if o.default is None:
+                    continue
+                value = o.default
+            out[o.name] = o.check(label, value)
+        return out
+
+
+_REGISTRY: dict[str, AlgorithmSpec] = {}
+
+
+def register(spec: AlgorithmSpec) -> AlgorithmSpec:
+    """Add ``spec``; a name registered twice is an error."""
+    require(spec.name not in _REGISTRY, f"algorithm {spec.name!r} is already registered")
+    one_of("network need", spec.network, NETWORK_NEEDS)
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def names() -> tuple[str, ...]:
+    return tuple(_REGISTRY)
+
+
+def specs() -> tuple[AlgorithmSpec, ...]:
+    return tuple(_REGISTRY.values())
+
+
+def get(name: str) -> AlgorithmSpec:
+    """The spec of ``name`` (UnknownNameError with a did-you-mean)."""
+    return _REGISTRY[one_of("algorithm", name, _REGISTRY)]
+
+
+def build(name: str, task, network=None, *, seed: int = 0, **options):
+    """The algorithm ``name`` on ``task`` (and ``network`` where it takes one) with ``options``."""
+    spec = get(name)
+    kwargs = spec.check(options)
+    if spec.network == "required":
+        require(network is not None, f"{name} needs a network")
+        return spec.constructor(task, network, seed=seed, **kwargs)
+    if spec.network == "optional":
+        return spec.constructor(task, network=network, seed=seed, **kwargs)
+    require(network is None, f"{name} takes no network")
+    return spec.constructor(task, seed=seed, **kwargs)
+
+
+# ---- the algorithms -------------------------------------------------------------------------------
+def _register_builtins() -> None:
+    from fedbound.algorithms.fedopt import FedAdagrad, FedAdam, FedAvg, FedAvgM, FedProx, FedYogi
+    from fedbound.algorithms.gradient_tracking import GradientTracking
+    from fedbound.algorithms.scaffnew import Scaffnew
+    from fedbound.algorithms.scaffold import SCAFFOLD
+    from fedbound.algorithms.sd_fedavg import SDFedAvg
+    from fedbound.algorithms.sdgt import SDGT
+
+    gamma = Option("gamma", "--gamma", float, "step size (default 0.01)", _positive, default=0.01)
+    K = Option("K", "--K", int, "local steps (D2D rounds) per round (default 5)", _steps, default=5)
+    h = Option("h", "--sample", int, "clients sampled per subnet (default all)", _sample)
+    lr = Option("lr", "--lr", float, "client learning rate", _positive, required=True)
+    steps = Option("local_steps", "--local-steps", int, "local steps per round (default 1)", _steps)
+    per_round = Option("clients_per_round", "--clients-per-round", int,
+                       "clients sampled uniformly per round (default all)", _steps)
+    server_lr = Option("server_lr", "--server-lr", float, "server learning rate", _positive)
+    momentum = Option("server_momentum", "--server-momentum", float, "server momentum in [0, 1)", _beta)
+    beta1 = Option("beta1", "--beta1", float, "server first-moment decay in [0, 1)", _beta)
+    beta2 = Option("beta2", "--beta2", float, "server second-moment decay in [0, 1)", _beta)
+    tau = Option("tau", "--tau", float, "server adaptivity epsilon tau > 0", _positive)
+    mu = Option("mu", "--mu", float, "proximal coefficient mu >= 0", _nonnegative, required=True)
+
+    semi = "semi-decentralized"
+    for spec in (
+        AlgorithmSpec("sdgt", SDGT, "SD-GT: semi-decentralized gradient tracking (seed 003, Alg. 1)",
+                      semi, (gamma, K, h), network="required", default_subnets=3),
+        AlgorithmSpec("sd-fedavg", SDFedAvg, "SD-FedAvg: SD-GT without trackers (Lin et al. 2021)",
+                      semi, (gamma, K, h), network="required", default_subnets=3),
+        AlgorithmSpec("scaffold", SCAFFOLD, "SCAFFOLD with option-II control variates "
+                      "(Karimireddy et al. 2020), per-subnet or uniform sampling", semi,
+                      (gamma, K, h), network="optional"),
+        AlgorithmSpec("gt", GradientTracking, "ATC gradient tracking over one connected subnet",
+                      semi, (gamma,), network="required", default_subnets=1),
+        AlgorithmSpec("scaffnew", Scaffnew, "Scaffnew / ProxSkip with communication every K steps",
+                      semi, (gamma, K)),
+        AlgorithmSpec("fedavg", FedAvg, "FedAvg: local SGD, server average (McMahan et al. 2017)",
+                      "federated", (lr, steps, per_round, server_lr)),
+        AlgorithmSpec("fedprox", FedProx, "FedProx: proximal local SGD (Li et al. 2020)",
+                      "federated", (lr, steps, per_round, mu, server_lr)),
+        AlgorithmSpec("fedavgm", FedAvgM, "FedAvgM: FedAvg with server momentum (Hsu et al. 2019)",
+                      "federated", (lr, steps, per_round, server_lr, momentum)),
+        AlgorithmSpec("fedadagrad", FedAdagrad, "FedAdagrad: server AdaGrad (Reddi et al. 2021)",
+                      "federated", (lr, steps, per_round, server_lr, tau, beta1)),
+        AlgorithmSpec("fedadam", FedAdam, "FedAdam: server Adam (Reddi et al. 2021)",
+                      "federated", (lr, steps, per_round, server_lr, beta1, beta2, tau)),
+        AlgorithmSpec("fedyogi", FedYogi, "FedYogi: server Yogi (Reddi et al. 2021)",
+                      "federated", (lr, steps, per_round, server_lr, beta1, beta2, tau)),
+    ):
+        register(spec)
+
+
+_register_builtins()
+
+__all__ = ["Option", "AlgorithmSpec", "register", "names", "specs", "get", "build"]

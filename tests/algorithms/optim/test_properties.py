@@ -1,0 +1,164 @@
+"""Properties of every optimizer transform (hypothesis): purity, per-client masking, chaining with the
+small-step rule, and FedNova's accumulation vectors against the transforms themselves."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fedbound.algorithms.optim import chain, client, masked, server, tree_map
+
+D = 6
+SHAPES = [(2, 2), 2]  # d = 4 + 2
+
+CLIENTS = {
+    "sgd": lambda: client.sgd(0.1),
+    "sgd_decay": lambda: client.sgd(0.1, decay=0.7),
+    "prox": lambda: client.prox(0.1, 0.5),
+    "momentum": lambda: client.momentum(0.1, 0.8),
+    "nesterov": lambda: client.momentum(0.1, 0.8, nesterov=True),
+    "adagrad_delay": lambda: client.adagrad(0.1, 1e-3, initial_accumulator=0.1, delay=2),
+    "adam_delay": lambda: client.adam(0.05, 0.9, 0.99, 1e-6, delay=3),
+    "adam_raw": lambda: client.adam(0.05, bias_correction=False),
+    "sm3_ii": lambda: client.sm3(0.1, SHAPES, eps=1e-3),
+    "sm3_ii_delay": lambda: client.sm3(0.1, SHAPES, delay=2, eps=1e-3),
+    "sm3_ii_literal": lambda: client.sm3(0.1, SHAPES, delay=3, eps=1e-3, carry_over=False),
+    "sm3_i_delay": lambda: client.sm3(0.1, SHAPES, variant="I", delay=2, eps=1e-3),
+    "adagrad_drop": lambda: chain(client.adagrad(0.1, 1e-3), client.drop_small_steps(0.5, lr=0.1)),
+}
+SERVERS = {
+    "sgd": lambda: server.sgd(0.9),
+    "momentum": lambda: server.momentum(1.0, 0.9, nesterov=True),
+    "adagrad": lambda: server.adagrad(0.1, 1e-3, v0=1e-6, b1=0.5),
+    "adam": lambda: server.adam(bias_correction=True, eps_inside_sqrt=True),
+    "yogi": lambda: server.yogi(v0=1e-6),
+    "amsgrad": lambda: server.amsgrad(),
+}
+
+
+def _data(seed: int, shape, steps: int):
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, dtype=torch.float64, generator=gen)
+    grads = torch.randn((steps, *shape), dtype=torch.float64, generator=gen)
+    return x, grads * torch.exp(torch.randn((steps, *shape[:1], *[1] * (len(shape) - 1)),
+                                            dtype=torch.float64, generator=gen))
+
+
+def _leaves(tree):
+    out = []
+    tree_map(lambda t: out.append(t), tree)
+    return out
+
+
+def _clone(tree):
+    return tree_map(lambda t: t.clone(), tree)
+
+
+def _same(a, b) -> bool:
+    la, lb = _leaves(a), _leaves(b)
+    return len(la) == len(lb) and all(torch.equal(x, y) for x, y in zip(la, lb))
+
+
+@settings(max_examples=60)
+@given(name=st.sampled_from(sorted(CLIENTS) + [f"server:{s}" for s in sorted(SERVERS)]),
+       rows=st.integers(1, 4), warmup=st.integers(0, 4), seed=st.integers(0, 2 ** 31))
+def test_update_is_pure(name, rows, warmup, seed):
+    """Same (grads, state, params) in -> bitwise the same (updates, state) out, inputs untouched."""
+    is_server = name.startswith("server:")
+    t = SERVERS[name[7:]]() if is_server else CLIENTS[name]()
+    shape = (D,) if is_server else (rows, D)
+    x, grads = _data(seed, shape, warmup + 1)
+    state = t.init(x)
+    for k in range(warmup):
+        u, state = t.update(grads[k], state, x)
+        x = x + u
+    g, s_copy, x_copy = grads[-1].clone(), _clone(state), x.clone()
+    u1, s1 = t.update(grads[-1], state, x)
+    u2, s2 = t.update(grads[-1], state, x)
+    assert torch.equal(u1, u2) and _same(s1, s2)
+    assert torch.equal(grads[-1], g) and torch.equal(x, x_copy) and _same(state, s_copy)
+    assert all(leaf.shape[:1] == (rows,) for leaf in _leaves(s1)) or is_server
+
+
+@settings(max_examples=40)
+@given(name=st.sampled_from(sorted(CLIENTS)), rows=st.integers(1, 4),
+       masks=st.lists(st.lists(st.booleans(), min_size=4, max_size=4), min_size=1, max_size=7),
+       seed=st.integers(0, 2 ** 31))
+def test_masked_rows_frozen_and_rows_independent(name, rows, masks, seed):
+    """masked(t, active): inactive rows get zero updates and keep their state bitwise; every client's
+    trajectory equals running the transform on that client alone for its active steps only (so
+    per-client step counters and delays follow each client's own local step count)."""
+    t = CLIENTS[name]()
+    field_h = 0.5 + torch.rand((rows, D), dtype=torch.float64,
+                               generator=torch.Generator().manual_seed(seed))
+    x0, noise = _data(seed + 1, (rows, D), len(masks))
+    x, state = x0.clone(), t.init(x0)
+    for k, mask in enumerate(masks):
+        active = torch.tensor(mask[:rows])
+        u, new_state = masked(t, active).update(field_h * x + noise[k], state, x)
+        for leaf_new, leaf_old in zip(_leaves(new_state), _leaves(state)):
+            assert torch.equal(leaf_new[~active], leaf_old[~active])
+        assert torch.all(u[~active] == 0)
+        x, state = x + u, new_state
+    for i in range(rows):
+        xi = x0[i:i + 1].clone()
+        si = t.init(xi)
+        for k, mask in enumerate(masks):
+            if mask[i]:
+                ui, si = t.update(field_h[i:i + 1] * xi + noise[k, i:i + 1], si, xi)
+                xi = xi + ui
+        torch.testing.assert_close(x[i:i + 1], xi, rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=60)
+@given(rows=st.integers(1, 5), eps_s=st.floats(1e-3, 10.0), lr=st.floats(1e-3, 1.0),
+       seed=st.integers(0, 2 ** 31))
+def test_chain_sgd_drop_small_steps(rows, eps_s, lr, seed):
+    """chain(sgd(lr), drop_small_steps(eps_s, lr)): a client's step is -lr g unless
+    0 < ||g|| < eps_s (FedAda2 Alg. 2 L679 with m/(sqrt v + eps) = g), then it is exactly zero."""
+    _, grads = _data(seed, (rows, D), 1)
+    g = grads[0] * (eps_s / np.sqrt(D))  # norms spread around eps_s
+    if rows > 1:
+        g[0] = 0.0  # a zero step is not "small" (0 < ||g|| fails) and stays zero
+    t = chain(client.sgd(lr), client.drop_small_steps(eps_s, lr=lr))
+    u, state = t.update(g, t.init(g), g)
+    assert state == ((), ())
+    norms = torch.linalg.vector_norm(g, dim=1)
+    for i in range(rows):
+        if 0 < norms[i] < eps_s:
+            assert torch.all(u[i] == 0)
+        else:
+            torch.testing.assert_close(u[i], -lr * g[i], rtol=0, atol=0)
+
+
+LINEAR = {
+    "sgd": lambda lr, p: client.sgd(lr),
+    "decay": lambda lr, p: client.sgd(lr, decay=p),
+    "prox": lambda lr, p: client.prox(lr, p / lr),      # alpha = lr * mu = p
+    "prox_mu0": lambda lr, p: client.prox(lr, 0.0),    # alpha = 0: SGD
+    "prox_beyond": lambda lr, p: client.prox(lr, (1 + p) / lr),   # alpha > 1, outside FedNova's (0, 1]
+    "momentum": lambda lr, p: client.momentum(lr, p * 0.99),
+    "nesterov": lambda lr, p: client.momentum(lr, p * 0.99, nesterov=True),
+}
+
+
+@settings(max_examples=80)
+@given(kind=st.sampled_from(sorted(LINEAR)), taus=st.lists(st.integers(1, 12), min_size=1, max_size=4),
+       lr=st.floats(1e-3, 1.0), p=st.floats(0.05, 1.0), seed=st.integers(0, 2 ** 31))
+def test_accumulation_closed_form_equals_transform(kind, taus, lr, p, seed):
+    """FedNova eq. (4): client i's round change is -lr * sum_k a_k(tau_i) g_k for the closed-form a of
+    its solver (fednova.md 2.3), on a fixed gradient sequence, with heterogeneous tau_i run in one
+    masked, vectorized round (client i active for its first tau_i steps)."""
+    t = LINEAR[kind](lr, p)
+    rows, steps = len(taus), max(taus)
+    x0, grads = _data(seed, (rows, D), steps)
+    x, state = x0.clone(), t.init(x0)
+    for k in range(steps):
+        u, state = masked(t, torch.tensor([k < tau for tau in taus])).update(grads[k], state, x)
+        x = x + u
+    for i, tau in enumerate(taus):
+        a = t.accumulation(tau)
+        assert a.shape == (tau,)
+        expected = x0[i] - lr * (torch.from_numpy(a)[:, None] * grads[:tau, i]).sum(0)
+        torch.testing.assert_close(x[i], expected, rtol=1e-12, atol=1e-12)
