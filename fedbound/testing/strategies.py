@@ -17,7 +17,7 @@ Example (a property test of a user's own claim; runs as is)::
     from fedbound.testing import constants
 
     @settings(max_examples=20, deadline=None)
-    @given(constants(["L", "mu", "K"]))
+    @given(constants(["L", "mu", "K"], scope="sdgt"))
     def test_effective_step(c):
         assert c["mu"] <= c["L"]
         assert 1 / (4 * c["K"] * c["L"]) > 0

@@ -22,7 +22,7 @@ def test_constants_in_their_domains(values):
 
 
 @settings(max_examples=20, deadline=None)
-@given(constants(["L", "mu", "K"], bounds={"K": (2, 3)}, fixed={"L": 1.0}))
+@given(constants(["L", "mu", "K"], bounds={"K": (2, 3)}, fixed={"L": 1.0}, scope="sdgt"))
 def test_bounds_and_fixed_values(values):
     assert values["L"] == 1.0 and values["K"] in (2, 3) and values["mu"] <= 1.0
 

@@ -89,7 +89,7 @@ def test_deterministic_for_a_fixed_seed():
 
 
 def test_sign_parts_and_compile_expr():
-    L, K, p = (S.constant(n).symbol for n in ("L", "K", "p"))
+    L, K, p = (S.constant(n, "sdgt").symbol for n in ("L", "K", "p"))
     pos, neg = sign_parts((1 - p) * L - 3 * K / p)
     assert sp.simplify(pos - L) == 0 and sp.simplify(neg - (p * L + 3 * K / p)) == 0
     x = sp.Symbol("x", real=True)

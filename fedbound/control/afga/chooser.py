@@ -42,7 +42,7 @@ from fedbound.theory.afga.rho import FORMS, rho_condition
 #: topologies whose matrix is deterministic (the chooser needs no seed)
 TOPOLOGIES = ("ring", "complete", "chain", "star", "grid")
 #: problem constants the chooser needs (besides the heterogeneity, given per cluster count)
-PROBLEM = ("L", "sigma", "G_inf", "d_model", "eps_ams", "beta1", "f_gap")
+PROBLEM = ("L", "sigma", "G", "d", "eps_ams", "beta1", "f_gap")
 #: the largest round count searched (the engine's integer search is exact below 2**53)
 MAX_ROUNDS = 2.0 ** 50
 
@@ -87,8 +87,8 @@ def choose(*, N: int, M: int, eps: float, constants: Mapping[str, float], local_
            enforce_rho_condition: bool = True) -> Choice:
     """Enumerate (I, topology, K) and return the least predicted wall-clock time (module docstring).
 
-    ``constants`` holds L, sigma, G_inf, d_model, eps_ams, beta1, f_gap (and optionally C_abs,
-    C1_abs..C4_abs, default 1 and C1 = 64); ``heterogeneity[K]`` = (sigma_l, sigma_c) of the
+    ``constants`` holds L, sigma, G, d, eps_ams, beta1, f_gap (and optionally C,
+    C1..C4, default 1 and C1 = 64); ``heterogeneity[K]`` = (sigma_l, sigma_c) of the
     clustering into K clusters (for K = 1: (sigma_g, 0)). Assumption D.1's alpha is 1.
     """
     N = validate.integer("N", N, low=2)
@@ -126,14 +126,14 @@ def choose(*, N: int, M: int, eps: float, constants: Mapping[str, float], local_
             messages = _max_degree(topology, n) if gossip_messages == "max_degree" else int(gossip_messages)
             I = np.array(steps, dtype=float)
             check = rho_condition(rho, m, n, I, form=rho_form)
-            c = {**base, "I_local": I, "K_clusters": K, "n_cluster": n, "m_cluster": m,
-                 "rho_gossip": rho, "sigma_l": sigma_l, "sigma_c": sigma_c, "c_eta": c_eta, "c_l": c_l}
+            c = {**base, "I": I, "K": K, "n": n, "m": m,
+                 "rho": rho, "sigma_l": sigma_l, "sigma_c": sigma_c, "c_eta": c_eta, "c_l": c_l}
             step_cap, _ = get("afga.stepsize").max_step(
-                "rederived", variable="gamma",
-                **{**c, "eta_server": c_eta * n * np.sqrt(I / m), "alpha_het": 1.0})
+                "rederived", variable="eta_l",
+                **{**c, "eta": c_eta * n * np.sqrt(I / m), "alpha": 1.0})
             r_step = np.ceil((c_l / (I * step_cap)) ** 2)
             r_eps = thm.rounds_to_eps(eps, "rederived-schedule", t_max=MAX_ROUNDS,
-                                      **{k: c[k] for k in thm.constants("rederived-schedule") if k != "T"})
+                                      **{k: c[k] for k in thm.constants("rederived-schedule") if k != "R"})
             rounds = np.maximum(r_eps, r_step)
             for j, i in enumerate(steps):
                 seconds_round = time_model.round_seconds(i, True, messages)

@@ -45,10 +45,10 @@ from fedbound.theory.afga.rho import RHO_CONDITION, largest_rho
 from fedbound.theory.afga.stepsize import STEPSIZE
 from fedbound.theory.audit import Claim, Param, Sampler, compile_expr
 
-N_ = Param("n_cluster", 2, 1e4, integer=True)
+N_ = Param("n", 2, 1e4, integer=True)
 FRAC_M = Param("m/n", 1e-4, 1.0)
-I_ = Param("I_local", 1, 1e4, integer=True)
-I_SMALL = Param("I_local", 1, 1000, integer=True)
+I_ = Param("I", 1, 1e4, integer=True)
+I_SMALL = Param("I", 1, 1000, integer=True)
 L_ = Param("L", 1e-3, 1e3)
 SIGMA_G = Param("sigma_g", 1e-3, 1e3)
 FRACTION = Param("eta_l/cap", 1e-4, 1.0)
@@ -59,16 +59,16 @@ ONE_BELOW = 1.0 - 2.0 ** -52
 
 def _m_from_fraction(c: dict) -> None:
     if "m/n" in c:
-        c["m_cluster"] = np.clip(np.ceil(c.pop("m/n") * c["n_cluster"]), 1, c["n_cluster"])
+        c["m"] = np.clip(np.ceil(c.pop("m/n") * c["n"]), 1, c["n"])
 
 
 # the rho-condition on the paper's experiments ------------------------------------------------------
 
 def _form_values(form: str, rho, m, n, I):
     """(lhs, rhs) of ``form`` of afga.rho_condition at arrays broadcast together."""
-    constants = {"rho_gossip": rho, "m_cluster": m, "n_cluster": n}
+    constants = {"rho": rho, "m": m, "n": n}
     if form == "exact":
-        constants["I_local"] = I
+        constants["I"] = I
     ex = RHO_CONDITION.evaluate(form, **constants).extras
     shape = np.broadcast_shapes(*(np.shape(v) for v in (rho, m, n, I)))
     return np.broadcast_to(ex["predicate_lhs"], shape), np.broadcast_to(ex["predicate_rhs"], shape)
@@ -81,16 +81,16 @@ def _experiment_claim(form: str, settings: tuple, rhos: tuple, claim_id: str, wh
     names = tuple(s.name for s in settings)
 
     def build(raw):
-        return {**raw, **{f"rho[{nm}]": np.full_like(raw["I_local"], r) for nm, r in zip(names, rhos)}}
+        return {**raw, **{f"rho[{nm}]": np.full_like(raw["I"], r) for nm, r in zip(names, rhos)}}
 
     def check(c):
-        return _form_values(form, rho[None, :], m[None, :], n[None, :], c["I_local"][:, None])
+        return _form_values(form, rho[None, :], m[None, :], n[None, :], c["I"][:, None])
 
     listing = "; ".join(f"{s.name}: rho={r:.4f} vs m/(m+n)={s.m / (s.m + s.n):.4f}"
                         for s, r in zip(settings, rhos))
     return Claim(claim_id, "afga.rho_condition", form,
                  f"the rho-condition ({form}) holds for {what} ({listing}); I in the paper's [12, 100]",
-                 "32", Sampler((Param("I_local", 12, 100, integer=True),), build), check, parts=names)
+                 "32", Sampler((Param("I", 12, 100, integer=True),), build), check, parts=names)
 
 
 def _experiment_claims() -> list[Claim]:
@@ -109,12 +109,12 @@ def _implication(premise: str, conclusion: str, flag: str, statement: str) -> Cl
     def build(raw):
         c = dict(raw)
         _m_from_fraction(c)
-        top = largest_rho(premise, c["m_cluster"], c["n_cluster"], c["I_local"])
-        c["rho_gossip"] = np.minimum(c.pop("rho/largest") * top, ONE_BELOW)
+        top = largest_rho(premise, c["m"], c["n"], c["I"])
+        c["rho"] = np.minimum(c.pop("rho/largest") * top, ONE_BELOW)
         return c
 
     def check(c):
-        return _form_values(conclusion, c["rho_gossip"], c["m_cluster"], c["n_cluster"], c["I_local"])
+        return _form_values(conclusion, c["rho"], c["m"], c["n"], c["I"])
 
     return Claim(f"rho.implies.{premise}=>{conclusion}", "afga.rho_condition", conclusion, statement, flag,
                  Sampler((N_, FRAC_M, I_, RHO_FRACTION), build), check)
@@ -138,11 +138,11 @@ def _f1_algebra(variant: str) -> Claim:
 
     def build(raw):
         c = dict(raw)
-        c["gamma"] = c.pop("eta_l/cap") * cap(c)
+        c["eta_l"] = c.pop("eta_l/cap") * cap(c)
         return c
 
     def check(c):
-        return 16 * c["I_local"] * c["gamma"] ** 2 * c["L"] ** 2, 1 / (2 * (4 * c["I_local"] - 1))
+        return 16 * c["I"] * c["eta_l"] ** 2 * c["L"] ** 2, 1 / (2 * (4 * c["I"] - 1))
 
     name = LEMMA_F1.variant(variant).conditions[0].name
     return Claim("lemmaF1.algebra", "afga.lemmaF1", variant,
@@ -158,34 +158,34 @@ def _instance_build(cap_variant: str):
     def build(raw):
         c = dict(raw)
         _m_from_fraction(c)
-        c["gamma"] = c.pop("eta_l/cap") * cap(c)
+        c["eta_l"] = c.pop("eta_l/cap") * cap(c)
         if "t/I" in c:
-            c["t_local"] = np.minimum(np.floor(c.pop("t/I") * c["I_local"]), c["I_local"] - 1)
+            c["t"] = np.minimum(np.floor(c.pop("t/I") * c["I"]), c["I"] - 1)
         return c
 
     return build
 
 
 def _q(c):
-    n, m = c["n_cluster"], c["m_cluster"]
+    n, m = c["n"], c["m"]
     return m * (n - m) / (n * (n - 1))
 
 
 def _instance_zeros(c) -> dict:
-    zero = np.zeros_like(c["n_cluster"])
-    return {"sigma": zero, "sigma_c": zero, "sigma_l": c["sigma_g"], "alpha_het": zero + 1,
-            "afga_grad_sq": zero, "K_clusters": zero + 1, "rho_gossip": zero, "C1_abs": zero + 64}
+    zero = np.zeros_like(c["n"])
+    return {"sigma": zero, "sigma_c": zero, "sigma_l": c["sigma_g"], "alpha": zero + 1,
+            "grad_sq": zero, "K": zero + 1, "rho": zero, "C1": zero + 64}
 
 
 def _f1_instance(variant: str) -> Claim:
     bound = LEMMA_F1
 
     def check(c):
-        unit = c["gamma"] ** 2 * _q(c) * c["sigma_g"] ** 2 / c["n_cluster"]
-        state = {**_instance_zeros(c), "cons_inter": c["t_local"] * unit, "cons_intra": 0 * unit}
+        unit = c["eta_l"] ** 2 * _q(c) * c["sigma_g"] ** 2 / c["n"]
+        state = {**_instance_zeros(c), "cons_inter": c["t"] * unit, "cons_intra": 0 * unit}
         values = {**c, **state}
         rhs = bound.bound(variant, **{k: values[k] for k in bound.constants(variant)})
-        return (c["t_local"] + 1) * unit, rhs
+        return (c["t"] + 1) * unit, rhs
 
     return Claim("lemmaF1.instance", "afga.lemmaF1", variant,
                  "on the exact instance (K = 1, W = J, sigma = 0, linear losses with sum c_i = 0): "
@@ -199,13 +199,13 @@ def _f5_instance(variant: str) -> Claim:
     bound = LEMMA_F5
 
     def check(c):
-        unit = c["gamma"] ** 2 * _q(c) * c["sigma_g"] ** 2 / c["n_cluster"]
+        unit = c["eta_l"] ** 2 * _q(c) * c["sigma_g"] ** 2 / c["n"]
         zero = 0 * unit
         state = {**_instance_zeros(c), "sum_avg_grad": zero, "sum_cluster_grad": zero,
                  "cluster_grad_last": zero, "cons_intra_last": zero}
         values = {**c, **state}
         rhs = bound.bound(variant, **{k: values[k] for k in bound.constants(variant)})
-        return c["I_local"] * unit, rhs
+        return c["I"] * unit, rhs
 
     return Claim("lemmaF5.instance", "afga.lemmaF5", variant,
                  "on the exact instance (K = 1, W = J, sigma = 0, linear losses with sum c_i = 0): "
@@ -245,8 +245,8 @@ def _f8_instance(variant: str) -> Claim:
         return c
 
     def check(c):
-        lhs = c["gamma"] * c["G_inf"] * f8_instance_norm(c["rho_gossip"], c["m_cluster"], c["n_cluster"],
-                                                        c["I_local"])
+        lhs = c["eta_l"] * c["G"] * f8_instance_norm(c["rho"], c["m"], c["n"],
+                                                        c["I"])
         return lhs, LEMMA_F8.bound(variant, **{k: c[k] for k in LEMMA_F8.constants(variant)})
 
     ring = f8_ring_norm(50, 5, 24)
@@ -254,8 +254,8 @@ def _f8_instance(variant: str) -> Claim:
                  "||Delta_r|| <= the variant's bound on W = (1-rho) J + rho I, rho > 0, S_r,t = S_r, "
                  f"identical gradients of norm G (on the paper's ring(50), M = 5, I = 24 the same event "
                  f"gives ||Delta_r||/(eta_l G) = {ring:.4g} against I M/N = {24 * 5 / 50:.4g})", "30",
-                 Sampler((N_, FRAC_M, I_SMALL, Param("rho_gossip", 1e-6, 1 - 1e-6),
-                          Param("gamma", 1e-6, 1.0), Param("G_inf", 1e-3, 1e3)), build), check)
+                 Sampler((N_, FRAC_M, I_SMALL, Param("rho", 1e-6, 1 - 1e-6),
+                          Param("eta_l", 1e-6, 1.0), Param("G", 1e-3, 1e3)), build), check)
 
 
 # (26) from the caps ----------------------------------------------------------------------------------
@@ -264,21 +264,21 @@ def _stepsize_26(variant: str) -> Claim:
     def build(raw):
         c = dict(raw)
         _m_from_fraction(c)
-        c["K_clusters"] = np.ones_like(c["n_cluster"])
-        c["C1_abs"] = np.full_like(c["n_cluster"], 64.0)
-        c["rho_gossip"] = np.minimum(c.pop("rho/largest") * largest_rho(
-            "exact", c["m_cluster"], c["n_cluster"], c["I_local"]), ONE_BELOW)
+        c["K"] = np.ones_like(c["n"])
+        c["C1"] = np.full_like(c["n"], 64.0)
+        c["rho"] = np.minimum(c.pop("rho/largest") * largest_rho(
+            "exact", c["m"], c["n"], c["I"]), ONE_BELOW)
         fraction = c.pop("eta_l/cap")
-        cap, _ = STEPSIZE.max_step(variant, variable="gamma", **c)
-        c["gamma"] = fraction * cap
+        cap, _ = STEPSIZE.max_step(variant, variable="eta_l", **c)
+        c["eta_l"] = fraction * cap
         return c
 
     def check(c):
         ex = STEPSIZE.evaluate(variant, **{k: c[k] for k in STEPSIZE.constants(variant)}).extras
         return ex["lhs26"], ex["rhs26"]
 
-    params = (N_, FRAC_M, I_, L_, Param("eta_server", 1e-3, 1e3), Param("beta1", 0.0, 0.999, log=False),
-              Param("eps_ams", 1e-10, 1.0), Param("G_inf", 1e-3, 1e3), Param("alpha_het", 1.0, 10.0),
+    params = (N_, FRAC_M, I_, L_, Param("eta", 1e-3, 1e3), Param("beta1", 0.0, 0.999, log=False),
+              Param("eps_ams", 1e-10, 1.0), Param("G", 1e-3, 1e3), Param("alpha", 1.0, 10.0),
               RHO_FRACTION, FRACTION)
     return Claim("stepsize.26_from_caps", "afga.stepsize", variant,
                  "eta_l <= min((a), (25), (27)) (implicit caps solved) and rho within (30) imply (26) "

@@ -3,35 +3,40 @@
 Seed 000_bd1b5016b2d2bc05.txt ("On the Data Heterogeneity in Adaptive Federated Learning", Wang &
 Chen, TMLR 2024; notes papers/afga.md). Line numbers "L123" are lines of that seed.
 
-Names. The symbol registry is flat and shared with SD-GT, whose K (D2D rounds), rho (mixing rate),
-R (initial distance), eps (target accuracy), eta and D mean other things, so AFGA's constants are
-declared under names that cannot clash (notes afga.md section 1.2 -> registry name):
+Names. Every AFGA constant is declared in scope ``"afga"`` (key ``"afga.I"``; AFGA results see it
+as ``I``): :func:`declare` is :func:`fedbound.theory.symbols.declare` with that scope, so the paper's
+own short names are used (notes afga.md section 1.2):
 
-    I (local iterations)          I_local        N (clients)              N_clients
-    M (sampled per round)         M_sampled      K (clusters)             K_clusters
-    n (clients per cluster)       n_cluster      m (sampled per cluster)  m_cluster
-    rho, rho_max (||W - J||_2)    rho_gossip     eta (server lr)          eta_server
-    beta1 (AMSGrad momentum)      beta1          epsilon (AMSGrad)        eps_ams
-    G (gradient bound, A4.3)      G_inf          sigma_g^2 (A4.4)         sigma_g
-    sigma-bar_l^2 (D.1, avg)      sigma_l        sigma_c^2 (D.1)          sigma_c
-    alpha (D.1, >= 1)             alpha_het      d (model dimension)      d_model
-    Delta f = f(x_1) - f*         f_gap          C, C1..C4 (absolute)     C_abs, C1_abs..C4_abs
+    I (local iterations)      N (clients)              M (sampled per round, M <= N)
+    K (clusters)              n (clients per cluster)  m (sampled per cluster, m <= n)
+    rho (rho_max >= ||W-J||)  eta (server lr)          eta_l (local lr)   R (rounds)
+    beta1 (AMSGrad momentum)  eps_ams (AMSGrad epsilon; the shared eps is the target accuracy)
+    G (gradient bound, A4.3)  sigma_g^2 (A4.4)         sigma_l, sigma_c, alpha (D.1)
+    d (model dimension)       f_gap (Delta f)          C, C1..C4 (absolute constants)
 
-Shared with identical meaning: ``L`` (smoothness), ``sigma`` (sigma^2 bounds the local variance,
-A4.2), ``T`` = AFGA's number of rounds R (the engine's round variable, used by rounds_to_eps and
-rate_exponents), and ``gamma`` = AFGA's local learning rate eta_l: the current engine's step-size
-conditions are caps on ``gamma`` ("local step size"), so every eta_l condition below constrains
-``gamma``. :data:`eta_l` and :data:`R` are aliases of those two symbols.
+``n`` shadows the shared ``n`` (number of clients; AFGA's n is the cluster size, n = N for AFGA).
+Shared with identical meaning: ``L`` (smoothness) and ``sigma`` (sigma^2 bounds the local variance,
+A4.2). The local learning rate ``eta_l`` is AFGA's own constant: every eta_l condition is a
+:class:`~fedbound.theory.result.StepCondition` with ``variable=eta_l`` (``max_step(variable=
+"eta_l")``, ``fedbound stepsize afga.stepsize --var eta_l``); the rounds variable of every result is
+``R`` (``Result(rounds="R")``). The order relations m <= n and M <= N are engine order relations
+(:data:`fedbound.theory.symbols.ORDER_RELATIONS`), checked on every input.
 """
 import math
 
 import sympy as sp
 
+from fedbound.theory import symbols as S
 from fedbound.theory.result import Provenance
-from fedbound.theory.symbols import (NONNEGATIVE, POSITIVE, POSITIVE_INTEGER, Domain, L, T, declare,
-                                     gamma, sigma)
+from fedbound.theory.symbols import NONNEGATIVE, POSITIVE, POSITIVE_INTEGER, Domain, L, sigma
 
 SEED = "000_bd1b5016b2d2bc05.txt"
+SCOPE = "afga"
+
+
+def declare(name: str, domain: Domain, meaning: str, latex: str | None = None, shadow: bool = False):
+    """Declare an AFGA constant (scope ``"afga"``)."""
+    return S.declare(name, domain, meaning, latex, scope=SCOPE, shadow=shadow)
 
 
 def where(equation: str, lines: str) -> Provenance:
@@ -42,36 +47,36 @@ def where(equation: str, lines: str) -> Provenance:
 AT_LEAST_TWO = Domain(2.0, math.inf, False, True, integer=True)
 HALF_OPEN_UNIT = Domain(0.0, 1.0, False, True)      # [0, 1)
 
-eta_l = gamma   # local learning rate eta_l (the engine's step variable)
-R = T           # number of global rounds R
-I = declare("I_local", POSITIVE_INTEGER, "AFGA: local iterations per round I")
-N = declare("N_clients", AT_LEAST_TWO, "AFGA: total number of clients N")
-M = declare("M_sampled", POSITIVE_INTEGER, "AFGA: clients sampled per round M = |S_r| = |S_r,t| (M <= N)")
-K = declare("K_clusters", POSITIVE_INTEGER, "CAFGA: number of clusters K (N = K n)")
-n = declare("n_cluster", AT_LEAST_TWO, "CAFGA: clients per cluster n (n = N for AFGA)")
-m = declare("m_cluster", POSITIVE_INTEGER, "CAFGA: clients sampled per cluster m (m <= n, M = K m)")
-rho = declare("rho_gossip", HALF_OPEN_UNIT, "AFGA: rho with ||W - J||_2 <= rho (rho_max for CAFGA)")
-eta = declare("eta_server", POSITIVE, "AFGA: global (server) learning rate eta")
+eta_l = declare("eta_l", POSITIVE, "AFGA: local (client) learning rate eta_l")
+R = declare("R", POSITIVE_INTEGER, "AFGA: number of global rounds R")
+I = declare("I", POSITIVE_INTEGER, "AFGA: local iterations per round I")
+N = declare("N", AT_LEAST_TWO, "AFGA: total number of clients N")
+M = declare("M", POSITIVE_INTEGER, "AFGA: clients sampled per round M = |S_r| = |S_r,t| (M <= N)")
+K = declare("K", POSITIVE_INTEGER, "CAFGA: number of clusters K (N = K n)")
+n = declare("n", AT_LEAST_TWO, "CAFGA: clients per cluster n (n = N for AFGA)", shadow=True)
+m = declare("m", POSITIVE_INTEGER, "CAFGA: clients sampled per cluster m (m <= n, M = K m)")
+rho = declare("rho", HALF_OPEN_UNIT, "AFGA: rho with ||W - J||_2 <= rho (rho_max for CAFGA)")
+eta = declare("eta", POSITIVE, "AFGA: global (server) learning rate eta")
 beta1 = declare("beta1", HALF_OPEN_UNIT, "AMSGrad first-moment factor beta1")
 eps_a = declare("eps_ams", POSITIVE, "AMSGrad epsilon (inside the square root)")
-G = declare("G_inf", POSITIVE, "bound G on stochastic-gradient norms (Assumption 4.3)")
+G = declare("G", POSITIVE, "bound G on stochastic-gradient norms (Assumption 4.3)")
 sigma_g = declare("sigma_g", NONNEGATIVE, "global heterogeneity sigma_g (Assumption 4.4)")
 sigma_l = declare("sigma_l", NONNEGATIVE, "average intra-cluster heterogeneity sigma-bar_l (D.1)")
 sigma_c = declare("sigma_c", NONNEGATIVE, "inter-cluster heterogeneity sigma_c (Assumption D.1)")
-alpha = declare("alpha_het", Domain(1.0, math.inf, False, True), "Assumption D.1's alpha >= 1")
-d = declare("d_model", POSITIVE_INTEGER, "model dimension d")
+alpha = declare("alpha", Domain(1.0, math.inf, False, True), "Assumption D.1's alpha >= 1")
+d = declare("d", POSITIVE_INTEGER, "model dimension d")
 f_gap = declare("f_gap", NONNEGATIVE, "initial gap f(x_1) - f* (Delta f)")
-C = declare("C_abs", POSITIVE, "AFGA (29)/(33): absolute constant C (subsumes 3 C1)")
-C1 = declare("C1_abs", POSITIVE, "AFGA Lemma F.3: absolute constant C1 (64 on the paper's steps)")
-C2 = declare("C2_abs", POSITIVE, "AFGA (33): absolute constant C2")
-C3 = declare("C3_abs", POSITIVE, "AFGA (33): absolute constant C3")
-C4 = declare("C4_abs", POSITIVE, "AFGA (33): absolute constant C4")
+C = declare("C", POSITIVE, "AFGA (29)/(33): absolute constant C (subsumes 3 C1)")
+C1 = declare("C1", POSITIVE, "AFGA Lemma F.3: absolute constant C1 (64 on the paper's steps)")
+C2 = declare("C2", POSITIVE, "AFGA (33): absolute constant C2")
+C3 = declare("C3", POSITIVE, "AFGA (33): absolute constant C3")
+C4 = declare("C4", POSITIVE, "AFGA (33): absolute constant C4")
 c_eta = declare("c_eta", POSITIVE, "AFGA schedule: eta = c_eta n sqrt(I/m)")
 c_l = declare("c_l", POSITIVE, "AFGA schedule: eta_l = c_l/(I sqrt(R))")
 
 #: the notes' default values of the absolute constants (C1 = 64 from Lemma F.3's own steps,
 #: notes afga.md 4.6; the others are unspecified by the paper and default to 1)
-DEFAULT_CONSTANTS = {"C_abs": 1.0, "C1_abs": 64.0, "C2_abs": 1.0, "C3_abs": 1.0, "C4_abs": 1.0}
+DEFAULT_CONSTANTS = {"C": 1.0, "C1": 64.0, "C2": 1.0, "C3": 1.0, "C4": 1.0}
 
 # Shared sub-expressions (notes afga.md 1.2 and 7.1) ------------------------------------------------
 #: H_{I,rho} = min{I, 1/(1 - rho_max)}, the "distance constant" [L2083-2084, L2148-2149]

@@ -5,14 +5,14 @@ Each lemma is conditional on x_r (one round); expectations are over S_{r,t}, S_r
 Measured quantities are declared as nonnegative constants so a right-hand side can be evaluated at
 measured values:
 
-    afga_grad_sq       E||grad f(x_r)||^2
+    grad_sq       E||grad f(x_r)||^2
     cons_inter         (1/K) sum_k E||xbar^k_{r,t} - x_r||^2          (inter-cluster error U_t)
     cons_intra         (1/N) sum_k E||X^{k,perp}_{r,t}||_F^2          (intra-cluster error V_t)
     cons_intra_last    V_{I-1}
     sum_avg_grad       sum_{t<I} E||(1/N) sum_i grad f_i(x^i_{r,t})||^2
     sum_cluster_grad   sum_{t<I} E||(1/K) sum_k grad fbar_k(xbar^k_{r,t})||^2
     cluster_grad_last  E||(1/K) sum_k grad fbar_k(xbar^k_{r,I-1})||^2
-    t_local            the local step t;  zeta_young  Lemma F.2's Young parameter (uniform in k)
+    t            the local step t;  zeta  Lemma F.2's Young parameter (uniform in k)
     y_sum_sq, y_sq_sum ||sum y||^2 and sum ||y||^2 (Lemma F.6);  sum_delta_sq  sum_r E||Delta_r||^2
 
 Lemma F.2 is written for rho_k = rho_max and a uniform zeta (its max_k / average over k then
@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import sympy as sp
 
-from fedbound.theory.afga.common import (C1, C_I, G, H, I, K, L, alpha, d, eps_a, eta_l, m, n, q,
-                                         rho, sigma, sigma_c, sigma_l, where)
+from fedbound.theory.afga.common import (C1, C_I, G, H, I, K, L, alpha, d, declare, eps_a, eta_l, m,
+                                         n, q, rho, sigma, sigma_c, sigma_l, where)
 from fedbound.theory.afga.stepsize import CAP_A, CAP_A_STRICT
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, Variant
-from fedbound.theory.symbols import NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE, declare
+from fedbound.theory.symbols import NONNEGATIVE, NONNEGATIVE_INTEGER, POSITIVE
 
-grad_sq = declare("afga_grad_sq", NONNEGATIVE, "AFGA: E||grad f(x_r)||^2")
+grad_sq = declare("grad_sq", NONNEGATIVE, "AFGA: E||grad f(x_r)||^2")
 U = declare("cons_inter", NONNEGATIVE, "AFGA: inter-cluster error (1/K) sum_k E||xbar^k_t - x_r||^2")
 V = declare("cons_intra", NONNEGATIVE, "AFGA: intra-cluster error (1/N) sum_k E||X^{k,perp}_t||^2")
 V_last = declare("cons_intra_last", NONNEGATIVE, "AFGA: intra-cluster error at t = I-1")
@@ -39,8 +39,8 @@ S_cl = declare("sum_cluster_grad", NONNEGATIVE,
                "AFGA: sum_t E||(1/K) sum_k grad fbar_k(xbar^k_t)||^2 over t = 0..I-1")
 cl_last = declare("cluster_grad_last", NONNEGATIVE,
                   "AFGA: E||(1/K) sum_k grad fbar_k(xbar^k_{I-1})||^2")
-t = declare("t_local", NONNEGATIVE_INTEGER, "AFGA: local step t (0 <= t <= I-1)")
-zeta = declare("zeta_young", POSITIVE, "AFGA Lemma F.2: Young parameter zeta_k (uniform)")
+t = declare("t", NONNEGATIVE_INTEGER, "AFGA: local step t (0 <= t <= I-1)")
+zeta = declare("zeta", POSITIVE, "AFGA Lemma F.2: Young parameter zeta_k (uniform)")
 y_sum = declare("y_sum_sq", NONNEGATIVE, "AFGA Lemma F.6: ||sum_k sum_i y^{k,i}||^2")
 y_sq = declare("y_sq_sum", NONNEGATIVE, "AFGA Lemma F.6: sum_k sum_i ||y^{k,i}||^2")
 sum_delta = declare("sum_delta_sq", NONNEGATIVE, "AFGA Lemma F.7: sum_r E||Delta_r||^2")
@@ -50,6 +50,7 @@ NOISE_Q = sigma ** 2 / n + q * I * sigma_l ** 2      # sigma^2/n + q I sigma_l^2
 
 LEMMA_F1 = register(Result(
     id="afga.lemmaF1",
+    rounds="R",
     title="Lemma F.1 (inter-cluster consensus error)",
     statement="For eta_l <= 1/(8IL): (1/K) sum_k E||xbar^k_{t+1} - x_r||^2 <= C_I (1/K) sum_k "
               "E||xbar^k_t - x_r||^2 + 8 I eta_l^2 (alpha^2 E||grad f(x_r)||^2 + sigma_c^2) + "
@@ -77,6 +78,7 @@ LEMMA_F1 = register(Result(
 _RHO_L = rho ** 2 * (1 + zeta)
 LEMMA_F2 = register(Result(
     id="afga.lemmaF2",
+    rounds="R",
     title="Lemma F.2 (intra-cluster consensus error), rho_k = rho_max, uniform zeta",
     statement="(1/N) sum_k E||X^{k,perp}_{t+1}||^2 <= (rho^2(1 + 1/zeta) + 4 eta_l^2 L^2 rho^2(1+zeta)) V_t "
               "+ 4 eta_l^2 L^2 rho^2(1+zeta) U_t + 4 eta_l^2 rho^2(1+zeta)(alpha^2 E||grad f||^2 + "
@@ -110,6 +112,7 @@ def _f3(c1) -> sp.Expr:
 
 LEMMA_F3 = register(Result(
     id="afga.lemmaF3",
+    rounds="R",
     title="Lemma F.3 (sum of intra- and inter-cluster errors)",
     statement="For eta_l <= 1/(8IL) and t = 0..I-1: V_t + U_t <= (t+1) C1 eta_l^2 [(I + rho^2 H)(alpha^2 "
               "E||grad f||^2 + sigma_c^2) + rho^2 H sigma_l^2 + sigma^2 rho^2 + (1 + H^2 rho^2/I^2)"
@@ -129,6 +132,7 @@ LEMMA_F3 = register(Result(
 
 LEMMA_F4 = register(Result(
     id="afga.lemmaF4",
+    rounds="R",
     title="Lemma F.4 (intra-cluster error alone)",
     statement="V_t <= (t+1) C1 eta_l^2 [H rho^2 (alpha^2 E||grad f||^2 + sigma_c^2) + H rho^2 sigma_l^2 "
               "+ rho^2 sigma^2 + (H^2/I^2) rho^2 sigma^2/n + q (H^2/I) rho^2 sigma_l^2]: every term "
@@ -146,6 +150,7 @@ _M, _N = K * m, K * n
 _BRACKET = I * C1 * eta_l ** 2 * rho ** 2 * (H * HET + H * sigma_l ** 2 + sigma ** 2 + H ** 2 / I ** 2 * NOISE_Q)
 LEMMA_F5 = register(Result(
     id="afga.lemmaF5",
+    rounds="R",
     title="Lemma F.5 (model difference Delta_r)",
     statement="E||Delta_r||^2 <= 2 eta_l^2 I sigma^2/N + 2 eta_l^2 (I-1) sum_t E||(1/N) sum_i grad "
               "f_i(x^i_t)||^2 + 4 eta_l^2 E||(1/K) sum_k grad fbar_k(xbar^k_{I-1})||^2 + 8((n-m)/(m(n-1)) "
@@ -181,6 +186,7 @@ LEMMA_F5 = register(Result(
 
 LEMMA_F6 = register(Result(
     id="afga.lemmaF6",
+    rounds="R",
     title="Lemma F.6 (cluster sampling)",
     statement="For uniform m-subsets S^k of V_k without replacement, independent across k: "
               "E||sum_k sum_{i in S^k} y^{k,i}||^2 <= m(m-1)/(n(n-1)) ||sum y||^2 + K m(n-m)/(n(n-1)) "
@@ -195,6 +201,7 @@ LEMMA_F6 = register(Result(
 
 LEMMA_F7 = register(Result(
     id="afga.lemmaF7",
+    rounds="R",
     title="Lemma F.7 (momentum)",
     statement="sum_{r=1}^R E||m_r||^2 <= sum_{r=1}^R E||Delta_r||^2 (m_0 = 0; any sequence).",
     provenance=where("(91)", "4724-4761"),
@@ -206,6 +213,7 @@ LEMMA_F7 = register(Result(
 
 LEMMA_F8 = register(Result(
     id="afga.lemmaF8",
+    rounds="R",
     title="Lemma F.8 (boundedness)",
     statement="Under A4.3: ||grad f(x)|| <= G, ||Delta_r|| <= (m/n) eta_l I G, ||m_r|| <= (m/n) eta_l I G, "
               "||v_r||, ||vhat_r|| <= m^2 eta_l^2 I^2 G^2/n^2.",
@@ -228,6 +236,7 @@ LEMMA_F8 = register(Result(
 
 LEMMA_F9 = register(Result(
     id="afga.lemmaF9",
+    rounds="R",
     title="Lemma F.9 (variance-difference telescoping)",
     statement="sum_r ||Vhat_{r-1}^{-1/2} - Vhat_r^{-1/2}||_1 <= d/sqrt(eps), sum_r ||.||^2 <= d/eps "
               "(vhat non-decreasing, vhat_0 = 0).",

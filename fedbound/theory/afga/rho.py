@@ -29,6 +29,7 @@ FORMS = ("exact", "sufficient", "theorem")
 
 RHO_CONDITION = register(Result(
     id="afga.rho_condition",
+    rounds="R",
     title="The rho-condition of Theorems 4.6 / D.3 (exact (30), sufficient (31), theorem's form)",
     statement="(30) n(n-m)/(m^2(n-1)) H rho_max^2 <= 1/n; (31) rho_max^2/(1 - rho_max) <= m^2/n^2; "
               "Theorem 4.6/D.3: rho_max <= m/(m+n). Each variant holds iff predicate_lhs <= predicate_rhs.",
@@ -69,7 +70,7 @@ class RhoCheck:
 def _check_m_n(m_, n_) -> None:
     m_, n_ = np.asarray(m_, float), np.asarray(n_, float)
     if np.any(m_ > n_):
-        raise ValidationError(f"m_cluster must be <= n_cluster, got m={np.max(m_):g} > n={np.min(n_):g}")
+        raise ValidationError(f"m must be <= n, got m={np.max(m_):g} > n={np.min(n_):g}")
 
 
 def rho_condition(rho_value, m_value, n_value, I_value=None, form: str = "theorem") -> RhoCheck:
@@ -79,9 +80,9 @@ def rho_condition(rho_value, m_value, n_value, I_value=None, form: str = "theore
     if form == "exact" and I_value is None:
         raise ValidationError("form 'exact' (30) depends on I through H = min(I, 1/(1-rho)); pass I_value")
     _check_m_n(m_value, n_value)
-    constants = {"rho_gossip": rho_value, "m_cluster": m_value, "n_cluster": n_value}
+    constants = {"rho": rho_value, "m": m_value, "n": n_value}
     if form == "exact":
-        constants["I_local"] = I_value
+        constants["I"] = I_value
     ev = RHO_CONDITION.evaluate(form, **constants)
     lhs, rhs = ev.extras["predicate_lhs"], ev.extras["predicate_rhs"]
     return RhoCheck(form, lhs <= rhs, lhs, rhs, rhs - lhs, largest_rho(form, m_value, n_value, I_value))

@@ -1,7 +1,7 @@
 r"""AFGA / CAFGA local-learning-rate conditions (seed 000, Appendix E, (25)-(27) [L1947-1999],
 Lemmas F.1/F.3 [L2624-2625, L3080-3081]; notes afga.md 4.4 (a)-(c), flags 17, 20).
 
-Every condition constrains the local learning rate :math:`\eta_l` (the engine's ``gamma``):
+Every condition constrains the local learning rate :math:`\eta_l` (``variable=eta_l``):
 
 * (a) :math:`\eta_l \le 1/(8IL)` (Lemmas F.1, F.3, F.4). Lemma F.1's algebra [L2801-2810] needs
   :math:`16 I\eta_l^2L^2 \le 1/(2(4I-1))`, which holds for :math:`\eta_l \le 1/(8\sqrt2 IL)` but not
@@ -19,7 +19,7 @@ Every condition constrains the local learning rate :math:`\eta_l` (the engine's 
 (27)) with :math:`a` free of :math:`\eta_l` (the extras ``a25`` and ``a27``); :math:`x \mapsto
 x\,C_0(x)^k` is increasing, so each admissible set is an interval :math:`(0, x^*]`. They are
 implicit :class:`StepCondition` s on :math:`\eta_l`, solved by the engine:
-``STEPSIZE.max_step(variant, variable="gamma", ...)`` returns the largest admissible :math:`\eta_l`
+``STEPSIZE.max_step(variant, variable="eta_l", ...)`` returns the largest admissible :math:`\eta_l`
 and the binding condition ((a), (25) implicit or (27) implicit).
 
 The extras ``lhs26``/``rhs26`` are both sides of requirement (26) [L1970-1993] (all three terms),
@@ -74,13 +74,14 @@ def _extras(coefficient: int) -> dict:
 
 STEPSIZE = register(Result(
     id="afga.stepsize",
+    rounds="R",
     title="Local learning-rate conditions of Theorems 4.6 / D.3 ((a), (25), (27))",
     statement="eta_l <= 1/(8IL) (Lemmas F.1, F.3); (25) eta_l <= 1/(4 C0 C_{beta,eta}) [4(m-1)/"
               "(N^2(n-1)) + 2(I+2)m/(N^2 n)]^{-1}; (27) eta_l <= eps^{1/4}/sqrt(18 L^2 C0 C1 I "
               "(I + rho_max^2 H) alpha^2), with C0 = sqrt(eta_l^2 I^2 G^2 + eps) (implicit).",
     provenance=where("(25)-(27)", "1947-1999"),
     assumptions=("Assumptions 4.1-4.3, D.1, D.2", "N = K n, M = K m"),
-    lhs="eta_l (= gamma)",
+    lhs="eta_l",
     variants=[
         Variant("printed", "as printed: cap (a) 1/(8IL); (25) with the printed 4 on its right side; "
                            "(25), (27) implicit in C0 (extras a25, a27; solved by max_step)",

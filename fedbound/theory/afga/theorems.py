@@ -26,7 +26,7 @@ with :math:`C_0 = \sqrt{\eta_l^2I^2G^2+\epsilon}`, :math:`A = C_{\beta,\eta}`,
 Variants: "printed" (33); "rederived" adds to T2's bracket the term I sigma^2/n that dividing
 (28) by eta eta_l I leaves from 3 L^2 C1 I^2 eta_l^2 sigma^2/n and (33) drops (flag 24: so rho = 0
 does not remove every sigma^2/R term); "rederived-schedule" is "rederived" at the theorem's rates
-eta = c_eta n sqrt(I/m), eta_l = c_l/(I sqrt(R)) [L2276-2280] (a function of R = T, for
+eta = c_eta n sqrt(I/m), eta_l = c_l/(I sqrt(R)) [L2276-2280] (a function of R, for
 rounds_to_eps and rate_exponents; its step-size conditions are those of ``afga.stepsize`` at these
 rates); "eq29" is the pre-simplification form (29) [L2083-2147], valid without (30); "O" is the
 O-form with unit constants and without the O~(R^{-3/2}) term, whose hidden constants are
@@ -119,7 +119,7 @@ def _variants(specialize: dict | None) -> list[Variant]:
     terms = explicit_terms(True)
     variants.append(Variant(
         "rederived-schedule", "the rederived (33) at eta = c_eta n sqrt(I/m), eta_l = c_l/(I sqrt(R)) "
-                              "[L2276-2280]; a function of R (= T)",
+                              "[L2276-2280]; a function of R",
         bound=sub(explicit_bound(terms), SCHEDULE),
         extras={k: sub(v, SCHEDULE) for k, v in terms.items()}))
     return variants
@@ -142,6 +142,7 @@ _FLAGS = (
 
 THM_D3 = register(Result(
     id="afga.thmD3",
+    rounds="R",
     title="Theorem D.3 (CAFGA convergence) with its explicit form (33)",
     statement="Under A4.1-4.3, D.1, D.2, eta_l conditions (a), (25), (27), rho_max <= m/(m+n): "
               "(1/R) sum_r E||grad f(x_r)||^2 = O((f0 - f* + (sigma~^2 + sigma^2/K) L)/sqrt(RIm)) + "
@@ -160,6 +161,7 @@ THM_D3 = register(Result(
 
 THM_46 = register(Result(
     id="afga.thm46",
+    rounds="R",
     title="Theorem 4.6 (AFGA convergence), (33) at K = 1",
     statement="Under A4.1-4.5, eta = Theta(N sqrt(I/M)), eta_l = Theta(1/(I sqrt(R))), rho <= M/(M+N): "
               "(1/R) sum_r E||grad f(x_r)||^2 = O((Delta f + L(sigma^2 + sigma_g^2))/sqrt(RIM)) + "
@@ -181,11 +183,11 @@ def predicted_exponents(result_id: str = "afga.thm46") -> dict[str, object]:
     among the O-form's terms, and the exponents in I and M of that term (computed with
     :meth:`Result.rate_exponents` from the "O" variant)."""
     result = THM_46 if result_id == "afga.thm46" else THM_D3
-    sampled = "M_sampled" if result is THM_46 else "m_cluster"
-    in_r = result.rate_exponents("O", "T")
+    sampled = "M" if result is THM_46 else "m"
+    in_r = result.rate_exponents("O", "R")
     leading = max(in_r.values())
     terms = [t for t, x in in_r.items() if x == leading]
-    in_i = result.rate_exponents("O", "I_local")
+    in_i = result.rate_exponents("O", "I")
     in_m = result.rate_exponents("O", sampled)
     return {"R": leading, "I": min(in_i[t] for t in terms), "M": min(in_m[t] for t in terms)}
 

@@ -8,7 +8,7 @@ from fedbound.control.afga import (TABLE1_ROUNDS_78, TABLE7_ACCURACY, TABLE7_HOU
 from fedbound.errors import InputTypeError, UnknownNameError, ValidationError
 from fedbound.theory import get
 
-PROBLEM = dict(L=1.0, sigma=1.0, G_inf=1.0, d_model=10, eps_ams=0.1, beta1=0.9, f_gap=1.0)
+PROBLEM = dict(L=1.0, sigma=1.0, G=1.0, d=10, eps_ams=0.1, beta1=0.9, f_gap=1.0)
 HET = {1: (1.0, 0.0), 5: (0.8, 0.5)}
 
 
@@ -59,19 +59,19 @@ def test_chooser_picks_the_fastest_feasible_candidate(choice):
 def test_chooser_rounds_are_the_least_admissible(choice):
     thm = get("afga.thmD3")
     for r in choice.table[:8]:
-        c = {**PROBLEM, "C_abs": 1.0, "C1_abs": 64.0, "C2_abs": 1.0, "C3_abs": 1.0, "C4_abs": 1.0,
-             "I_local": r.I, "K_clusters": r.clusters, "n_cluster": r.n, "m_cluster": r.m,
-             "rho_gossip": r.rho_max, "sigma_l": HET[r.clusters][0], "sigma_c": HET[r.clusters][1],
+        c = {**PROBLEM, "C": 1.0, "C1": 64.0, "C2": 1.0, "C3": 1.0, "C4": 1.0,
+             "I": r.I, "K": r.clusters, "n": r.n, "m": r.m,
+             "rho": r.rho_max, "sigma_l": HET[r.clusters][0], "sigma_c": HET[r.clusters][1],
              "c_eta": 1.0, "c_l": 0.1}
         bound = thm.bound("rederived-schedule", **{k: c[k] for k in thm.constants("rederived-schedule")
-                                                  if k != "T"}, T=r.rounds)
+                                                  if k != "R"}, R=r.rounds)
         assert bound <= 0.5
-        step = get("afga.stepsize").evaluate("rederived", **c, eta_server=r.n * np.sqrt(r.I / r.m),
-                                             alpha_het=1.0, gamma=0.1 / (r.I * np.sqrt(r.rounds)))
+        step = get("afga.stepsize").evaluate("rederived", **c, eta=r.n * np.sqrt(r.I / r.m),
+                                             alpha=1.0, eta_l=0.1 / (r.I * np.sqrt(r.rounds)))
         assert step.all_conditions_hold
         if r.rounds > r.rounds_step_size:
             assert thm.bound("rederived-schedule", **{k: c[k] for k in thm.constants("rederived-schedule")
-                                                     if k != "T"}, T=r.rounds - 1) > 0.5
+                                                     if k != "R"}, R=r.rounds - 1) > 0.5
 
 
 def test_chooser_can_extrapolate_outside_the_rho_condition():

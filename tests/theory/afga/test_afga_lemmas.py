@@ -22,7 +22,7 @@ def test_lemma_F6_is_an_equality_for_one_cluster(n, m):
     y = np.random.default_rng(n * m).normal(size=(n, 3))
     exact = np.mean([np.sum((s @ y) ** 2) for s in subsets(n, m)])
     rhs = get("afga.lemmaF6").bound(y_sum_sq=np.sum(y.sum(0) ** 2), y_sq_sum=np.sum(y ** 2),
-                                    m_cluster=m, n_cluster=n, K_clusters=1)
+                                    m=m, n=n, K=1)
     assert exact == pytest.approx(float(rhs), rel=1e-12)
 
 
@@ -33,7 +33,7 @@ def test_lemma_F6_is_an_inequality_for_two_clusters():
         y = rng.normal(size=(2, n, 2)) + rng.normal(size=2)
         exact = np.mean([np.sum((a @ y[0] + b @ y[1]) ** 2) for a in subsets(n, m) for b in subsets(n, m)])
         rhs = get("afga.lemmaF6").bound(y_sum_sq=np.sum(y.sum((0, 1)) ** 2), y_sq_sum=np.sum(y ** 2),
-                                        m_cluster=m, n_cluster=n, K_clusters=2)
+                                        m=m, n=n, K=2)
         assert exact <= rhs * (1 + 1e-12)
 
 
@@ -66,12 +66,12 @@ def test_lemma_F1_statement_fails_and_proof_holds_on_the_instance():
     n, m, I, L, sigma_g = 50, 5, 24, 1.0, 2.0
     eta_l = 1 / (8 * np.sqrt(2) * I * L)
     unit = eta_l ** 2 * m * (n - m) / (n * (n - 1)) * sigma_g ** 2 / n
-    common = dict(I_local=I, gamma=eta_l, alpha_het=1.0, afga_grad_sq=0.0, sigma_c=0.0, sigma=0.0, n_cluster=n)
+    common = dict(I=I, eta_l=eta_l, alpha=1.0, grad_sq=0.0, sigma_c=0.0, sigma=0.0, n=n)
     f1 = get("afga.lemmaF1")
     for t in range(I):
         lhs = (t + 1) * unit
         stated = f1.bound("printed", cons_inter=t * unit, **common)
-        proved = f1.bound("rederived", cons_inter=t * unit, cons_intra=0.0, L=L, m_cluster=m,
+        proved = f1.bound("rederived", cons_inter=t * unit, cons_intra=0.0, L=L, m=m,
                           sigma_l=sigma_g, **common)
         assert lhs <= proved
         assert (lhs <= stated) == (t >= (8 * I - 2) / 3)   # C_I t >= t + 1 iff t >= 2(4I-1)/3
@@ -81,12 +81,12 @@ def test_lemma_F5_statement_fails_and_proof_holds_on_the_instance():
     n, m, I, sigma_g = 20, 3, 8, 1.5
     eta_l = 1e-3
     lhs = I * eta_l ** 2 * m * (n - m) / (n * (n - 1)) * sigma_g ** 2 / n
-    zeros = dict(sum_avg_grad=0.0, cluster_grad_last=0.0, cons_intra_last=0.0, sigma=0.0, rho_gossip=0.0)
-    common = dict(gamma=eta_l, I_local=I, n_cluster=n, m_cluster=m, K_clusters=1, L=1.0)
+    zeros = dict(sum_avg_grad=0.0, cluster_grad_last=0.0, cons_intra_last=0.0, sigma=0.0, rho=0.0)
+    common = dict(eta_l=eta_l, I=I, n=n, m=m, K=1, L=1.0)
     f5 = get("afga.lemmaF5")
     assert f5.bound("printed", **zeros, **common) == 0 < lhs
     proved = f5.bound("rederived", **zeros, **common, sum_cluster_grad=0.0, sigma_l=sigma_g, sigma_c=0.0,
-                      C1_abs=64.0, alpha_het=1.0, afga_grad_sq=0.0)
+                      C1=64.0, alpha=1.0, grad_sq=0.0)
     assert lhs <= proved / 64 * (1 + 1e-12)
 
 
@@ -104,8 +104,8 @@ def test_lemma_F8_instance_formula_against_matrix_powers(rho):
     got = f8_instance_norm(max(rho, 1e-300), m, n, I)
     assert got == pytest.approx(expected, rel=1e-12)
     f8 = get("afga.lemmaF8")
-    printed = f8.bound("printed", m_cluster=m, n_cluster=n, gamma=1.0, I_local=I, G_inf=1.0)
-    valid = f8.bound("rederived", gamma=1.0, I_local=I, G_inf=1.0)
+    printed = f8.bound("printed", m=m, n=n, eta_l=1.0, I=I, G=1.0)
+    valid = f8.bound("rederived", eta_l=1.0, I=I, G=1.0)
     assert got <= valid and ((got <= printed * (1 + 1e-12)) == (rho == 0.0))
 
 
@@ -115,15 +115,15 @@ def test_lemma_F8_fails_on_the_papers_ring():
 
 
 def test_lemmas_F3_F4_vanish_or_scale_with_rho():
-    c = dict(t_local=3, C1_abs=64.0, gamma=1e-3, I_local=10, rho_gossip=0.0, alpha_het=1.0,
-             afga_grad_sq=1.0, sigma_c=0.5, sigma_l=0.5, sigma=1.0, m_cluster=2, n_cluster=10)
+    c = dict(t=3, C1=64.0, eta_l=1e-3, I=10, rho=0.0, alpha=1.0,
+             grad_sq=1.0, sigma_c=0.5, sigma_l=0.5, sigma=1.0, m=2, n=10)
     assert get("afga.lemmaF4").bound(**c) == 0.0
     assert get("afga.lemmaF3").bound("printed", **c) > 0
-    assert get("afga.lemmaF3").bound("rederived", **{k: v for k, v in c.items() if k != "C1_abs"}) == \
+    assert get("afga.lemmaF3").bound("rederived", **{k: v for k, v in c.items() if k != "C1"}) == \
         pytest.approx(get("afga.lemmaF3").bound("printed", **c))
-    f2 = dict(c, cons_intra=1.0, cons_inter=1.0, zeta_young=1.0, L=1.0)
+    f2 = dict(c, cons_intra=1.0, cons_inter=1.0, zeta=1.0, L=1.0)
     assert get("afga.lemmaF2").bound("printed", **f2) == 0.0   # every term of (42) carries rho^2
-    half = dict(f2, rho_gossip=0.5)   # flag 18: the noise term gains (1 + zeta) = 2
+    half = dict(f2, rho=0.5)   # flag 18: the noise term gains (1 + zeta) = 2
     gap = get("afga.lemmaF2").bound("rederived", **half) - get("afga.lemmaF2").bound("printed", **half)
     assert gap == pytest.approx(1e-6 * 1.0 * 0.25 * 1.0)
 
@@ -149,6 +149,6 @@ def test_lemmas_F7_and_F9_hold_on_any_sequence(deltas, beta1, beta2, eps):
     f7 = float(get("afga.lemmaF7").bound(sum_delta_sq=np.sum(deltas ** 2)))
     assert np.sum(moments ** 2) <= f7 * (1 + 1e-12) + 1e-300
     diffs = np.abs(np.diff(precond, axis=0))
-    ev = get("afga.lemmaF9").evaluate(d_model=4, eps_ams=eps)
+    ev = get("afga.lemmaF9").evaluate(d=4, eps_ams=eps)
     assert np.sum(diffs) <= ev.bound * (1 + 1e-12)
     assert np.sum(diffs ** 2) <= ev.extras["squared"] * (1 + 1e-12)

@@ -77,11 +77,11 @@ def test_30_does_not_imply_31_but_31_implies_30_and_the_theorem_form_implies_bot
 def test_rho_condition_result_variants_and_bad_input():
     result = get("afga.rho_condition")
     assert set(result.variants) == set(FORMS)
-    ev = result.evaluate("theorem", rho_gossip=0.5, m_cluster=1, n_cluster=10)
+    ev = result.evaluate("theorem", rho=0.5, m=1, n=10)
     assert ev.extras["predicate_lhs"] == 0.5 and ev.extras["predicate_rhs"] == pytest.approx(1 / 11)
-    with pytest.raises(ValidationError, match="m_cluster must be <= n_cluster"):
+    with pytest.raises(ValidationError, match="m must be <= n"):
         rho_condition(0.1, 11, 10)
     with pytest.raises(ValidationError, match="pass I_value"):
         rho_condition(0.1, 1, 10, form="exact")
-    with pytest.raises(ValidationError, match="rho_gossip"):
+    with pytest.raises(ValidationError, match="rho"):
         rho_condition(1.0, 1, 10)

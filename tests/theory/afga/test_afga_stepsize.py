@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from fedbound.errors import ValidationError
 from fedbound.theory import get
 
-BASE = dict(I_local=24, L=1.0, K_clusters=1, n_cluster=50, m_cluster=5, eta_server=1.0, beta1=0.9,
-            eps_ams=1e-2, G_inf=1.0, C1_abs=64.0, rho_gossip=0.5, alpha_het=1.0)
+BASE = dict(I=24, L=1.0, K=1, n=50, m=5, eta=1.0, beta1=0.9,
+            eps_ams=1e-2, G=1.0, C1=64.0, rho=0.5, alpha=1.0)
 
 
 def solve_implicit_cap(a, k, b, eps, max_iterations: int = 200, rtol: float = 4e-16) -> np.ndarray:
@@ -82,12 +82,12 @@ def test_implicit_solve_is_vectorized_and_rejects_bad_input():
 def test_max_step_matches_the_reference_and_names_the_binding_condition(variant):
     stepsize = get("afga.stepsize")
     rng = np.random.default_rng(1)
-    c = {**BASE, "eta_server": 10.0 ** rng.uniform(-3, 3, 200), "eps_ams": 10.0 ** rng.uniform(-8, 0, 200),
-         "I_local": rng.integers(1, 100, 200).astype(float), "G_inf": 10.0 ** rng.uniform(-2, 2, 200)}
-    eta_l, binding = stepsize.max_step(variant, variable="gamma", rtol=1e-14, **c)
-    ev = stepsize.evaluate(variant, **c, gamma=eta_l)
-    b = c["I_local"] * c["G_inf"]
-    cap_a = 1 / ((8 if variant == "printed" else 8 * np.sqrt(2)) * c["I_local"] * c["L"])
+    c = {**BASE, "eta": 10.0 ** rng.uniform(-3, 3, 200), "eps_ams": 10.0 ** rng.uniform(-8, 0, 200),
+         "I": rng.integers(1, 100, 200).astype(float), "G": 10.0 ** rng.uniform(-2, 2, 200)}
+    eta_l, binding = stepsize.max_step(variant, variable="eta_l", rtol=1e-14, **c)
+    ev = stepsize.evaluate(variant, **c, eta_l=eta_l)
+    b = c["I"] * c["G"]
+    cap_a = 1 / ((8 if variant == "printed" else 8 * np.sqrt(2)) * c["I"] * c["L"])
     reference = np.minimum.reduce([cap_a,
                                    solve_implicit_cap(ev.extras["a25"], 1.0, b, c["eps_ams"]),
                                    solve_implicit_cap(ev.extras["a27"], 0.5, b, c["eps_ams"])])
@@ -103,7 +103,7 @@ def test_max_step_matches_the_reference_and_names_the_binding_condition(variant)
 
 def test_rederived_25_uses_the_printed_left_side_coefficient_16():
     stepsize = get("afga.stepsize")
-    c = {**BASE, "m_cluster": 3, "gamma": 1e-3}
+    c = {**BASE, "m": 3, "eta_l": 1e-3}
     printed = stepsize.evaluate("printed", **c).extras["a25"]
     rederived = stepsize.evaluate("rederived", **c).extras["a25"]
     N, n, m, I = 50, 50, 3, 24

@@ -8,9 +8,9 @@ from fedbound.theory import get
 from fedbound.theory.afga.common import DEFAULT_CONSTANTS
 from fedbound.theory.afga.theorems import predicted_exponents, schedule_exponents
 
-D3 = dict(DEFAULT_CONSTANTS, L=1.0, sigma=0.5, sigma_l=0.7, sigma_c=0.3, G_inf=2.0, d_model=100,
-          eps_ams=0.1, beta1=0.9, f_gap=3.0, I_local=24, K_clusters=5, n_cluster=10, m_cluster=1,
-          rho_gossip=0.05, eta_server=2.0, gamma=1e-4, T=1000)
+D3 = dict(DEFAULT_CONSTANTS, L=1.0, sigma=0.5, sigma_l=0.7, sigma_c=0.3, G=2.0, d=100,
+          eps_ams=0.1, beta1=0.9, f_gap=3.0, I=24, K=5, n=10, m=1,
+          rho=0.05, eta=2.0, eta_l=1e-4, R=1000)
 
 
 def test_explicit_bound_is_8_C0_times_the_sum_of_the_eight_terms():
@@ -24,10 +24,10 @@ def test_explicit_bound_is_8_C0_times_the_sum_of_the_eight_terms():
 
 def test_theorem_46_is_theorem_D3_at_K_equal_1():
     d3, t46 = get("afga.thmD3"), get("afga.thm46")
-    c46 = {k: v for k, v in D3.items() if k not in ("K_clusters", "n_cluster", "m_cluster", "sigma_l",
+    c46 = {k: v for k, v in D3.items() if k not in ("K", "n", "m", "sigma_l",
                                                    "sigma_c")}
-    c46.update(N_clients=50, M_sampled=5, sigma_g=0.7)
-    cd3 = dict(D3, K_clusters=1, n_cluster=50, m_cluster=5, sigma_l=0.7, sigma_c=0.0, alpha_het=1.0)
+    c46.update(N=50, M=5, sigma_g=0.7)
+    cd3 = dict(D3, K=1, n=50, m=5, sigma_l=0.7, sigma_c=0.0, alpha=1.0)
     for variant in ("printed", "rederived"):
         assert t46.bound(variant, **c46) == pytest.approx(d3.bound(variant, **{
             k: cd3[k] for k in d3.constants(variant)}), rel=1e-13)
@@ -40,7 +40,7 @@ def test_rederived_restores_the_I_sigma2_over_n_term_of_flag_24():
     extra = 8 * c0 * 1.0 * 1.0 * 1e-8 / (4 * np.sqrt(0.1)) * 24 * 0.25 / 10
     assert r.bound - p.bound == pytest.approx(extra, rel=1e-9)
     # at rho = 0 a sigma^2/R-type term survives in the rederived T2 (the O-form's claim is not exact)
-    zero = dict(D3, rho_gossip=0.0, sigma_c=0.0, sigma_l=0.0)
+    zero = dict(D3, rho=0.0, sigma_c=0.0, sigma_l=0.0)
     assert d3.evaluate("rederived", **zero).extras["T2"] > 0 == d3.evaluate("printed", **zero).extras["T2"]
 
 
@@ -69,13 +69,13 @@ def test_predicted_exponents_of_the_O_forms():
 
 def test_rounds_to_eps_on_the_schedule():
     thm = get("afga.thm46")
-    c = dict(DEFAULT_CONSTANTS, L=1.0, sigma=0.5, sigma_g=0.7, G_inf=2.0, d_model=10, eps_ams=0.1,
-             beta1=0.9, f_gap=3.0, I_local=24, N_clients=50, M_sampled=5, rho_gossip=0.0, c_eta=1.0,
+    c = dict(DEFAULT_CONSTANTS, L=1.0, sigma=0.5, sigma_g=0.7, G=2.0, d=10, eps_ams=0.1,
+             beta1=0.9, f_gap=3.0, I=24, N=50, M=5, rho=0.0, c_eta=1.0,
              c_l=0.1)
-    target = (thm.bound("rederived-schedule", **c, T=12345) + thm.bound("rederived-schedule", **c, T=12346)) / 2
+    target = (thm.bound("rederived-schedule", **c, R=12345) + thm.bound("rederived-schedule", **c, R=12346)) / 2
     R = thm.rounds_to_eps(target, "rederived-schedule", **c)
     assert R == 12346
-    assert thm.bound("rederived-schedule", **c, T=R) <= target < thm.bound("rederived-schedule", **c, T=R - 1)
+    assert thm.bound("rederived-schedule", **c, R=R) <= target < thm.bound("rederived-schedule", **c, R=R - 1)
 
 
 def test_eq29_shares_T1_and_T3_with_33_and_holds_without_the_rho_condition():
@@ -87,11 +87,11 @@ def test_eq29_shares_T1_and_T3_with_33_and_holds_without_the_rho_condition():
     ev = d3.evaluate("printed", **quiet)
     assert d3.bound("eq29", **c29) == pytest.approx(8 * ev.extras["C0"] * ev.extras["T1"], rel=1e-12)
     noisy = {k: D3[k] for k in d3.constants("eq29")}
-    only_sigma = dict(noisy, sigma_l=0.0, sigma_c=0.0, rho_gossip=0.0)
+    only_sigma = dict(noisy, sigma_l=0.0, sigma_c=0.0, rho=0.0)
     diff = d3.bound("eq29", **only_sigma) - d3.bound("eq29", **{**only_sigma, "sigma": 0.0})
-    ev = d3.evaluate("printed", **dict(D3, sigma_l=0.0, sigma_c=0.0, rho_gossip=0.0))
+    ev = d3.evaluate("printed", **dict(D3, sigma_l=0.0, sigma_c=0.0, rho=0.0))
     t3 = 8 * ev.extras["C0"] * ev.extras["T3"]
     sampling = 8 * ev.extras["C0"] * (0.1 ** -1 * 2.0 * 1.0 * (0.81 / 0.01 + 3) / 2) * 64 * 9 / 90 * (
         64 * 1e-12 * 24 * 0.25 / 10)
     assert diff == pytest.approx(t3 + sampling, rel=1e-9)
-    assert np.isfinite(d3.bound("eq29", **dict(noisy, rho_gossip=0.8727)))
+    assert np.isfinite(d3.bound("eq29", **dict(noisy, rho=0.8727)))
