@@ -10,8 +10,10 @@ afga.md 4.1, 4.4 (d), flags 32 (every ring experiment violates it):
 
 The paper says "(30) implies (31)" [L2163-2166]; only the converse holds ((31) implies (30) since
 H <= 1/(1-rho) and (n-1)/(n-m) >= 1), and "theorem" implies both (32). The audit checks all four
-implications. Each form is a variant of the registered result ``afga.rho_condition`` with the
-extras ``predicate_lhs`` and ``predicate_rhs``; :func:`rho_condition` evaluates them and
+implications. Each form is a variant of the registered result ``afga.rho_condition`` carrying the
+form as an engine :class:`~fedbound.theory.result.Predicate` (:data:`PREDICATES`; holds / fails in
+``Evaluation.predicates`` and ``fedbound bound``) and its two sides as the extras ``predicate_lhs``
+and ``predicate_rhs``; :func:`rho_condition` evaluates them and
 :func:`largest_rho` gives the largest rho each form admits (closed forms).
 """
 from __future__ import annotations
@@ -23,27 +25,40 @@ import numpy as np
 from fedbound.errors import ValidationError
 from fedbound.theory.afga.common import H, I, m, n, rho, where
 from fedbound.theory.registry import register
-from fedbound.theory.result import Flag, Result, Variant
+from fedbound.theory.result import Flag, Predicate, Result, Variant
 
 FORMS = ("exact", "sufficient", "theorem")
+
+#: each form as an engine :class:`Predicate` (lhs <= rhs), reported holds / fails by
+#: ``Result.evaluate`` and ``fedbound bound``; the theorems carry them too
+PREDICATES = {
+    "exact": Predicate("rho-condition (30)", n * (n - m) / (m ** 2 * (n - 1)) * H * rho ** 2, "<=", 1 / n,
+                       "(30) [L2157-2162]"),
+    "sufficient": Predicate("rho-condition (31)", rho ** 2 / (1 - rho), "<=", m ** 2 / n ** 2,
+                            "(31) [L2163-2166]"),
+    "theorem": Predicate("rho <= m/(m+n)", rho, "<=", m / (m + n),
+                         "Thm 4.6 [L291-294] (n = N, m = M), Thm D.3 [L1103-1105]"),
+}
+
+
+def _form(form: str, text: str) -> Variant:
+    p = PREDICATES[form]
+    return Variant(form, text, predicates=(p,), extras={"predicate_lhs": p.lhs, "predicate_rhs": p.rhs})
+
 
 RHO_CONDITION = register(Result(
     id="afga.rho_condition",
     rounds="R",
     title="The rho-condition of Theorems 4.6 / D.3 (exact (30), sufficient (31), theorem's form)",
     statement="(30) n(n-m)/(m^2(n-1)) H rho_max^2 <= 1/n; (31) rho_max^2/(1 - rho_max) <= m^2/n^2; "
-              "Theorem 4.6/D.3: rho_max <= m/(m+n). Each variant holds iff predicate_lhs <= predicate_rhs.",
+              "Theorem 4.6/D.3: rho_max <= m/(m+n). Each variant's predicate holds iff predicate_lhs <= predicate_rhs.",
     provenance=where("(30)-(32), Thm 4.6, Thm D.3", "2157-2177"),
     assumptions=("Assumption 4.5 / D.2: ||W_k - J||_2 <= rho_k <= rho_max < 1", "1 <= m <= n"),
     lhs="predicate_lhs (extra; the condition holds iff predicate_lhs <= predicate_rhs)",
     variants=[
-        Variant("exact", "(30), the requirement the simplification of (29) to (33) uses",
-                extras={"predicate_lhs": n * (n - m) / (m ** 2 * (n - 1)) * H * rho ** 2,
-                        "predicate_rhs": 1 / n}),
-        Variant("sufficient", "(31), sufficient for (30)",
-                extras={"predicate_lhs": rho ** 2 / (1 - rho), "predicate_rhs": m ** 2 / n ** 2}),
-        Variant("theorem", "Theorem 4.6 (n = N, m = M) and Theorem D.3: rho_max <= m/(m+n)",
-                extras={"predicate_lhs": rho, "predicate_rhs": m / (m + n)}),
+        _form("exact", "(30), the requirement the simplification of (29) to (33) uses"),
+        _form("sufficient", "(31), sufficient for (30)"),
+        _form("theorem", "Theorem 4.6 (n = N, m = M) and Theorem D.3: rho_max <= m/(m+n)"),
     ],
     known_issues=(
         Flag("30=>31", "the text says (30) implies (31) [L2163-2166]; only (31) => (30) holds"),
@@ -67,25 +82,19 @@ class RhoCheck:
     largest_rho: np.ndarray
 
 
-def _check_m_n(m_, n_) -> None:
-    m_, n_ = np.asarray(m_, float), np.asarray(n_, float)
-    if np.any(m_ > n_):
-        raise ValidationError(f"m must be <= n, got m={np.max(m_):g} > n={np.min(n_):g}")
-
-
 def rho_condition(rho_value, m_value, n_value, I_value=None, form: str = "theorem") -> RhoCheck:
-    """Evaluate one form (``exact`` needs ``I_value``) of the rho-condition, vectorized."""
+    """Evaluate one form (``exact`` needs ``I_value``) of the rho-condition, vectorized (m <= n is
+    the engine's order relation afga.m <= afga.n)."""
     if form not in FORMS:
         raise ValidationError(f"form must be one of {', '.join(FORMS)}, got {form!r}")
     if form == "exact" and I_value is None:
         raise ValidationError("form 'exact' (30) depends on I through H = min(I, 1/(1-rho)); pass I_value")
-    _check_m_n(m_value, n_value)
     constants = {"rho": rho_value, "m": m_value, "n": n_value}
     if form == "exact":
         constants["I"] = I_value
     ev = RHO_CONDITION.evaluate(form, **constants)
     lhs, rhs = ev.extras["predicate_lhs"], ev.extras["predicate_rhs"]
-    return RhoCheck(form, lhs <= rhs, lhs, rhs, rhs - lhs, largest_rho(form, m_value, n_value, I_value))
+    return RhoCheck(form, ev.predicates[PREDICATES[form].name], lhs, rhs, rhs - lhs, largest_rho(form, m_value, n_value, I_value))
 
 
 def largest_rho(form: str, m_value, n_value, I_value=None) -> np.ndarray:
@@ -117,4 +126,4 @@ def largest_rho(form: str, m_value, n_value, I_value=None) -> np.ndarray:
     return np.where(first, root(c), second)
 
 
-__all__ = ["RHO_CONDITION", "FORMS", "RhoCheck", "rho_condition", "largest_rho"]
+__all__ = ["RHO_CONDITION", "FORMS", "PREDICATES", "RhoCheck", "rho_condition", "largest_rho"]

@@ -40,9 +40,10 @@ import sympy as sp
 from fedbound.theory.afga.common import (A, C0, C1, C2, C3, C4, H, C, C_beta, G, I, K, L, M, N, R, c_eta,
                                          c_l, d, eps_a, eta, eta_l, f_gap, m, n, q, rho, sigma,
                                          sigma_c, sigma_g, sigma_l, where)
+from fedbound.theory.afga.rho import PREDICATES
 from fedbound.theory.afga.stepsize import CAP_A, CAP_A_STRICT
 from fedbound.theory.registry import register
-from fedbound.theory.result import Flag, Result, Variant
+from fedbound.theory.result import Flag, Predicate, Result, Variant
 
 
 def explicit_terms(rederived: bool) -> dict[str, sp.Expr]:
@@ -104,6 +105,9 @@ def _variants(specialize: dict | None) -> list[Variant]:
         expr = expr.subs(extra) if extra else expr
         return expr.subs(specialize, simultaneous=True) if specialize else expr
 
+    # (33) needs (30); the theorem states rho <= m/(m+n) (M/(M+N) at K = 1)
+    rho_predicates = tuple(Predicate(p.name, sub(p.lhs), p.relation, sub(p.rhs), p.source)
+                           for p in (PREDICATES["exact"], PREDICATES["theorem"]))
     variants = []
     for name, rederived, cap, text in (
             ("printed", False, CAP_A, "(33) as printed (T1's numerator read as Delta f, flag 23); "
@@ -111,8 +115,8 @@ def _variants(specialize: dict | None) -> list[Variant]:
             ("rederived", True, CAP_A_STRICT, "(33) with T2's dropped I sigma^2/n term restored "
                                               "(flag 24) and the cap 1/(8 sqrt2 IL) (flag 17)")):
         terms = explicit_terms(rederived)
-        variants.append(Variant(name, text, bound=sub(explicit_bound(terms)),
-                                conditions=(cap,), extras={k: sub(v) for k, v in terms.items()}))
+        variants.append(Variant(name, text, bound=sub(explicit_bound(terms)), conditions=(cap,),
+                                predicates=rho_predicates, extras={k: sub(v) for k, v in terms.items()}))
     variants.append(Variant(
         "eq29", "(29), before the rho-condition (30) simplifies it to (33); C1 explicit, the 1/R of "
                 "its C_beta^2 term restored (flag 21)", bound=sub(eq29_bound()), conditions=(CAP_A,)))
@@ -120,7 +124,7 @@ def _variants(specialize: dict | None) -> list[Variant]:
     variants.append(Variant(
         "rederived-schedule", "the rederived (33) at eta = c_eta n sqrt(I/m), eta_l = c_l/(I sqrt(R)) "
                               "[L2276-2280]; a function of R",
-        bound=sub(explicit_bound(terms), SCHEDULE),
+        bound=sub(explicit_bound(terms), SCHEDULE), predicates=rho_predicates,
         extras={k: sub(v, SCHEDULE) for k, v in terms.items()}))
     return variants
 

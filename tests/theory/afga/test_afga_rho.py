@@ -1,12 +1,15 @@
 """The rho-condition of AFGA (seed 000, (30)-(32), Theorems 4.6 / D.3) on real mixing matrices."""
+import json
+
 import numpy as np
 import pytest
 
+from fedbound.cli.main import main
 from fedbound.errors import ValidationError
 from fedbound.network import ring_weights, spectral_norm
 from fedbound.theory import get
 from fedbound.theory.afga.experiments import REPORTED_RHO, SETTINGS, rho_max
-from fedbound.theory.afga.rho import FORMS, largest_rho, rho_condition
+from fedbound.theory.afga.rho import FORMS, PREDICATES, largest_rho, rho_condition
 
 
 def test_known_ring_values_from_the_matrices():
@@ -85,3 +88,48 @@ def test_rho_condition_result_variants_and_bad_input():
         rho_condition(0.1, 1, 10, form="exact")
     with pytest.raises(ValidationError, match="rho"):
         rho_condition(1.0, 1, 10)
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_each_form_is_an_engine_predicate_reported_holds_or_fails(form):
+    """The predicate of each form agrees with its two sides and with largest_rho's closed forms."""
+    rng = np.random.default_rng(3)
+    n = rng.integers(2, 200, 500).astype(float)
+    m = np.ceil(rng.uniform(0, 1, 500) * n)
+    I = rng.integers(1, 200, 500).astype(float)
+    rho = rng.uniform(0, 0.999, 500)
+    ev = get("afga.rho_condition").evaluate(form, rho=rho, m=m, n=n, I=I)
+    (name, holds), = ev.predicates.items()
+    np.testing.assert_array_equal(holds, ev.extras["predicate_lhs"] <= ev.extras["predicate_rhs"])
+    top = largest_rho(form, m, n, I)
+    clear = np.abs(rho - top) > 1e-9 * top     # away from the boundary, rounding cannot decide
+    np.testing.assert_array_equal(holds[clear], (rho <= top)[clear])
+    assert 0 < holds.mean() < 1
+
+
+def test_order_relations_m_le_n_and_M_le_N_are_enforced_by_the_engine():
+    with pytest.raises(ValidationError, match="m must be <= n"):
+        get("afga.rho_condition").evaluate("theorem", rho=0.1, m=np.array([1, 11]), n=10)
+    with pytest.raises(ValidationError, match="M must be <= N"):
+        get("afga.thm46").evaluate("O", rho=0.1, M=60, N=50, I=10, f_gap=1, L=1, sigma=1, sigma_g=1,
+                                   G=1, R=100)
+
+
+def test_theorems_report_the_rho_condition_they_need():
+    """(33) needs (30) and the theorems state rho <= m/(m+n) (M/(M+N) for Theorem 4.6): on the
+    paper's ring(50) with M = 5 both fail, at rho = 0 both hold."""
+    c = dict(I=24, L=1.0, N=50, M=5, eta=1.0, eta_l=1e-4, beta1=0.9, eps_ams=1e-2, G=1.0, sigma=1.0,
+             sigma_g=1.0, d=10, f_gap=1.0, C=1.0, C2=1.0, C3=1.0, C4=1.0, R=1000)
+    thm = get("afga.thm46")
+    assert set(thm.evaluate("printed", **c, rho=0.0).predicates.values()) == {True}
+    ring = next(s for s in SETTINGS if s.name == "AFGA S2 ring N=50 M=5")
+    failing = thm.evaluate("printed", **c, rho=rho_max(ring))
+    assert failing.predicates == {"rho-condition (30)": False, "rho <= m/(m+n)": False}
+
+
+def test_cli_bound_reports_the_predicate(capsys):
+    code = main(["bound", "afga.rho_condition", "--variant", "exact", "--json",
+                 *(a for pair in ("rho=0.8727", "m=1", "n=10", "I=24") for a in ("--set", pair))])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["predicates"] == [
+        {"name": "rho-condition (30)", "statement": str(PREDICATES["exact"]), "holds": False}]

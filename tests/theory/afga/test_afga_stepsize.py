@@ -1,11 +1,14 @@
 """AFGA step-size conditions (seed 000, (25)-(27), Lemma F.1): the engine's implicit solve
 (``afga.stepsize.max_step``) against an independent reference (a bracketed fixed-point bisection,
 itself checked against a brute-force scan and the closed forms), and Lemma F.1's algebra (flag 17)."""
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fedbound.cli.main import main
 from fedbound.errors import ValidationError
 from fedbound.theory import get
 
@@ -120,3 +123,17 @@ def test_lemma_F1_algebra_needs_eight_sqrt2(I):
         assert (16 * I * cap ** 2 * L ** 2 <= 1 / (2 * (4 * I - 1))) == holds
     caps = {c.name: c for v in ("printed", "rederived") for c in get("afga.stepsize").variant(v).conditions}
     assert set(caps) == {"(a) 1/(8IL)", "(a') 1/(8 sqrt2 IL)", "(25) implicit", "(27) implicit"}
+
+
+def test_cli_stepsize_solves_the_implicit_conditions_on_eta_l(capsys):
+    argv = ["stepsize", "afga.stepsize", "--var", "eta_l", "--json"]
+    for k, v in BASE.items():
+        argv += ["--set", f"{k}={v}"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    step, binding = get("afga.stepsize").max_step("printed", variable="eta_l", **BASE)
+    assert data["binding"] == str(binding) == "(27) implicit"
+    assert data["eta_l_max"] == float(step) and data["implicit"] is True
+    reference = min(1 / (8 * 24), float(solve_implicit_cap(get("afga.stepsize").evaluate(
+        "printed", **BASE, eta_l=step).extras["a27"], 0.5, 24.0, 1e-2)))
+    assert data["eta_l_max"] == pytest.approx(reference, rel=1e-11)
