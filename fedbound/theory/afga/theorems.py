@@ -38,12 +38,12 @@ from __future__ import annotations
 import sympy as sp
 
 from fedbound.theory.afga.common import (A, C0, C1, C2, C3, C4, H, C, C_beta, G, I, K, L, M, N, R, c_eta,
-                                         c_l, d, eps_a, eta, eta_l, f_gap, m, n, q, rho, sigma,
-                                         sigma_c, sigma_g, sigma_l, where)
+                                         alpha, c_l, d, eps_a, eta, eta_l, f_gap, m, n, q, rho,
+                                         sigma, sigma_c, sigma_g, sigma_l, where)
 from fedbound.theory.afga.rho import PREDICATES
-from fedbound.theory.afga.stepsize import CAP_A, CAP_A_STRICT
+from fedbound.theory.afga.stepsize import CAP_A, STEPSIZE
 from fedbound.theory.registry import register
-from fedbound.theory.result import Flag, Predicate, Result, Variant
+from fedbound.theory.result import Flag, Predicate, Result, StepCondition, Variant
 
 
 def explicit_terms(rederived: bool) -> dict[str, sp.Expr]:
@@ -97,7 +97,7 @@ def eq29_bound() -> sp.Expr:
 
 
 SCHEDULE = {eta: c_eta * n * sp.sqrt(I / m), eta_l: c_l / (I * sp.sqrt(R))}
-AFGA = {K: 1, n: N, m: M, sigma_c: 0, sigma_l: sigma_g}
+AFGA = {K: 1, n: N, m: M, sigma_c: 0, sigma_l: sigma_g, alpha: 1}
 
 
 def _variants(specialize: dict | None) -> list[Variant]:
@@ -108,14 +108,19 @@ def _variants(specialize: dict | None) -> list[Variant]:
     # (33) needs (30); the theorem states rho <= m/(m+n) (M/(M+N) at K = 1)
     rho_predicates = tuple(Predicate(p.name, sub(p.lhs), p.relation, sub(p.rhs), p.source)
                            for p in (PREDICATES["exact"], PREDICATES["theorem"]))
+
+    def conditions(name):
+        return tuple(StepCondition(c.name, sub(c.cap), c.strict, c.source, c.variable)
+                     for c in STEPSIZE.variant(name).conditions)
+
     variants = []
-    for name, rederived, cap, text in (
-            ("printed", False, CAP_A, "(33) as printed (T1's numerator read as Delta f, flag 23); "
-                                      "conditions: (a) here, (25)/(27) implicit in afga.stepsize"),
-            ("rederived", True, CAP_A_STRICT, "(33) with T2's dropped I sigma^2/n term restored "
-                                              "(flag 24) and the cap 1/(8 sqrt2 IL) (flag 17)")):
+    for name, rederived, text in (
+            ("printed", False, "(33) as printed (T1's numerator read as Delta f, flag 23); the "
+                               "conditions of afga.stepsize (printed): (a), (25), (27) implicit"),
+            ("rederived", True, "(33) with T2's dropped I sigma^2/n term restored (flag 24); the "
+                                "conditions of afga.stepsize (rederived): (a'), (25) with 16, (27)")):
         terms = explicit_terms(rederived)
-        variants.append(Variant(name, text, bound=sub(explicit_bound(terms)), conditions=(cap,),
+        variants.append(Variant(name, text, bound=sub(explicit_bound(terms)), conditions=conditions(name),
                                 predicates=rho_predicates, extras={k: sub(v) for k, v in terms.items()}))
     variants.append(Variant(
         "eq29", "(29), before the rho-condition (30) simplifies it to (33); C1 explicit, the 1/R of "

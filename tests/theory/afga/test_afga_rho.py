@@ -118,7 +118,7 @@ def test_order_relations_m_le_n_and_M_le_N_are_enforced_by_the_engine():
 def test_theorems_report_the_rho_condition_they_need():
     """(33) needs (30) and the theorems state rho <= m/(m+n) (M/(M+N) for Theorem 4.6): on the
     paper's ring(50) with M = 5 both fail, at rho = 0 both hold."""
-    c = dict(I=24, L=1.0, N=50, M=5, eta=1.0, eta_l=1e-4, beta1=0.9, eps_ams=1e-2, G=1.0, sigma=1.0,
+    c = dict(I=24, L=1.0, N=50, M=5, eta=1.0, eta_l=1e-4, beta1=0.9, eps_ams=1e-2, G=1.0, sigma=1.0, C1=64.0,
              sigma_g=1.0, d=10, f_gap=1.0, C=1.0, C2=1.0, C3=1.0, C4=1.0, R=1000)
     thm = get("afga.thm46")
     assert set(thm.evaluate("printed", **c, rho=0.0).predicates.values()) == {True}

@@ -10,7 +10,7 @@ from fedbound.theory.afga.theorems import predicted_exponents, schedule_exponent
 
 D3 = dict(DEFAULT_CONSTANTS, L=1.0, sigma=0.5, sigma_l=0.7, sigma_c=0.3, G=2.0, d=100,
           eps_ams=0.1, beta1=0.9, f_gap=3.0, I=24, K=5, n=10, m=1,
-          rho=0.05, eta=2.0, eta_l=1e-4, R=1000)
+          rho=0.05, eta=2.0, eta_l=1e-4, R=1000, alpha=1.5)
 
 
 def test_explicit_bound_is_8_C0_times_the_sum_of_the_eight_terms():
@@ -95,3 +95,16 @@ def test_eq29_shares_T1_and_T3_with_33_and_holds_without_the_rho_condition():
         64 * 1e-12 * 24 * 0.25 / 10)
     assert diff == pytest.approx(t3 + sampling, rel=1e-9)
     assert np.isfinite(d3.bound("eq29", **dict(noisy, rho=0.8727)))
+
+
+@pytest.mark.parametrize("variant", ["printed", "rederived"])
+def test_theorems_carry_the_step_size_conditions_of_afga_stepsize(variant):
+    """(a)/(a'), (25), (27) on eta_l: Theorem D.3's max_step equals afga.stepsize's; Theorem 4.6's
+    equals it at K = 1, n = N, m = M, alpha = 1."""
+    step = get("afga.stepsize")
+    d3, _ = get("afga.thmD3").max_step(variant, variable="eta_l", **D3)
+    assert d3 == step.max_step(variant, variable="eta_l", **D3)[0]
+    afga = {k: v for k, v in D3.items() if k not in ("K", "n", "m", "sigma_l", "sigma_c", "alpha")}
+    t46, binding = get("afga.thm46").max_step(variant, variable="eta_l", **afga, N=10, M=1, sigma_g=0.7)
+    ref, ref_binding = step.max_step(variant, variable="eta_l", **D3 | dict(K=1, n=10, m=1, alpha=1.0))
+    assert t46 == pytest.approx(ref, rel=1e-12) and binding == ref_binding
