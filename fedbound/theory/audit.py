@@ -50,7 +50,7 @@ from fedbound.theory import symbols as S
 
 #: paper name -> module whose ``claims()`` returns its list of :class:`Claim`
 PAPERS = {"sdgt": "fedbound.theory.sdgt.audit", "fednova": "fedbound.theory.fednova.audit",
-          "fedada2": "fedbound.theory.fedada2.audit"}
+          "fedada2": "fedbound.theory.fedada2.audit", "afga": "fedbound.theory.afga.audit"}
 
 MAX_CORNERS = 1024
 _BIG = 1e100  # search objective clip (a log ratio; DE's statistics overflow near 1e300)

@@ -12,7 +12,7 @@ from fedbound.theory.result import Result
 
 #: modules that define and register results, one per paper
 PAPER_MODULES = ["fedbound.theory.sdgt.results", "fedbound.theory.fednova.results",
-                 "fedbound.theory.fedada2"]
+                 "fedbound.theory.fedada2", "fedbound.theory.afga"]
 
 _RESULTS: dict[str, Result] = {}
 _loaded = False

@@ -229,7 +229,8 @@ def all_constants() -> dict[str, Constant]:
 
 
 #: cross-constraints between constants (keys): (smaller, larger) means smaller <= larger
-ORDER_RELATIONS: tuple[tuple[str, str], ...] = (("mu", "L"), ("sdgt.Kmin", "sdgt.Kmax"))
+ORDER_RELATIONS: tuple[tuple[str, str], ...] = (("mu", "L"), ("sdgt.Kmin", "sdgt.Kmax"), ("afga.m", "afga.n"),
+                                                 ("afga.M", "afga.N"))
 
 
 def check_values(values: dict[str, np.ndarray], scope: str | None = None) -> None:

@@ -133,7 +133,7 @@ def test_scoped_names_are_distinct_symbols(toy):
     sdgt_k = S.constant("K", "sdgt").symbol
     assert afga_k != sdgt_k and str(afga_k) == str(sdgt_k) == "K"
     assert S.constant("K", "afga_toy").meaning == "number of clusters"
-    with pytest.raises(S.UnknownNameError, match=r"ambiguous: afga_toy\.K, (.*, )?sdgt\.K"):
+    with pytest.raises(S.UnknownNameError, match=r"ambiguous: (.*, )?afga_toy\.K, (.*, )?sdgt\.K"):
         S.constant("K")
     # an identical re-declaration is the same symbol (a module imported twice)
     assert S.declare("K", S.POSITIVE_INTEGER, "number of clusters", scope="afga_toy") is afga_k

@@ -1,0 +1,303 @@
+r"""The checkable claims of AFGA / CAFGA (seed 000, papers/afga.md), for :mod:`fedbound.theory.audit`.
+
+Every verdict is computed (``fedbound audit afga``):
+
+* ``rho.experiments.<form>``: the rho-condition in each form (``afga.rho_condition``) for every
+  experiment of the paper whose gossip matrix is specified (:data:`~.experiments.SETTINGS`: rings
+  with self weight 1/3, N = 50 and 100, clusters of 10 and 20, and the complete graph), with
+  rho_max computed from the matrices built by :mod:`fedbound.network`; one part per experiment.
+  The sampled parameter is I in the paper's range [12, 100] (it enters only (30), through H).
+  ``rho.reported``: the same for the unspecified topologies of Fig. 1, at their printed rho.
+* ``rho.implies``: "(30) implies (31)" as the paper says [L2163-2166], its converse, and that
+  rho <= m/(m+n) implies (31) and (30) (32); rho is sampled as a fraction of the largest rho the
+  premise admits (:func:`~.rho.largest_rho`).
+* ``lemmaF1.algebra``: eta_l below the variant's cap implies 16 I eta_l^2 L^2 <= 1/(2(4I-1))
+  [L2801-2810] (flag 17).
+* ``lemmaF1.instance``, ``lemmaF5.instance``: statement versus proof on an instance whose
+  expectations are exact: K = 1, W = J (rho = 0), sigma = 0, linear losses f_i(x) = <c_i, x> with
+  sum_i c_i = 0, so grad f = 0, sigma_g^2 = (1/n) sum ||c_i||^2 exactly, every x^i_{r,t} equals
+  xbar_t and xbar_{t+1} - xbar_t = -(eta_l/n) sum_{j in S_t} c_j. By Lemma F.6 (an equality for
+  K = 1, checked by enumeration in the tests): E||xbar_t - x_r||^2 = t eta_l^2 q sigma_g^2/n and
+  E||Delta_r||^2 = I eta_l^2 q sigma_g^2/n, while every trajectory quantity of (38)'s and (73)'s
+  right-hand sides except E||xbar_t - x_r||^2 is 0.
+* ``lemmaF8.instance``: ||Delta_r|| <= bound on W = (1 - rho) J + rho I (||W - J||_2 = rho > 0),
+  identical linear losses with gradient of norm G, and the event S_{r,t} = S_r for every t (of
+  positive probability; Lemma F.8 is a sure bound): ||Delta_r|| = eta_l G [I m/n + (1 - m/n)
+  sum_{s=1}^I rho^s] (W^s = rho^s I + (1 - rho^s) J), which equals (m/n) eta_l I G only at rho = 0.
+* ``stepsize.26_from_caps``: eta_l below every cap ((a), (25), (27), solved) and rho within (30)
+  imply (26), whose second and third terms (27) does not control.
+
+Domains (log-uniform unless said): n in 2..1e4, m = ceil((m/n) n) with m/n in [1e-4, 1], I in 1..1e4
+(1..1000 where the claim evaluates powers of rho), t = floor((t/I) I) with t/I uniform in [0, 1),
+L, sigma_g, G, eta in [1e-3, 1e3], eps in [1e-10, 1], beta1 uniform in [0, 0.999], alpha in [1, 10],
+rho in [1e-6, 1 - 1e-6] (F.8), eta_l = fraction * cap with the fraction in [1e-4, 1].
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from fedbound.network import ring_weights
+from fedbound.theory.afga.experiments import REPORTED_RHO, SETTINGS, rho_max
+from fedbound.theory.afga.lemmas import LEMMA_F1, LEMMA_F5, LEMMA_F8
+from fedbound.theory.afga.rho import RHO_CONDITION, largest_rho
+from fedbound.theory.afga.stepsize import STEPSIZE
+from fedbound.theory.audit import Claim, Param, Sampler, compile_expr
+
+N_ = Param("n", 2, 1e4, integer=True)
+FRAC_M = Param("m/n", 1e-4, 1.0)
+I_ = Param("I", 1, 1e4, integer=True)
+I_SMALL = Param("I", 1, 1000, integer=True)
+L_ = Param("L", 1e-3, 1e3)
+SIGMA_G = Param("sigma_g", 1e-3, 1e3)
+FRACTION = Param("eta_l/cap", 1e-4, 1.0)
+RHO_FRACTION = Param("rho/largest", 1e-4, 1.0)
+T_FRACTION = Param("t/I", 0.0, 1.0, log=False)
+ONE_BELOW = 1.0 - 2.0 ** -52
+
+
+def _m_from_fraction(c: dict) -> None:
+    if "m/n" in c:
+        c["m"] = np.clip(np.ceil(c.pop("m/n") * c["n"]), 1, c["n"])
+
+
+# the rho-condition on the paper's experiments ------------------------------------------------------
+
+def _form_values(form: str, rho, m, n, I):
+    """(lhs, rhs) of ``form`` of afga.rho_condition at arrays broadcast together."""
+    constants = {"rho": rho, "m": m, "n": n}
+    if form == "exact":
+        constants["I"] = I
+    ex = RHO_CONDITION.evaluate(form, **constants).extras
+    shape = np.broadcast_shapes(*(np.shape(v) for v in (rho, m, n, I)))
+    return np.broadcast_to(ex["predicate_lhs"], shape), np.broadcast_to(ex["predicate_rhs"], shape)
+
+
+def _experiment_claim(form: str, settings: tuple, rhos: tuple, claim_id: str, what: str) -> Claim:
+    rho = np.array(rhos)
+    m = np.array([s.m for s in settings], dtype=float)
+    n = np.array([s.n for s in settings], dtype=float)
+    names = tuple(s.name for s in settings)
+
+    def build(raw):
+        return {**raw, **{f"rho[{nm}]": np.full_like(raw["I"], r) for nm, r in zip(names, rhos)}}
+
+    def check(c):
+        return _form_values(form, rho[None, :], m[None, :], n[None, :], c["I"][:, None])
+
+    listing = "; ".join(f"{s.name}: rho={r:.4f} vs m/(m+n)={s.m / (s.m + s.n):.4f}"
+                        for s, r in zip(settings, rhos))
+    return Claim(claim_id, "afga.rho_condition", form,
+                 f"the rho-condition ({form}) holds for {what} ({listing}); I in the paper's [12, 100]",
+                 "32", Sampler((Param("I", 12, 100, integer=True),), build), check, parts=names)
+
+
+def _experiment_claims() -> list[Claim]:
+    computed = tuple(rho_max(s) for s in SETTINGS)
+    reported = tuple(s for s, _ in REPORTED_RHO)
+    return [*(_experiment_claim(form, SETTINGS, computed, f"rho.experiments.{form}",
+                                "every experiment with a specified gossip matrix, rho from the matrix")
+              for form in ("theorem", "sufficient", "exact")),
+            _experiment_claim("theorem", reported, tuple(r for _, r in REPORTED_RHO), "rho.reported",
+                              "Fig. 1's unspecified topologies at their printed rho")]
+
+
+# implications between the forms ---------------------------------------------------------------------
+
+def _implication(premise: str, conclusion: str, flag: str, statement: str) -> Claim:
+    def build(raw):
+        c = dict(raw)
+        _m_from_fraction(c)
+        top = largest_rho(premise, c["m"], c["n"], c["I"])
+        c["rho"] = np.minimum(c.pop("rho/largest") * top, ONE_BELOW)
+        return c
+
+    def check(c):
+        return _form_values(conclusion, c["rho"], c["m"], c["n"], c["I"])
+
+    return Claim(f"rho.implies.{premise}=>{conclusion}", "afga.rho_condition", conclusion, statement, flag,
+                 Sampler((N_, FRAC_M, I_, RHO_FRACTION), build), check)
+
+
+def _implication_claims() -> list[Claim]:
+    return [
+        _implication("exact", "sufficient", "30=>31",
+                     "the paper [L2163-2166]: (30) n(n-m)/(m^2(n-1)) H rho^2 <= 1/n implies (31) "
+                     "rho^2/(1-rho) <= m^2/n^2"),
+        _implication("sufficient", "exact", "", "(31) implies (30) (H <= 1/(1-rho), (n-1)/(n-m) >= 1)"),
+        _implication("theorem", "sufficient", "", "rho <= m/(m+n) implies (31)"),
+        _implication("theorem", "exact", "", "(32) [L2167-2177]: rho <= m/(m+n) implies (30)"),
+    ]
+
+
+# Lemma F.1's algebra -----------------------------------------------------------------------------
+
+def _f1_algebra(variant: str) -> Claim:
+    cap = compile_expr(LEMMA_F1.variant(variant).conditions[0].cap)
+
+    def build(raw):
+        c = dict(raw)
+        c["eta_l"] = c.pop("eta_l/cap") * cap(c)
+        return c
+
+    def check(c):
+        return 16 * c["I"] * c["eta_l"] ** 2 * c["L"] ** 2, 1 / (2 * (4 * c["I"] - 1))
+
+    name = LEMMA_F1.variant(variant).conditions[0].name
+    return Claim("lemmaF1.algebra", "afga.lemmaF1", variant,
+                 f"[L2801-2810] eta_l <= {name} implies 16 I eta_l^2 L^2 <= 1/(2(4I-1))", "17",
+                 Sampler((I_, L_, FRACTION), build), check)
+
+
+# statement versus proof on the exact instance (W = J, linear losses) -------------------------------
+
+def _instance_build(cap_variant: str):
+    cap = compile_expr(LEMMA_F1.variant(cap_variant).conditions[0].cap)
+
+    def build(raw):
+        c = dict(raw)
+        _m_from_fraction(c)
+        c["eta_l"] = c.pop("eta_l/cap") * cap(c)
+        if "t/I" in c:
+            c["t"] = np.minimum(np.floor(c.pop("t/I") * c["I"]), c["I"] - 1)
+        return c
+
+    return build
+
+
+def _q(c):
+    n, m = c["n"], c["m"]
+    return m * (n - m) / (n * (n - 1))
+
+
+def _instance_zeros(c) -> dict:
+    zero = np.zeros_like(c["n"])
+    return {"sigma": zero, "sigma_c": zero, "sigma_l": c["sigma_g"], "alpha": zero + 1,
+            "grad_sq": zero, "K": zero + 1, "rho": zero, "C1": zero + 64}
+
+
+def _f1_instance(variant: str) -> Claim:
+    bound = LEMMA_F1
+
+    def check(c):
+        unit = c["eta_l"] ** 2 * _q(c) * c["sigma_g"] ** 2 / c["n"]
+        state = {**_instance_zeros(c), "cons_inter": c["t"] * unit, "cons_intra": 0 * unit}
+        values = {**c, **state}
+        rhs = bound.bound(variant, **{k: values[k] for k in bound.constants(variant)})
+        return (c["t"] + 1) * unit, rhs
+
+    return Claim("lemmaF1.instance", "afga.lemmaF1", variant,
+                 "on the exact instance (K = 1, W = J, sigma = 0, linear losses with sum c_i = 0): "
+                 "E||xbar_{t+1} - x_r||^2 = (t+1) eta_l^2 q sigma_g^2/n <= the variant's right side at "
+                 "E||xbar_t - x_r||^2 = t eta_l^2 q sigma_g^2/n, V_t = 0, grad f(x_r) = 0", "15",
+                 Sampler((N_, FRAC_M, I_, T_FRACTION, L_, SIGMA_G, FRACTION), _instance_build(variant)),
+                 check)
+
+
+def _f5_instance(variant: str) -> Claim:
+    bound = LEMMA_F5
+
+    def check(c):
+        unit = c["eta_l"] ** 2 * _q(c) * c["sigma_g"] ** 2 / c["n"]
+        zero = 0 * unit
+        state = {**_instance_zeros(c), "sum_avg_grad": zero, "sum_cluster_grad": zero,
+                 "cluster_grad_last": zero, "cons_intra_last": zero}
+        values = {**c, **state}
+        rhs = bound.bound(variant, **{k: values[k] for k in bound.constants(variant)})
+        return c["I"] * unit, rhs
+
+    return Claim("lemmaF5.instance", "afga.lemmaF5", variant,
+                 "on the exact instance (K = 1, W = J, sigma = 0, linear losses with sum c_i = 0): "
+                 "E||Delta_r||^2 = I eta_l^2 q sigma_g^2/n <= the variant's right side (every gradient "
+                 "and consensus term 0, C1 = 64), eta_l <= 1/(8IL)", "25",
+                 Sampler((N_, FRAC_M, I_, L_, SIGMA_G, FRACTION), _instance_build("printed")), check)
+
+
+# Lemma F.8 for rho > 0 ----------------------------------------------------------------------------
+
+def f8_instance_norm(rho, m, n, I):
+    """||Delta_r||/(eta_l G) on the F.8 instance (module docstring): I m/n + (1 - m/n) sum_s rho^s."""
+    rho, m, n, I = (np.asarray(v, dtype=float) for v in (rho, m, n, I))
+    geometric = rho * -np.expm1(I * np.log(rho)) / (1 - rho)
+    return I * m / n + (1 - m / n) * geometric
+
+
+@functools.lru_cache(maxsize=None)
+def f8_ring_norm(N: int, M: int, I: int) -> float:
+    """||Delta_r||/(eta_l G) for AFGA on the paper's ring(N) (self weight 1/3) when S_r = S_{r,t}
+    = clients 0..M-1 at every step and every gradient is the same vector of norm G: the average over
+    S_r of sum_{s=1}^I (W^s 1_S)_i, computed with the matrix."""
+    W = ring_weights(N)
+    indicator = np.zeros(N)
+    indicator[:M] = 1.0
+    total, v = np.zeros(N), indicator
+    for _ in range(I):
+        v = W @ v
+        total += v
+    return float(total[:M].mean())
+
+
+def _f8_instance(variant: str) -> Claim:
+    def build(raw):
+        c = dict(raw)
+        _m_from_fraction(c)
+        return c
+
+    def check(c):
+        lhs = c["eta_l"] * c["G"] * f8_instance_norm(c["rho"], c["m"], c["n"],
+                                                        c["I"])
+        return lhs, LEMMA_F8.bound(variant, **{k: c[k] for k in LEMMA_F8.constants(variant)})
+
+    ring = f8_ring_norm(50, 5, 24)
+    return Claim("lemmaF8.instance", "afga.lemmaF8", variant,
+                 "||Delta_r|| <= the variant's bound on W = (1-rho) J + rho I, rho > 0, S_r,t = S_r, "
+                 f"identical gradients of norm G (on the paper's ring(50), M = 5, I = 24 the same event "
+                 f"gives ||Delta_r||/(eta_l G) = {ring:.4g} against I M/N = {24 * 5 / 50:.4g})", "30",
+                 Sampler((N_, FRAC_M, I_SMALL, Param("rho", 1e-6, 1 - 1e-6),
+                          Param("eta_l", 1e-6, 1.0), Param("G", 1e-3, 1e3)), build), check)
+
+
+# (26) from the caps ----------------------------------------------------------------------------------
+
+def _stepsize_26(variant: str) -> Claim:
+    def build(raw):
+        c = dict(raw)
+        _m_from_fraction(c)
+        c["K"] = np.ones_like(c["n"])
+        c["C1"] = np.full_like(c["n"], 64.0)
+        c["rho"] = np.minimum(c.pop("rho/largest") * largest_rho(
+            "exact", c["m"], c["n"], c["I"]), ONE_BELOW)
+        fraction = c.pop("eta_l/cap")
+        cap, _ = STEPSIZE.max_step(variant, variable="eta_l", **c)
+        c["eta_l"] = fraction * cap
+        return c
+
+    def check(c):
+        ex = STEPSIZE.evaluate(variant, **{k: c[k] for k in STEPSIZE.constants(variant)}).extras
+        return ex["lhs26"], ex["rhs26"]
+
+    params = (N_, FRAC_M, I_, L_, Param("eta", 1e-3, 1e3), Param("beta1", 0.0, 0.999, log=False),
+              Param("eps_ams", 1e-10, 1.0), Param("G", 1e-3, 1e3), Param("alpha", 1.0, 10.0),
+              RHO_FRACTION, FRACTION)
+    return Claim("stepsize.26_from_caps", "afga.stepsize", variant,
+                 "eta_l <= min((a), (25), (27)) (implicit caps solved) and rho within (30) imply (26) "
+                 "[L1970-1999]: its three terms <= 1/(8 C0) (K = 1, C1 = 64)", "26",
+                 Sampler(params, build), check)
+
+
+@functools.cache
+def claims() -> tuple[Claim, ...]:
+    """Every audited claim of AFGA / CAFGA, in the order of the module docstring."""
+    return (
+        *_experiment_claims(),
+        *_implication_claims(),
+        *(_f1_algebra(v) for v in ("printed", "rederived")),
+        *(_f1_instance(v) for v in ("printed", "rederived")),
+        *(_f5_instance(v) for v in ("printed", "rederived")),
+        *(_f8_instance(v) for v in ("printed", "rederived")),
+        *(_stepsize_26(v) for v in ("printed", "rederived")),
+    )
+
+
+__all__ = ["claims", "f8_instance_norm", "f8_ring_norm"]
