@@ -6,7 +6,7 @@ import torch
 from torch.func import jacrev
 
 from fedbound.algorithms import SDGT, run, sdgt_round
-from fedbound.errors import UnknownNameError, ValidationError
+from fedbound.errors import InputTypeError, UnknownNameError, ValidationError
 
 SIZES = (3, 4, 5)  # unequal subnet sizes, n = 12
 
@@ -170,10 +170,10 @@ def test_invalid_settings_raise_one_line_errors(make_network, make_quadratic):
         SDGT(task, net, gamma=-1.0, K=2)
     with pytest.raises(ValidationError, match="K must be"):
         SDGT(task, net, gamma=0.1, K=0)
-    with pytest.raises(ValidationError, match=r"h_s must be in \[1, m_s\]"):
+    with pytest.raises(ValidationError, match=r"h_s must be an integer in \[1, 5\], got 6"):
         SDGT(task, net, gamma=0.1, K=2, h=[1, 2, 6])
     with pytest.raises(UnknownNameError, match="aggregator must be one of"):
         SDGT(task, net, gamma=0.1, K=2, aggregator="mean")
     alg = SDGT(task, net, gamma=0.1, K=2)
-    with pytest.raises(ValidationError, match="K must be"):
+    with pytest.raises(InputTypeError, match="K must be an integer, got 1.5"):
         alg.step(alg.init(), K=1.5)

@@ -166,7 +166,7 @@ def test_fedavg_command_with_sampling_is_the_python_fedavg(tmp_path, lsq_file, c
 def test_fedopt_algorithms_take_their_options(tmp_path, lsq_file, capsys, algorithm, extra):
     code = main(["run", algorithm, "--task", "lsq", "--data", str(lsq_file), "--clients-per-round", "4",
                  "--local-steps", "2", "--lr", "0.05", "--rounds", "3", "--float64", "--out",
-                 str(tmp_path), "--json", *extra])
+                 str(tmp_path / "out"), "--json", *extra])
     assert code == 0
     summary = json.loads(capsys.readouterr().out)
     flag = extra[0][2:].replace("-", "_")
@@ -178,7 +178,7 @@ def test_fedopt_algorithms_take_their_options(tmp_path, lsq_file, capsys, algori
     (["sdgt", "--lr", "0.1"], "--lr does not apply to sdgt"),
     (["fedavg"], "fedavg needs --lr"),
     (["fedprox", "--lr", "0.1"], "fedprox needs --mu"),
-    (["fedavg", "--lr", "-1"], "--lr must be in (0, inf], got -1"),
+    (["fedavg", "--lr", "-1"], "--lr must be > 0, got -1"),
     (["fedavg", "--lr", "0.1", "--clients-per-round", "13"], "clients_per_round must be an integer in [1, 12]"),
     (["fedavgm", "--lr", "0.1", "--server-momentum", "1"], "--server-momentum must be in [0, 1)"),
     (["fedavg", "--lr", "0.1", "--subnets", "2"], "fedavg takes no network"),

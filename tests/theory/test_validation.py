@@ -44,7 +44,7 @@ def test_wrong_kinds_are_input_type_errors_naming_the_constant(method, kwargs, n
 
 
 @pytest.mark.parametrize("kwargs,pattern", [
-    ({"L": math.nan}, "L must be a number, got nan"),
+    ({"L": math.nan}, "L must be a finite real number, got nan"),
     ({"L": [1.0, math.nan]}, r"L must be a number, got nan at index \(1,\)"),
     ({"L": math.inf}, r"L .* must be in \(0, inf\), got inf"),
     ({"n": 2.5}, r"n .* must be an integer >= 1, got 2.5"),
