@@ -32,10 +32,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
-from scipy.spatial.distance import cdist
 
 from fedbound import resources, validate
+
+
+def cdist(a, b, metric: str = "euclidean"):
+    """scipy.spatial.distance.cdist, imported on first use (scipy.spatial costs 0.1 s at start-up)."""
+    from scipy.spatial.distance import cdist as scipy_cdist
+
+    return scipy_cdist(a, b, metric)
 from fedbound.errors import ValidationError, require
 from fedbound.network.mixing import is_connected
 from fedbound.network.topology import check_sizes
@@ -102,6 +107,8 @@ def group_devices(points: np.ndarray, S: int, rng: np.random.Generator,
         return labels
     slot_owner = np.repeat(np.arange(S), sizes)
     for _ in range(max_iter):
+        from scipy.optimize import linear_sum_assignment  # scipy.optimize: imported when drawn
+
         _, slot = linear_sum_assignment(cdist(points, centres[slot_owner], "sqeuclidean"))
         new_labels = slot_owner[slot]
         if np.array_equal(new_labels, labels):

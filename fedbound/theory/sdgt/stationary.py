@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 
-from scipy.optimize import brentq
 
 from fedbound.errors import ValidationError
 
@@ -38,6 +37,8 @@ def k_root(A: float, B: float, e: float, c: float) -> float:
 
     def excess(log_k):
         return A * math.exp(-1.5 * log_k) + B * math.exp(-(1.0 + e) * log_k) - c
+
+    from scipy.optimize import brentq  # scipy.optimize costs 0.4 s at start-up: only when solving
 
     return math.exp(brentq(excess, math.log(lo), math.log(hi), xtol=1e-15))
 
