@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 import numpy as np
+from tqdm import tqdm
 import torch
 from scipy import stats
 
@@ -76,7 +77,7 @@ def record_sdgt(make_algorithm: Callable[[int], object], rounds: int,
     seeds = validate.seeds(seeds)
     rounds = validate.integer("rounds", rounds, low=1)
     per_seed = []
-    for seed in seeds:
+    for seed in tqdm(seeds, desc="Monte-Carlo seeds", disable=None, leave=False):  # a bar on a terminal
         alg = make_algorithm(int(seed))
         require(getattr(alg, "record_inner", False),
                 "the algorithm must be built with record_inner=True to expose X^{t,k}")
