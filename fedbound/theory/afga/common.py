@@ -26,22 +26,13 @@ import math
 
 import sympy as sp
 
-from fedbound.theory import symbols as S
-from fedbound.theory.result import Provenance
+from fedbound.theory.paper import Paper
 from fedbound.theory.symbols import NONNEGATIVE, POSITIVE, POSITIVE_INTEGER, Domain, L, sigma
 
 SEED = "000_bd1b5016b2d2bc05.txt"
 SCOPE = "afga"
-
-
-def declare(name: str, domain: Domain, meaning: str, latex: str | None = None, shadow: bool = False):
-    """Declare an AFGA constant (scope ``"afga"``)."""
-    return S.declare(name, domain, meaning, latex, scope=SCOPE, shadow=shadow)
-
-
-def where(equation: str, lines: str) -> Provenance:
-    """Provenance in the AFGA seed text (000)."""
-    return Provenance(SEED, equation, lines)
+PAPER = Paper(SCOPE, SEED)
+declare, where = PAPER.declare, PAPER.where
 
 
 AT_LEAST_TWO = Domain(2.0, math.inf, False, True, integer=True)

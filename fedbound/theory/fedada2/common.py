@@ -47,26 +47,16 @@ import numpy as np
 import sympy as sp
 from scipy.special import lambertw
 
-from fedbound.theory import symbols as S
-from fedbound.theory.result import Provenance
+from fedbound.theory.paper import Paper
 from fedbound.theory.symbols import NONNEGATIVE, POSITIVE, POSITIVE_INTEGER, Domain
 
 SEED = "004_a1d7c636af01c22e.txt"
 SCOPE = "fedada2"
+PAPER = Paper(SCOPE, SEED)
+declare, where = PAPER.declare, PAPER.where
+
 #: [0, 1): momentum and decay parameters
 HALF_OPEN_UNIT = Domain(0.0, 1.0, False, True)
-
-
-def declare(name: str, domain: Domain, meaning: str, latex: str | None = None,
-            shadow: bool = False) -> sp.Symbol:
-    """Declare a FedAda2 constant (scope ``"fedada2"``; ``shadow`` for a shared name used with
-    another meaning)."""
-    return S.declare(name, domain, meaning, latex, scope=SCOPE, shadow=shadow)
-
-
-def where(equation: str, lines: str) -> Provenance:
-    """Provenance in the FedAda2 seed text."""
-    return Provenance(SEED, equation, lines)
 
 
 K_local = declare("K", POSITIVE_INTEGER, "local steps per round (paper K)")

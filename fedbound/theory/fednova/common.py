@@ -12,23 +12,15 @@ of :mod:`fedbound.theory.fednova.preparation`.
 """
 import math
 
-from fedbound.theory import symbols as S
-from fedbound.theory.result import Provenance
+from fedbound.theory.paper import Paper
 from fedbound.theory.symbols import NONNEGATIVE, POSITIVE, POSITIVE_INTEGER, PROBABILITY, UNIT, Domain
 
 SEED = "001_530825e753327090.txt"
 SCOPE = "fednova"
+PAPER = Paper(SCOPE, SEED)
+declare, where = PAPER.declare, PAPER.where
+
 AT_LEAST_ONE = Domain(1.0, math.inf, False, True)
-
-
-def declare(name: str, domain: Domain, meaning: str, latex: str | None = None, ndim: int = 0):
-    """Declare a FedNova constant (scope ``"fednova"``)."""
-    return S.declare(name, domain, meaning, latex, scope=SCOPE, ndim=ndim)
-
-
-def where(equation: str, lines: str) -> Provenance:
-    """Provenance in the FedNova seed text."""
-    return Provenance(SEED, equation, lines)
 
 
 eta = declare("eta", POSITIVE, "client (local) learning rate eta [L54]", latex="eta")

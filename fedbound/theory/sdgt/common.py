@@ -3,22 +3,13 @@
 Every SD-GT constant is declared in scope ``"sdgt"`` (key ``"sdgt.K"``; SD-GT results see it as
 ``K``): :func:`declare` is :func:`fedbound.theory.symbols.declare` with that scope.
 """
-from fedbound.theory import symbols as S
-from fedbound.theory.result import Provenance
+from fedbound.theory.paper import Paper
 from fedbound.theory.symbols import NONNEGATIVE, POSITIVE_INTEGER, UNIT
 
 SEED = "003_3166d581b98362e1.txt"
 SCOPE = "sdgt"
-
-
-def declare(name: str, domain: S.Domain, meaning: str, latex: str | None = None):
-    """Declare an SD-GT constant (scope ``"sdgt"``)."""
-    return S.declare(name, domain, meaning, latex, scope=SCOPE)
-
-
-def where(equation: str, lines: str) -> Provenance:
-    """Provenance in the SD-GT seed text."""
-    return Provenance(SEED, equation, lines)
+PAPER = Paper(SCOPE, SEED)
+declare, where = PAPER.declare, PAPER.where
 
 
 K = declare("K", POSITIVE_INTEGER, "local steps (D2D rounds) per global round")
