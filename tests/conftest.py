@@ -11,3 +11,22 @@ from hypothesis import settings
 settings.register_profile("fedbound", deadline=None, print_blob=True)
 settings.register_profile("ci", parent=settings.get_profile("fedbound"), derandomize=True)
 settings.load_profile("ci" if os.environ.get("CI") else "fedbound")
+
+
+# hypothesis's pytest plugin wraps a parametrized test's settings in a new Settings (parent = the
+# previous ones) at every invocation (_hypothesis_pytestplugin.py, "differing_executors"), so one
+# function with ~1000 parametrized cases in one process ends in a RecursionError when hypothesis
+# walks the chain. Each invocation starts again from the settings the test was decorated with.
+_DECORATED_SETTINGS: dict = {}
+
+
+def _test_function(item):
+    obj = getattr(item, "obj", None)
+    return getattr(obj, "__func__", obj)
+
+
+def pytest_runtest_setup(item):
+    fn = _test_function(item)
+    if fn is not None and hasattr(fn, "_hypothesis_internal_use_settings"):
+        original = _DECORATED_SETTINGS.setdefault(fn, fn._hypothesis_internal_use_settings)
+        fn._hypothesis_internal_use_settings = original
