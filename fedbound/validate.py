@@ -327,6 +327,6 @@ def known_names(what: str, given: Iterable[str], known: Iterable[str]) -> None:
                                    f"(valid: {', '.join(sorted(known))})")
 
 
-__all__ = ["SEED_LIMIT", "MAX_SEEDS", "number", "integer", "seed", "seeds", "rng", "boolean", "real_array", "suggest", "one_of",
+__all__ = ["SEED_LIMIT", "MAX_SEEDS", "instance", "number", "integer", "seed", "seeds", "rng", "boolean", "real_array", "suggest", "one_of",
            "existing_file", "parse_json", "json_file",
            "known_names"]

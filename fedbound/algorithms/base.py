@@ -24,6 +24,8 @@ from tqdm import tqdm  # text bars: tqdm.auto warns in notebooks without ipywidg
 
 from fedbound.algorithms.accounting import CommCounts
 from fedbound.errors import DivergenceError, require
+from fedbound.validate import instance
+from fedbound.validate import seed as check_seed
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class State:
 def new_rng(seed: int) -> torch.Tensor:
     """State of a CPU torch.Generator seeded with ``seed``."""
     gen = torch.Generator()
-    gen.manual_seed(__import__("fedbound.validate").validate.seed(seed))  # the one seed check of every algorithm
+    gen.manual_seed(check_seed(seed))
     return gen.get_state()
 
 
@@ -58,8 +60,7 @@ MAX_LOCAL_STEPS = 100_000
 
 def check_task(task):
     """``task`` if it is a :class:`fedbound.tasks.Task`, else InputTypeError."""
-    from fedbound.tasks.base import Task
-    from fedbound.validate import instance
+    from fedbound.tasks.base import Task  # here: fedbound.tasks must not load with the algorithms
 
     return instance("task", task, Task, "a fedbound Task (fedbound.tasks)")
 
@@ -84,7 +85,6 @@ class Algorithm:
     name = "algorithm"
 
     def __init__(self, task, *, seed: int = 0):
-        from fedbound.validate import seed as check_seed
         self.task = check_task(task)
         self.seed = check_seed(seed)
 

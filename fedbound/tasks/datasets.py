@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from fedbound import resources, validate
-from fedbound.errors import require
 from fedbound.tasks.base import check_size
 
 

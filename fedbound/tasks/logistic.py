@@ -27,7 +27,6 @@ y = argmax(W_k a + b_k). Client sizes follow the code's power law floor(LogNorma
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import torch

@@ -21,7 +21,6 @@ import scipy.special as sps
 import torch
 
 from fedbound import validate
-from fedbound.errors import require
 
 NOISE_KINDS = ("gaussian", "sphere")
 SCALAR_LAWS = ("student_t", "cauchy", "gaussian")

@@ -10,7 +10,6 @@ import argparse
 import contextlib
 import io
 import json
-import math
 import pickle
 import zipfile
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedbound.errors import ValidationError
-from fedbound.theory.afga.common import H, I, m, n, rho, where
+from fedbound.theory.afga.common import H, m, n, rho, where
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Predicate, Result, Variant
 

@@ -26,7 +26,6 @@ leading axes, e.g. rounds, broadcast); no loop over clients.
 """
 from __future__ import annotations
 
-from typing import Sequence
 
 import numpy as np
 
