@@ -43,9 +43,10 @@ import numpy as np
 import sympy as sp
 from scipy.optimize import differential_evolution, minimize
 
-from fedbound.errors import UnknownNameError, ValidationError, require
+from fedbound.errors import UnknownNameError, ValidationError
 from fedbound.jsonable import jsonable
-from fedbound.validate import suggest
+from fedbound import resources, validate
+from fedbound.validate import integer, suggest
 from fedbound.theory import symbols as S
 
 #: paper name -> module whose ``claims()`` returns its list of :class:`Claim`
@@ -53,6 +54,10 @@ PAPERS = {"sdgt": "fedbound.theory.sdgt.audit", "fednova": "fedbound.theory.fedn
           "fedada2": "fedbound.theory.fedada2.audit", "afga": "fedbound.theory.afga.audit"}
 
 MAX_CORNERS = 1024
+#: adversarial-search generations at most (each evaluates a whole population): nothing may run for days
+MAX_ITERATIONS = 10_000
+#: memory allowance per random sample for the arrays a claim's check evaluates (lhs, rhs, parts)
+ARRAYS_PER_SAMPLE = 16
 _BIG = 1e100  # search objective clip (a log ratio; DE's statistics overflow near 1e300)
 
 
@@ -221,10 +226,14 @@ def _search(claim: Claim, start: np.ndarray, rng: np.random.Generator, iteration
 def audit_claim(claim: Claim, samples: int = 20000, seed: int = 0, iterations: int = 40,
                 polish_evaluations: int = 150) -> ClaimReport:
     """Random, extreme and adversarial evaluation of one claim (see the module docstring)."""
-    require(samples >= 1, f"samples must be >= 1, got {samples}")
-    start_time = time.perf_counter()
-    rng = np.random.default_rng([seed, zlib.crc32(f"{claim.id}/{claim.variant}".encode())])
+    samples = integer("samples", samples, low=1)
+    iterations = integer("iterations", iterations, low=0, high=MAX_ITERATIONS)
     dim = claim.sampler.dim
+    # the (samples, dim) points and the arrays a check evaluates at them (a few per sample)
+    resources.require_memory(f"the audit of {claim.id} with {samples} samples",
+                             samples * (dim + ARRAYS_PER_SAMPLE))
+    start_time = time.perf_counter()
+    rng = np.random.default_rng([validate.seed(seed), zlib.crc32(f"{claim.id}/{claim.variant}".encode())])
     phases = {"random": evaluate_claim(claim, rng.random((samples, dim))),
               "extremes": evaluate_claim(claim, _corners(dim, rng))}
     pooled = np.vstack([phases["random"].z, phases["extremes"].z])
