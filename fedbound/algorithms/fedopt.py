@@ -114,4 +114,26 @@ class FedYogi(Federated):
                          local_steps=local_steps, **round_options)
 
 
+def specs():
+    """The FedOpt family's registry entries (:mod:`fedbound.algorithms.registry`)."""
+    from fedbound.algorithms.registry import (BETA1, BETA2, CLIENTS_PER_ROUND, LOCAL_STEPS, LR, MU,
+                                              SERVER_LR, SERVER_MOMENTUM, TAU, AlgorithmSpec)
+
+    base = (LR, LOCAL_STEPS, CLIENTS_PER_ROUND)
+    return (
+        AlgorithmSpec("fedavg", FedAvg, "FedAvg: local SGD, server average (McMahan et al. 2017)",
+                      "federated", (*base, SERVER_LR)),
+        AlgorithmSpec("fedprox", FedProx, "FedProx: proximal local SGD (Li et al. 2020)",
+                      "federated", (*base, MU, SERVER_LR)),
+        AlgorithmSpec("fedavgm", FedAvgM, "FedAvgM: FedAvg with server momentum (Hsu et al. 2019)",
+                      "federated", (*base, SERVER_LR, SERVER_MOMENTUM)),
+        AlgorithmSpec("fedadagrad", FedAdagrad, "FedAdagrad: server AdaGrad (Reddi et al. 2021)",
+                      "federated", (*base, SERVER_LR, TAU, BETA1)),
+        AlgorithmSpec("fedadam", FedAdam, "FedAdam: server Adam (Reddi et al. 2021)",
+                      "federated", (*base, SERVER_LR, BETA1, BETA2, TAU)),
+        AlgorithmSpec("fedyogi", FedYogi, "FedYogi: server Yogi (Reddi et al. 2021)",
+                      "federated", (*base, SERVER_LR, BETA1, BETA2, TAU)),
+    )
+
+
 __all__ = ["FedAvg", "FedProx", "FedAvgM", "FedAdagrad", "FedAdam", "FedYogi"]

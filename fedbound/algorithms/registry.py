@@ -126,56 +126,36 @@ def build(name: str, task, network=None, *, seed: int = 0, **options):
     return spec.constructor(task, seed=seed, **kwargs)
 
 
-# ---- the algorithms -------------------------------------------------------------------------------
+# ---- shared options (each algorithm module's ``specs()`` picks from these) ---------------------------
+GAMMA = Option("gamma", "--gamma", float, "step size (default 0.01)", _positive, default=0.01)
+K = Option("K", "--K", int, "local steps (D2D rounds) per round (default 5)", _steps, default=5)
+SAMPLE = Option("h", "--sample", int, "clients sampled per subnet (default all)", _sample)
+LR = Option("lr", "--lr", float, "client learning rate", _positive, required=True)
+LOCAL_STEPS = Option("local_steps", "--local-steps", int, "local steps per round (default 1)", _steps)
+CLIENTS_PER_ROUND = Option("clients_per_round", "--clients-per-round", int,
+                           "clients sampled uniformly per round (default all)", _steps)
+SERVER_LR = Option("server_lr", "--server-lr", float, "server learning rate", _positive)
+SERVER_MOMENTUM = Option("server_momentum", "--server-momentum", float, "server momentum in [0, 1)",
+                         _beta)
+BETA1 = Option("beta1", "--beta1", float, "server first-moment decay in [0, 1)", _beta)
+BETA2 = Option("beta2", "--beta2", float, "server second-moment decay in [0, 1)", _beta)
+TAU = Option("tau", "--tau", float, "server adaptivity epsilon tau > 0", _positive)
+MU = Option("mu", "--mu", float, "proximal coefficient mu >= 0", _nonnegative, required=True)
+
+#: modules whose ``specs()`` gives their algorithms' AlgorithmSpecs, registered in this order (one
+#: line per module: a paper's algorithms live in its own module)
+SPEC_MODULES = (
+    "fedbound.algorithms.semidecentralized",
+    "fedbound.algorithms.fedopt",
+)
+
+
 def _register_builtins() -> None:
-    from fedbound.algorithms.fedopt import FedAdagrad, FedAdam, FedAvg, FedAvgM, FedProx, FedYogi
-    from fedbound.algorithms.gradient_tracking import GradientTracking
-    from fedbound.algorithms.scaffnew import Scaffnew
-    from fedbound.algorithms.scaffold import SCAFFOLD
-    from fedbound.algorithms.sd_fedavg import SDFedAvg
-    from fedbound.algorithms.sdgt import SDGT
+    from importlib import import_module
 
-    gamma = Option("gamma", "--gamma", float, "step size (default 0.01)", _positive, default=0.01)
-    K = Option("K", "--K", int, "local steps (D2D rounds) per round (default 5)", _steps, default=5)
-    h = Option("h", "--sample", int, "clients sampled per subnet (default all)", _sample)
-    lr = Option("lr", "--lr", float, "client learning rate", _positive, required=True)
-    steps = Option("local_steps", "--local-steps", int, "local steps per round (default 1)", _steps)
-    per_round = Option("clients_per_round", "--clients-per-round", int,
-                       "clients sampled uniformly per round (default all)", _steps)
-    server_lr = Option("server_lr", "--server-lr", float, "server learning rate", _positive)
-    momentum = Option("server_momentum", "--server-momentum", float, "server momentum in [0, 1)", _beta)
-    beta1 = Option("beta1", "--beta1", float, "server first-moment decay in [0, 1)", _beta)
-    beta2 = Option("beta2", "--beta2", float, "server second-moment decay in [0, 1)", _beta)
-    tau = Option("tau", "--tau", float, "server adaptivity epsilon tau > 0", _positive)
-    mu = Option("mu", "--mu", float, "proximal coefficient mu >= 0", _nonnegative, required=True)
-
-    semi = "semi-decentralized"
-    for spec in (
-        AlgorithmSpec("sdgt", SDGT, "SD-GT: semi-decentralized gradient tracking (seed 003, Alg. 1)",
-                      semi, (gamma, K, h), network="required", default_subnets=3),
-        AlgorithmSpec("sd-fedavg", SDFedAvg, "SD-FedAvg: SD-GT without trackers (Lin et al. 2021)",
-                      semi, (gamma, K, h), network="required", default_subnets=3),
-        AlgorithmSpec("scaffold", SCAFFOLD, "SCAFFOLD with option-II control variates "
-                      "(Karimireddy et al. 2020), per-subnet or uniform sampling", semi,
-                      (gamma, K, h), network="optional"),
-        AlgorithmSpec("gt", GradientTracking, "ATC gradient tracking over one connected subnet",
-                      semi, (gamma,), network="required", default_subnets=1),
-        AlgorithmSpec("scaffnew", Scaffnew, "Scaffnew / ProxSkip with communication every K steps",
-                      semi, (gamma, K)),
-        AlgorithmSpec("fedavg", FedAvg, "FedAvg: local SGD, server average (McMahan et al. 2017)",
-                      "federated", (lr, steps, per_round, server_lr)),
-        AlgorithmSpec("fedprox", FedProx, "FedProx: proximal local SGD (Li et al. 2020)",
-                      "federated", (lr, steps, per_round, mu, server_lr)),
-        AlgorithmSpec("fedavgm", FedAvgM, "FedAvgM: FedAvg with server momentum (Hsu et al. 2019)",
-                      "federated", (lr, steps, per_round, server_lr, momentum)),
-        AlgorithmSpec("fedadagrad", FedAdagrad, "FedAdagrad: server AdaGrad (Reddi et al. 2021)",
-                      "federated", (lr, steps, per_round, server_lr, tau, beta1)),
-        AlgorithmSpec("fedadam", FedAdam, "FedAdam: server Adam (Reddi et al. 2021)",
-                      "federated", (lr, steps, per_round, server_lr, beta1, beta2, tau)),
-        AlgorithmSpec("fedyogi", FedYogi, "FedYogi: server Yogi (Reddi et al. 2021)",
-                      "federated", (lr, steps, per_round, server_lr, beta1, beta2, tau)),
-    ):
-        register(spec)
+    for module in SPEC_MODULES:
+        for spec in import_module(module).specs():
+            register(spec)
 
 
 _register_builtins()

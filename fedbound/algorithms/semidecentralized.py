@@ -60,3 +60,28 @@ class SemiDecentralized(Algorithm):
 
     def counts(self, traffic: RoundTraffic) -> CommCounts:
         return count_round(traffic, self.net.directed_links, self.net.m, self.task.d, self.energy)
+
+
+def specs():
+    """The semi-decentralized family's registry entries (:mod:`fedbound.algorithms.registry`)."""
+    from fedbound.algorithms.gradient_tracking import GradientTracking
+    from fedbound.algorithms.registry import GAMMA, K, SAMPLE, AlgorithmSpec
+    from fedbound.algorithms.scaffnew import Scaffnew
+    from fedbound.algorithms.scaffold import SCAFFOLD
+    from fedbound.algorithms.sd_fedavg import SDFedAvg
+    from fedbound.algorithms.sdgt import SDGT
+
+    semi = "semi-decentralized"
+    return (
+        AlgorithmSpec("sdgt", SDGT, "SD-GT: semi-decentralized gradient tracking (seed 003, Alg. 1)",
+                      semi, (GAMMA, K, SAMPLE), network="required", default_subnets=3),
+        AlgorithmSpec("sd-fedavg", SDFedAvg, "SD-FedAvg: SD-GT without trackers (Lin et al. 2021)",
+                      semi, (GAMMA, K, SAMPLE), network="required", default_subnets=3),
+        AlgorithmSpec("scaffold", SCAFFOLD, "SCAFFOLD with option-II control variates "
+                      "(Karimireddy et al. 2020), per-subnet or uniform sampling", semi,
+                      (GAMMA, K, SAMPLE), network="optional"),
+        AlgorithmSpec("gt", GradientTracking, "ATC gradient tracking over one connected subnet",
+                      semi, (GAMMA,), network="required", default_subnets=1),
+        AlgorithmSpec("scaffnew", Scaffnew, "Scaffnew / ProxSkip with communication every K steps",
+                      semi, (GAMMA, K)),
+    )

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fedbound.errors import ValidationError, require
+from fedbound.validate import real_array
 
 if TYPE_CHECKING:
     import torch
@@ -41,12 +42,13 @@ if TYPE_CHECKING:
 
 def check_h(h, m) -> np.ndarray:
     """``h`` (int or (S,) ints) broadcast against the subnet sizes ``m``; each 1 <= h_s <= m_s."""
-    m = np.atleast_1d(np.asarray(m))
-    require(m.ndim == 1 and np.issubdtype(m.dtype, np.integer) and bool(np.all(m >= 1)),
-            f"subnet sizes m must be integers >= 1, got {m.tolist()}")
-    h_arr = np.asarray(h)
-    require(np.issubdtype(h_arr.dtype, np.integer) and h_arr.ndim <= 1,
+    m_real = np.atleast_1d(real_array("subnet sizes m", m, ndim=(0, 1), low=1))
+    require(bool(np.all(m_real == np.floor(m_real))), f"subnet sizes m must be integers >= 1, got {m_real.tolist()}")
+    m = m_real.astype(np.int64)
+    h_real = real_array("h", h, ndim=(0, 1))
+    require(bool(np.all(h_real == np.floor(h_real))) and np.asarray(h).dtype.kind in "iu",
             f"h must be an integer or a list of integers, got {h!r}")
+    h_arr = h_real.astype(np.int64)
     require(h_arr.ndim == 0 or h_arr.shape == m.shape,
             f"h must be an int or have one entry per subnet (S = {m.size}), got {h_arr.size} entries")
     h_arr = np.broadcast_to(h_arr, m.shape).astype(np.int64)
