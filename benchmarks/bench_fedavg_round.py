@@ -1,7 +1,8 @@
 """FedAvg round benchmark (issue 9, "Speed"): prints side-by-side numbers measured in one run.
 
 1. A FedAvg round at n = 1000 clients, d = 1000, 10 local full-gradient steps on least squares
-   (m = 20 and m = 2 rows per client), at 1 %, 10 % and 100 % participation: fedbound's vectorized
+   (m = 20 and m = 2 rows per client), in float32 (the default dtype of ``fedbound run`` and of a
+   PyTorch client) and float64, at 1 %, 10 % and 100 % participation: fedbound's vectorized
    round (only the participants' rows are computed) against two per-client Python loops: the lean
    one (the same five torch operations per client step, no autograd: the strongest loop one can
    write) and the one FL simulators run per client (a parameter tensor, torch.optim.SGD, the loss
@@ -89,13 +90,14 @@ def autograd_loop_round(A, y, x, clients, steps, lr):
     return torch.stack(models).mean(dim=0)
 
 
-def vectorized_vs_loop(quick, m):
+def vectorized_vs_loop(quick, m, dtype):
     n, d, steps, lr = 1000, 1000, 10, 0.05
     A, y = least_squares(n, m, d)
-    task = LeastSquares(A, y)
+    task = LeastSquares(A, y, dtype=dtype)
+    tol = 1e-10 if dtype == torch.float64 else 1e-4
     At, yt = task.A, task.y
     print(f"\n1. FedAvg round, n = {n}, d = {d}, m = {m} rows per client, {steps} local steps "
-          f"(float64, {torch.get_num_threads()} thread(s))")
+          f"({str(dtype).replace('torch.', '')}, {torch.get_num_threads()} thread(s))")
     print(f"{'participation':>14} {'clients':>8} {'fedbound s/round':>17} {'lean loop s':>12} "
           f"{'speed-up':>9} {'autograd loop s':>16} {'speed-up':>9} {'s per client':>13}")
     rows = []
@@ -108,9 +110,9 @@ def vectorized_vs_loop(quick, m):
         nxt = alg.step(state)
         clients = nxt.clients          # the round from ``state`` samples these
         torch.testing.assert_close(loop_round(At, yt, state.x_g, clients, steps, lr), nxt.x_g,
-                                   rtol=0, atol=1e-10)   # the loop computes the same round
+                                   rtol=0, atol=tol)   # the loop computes the same round
         torch.testing.assert_close(autograd_loop_round(At, yt, state.x_g, clients, steps, lr),
-                                   nxt.x_g, rtol=0, atol=1e-10)
+                                   nxt.x_g, rtol=0, atol=tol)
         reps_loop = 2 if quick or q == n else 5
         t_loop = median_time(lambda: loop_round(At, yt, state.x_g, clients, steps, lr), reps_loop)
         t_auto = median_time(lambda: autograd_loop_round(At, yt, state.x_g, clients, steps, lr),
@@ -226,7 +228,8 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(1)
     for m in (20, 2):
-        vectorized_vs_loop(args.quick, m)
+        for dtype in (torch.float32, torch.float64):
+            vectorized_vs_loop(args.quick, m, dtype)
     per_round, (A, y) = small_job()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "small.npz"

@@ -90,8 +90,11 @@ class Federated(Algorithm):
     """
 
     name = "federated"
-    #: cache budget of one block of clients' data (see ``local_work``); the L2 cache of one core
-    block_bytes = 1 << 20
+    #: cache budget of one block of clients' data (see ``local_work``): 4 MiB, the fastest of
+    #: 256 KiB .. 256 MiB measured for the n = 1000, d = 1000 least-squares round on a 1 MiB-L2,
+    #: 32 MiB-L3 core (66 ms per round at 4 MiB, 90 ms at 1 MiB, 190 ms unblocked; fewer, larger
+    #: blocks also pay less Python overhead per local step)
+    block_bytes = 1 << 22
 
     def __init__(self, task, *, client: Transform, server: Transform, local_steps=1,
                  clients_per_round=None, participation=None, aggregation=None,

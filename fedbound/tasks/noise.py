@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.special as sps
 import torch
 
 from fedbound import validate
@@ -66,6 +65,8 @@ def law_variance(law: str, param: float) -> float:
 
 def scalar_noise(laws: list[str], params: np.ndarray, u: torch.Tensor) -> torch.Tensor:
     """Inverse-CDF transform of uniforms u (n, d): row i follows laws[i] with parameter params[i]."""
+    import scipy.special as sps  # scipy: 0.3 s of start-up, only for these noise laws
+
     uu = u.numpy()
     out = np.empty_like(uu)
     for law in SCALAR_LAWS:
