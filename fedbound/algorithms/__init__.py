@@ -13,7 +13,8 @@ from fedbound.algorithms.base import (
 from fedbound.algorithms.aggregation import Normalized, WeightedMean
 from fedbound.algorithms.control_variates import ControlVariates
 from fedbound.algorithms.federated import Federated, FederatedState
-from fedbound.algorithms.fedopt import FedAdagrad, FedAdam, FedAvg, FedAvgM, FedProx, FedYogi
+from fedbound.algorithms.fedopt import (FedAdagrad, FedAdam, FedAvg, FedAvgM, FedProx, FedYogi,
+                                       ScaffoldFL)
 from fedbound.algorithms.gradient_tracking import GradientTracking, GradientTrackingState
 from fedbound.algorithms.local_steps import EpochSteps, FixedSteps, RandomSteps
 from fedbound.algorithms.scaffnew import Scaffnew, ScaffnewState
@@ -29,6 +30,6 @@ __all__ = [
     "SDGT", "SDGTState", "SDGTRound", "sdgt_round",
     "SDFedAvg", "SDFedAvgState", "SCAFFOLD", "SCAFFOLDState", "Scaffnew", "ScaffnewState",
     "GradientTracking", "GradientTrackingState", "SemiDecentralized",
-    "Federated", "FederatedState", "FedAvg", "FedProx", "FedAvgM", "FedAdagrad", "FedAdam", "FedYogi",
+    "Federated", "FederatedState", "FedAvg", "FedProx", "FedAvgM", "FedAdagrad", "FedAdam", "FedYogi", "ScaffoldFL",
     "WeightedMean", "Normalized", "ControlVariates", "FixedSteps", "RandomSteps", "EpochSteps",
 ]

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from fedbound.algorithms import (SCAFFOLD, ControlVariates, EpochSteps, FedAdagrad, FedAdam, FedAvg,
-                                 FedAvgM, FedProx, FedYogi, Federated, Normalized, RandomSteps, run)
+                                 FedAvgM, FedProx, FedYogi, Federated, Normalized, RandomSteps,
+                                 ScaffoldFL, run)
 from fedbound.algorithms.optim import client, server
 from fedbound.network import Network
 from fedbound.network.sampling import WithReplacement
@@ -170,10 +171,46 @@ def _states(alg, rounds):
     return out
 
 
-def test_control_variates_reproduce_scaffold_under_full_participation(lsq):
-    """The template with option-II control variates is SCAFFOLD (Karimireddy et al. Alg. 1)."""
-    template = Federated(lsq, client=client.sgd(0.05), server=server.sgd(1.0), local_steps=3,
-                         control_variates=ControlVariates(0.05))
+def numpy_scaffold(A, y, x0, lr, tau, server_lr, rounds_clients):
+    """SCAFFOLD (Karimireddy et al. 2020, Alg. 1, option II), one client at a time: client i runs
+    tau_i steps y <- y - lr (grad f_i(y) - c_i + c) from x; c_i^+ = c_i - c + (x - y)/(tau_i lr);
+    x <- x + server_lr mean_S (y_i - x); c <- c + (1/n) sum_S (c_i^+ - c_i)."""
+    n, m, d = A.shape
+    x, c, C = x0.copy(), np.zeros(d), np.zeros((n, d))
+    for clients in rounds_clients:
+        deltas, dcs = [], []
+        for i in clients:
+            yi = x.copy()
+            for _ in range(tau[i]):
+                yi = yi - lr * (A[i].T @ (A[i] @ yi - y[i]) / m - C[i] + c)
+            ci = C[i] - c + (x - yi) / (tau[i] * lr)
+            deltas.append(yi - x)
+            dcs.append(ci - C[i])
+            C[i] = ci
+        x = x + server_lr * np.mean(deltas, axis=0)
+        c = c + np.sum(dcs, axis=0) / n
+    return x, c, C
+
+
+@pytest.mark.parametrize("clients_per_round", [4, N])
+def test_scaffold_fl_equals_a_plain_numpy_scaffold_with_unequal_local_steps(lsq, clients_per_round):
+    tau = np.array([1, 3, 2, 5, 4, 1, 2, 3, 6, 2])
+    alg = ScaffoldFL(lsq, lr=0.05, local_steps=tau, server_lr=0.7,
+                     clients_per_round=clients_per_round, seed=2)
+    state, sampled = alg.init(), []
+    for _ in range(7):
+        state = alg.step(state)
+        sampled.append(state.clients.numpy())
+    x, c, C = numpy_scaffold(lsq.A.numpy(), lsq.y.numpy(), lsq.x0.numpy(), 0.05, tau, 0.7, sampled)
+    np.testing.assert_allclose(state.x_g.numpy(), x, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(state.c.numpy(), c, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(state.C.numpy(), C, rtol=0, atol=1e-12)
+    assert state.last_comm.upload_floats == 2 * D * clients_per_round
+
+
+def test_scaffold_fl_reproduces_sdgt_baseline_scaffold_under_full_participation(lsq):
+    """The template with option-II control variates is SD-GT's SCAFFOLD baseline (own round)."""
+    template = ScaffoldFL(lsq, lr=0.05, local_steps=3)
     reference = SCAFFOLD(lsq, gamma=0.05, K=3)
     a, b = template.init(), reference.init()
     for _ in range(8):
