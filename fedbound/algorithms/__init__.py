@@ -16,7 +16,8 @@ from fedbound.algorithms.federated import Federated, FederatedState
 from fedbound.algorithms.fedopt import FedAdagrad, FedAdam, FedAvg, FedAvgM, FedProx, FedYogi
 from fedbound.algorithms.fednova import FedAvgVR, FedNova
 from fedbound.algorithms.gradient_tracking import GradientTracking, GradientTrackingState
-from fedbound.algorithms.local_steps import EpochSteps, FixedSteps, GaussianSteps, RandomSteps
+from fedbound.algorithms.local_steps import (EpochSteps, FixedSteps, GaussianSteps, RandomEpochSteps,
+                                             RandomSteps)
 from fedbound.algorithms.scaffnew import Scaffnew, ScaffnewState
 from fedbound.algorithms.scaffold import SCAFFOLD, SCAFFOLDState
 from fedbound.algorithms.sd_fedavg import SDFedAvg, SDFedAvgState
@@ -32,5 +33,5 @@ __all__ = [
     "GradientTracking", "GradientTrackingState", "SemiDecentralized",
     "Federated", "FederatedState", "FedAvg", "FedProx", "FedAvgM", "FedAdagrad", "FedAdam", "FedYogi",
     "WeightedMean", "Normalized", "ControlVariates", "FixedSteps", "RandomSteps", "EpochSteps",
-    "FedNova", "FedAvgVR", "GaussianSteps",
+    "FedNova", "FedAvgVR", "GaussianSteps", "RandomEpochSteps",
 ]

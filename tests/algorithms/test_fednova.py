@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedbound.algorithms import (FedAvg, FedAvgVR, FedNova, FedProx, Federated, GaussianSteps,
-                                 Normalized, run)
+                                 Normalized, RandomEpochSteps, run)
 from fedbound.algorithms.fednova import assumption3, local_solver, surrogate_weights
 from fedbound.algorithms.optim import server
 from fedbound.errors import FedboundError
@@ -290,3 +290,15 @@ def test_normalized_refuses_adaptive_solvers():
                     aggregation=Normalized())
     with pytest.raises(FedboundError, match="linear in the gradients"):
         run(alg, 1)
+
+
+def test_random_epoch_steps():
+    n_i = np.array([40, 100, 400])
+    scheme = RandomEpochSteps(1, 5, n_i, 20)
+    tau = torch.stack([scheme.draw(torch.arange(3), torch.Generator().manual_seed(s)) for s in range(200)])
+    E = tau.numpy() * 20 / n_i                 # floor(E n_i / B) with n_i / B integral: E exactly
+    assert set(np.unique(E).tolist()) == {1.0, 2.0, 3.0, 4.0, 5.0}
+    cont = RandomEpochSteps(1.0, 5.0, n_i, 20, integer_epochs=False).draw(torch.arange(3), torch.Generator())
+    assert np.all((cont.numpy() >= n_i // 20) & (cont.numpy() <= 5 * n_i // 20))
+    with pytest.raises(FedboundError):
+        RandomEpochSteps(3, 2, n_i, 20)
