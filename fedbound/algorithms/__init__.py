@@ -15,8 +15,10 @@ from fedbound.algorithms.control_variates import ControlVariates
 from fedbound.algorithms.federated import Federated, FederatedState
 from fedbound.algorithms.fedopt import (FedAdagrad, FedAdam, FedAvg, FedAvgM, FedProx, FedYogi,
                                        ScaffoldFL)
+from fedbound.algorithms.fednova import FedAvgVR, FedNova
 from fedbound.algorithms.gradient_tracking import GradientTracking, GradientTrackingState
-from fedbound.algorithms.local_steps import EpochSteps, FixedSteps, RandomSteps
+from fedbound.algorithms.local_steps import (EpochSteps, FixedSteps, GaussianSteps, RandomEpochSteps,
+                                             RandomSteps)
 from fedbound.algorithms.scaffnew import Scaffnew, ScaffnewState
 from fedbound.algorithms.scaffold import SCAFFOLD, SCAFFOLDState
 from fedbound.algorithms.sd_fedavg import SDFedAvg, SDFedAvgState
@@ -32,4 +34,5 @@ __all__ = [
     "GradientTracking", "GradientTrackingState", "SemiDecentralized",
     "Federated", "FederatedState", "FedAvg", "FedProx", "FedAvgM", "FedAdagrad", "FedAdam", "FedYogi", "ScaffoldFL",
     "WeightedMean", "Normalized", "ControlVariates", "FixedSteps", "RandomSteps", "EpochSteps",
+    "FedNova", "FedAvgVR", "GaussianSteps", "RandomEpochSteps",
 ]

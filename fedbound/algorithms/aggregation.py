@@ -3,11 +3,18 @@ displacements Delta_j = x_j^{(t, tau_j)} - x^{(t)} (rows of D, (k, d)) and the p
 weights w_j (:mod:`fedbound.network.sampling`).
 
 * :class:`WeightedMean`: :math:`\Delta = \sum_j w_j \Delta_j` (FedAvg, FedNova eq. (2) [001 L52]).
-* :class:`Normalized`: FedNova's normalized averaging (eq. (12) [001 L198-L202]):
-  :math:`\Delta = \tau_{eff} \sum_j w_j \Delta_j / \|a_j\|_1`, with a_j the local solver's
-  accumulation vector over tau_j steps (``Transform.accumulation``) and by default
-  :math:`\tau_{eff} = \sum_j w_j \|a_j\|_1` ("same as FedAvg", App. H [001 L961]); a number fixes
-  tau_eff instead. With equal a_j it equals the weighted mean.
+* :class:`Normalized`: FedNova's normalized averaging (eq. (12) [001 L198-L202]; Alg. 1 line 6
+  [001 L969]): :math:`\Delta = \tau_{eff} \sum_j w_j \Delta_j / \|a_j\|_1`, with a_j the local
+  solver's accumulation vector over tau_j steps (``Transform.accumulation``). tau_eff policies:
+  ``"accumulation"`` (default, App. H [001 L961]) :math:`\sum_j w_j \|a_j\|_1 / \sum_j w_j`,
+  ``"steps"`` :math:`\sum_j w_j \tau_j / \sum_j w_j` (vanilla SGD "consistent with FedAvg"
+  [L200], FedNova-Prox [L202]), a number, or a callable ``(w, tau, norms) -> float`` (numpy arrays
+  of the participants). The division by :math:`\sum_j w_j` is Alg. 1's renormalization over the
+  sampled set [L969]; L961 prints tau_eff without it (fednova.md 2.6 flag): the two agree whenever
+  the weights sum to 1 (full participation, Alg. 1's renormalized subset, sampling with
+  replacement); with the unbiased weights p_i n/q the normalized form keeps tau_eff an average
+  number of steps. With equal a_j and either policy the rule is the weighted mean, bitwise
+  (the per-client factors tau_eff/||a_j||_1 are computed as ratios that are exactly 1 then).
 
 An aggregation rule is any callable ``rule(D, weights, tau, client) -> Delta (d,)``.
 """
@@ -17,7 +24,7 @@ import numpy as np
 import torch
 
 from fedbound.errors import require
-from fedbound.validate import number
+from fedbound.validate import number, one_of
 
 
 class WeightedMean:
@@ -29,20 +36,60 @@ class WeightedMean:
         return weights @ D
 
 
+TAU_EFF_POLICIES = ("accumulation", "steps")
+
+
+def tau_eff_policy(value, name: str = "tau_eff"):
+    """A tau_eff policy: "accumulation", "steps", a number > 0 or a callable (w, tau, norms) -> float
+    (a numeric string such as "12.5" is the number; None is the default "accumulation")."""
+    if value is None:
+        return "accumulation"
+    if callable(value):
+        return value
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return one_of(name, value, TAU_EFF_POLICIES)
+    return number(name, value, low=0.0, low_open=True)
+
+
 class Normalized:
-    """FedNova: Delta = tau_eff sum_j w_j Delta_j / ||a_j||_1 (tau_eff None: sum_j w_j ||a_j||_1)."""
+    """FedNova: Delta = sum_j w_j (tau_eff / ||a_j||_1) Delta_j (module docstring)."""
 
     name = "normalized"
 
-    def __init__(self, tau_eff: float | None = None):
-        self.tau_eff = None if tau_eff is None else number("tau_eff", tau_eff, low=0.0, low_open=True)
+    def __init__(self, tau_eff="accumulation"):
+        self.tau_eff = tau_eff_policy(tau_eff)
 
-    def __call__(self, D: torch.Tensor, weights: torch.Tensor, tau: torch.Tensor, client) -> torch.Tensor:
+    def norms(self, tau: torch.Tensor, client) -> torch.Tensor:
+        """||a_j||_1 (k,) float64 of the solver ``client`` after tau_j steps."""
         require(client.accumulation is not None,
                 "normalized averaging needs a local solver that is linear in the gradients "
                 "(Transform.accumulation); adaptive client optimizers have none")
         values, inverse = torch.unique(tau, return_inverse=True)   # few distinct tau: one a each
-        norms = torch.tensor([float(np.sum(client.accumulation(int(v)))) for v in values],
-                             dtype=D.dtype)[inverse]
-        tau_eff = float(weights @ norms) if self.tau_eff is None else self.tau_eff
-        return tau_eff * ((weights / norms) @ D)
+        return torch.tensor([float(np.sum(client.accumulation(int(v)))) for v in values],
+                            dtype=torch.float64)[inverse]
+
+    def factors(self, weights: torch.Tensor, tau: torch.Tensor, client) -> torch.Tensor:
+        """tau_eff / ||a_j||_1 for every participant (k,) float64. For the two policies, per distinct
+        norm v: (sum_k w_k q_k / v) / sum_k w_k with q = norms or tau, so that equal q_k = v give
+        exactly 1."""
+        norms = self.norms(tau, client)
+        w = weights.detach().to(torch.float64).numpy()
+        a = norms.numpy()
+        if callable(self.tau_eff):
+            value = number("tau_eff (the policy's value)",
+                           self.tau_eff(w.copy(), tau.numpy().copy(), a.copy()), low=0.0, low_open=True)
+            return torch.as_tensor(value / a)
+        if not isinstance(self.tau_eff, str):
+            return torch.as_tensor(self.tau_eff / a)
+        q = a if self.tau_eff == "accumulation" else tau.numpy().astype(np.float64)
+        total = float(np.sum(w))
+        require(total > 0, "the participants' weights sum to 0: tau_eff is undefined")
+        values, inverse = np.unique(a, return_inverse=True)
+        ratio = np.array([float(np.sum(w * (q / v))) / total for v in values])
+        return torch.as_tensor(ratio[inverse.reshape(-1)])
+
+    def __call__(self, D: torch.Tensor, weights: torch.Tensor, tau: torch.Tensor, client) -> torch.Tensor:
+        return (weights * self.factors(weights, tau, client).to(D.dtype)) @ D

@@ -43,8 +43,9 @@ from fedbound.algorithms.base import Algorithm, State, generator_from, new_rng
 from fedbound.algorithms.local_steps import local_steps as steps_scheme
 from fedbound.algorithms.optim.base import Transform, masked
 from fedbound.algorithms.stacked import StackedNetwork
-from fedbound.errors import require
-from fedbound.network.sampling import FullParticipation, UniformParticipation, compute_mask
+from fedbound.errors import InputTypeError, require
+from fedbound.network.sampling import (PARTICIPATIONS, FullParticipation, UniformParticipation,
+                                       compute_mask, named_participation)
 from fedbound.validate import integer
 
 
@@ -63,8 +64,15 @@ class FederatedState(State):
 
 
 def participation_scheme(task, clients_per_round=None, participation=None):
-    """``participation`` if given, else uniform without replacement of ``clients_per_round``
-    (None or n: full participation) with weights p_i normalized over the sampled clients."""
+    """``participation`` if given (a scheme, or its name for
+    :func:`~fedbound.network.sampling.named_participation` with ``clients_per_round``), else
+    uniform without replacement of ``clients_per_round`` (None or n: full participation) with
+    weights p_i normalized over the sampled clients."""
+    if isinstance(participation, str):
+        return named_participation(participation, task.n, clients_per_round)
+    if participation is not None and not callable(getattr(participation, "draw", None)):
+        raise InputTypeError(f"participation must be a scheme name {PARTICIPATIONS} or a scheme "
+                             f"with a draw method, got {participation!r:.80}")
     if participation is not None:
         require(clients_per_round is None, "give clients_per_round or participation, not both")
         return participation

@@ -140,9 +140,10 @@ class ScaffoldFL(Federated):
 def specs():
     """The FedOpt family's registry entries (:mod:`fedbound.algorithms.registry`)."""
     from fedbound.algorithms.registry import (BETA1, BETA2, CLIENTS_PER_ROUND, LOCAL_STEPS, LR, MU,
-                                              SERVER_LR, SERVER_MOMENTUM, TAU, AlgorithmSpec)
+                                              PARTICIPATION, SERVER_LR, SERVER_MOMENTUM, TAU,
+                                              AlgorithmSpec)
 
-    base = (LR, LOCAL_STEPS, CLIENTS_PER_ROUND)
+    base = (LR, LOCAL_STEPS, CLIENTS_PER_ROUND, PARTICIPATION)
     return (
         AlgorithmSpec("fedavg", FedAvg, "FedAvg: local SGD, server average (McMahan et al. 2017)",
                       "federated", (*base, SERVER_LR)),

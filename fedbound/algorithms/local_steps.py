@@ -9,8 +9,18 @@ client after its own tau_j (optim.masked), so a client past its steps computes n
 * :class:`FixedSteps`: tau_i given (one int for all, or one per client), the same every round.
 * :class:`RandomSteps`: tau_i uniform on {low, ..., high}, independently per client and round
   (FedNova Fig. 3-4: tau_i ~ U[2, 20] "changing across rounds").
+* :class:`GaussianSteps`: tau_i = clip(round(N(mean, std^2)), low, high), fresh per client and
+  round (FedNova Fig. 2 right: "Gaussian with mean 30", tau in [1, 96] [001 L64-L83]; Fig. 4:
+  tau_i ~ N(20, 20) [001 L188]). The paper never says whether the 20 of N(20, 20) is the variance
+  or the standard deviation, nor how it rounds and clips (fednova.md 7.5, L188): the constructor
+  takes the standard deviation explicitly and rounds to nearest then clips; the reading
+  "variance 20" is ``std=sqrt(20)``, "std 20" is ``std=20``.
 * :class:`EpochSteps`: tau_i = floor(E_i n_i / B), E_i local epochs over client i's n_i examples in
   minibatches of B (FedNova sec. 6.2: clients with more data run more steps).
+* :class:`RandomEpochSteps`: the same with E_i^{(t)} ~ U(low, high) drawn per client and round
+  (FedNova Fig. 5 right, E_i(t) ~ U(1, 5) [001 L221]; Table 1, U(2, 5) [L225]). Whether U is over
+  the integers or continuous is not stated (fednova.md 6.2-6.3 flags): ``integer=True`` (default)
+  draws whole epochs, ``False`` a continuous E; tau_i is at least 1 either way.
 """
 from __future__ import annotations
 
@@ -19,7 +29,7 @@ import torch
 
 from fedbound.algorithms.base import MAX_LOCAL_STEPS
 from fedbound.errors import require
-from fedbound.validate import integer, real_array
+from fedbound.validate import boolean, integer, number, real_array
 
 
 def _per_client(name: str, value, n: int, low: float) -> np.ndarray:
@@ -55,6 +65,20 @@ class RandomSteps:
         return torch.randint(self.low, self.high + 1, (int(clients.shape[0]),), generator=generator)
 
 
+class GaussianSteps:
+    """tau_i = clip(round(mean + std z), low, high), z ~ N(0, 1) fresh per client and round."""
+
+    def __init__(self, mean: float, std: float, low: int = 1, high: int = MAX_LOCAL_STEPS):
+        self.mean = number("mean", mean, low=0.0)
+        self.std = number("std", std, low=0.0)
+        self.low = integer("low", low, low=1, high=MAX_LOCAL_STEPS)
+        self.high = integer("high", high, low=self.low, high=MAX_LOCAL_STEPS)
+
+    def draw(self, clients: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        z = torch.randn(int(clients.shape[0]), generator=generator, dtype=torch.float64)
+        return torch.clamp(torch.round(self.mean + self.std * z), self.low, self.high).to(torch.int64)
+
+
 class EpochSteps(FixedSteps):
     """tau_i = floor(E_i n_i / B) for epochs E (number or (n,)), examples n_i, batch size B."""
 
@@ -76,3 +100,31 @@ def local_steps(spec, n: int):
     if hasattr(spec, "draw"):
         return spec
     return FixedSteps(spec, n)
+
+
+class RandomEpochSteps:
+    """tau_i^{(t)} = max(1, floor(E_i^{(t)} n_i / B)), E_i^{(t)} ~ U(low, high) per client and round
+    (integers low..high, or continuous with ``integer=False``)."""
+
+    def __init__(self, low: float, high: float, num_examples, batch_size: int, integer_epochs: bool = True):
+        self.integer_epochs = boolean("integer_epochs", integer_epochs)
+        if self.integer_epochs:
+            self.low = integer("low", low, low=1)
+            self.high = integer("high", high, low=self.low)
+        else:
+            self.low = number("low", low, low=0.0, low_open=True)
+            self.high = number("high", high, low=self.low)
+        n_i = real_array("num_examples", num_examples, ndim=1, low=1)
+        self.n_i = torch.as_tensor(n_i, dtype=torch.float64)
+        self.B = integer("batch size", batch_size, low=1)
+        require(float(self.high) * float(n_i.max()) / self.B <= MAX_LOCAL_STEPS,
+                f"the largest client would take more than {MAX_LOCAL_STEPS} local steps")
+
+    def draw(self, clients: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        k = int(clients.shape[0])
+        if self.integer_epochs:
+            E = torch.randint(self.low, self.high + 1, (k,), generator=generator).to(torch.float64)
+        else:
+            E = self.low + (self.high - self.low) * torch.rand(k, generator=generator, dtype=torch.float64)
+        tau = torch.floor(E * self.n_i.index_select(0, clients) / self.B).to(torch.int64)
+        return torch.clamp(tau, min=1)

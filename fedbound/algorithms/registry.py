@@ -11,10 +11,14 @@ algorithms`` are generated from it, and :func:`build` constructs any of them by 
 """
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
+
 from fedbound.errors import require
+from fedbound.network.sampling import PARTICIPATIONS
 from fedbound.validate import integer, known_names, number, one_of
 
 NETWORK_NEEDS = ("required", "optional", "none")
@@ -34,6 +38,29 @@ def _beta(name, value):
 
 def _steps(name, value):
     return integer(name, value, low=1)
+
+
+def _local_steps(name, value):
+    """One count for every client (int >= 1) or one per client (a list of ints >= 1; its length
+    is checked against the task's n by the algorithm)."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        values = value.reshape(-1).tolist() if isinstance(value, np.ndarray) else list(value)
+        require(len(values) >= 1, f"{name} must hold at least one step count")
+        return tuple(integer(f"{name}[{i}]", v, low=1) for i, v in enumerate(values))
+    return integer(name, value, low=1)
+
+
+def steps_list(text: str):
+    """argparse type of ``--local-steps``: "5" (every client) or "1,3,5,8,2" (one per client)."""
+    parts = text.split(",")
+    try:
+        values = [int(part) for part in parts]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer or comma-separated integers, got {text!r}") from None
+    return values[0] if len(values) == 1 else values
+
+
+steps_list.__name__ = "steps"   # argparse names the type in its error messages
 
 
 def _sample(name, value):
@@ -131,7 +158,9 @@ GAMMA = Option("gamma", "--gamma", float, "step size (default 0.01)", _positive,
 K = Option("K", "--K", int, "local steps (D2D rounds) per round (default 5)", _steps, default=5)
 SAMPLE = Option("h", "--sample", int, "clients sampled per subnet (default all)", _sample)
 LR = Option("lr", "--lr", float, "client learning rate", _positive, required=True)
-LOCAL_STEPS = Option("local_steps", "--local-steps", int, "local steps per round (default 1)", _steps)
+LOCAL_STEPS = Option("local_steps", "--local-steps", steps_list,
+                     "local steps per round: one count, or one per client as 1,3,5 (default 1)",
+                     _local_steps)
 CLIENTS_PER_ROUND = Option("clients_per_round", "--clients-per-round", int,
                            "clients sampled uniformly per round (default all)", _steps)
 SERVER_LR = Option("server_lr", "--server-lr", float, "server learning rate", _positive)
@@ -140,6 +169,10 @@ SERVER_MOMENTUM = Option("server_momentum", "--server-momentum", float, "server 
 BETA1 = Option("beta1", "--beta1", float, "server first-moment decay in [0, 1)", _beta)
 BETA2 = Option("beta2", "--beta2", float, "server second-moment decay in [0, 1)", _beta)
 TAU = Option("tau", "--tau", float, "server adaptivity epsilon tau > 0", _positive)
+PARTICIPATION = Option("participation", "--participation", str,
+                       "client participation: full, uniform (renormalized weights), unbiased "
+                       "(weights p_i n/q) or with-replacement (draws by p_i), with "
+                       "--clients-per-round q", lambda name, value: one_of(name, value, PARTICIPATIONS))
 MU = Option("mu", "--mu", float, "proximal coefficient mu >= 0", _nonnegative, required=True)
 
 #: modules whose ``specs()`` gives their algorithms' AlgorithmSpecs, registered in this order (one
@@ -147,6 +180,7 @@ MU = Option("mu", "--mu", float, "proximal coefficient mu >= 0", _nonnegative, r
 SPEC_MODULES = (
     "fedbound.algorithms.semidecentralized",
     "fedbound.algorithms.fedopt",
+    "fedbound.algorithms.fednova",
 )
 
 

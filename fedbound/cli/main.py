@@ -40,6 +40,7 @@ COMMANDS = {
     "rounds": "fedbound.cli.theory_cmd",
     "audit": "fedbound.cli.audit_cmd",
     "run": "fedbound.cli.run_cmd",
+    "fixed-point": "fedbound.cli.fixed_point_cmd",
     "verify": "fedbound.cli.verify_cmd",
     "control": "fedbound.cli.control_cmd",
 }

@@ -2,8 +2,10 @@
 ``fedbound run``, ``fedbound verify`` and the closed-loop controller run (one module, so that the
 commands import it and not each other).
 
-The task is a generator (--task NAME with --n, --d, --seed) or, for least squares, a user's .npz file
-(--data FILE.npz with keys A (n, m, d) and y (n, m); f_i(x) = 1/(2m) ||A_i x - y_i||^2). The network
+The task is a generator (--task NAME with --n, --d, --seed) or a user's .npz file (--data FILE.npz):
+for least squares keys A (n, m, d) and y (n, m), f_i(x) = 1/(2m) ||A_i x - y_i||^2; for the
+quadratic keys H (n, d, d), b (n, d) and optional p (n,), f_i(x) = 1/2 (x - b_i)^T H_i (x - b_i) with
+weights p_i from the file (else uniform). The network
 is an SD-GT random geometric network (--rgg), S subnets of one topology (--subnets S --topology NAME),
 or a JSON file (--network FILE.json).
 """
@@ -33,7 +35,8 @@ def add_problem_arguments(parser: argparse.ArgumentParser, tasks=TASKS,
     task.add_argument("--task", choices=tasks, default=default_task,
                       help=f"task generator (default {default_task})")
     task.add_argument("--data", metavar="FILE.npz",
-                      help="least-squares data: keys A (n, m, d) and y (n, m) (with --task lsq)")
+                      help="a user's data: with --task lsq keys A (n, m, d) and y (n, m); with "
+                           "--task quadratic keys H (n, d, d), b (n, d) and optional weights p (n)")
     task.add_argument("--n", type=int, default=None, help=f"number of clients (default {DEFAULT_N})")
     task.add_argument("--d", type=int, default=None, help="model / feature dimension "
                       f"(defaults: {', '.join(f'{k} {v}' for k, v in DEFAULT_D.items())})")
@@ -66,18 +69,20 @@ def _require_positive(value, name: str) -> None:
     require(value is None or value >= 1, f"{name} must be an integer >= 1, got {value}")
 
 
-def load_npz_task(path: str, dtype: torch.dtype):
-    """Least squares from a user's .npz (keys A (n, m, d), y (n, m)); bad files -> ValidationError."""
-    from fedbound.tasks import LeastSquares
+def load_npz_task(path: str, dtype: torch.dtype, task: str = "lsq"):
+    """Least squares (keys A (n, m, d), y (n, m)) or, for ``task`` "quadratic", the quadratic (keys
+    H (n, d, d), b (n, d), optional p (n,)) from a user's .npz; bad files -> ValidationError."""
+    from fedbound.tasks import LeastSquares, Quadratic
 
     require(os.path.isfile(path), f"data file {path!r} does not exist")
+    loader = Quadratic.from_npz if task == "quadratic" else LeastSquares.from_npz
     try:
-        return LeastSquares.from_npz(path, dtype=dtype)
+        return loader(path, dtype=dtype)
     except ValidationError:
         raise
     except (ValueError, OSError, EOFError):
-        raise ValidationError(f"data file {path!r} is not a readable .npz archive with keys "
-                              "A (n, m, d) and y (n, m)") from None
+        raise ValidationError(f"data file {path!r} is not a readable .npz archive with the keys "
+                              f"of --task {task}") from None
 
 
 def build_task(args, n: int | None = None):
@@ -92,9 +97,10 @@ def build_task(args, n: int | None = None):
             f"--weights examples needs a task whose clients hold examples ({', '.join(EXAMPLE_TASKS)}), "
             f"got --task {args.task}")
     if args.data is not None:
-        require(args.task in ("lsq", "lsq-convex"),
-                f"--data gives least-squares data; use --task lsq, got --task {args.task}")
-        task = load_npz_task(args.data, dtype)
+        require(args.task in ("lsq", "lsq-convex", "quadratic"),
+                f"--data gives least-squares (--task lsq) or quadratic (--task quadratic) data, got "
+                f"--task {args.task}")
+        task = load_npz_task(args.data, dtype, args.task)
         require(args.n is None or args.n == task.n,
                 f"--n {args.n} does not match the {task.n} clients of {args.data}")
         return task

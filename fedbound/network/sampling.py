@@ -24,6 +24,8 @@ for any fixed client values (FedNova footnote 1 [001 L87]; Li et al. 2020, schem
   a client drawn twice runs twice with independent noise), weights 1/q (FedNova App. G).
 * :class:`PoissonParticipation`: client i independently with probability r_i; weights p_i / r_i
   (unbiased; the number of participants is random and may be 0) or normalized.
+* :func:`named_participation`: a scheme by name ("full", "uniform", "unbiased",
+  "with-replacement"), as the CLI's ``--participation`` gives it.
 * :func:`compute_mask`: AFGA's per-step compute set S_{r,t} [000 Alg. 1 line 6]: M of the rows,
   uniformly without replacement, fresh at every local step.
 """
@@ -229,6 +231,28 @@ class PoissonParticipation:
         else:
             w = pc / pc.sum() if clients.numel() else pc
         return Participation(clients, w, full=clients.numel() == self.n)
+
+
+PARTICIPATIONS = ("full", "uniform", "unbiased", "with-replacement")
+
+
+def named_participation(name: str, n: int, q=None):
+    """The scheme ``name`` over n clients with q per round: "full" (q None or n), "uniform"
+    (without replacement, weights p_i / sum_{j in S} p_j: FedNova Alg. 1's renormalized subset
+    [001 L969]), "unbiased" (without replacement, weights p_i n/q: scheme (ii) of footnote 1
+    [001 L87]) or "with-replacement" (q draws by p_i, weights 1/q: scheme (i), App. G (153)
+    [001 L839-L843])."""
+    from fedbound.validate import integer, one_of
+    name = one_of("participation", name, PARTICIPATIONS)
+    if name == "full":
+        require(q is None or q == n, f"full participation takes all n = {n} clients; got "
+                                     f"{q} clients per round (choose another --participation)")
+        return FullParticipation()
+    require(q is not None, f"participation {name!r} needs the number of clients per round")
+    if name == "with-replacement":
+        return WithReplacement(q)
+    return UniformParticipation(n, integer("clients per round", q, low=1, high=n),
+                                weighting="normalized" if name == "uniform" else "unbiased")
 
 
 def compute_mask(rows: int, M: int, generator) -> "torch.Tensor":

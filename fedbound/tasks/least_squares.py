@@ -15,14 +15,14 @@ x0 = 0), computed by least squares. With d < n m (and m < d) each f_i is convex 
 from __future__ import annotations
 
 import os
-import zipfile
 
 import numpy as np
 import torch
 
 from fedbound import resources, validate
-from fedbound.errors import FedboundError, ValidationError, require
+from fedbound.errors import require
 from fedbound.tasks.base import as_float64, check_size
+from fedbound.tasks.npz import load_arrays
 from fedbound.tasks.quadratic import QuadraticTask
 
 
@@ -35,20 +35,6 @@ def ar1_rows(z: np.ndarray, omega: float) -> np.ndarray:
     for col in range(1, z.shape[-1]):
         a[..., col] = omega * a[..., col - 1] + z[..., col]
     return a
-
-
-def _npz_member_bytes(archive: zipfile.ZipFile, key: str) -> int:
-    """Bytes the array ``key`` of an open .npz archive will take, read from its .npy header (the
-    array itself is not read); a pickled (object) array is refused here."""
-    with archive.open(f"{key}.npy") as fh:
-        version = np.lib.format.read_magic(fh)
-        read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                else np.lib.format.read_array_header_2_0)
-        shape, _, dtype = read(fh)
-    if dtype.hasobject:
-        raise ValidationError(f"key {key!r} holds Python objects (a pickle); fedbound loads "
-                              "numeric arrays only")
-    return int(np.prod(shape, dtype=object)) * dtype.itemsize
 
 
 class LeastSquares(QuadraticTask):
@@ -125,28 +111,8 @@ class LeastSquares(QuadraticTask):
         A.npy and y.npy hold plain numeric arrays (never pickles: ``allow_pickle`` stays False)
         that fit the memory budget; a truncated, corrupt or foreign file is a ValidationError.
         """
-        path = validate.existing_file("data file", path)
-        if not zipfile.is_zipfile(path):
-            with open(path, "rb") as fh:
-                single = fh.read(6) == np.lib.format.MAGIC_PREFIX
-            raise ValidationError(f"data file {path!r} is not a readable .npz archive ("
-                                  + ("a .npy file holds a single array; save A and y with np.savez)"
-                                     if single else "not a zip file)"))
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                for key in ("A", "y"):
-                    if key not in data.files:
-                        raise ValidationError(f"data file {path!r} must contain key {key!r}, got keys "
-                                              f"{sorted(data.files)}")
-                    resources.require_memory(f"key {key!r} of data file {path!r}",
-                                             _npz_member_bytes(data.zip, key), itemsize=1)
-                A, y = data["A"], data["y"]
-        except FedboundError:
-            raise
-        except Exception as err:  # noqa: BLE001 - any decoding failure of a foreign file is bad input
-            raise ValidationError(f"data file {path!r} is not a readable .npz archive with keys "
-                                  f"A (n, m, d) and y (n, m) ({type(err).__name__}: "
-                                  f"{' '.join(str(err).split())[:120]})") from None
+        arrays = load_arrays(path, ("A", "y"), (), "A (n, m, d) and y (n, m)")
+        A, y = arrays["A"], arrays["y"]
         require(A.ndim == 3, f"key 'A' must have shape (n, m, d), got {A.shape}")
         require(y.shape == A.shape[:2], f"key 'y' must have shape {A.shape[:2]} to match 'A' {A.shape}, got {y.shape}")
         return cls(A, y, **kwargs)

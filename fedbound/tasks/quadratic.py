@@ -157,6 +157,32 @@ class Quadratic(QuadraticTask):
         self._set_constants()
 
     @classmethod
+    def from_npz(cls, path, *, spd: bool = False, **kwargs) -> "Quadratic":
+        """Load H (n, d, d), b (n, d) and optionally p (n,) (the weights p_i: non-negative, summing to
+        1; absent: uniform) from a user's .npz file (FedNova's quadratic, fednova.md 2.11: f_i(x) =
+        1/2 (x - b_i)^T H_i (x - b_i)). Read safely (:func:`fedbound.tasks.npz.load_arrays`); H must
+        be symmetric PSD (``spd=True``: positive definite). ``kwargs`` go to the constructor (x0,
+        dtype)."""
+        from fedbound.tasks.npz import load_arrays
+
+        arrays = load_arrays(path, ("H", "b"), ("p",), "H (n, d, d), b (n, d) and optional p (n,)")
+        H, b = arrays["H"], arrays["b"]
+        require(b.ndim == 2, f"key 'b' must have shape (n, d), got {b.shape}")
+        require(H.shape == (b.shape[0], b.shape[1], b.shape[1]),
+                f"key 'H' must have shape (n, d, d) = ({b.shape[0]}, {b.shape[1]}, {b.shape[1]}) to "
+                f"match 'b' {b.shape}, got {H.shape}")
+        p = arrays.get("p")
+        if p is not None:
+            p = validate.real_array("p", p, shape=(b.shape[0],), low=0.0)
+            require(abs(float(p.sum()) - 1.0) <= 1e-10,
+                    f"key 'p' must sum to 1 (the weights p_i), got sum {float(p.sum())!r}")
+        return cls(H, b, spd=spd, weights=p, **kwargs)
+
+    def to_npz(self, path) -> None:
+        """Save H, b and p (float64) so that :meth:`from_npz` rebuilds the same task."""
+        np.savez(path, H=self._H, b=self._b, p=self._weights_np)
+
+    @classmethod
     def generate(cls, n: int, d: int, *, kappa: float = 10.0, mu: float = 1.0, heterogeneity: float = 1.0,
                  hessian: str = "dense", shared: bool = False, seed: int = 0, dtype=torch.float64) -> "Quadratic":
         """A seeded heterogeneous quadratic.

@@ -1,0 +1,66 @@
+r"""FedNova's cross-client variance reduction (Algorithm 2 of 001_530825e753327090.txt [L972-L989],
+main text [L204]; fednova.md 2.7 and its flag) as a control-variates option of the federated round
+(the same interface as :class:`~fedbound.algorithms.control_variates.ControlVariates`).
+
+Every participating client adds a correction that is constant within the round to each local
+gradient,
+
+    g~_i = g_i(x_i^{(t,k)}) + c_i^{(t)},     c_i^{(t)} = sum_j p_j dhat_j^{(t-1)} - dhat_i^{(t-1)},
+
+and reports its normalized gradient d_i^{(t)} = (x^{(t,0)} - x_i^{(t,tau_i)}) / (lr ||a_i||_1). Since
+the local solvers are linear in the gradients (Delta_i = -lr G_i a_i, eq. (4) [L93]) and c_i is constant,
+d_i = dhat_i + c_i exactly, with dhat_i the normalized gradient of the uncorrected gradients.
+
+* ``"corrected"`` (default; the notes' recommendation): the state keeps dhat_i = d_i - c_i, the
+  correction VRL-SGD and SCAFFOLD use (with SGD clients and FedAvg averaging, dhat_i is SCAFFOLD's
+  option-II c_i^+ and sum_j p_j dhat_j its c for uniform p).
+* ``"literal"``: Alg. 2 line 5 as printed keeps the corrected d_i, so c_i^{(t+1)} = delta_i - c_i^{(t)}
+  under full participation (delta_i = sum_j p_j dhat_j - dhat_i): the correction oscillates around
+  delta/2 instead of settling at delta (fednova.md 2.7 flag).
+
+State: C (n, d) the stored d_j (dhat_j or d_j), initialised 0 (d^{(-1)} = 0, no correction in round
+0: the paper leaves it unstated), and c (d,) = sum_j p_j C_j over all n clients (non-participants keep
+their last value). Each participant downloads (x, c) and uploads (Delta_i, d_i): 2d floats each way
+("doubled communication" [L237]). Requires participants without repeats.
+"""
+from __future__ import annotations
+
+import torch
+
+from fedbound.algorithms.aggregation import Normalized
+from fedbound.errors import require
+from fedbound.validate import number, one_of
+
+VR_MODES = ("corrected", "literal")
+
+
+class CrossClientVR:
+    """Alg. 2's correction for a linear client solver ``client`` with learning rate ``lr`` and the
+    task's weights ``p`` (n,); ``mode`` "corrected" or "literal" (module docstring)."""
+
+    def __init__(self, client, lr: float, p: torch.Tensor, mode: str = "corrected"):
+        self.lr = number("lr", lr, low=0.0, low_open=True)
+        self.mode = one_of("vr", mode, VR_MODES)
+        self.client = client
+        self.p = p
+        self._norms = Normalized()   # ||a_i||_1 of the solver
+
+    def init(self, n: int, x0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(C (n, d), c (d,)), all zero."""
+        return torch.zeros(n, x0.shape[0], dtype=x0.dtype), torch.zeros_like(x0)
+
+    def correction(self, C: torch.Tensor, c: torch.Tensor, clients: torch.Tensor) -> torch.Tensor:
+        """c_i = c - C_i for the rows ``clients`` (k, d)."""
+        return c - C.index_select(0, clients)
+
+    def update(self, C, c, clients, x, Y, tau) -> tuple[torch.Tensor, torch.Tensor]:
+        """The new (C, c) after the participants ``clients`` ran tau (k,) steps from x to Y (k, d)."""
+        require(bool(torch.unique(clients).numel() == clients.numel()),
+                "cross-client variance reduction needs participants without repeats "
+                "(no sampling with replacement)")
+        norms = self._norms.norms(tau, self.client).to(Y.dtype)
+        d = (x - Y) / (self.lr * norms[:, None])
+        if self.mode == "corrected":
+            d = d - self.correction(C, c, clients)
+        C_new = C.index_copy(0, clients, d)
+        return C_new, self.p.to(C_new.dtype) @ C_new
