@@ -57,6 +57,8 @@ FedAMSGrad), k(i) the cluster of client i:
 * ``delta_norm`` = ||Delta_r||; ``vhat_mean``, ``vhat_max``, ``vhat_min``: the server's second
   moment (vhat for AMSGrad, v for Adam; absent for the SGD server).
 
+Round 0 logs the initial state (all models at x_0, Delta_0 = 0, vhat_0 = 0).
+
 Example::
 
     >>> from fedbound.tasks import Quadratic
@@ -68,6 +70,8 @@ Example::
     True
 """
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import torch
@@ -133,7 +137,28 @@ def _gossip_network(task, network) -> StackedNetwork:
     return network
 
 
-class FedAMSGrad(Federated):
+class _Logged:
+    """The per-round metrics of the module docstring (:func:`round_statistics`) for a Federated
+    algorithm; round 0 logs the initial state: every model at x_0, Delta_0 = 0, vhat_0 = 0."""
+
+    server_kind = "amsgrad"
+
+    def clusters_of(self, row_ids: torch.Tensor) -> torch.Tensor:
+        """The cluster of each client ``row_ids`` (one cluster here)."""
+        return torch.zeros(row_ids.numel(), dtype=torch.int64)
+
+    def round_metrics(self, x, X, row_ids, delta, server_state):
+        return round_statistics(x, X, self.clusters_of(row_ids), delta,
+                                _second_moment(self.server_kind, server_state))
+
+    def init(self, x0=None):
+        state = super().init(x0)
+        x = state.x_g
+        return dataclasses.replace(state, metrics=self.round_metrics(
+            x, x[None], torch.zeros(1, dtype=torch.int64), torch.zeros_like(x), state.server))
+
+
+class FedAMSGrad(_Logged, Federated):
     """FedAMSGrad (eq. (2) [L126-L129]; Wang et al. 2022b, Tong et al. 2020): M clients uniformly
     per round, ``local_steps`` SGD steps of size ``lr`` from x_r, server AMSGrad with step
     ``server_lr`` (module docstring). Logs ``delta_norm``, the vhat statistics and the consensus
@@ -147,12 +172,8 @@ class FedAMSGrad(Federated):
                          server=server_optimizer("amsgrad", server_lr, beta1, beta2, eps),
                          local_steps=local_steps, **round_options)
 
-    def round_metrics(self, x, X, row_ids, delta, server_state):
-        return round_statistics(x, X, torch.zeros(X.shape[0], dtype=torch.int64), delta,
-                                _second_moment("amsgrad", server_state))
 
-
-class AFGA(Federated):
+class AFGA(_Logged, Federated):
     """AFGA (Algorithm 1) on ``network`` (default: the paper's ring of N clients; a multi-subnet
     network gives a block-diagonal W with global sampling), or with ``per_cluster`` sampling
     CAFGA (:class:`CAFGA`). Options: ``lr`` = eta_l, ``server_lr`` = eta, ``local_steps`` = I,
@@ -234,9 +255,8 @@ class AFGA(Federated):
                                    tau.index_select(0, order), None, masks, gen, gossip=self.ring)
         return torch.empty_like(X).index_copy_(0, order, X), gradients
 
-    def round_metrics(self, x, X, row_ids, delta, server_state):
-        return round_statistics(x, X, self.clusters.subnet_of.index_select(0, row_ids), delta,
-                                _second_moment(self.server_kind, server_state))
+    def clusters_of(self, row_ids):
+        return self.clusters.subnet_of.index_select(0, row_ids)
 
 
 class CAFGA(AFGA):
