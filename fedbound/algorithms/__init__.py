@@ -10,6 +10,7 @@ from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic
 from fedbound.algorithms.base import (
     Algorithm, State, Trajectory, check_finite, generator_from, new_rng, run,
 )
+from fedbound.algorithms.afga import AFGA, CAFGA, FedAMSGrad
 from fedbound.algorithms.aggregation import Normalized, WeightedMean
 from fedbound.algorithms.control_variates import ControlVariates
 from fedbound.algorithms.federated import Federated, FederatedState
@@ -31,4 +32,5 @@ __all__ = [
     "GradientTracking", "GradientTrackingState", "SemiDecentralized",
     "Federated", "FederatedState", "FedAvg", "FedProx", "FedAvgM", "FedAdagrad", "FedAdam", "FedYogi",
     "WeightedMean", "Normalized", "ControlVariates", "FixedSteps", "RandomSteps", "EpochSteps",
+    "FedAMSGrad", "AFGA", "CAFGA",
 ]
