@@ -207,3 +207,22 @@ def test_sgd_server_delta_norm_is_the_model_change(task):
 def test_bad_options_are_clear_errors(task, bad):
     with pytest.raises(FedboundError):
         CAFGA(task, lr=0.1, **bad)
+
+
+def test_compute_sets_are_uniform_and_independent_of_the_report_set(task):
+    """S_{r,t} is M of N uniformly without replacement, independent of S_r (Alg. 1 line 6; Lemma
+    F.6's P{i in S} = M/N, P{i, j in S} = M(M-1)/(N(N-1))): Monte-Carlo frequencies over 4000 steps
+    within 99.9% binomial intervals, and a reporter computes as often as any client."""
+    from scipy import stats
+
+    M, steps = 3, 4000
+    alg = AFGA(task, lr=0.1, clients_per_round=M)
+    reporters = torch.tensor([0, 1, 2])
+    masks = alg.compute_masks(N, steps, torch.Generator().manual_seed(5), reporters).numpy()
+    assert np.all(masks.sum(axis=1) == M)
+    low, high = stats.binom.interval(0.999, steps, M / N)
+    counts = masks.sum(axis=0)
+    assert np.all((counts >= low) & (counts <= high)), counts
+    pair = M * (M - 1) / (N * (N - 1))
+    low, high = stats.binom.interval(0.999, steps, pair)
+    assert low <= int(np.sum(masks[:, 0] & masks[:, 5])) <= high
