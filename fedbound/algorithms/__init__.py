@@ -10,6 +10,7 @@ from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic
 from fedbound.algorithms.base import (
     Algorithm, State, Trajectory, check_finite, generator_from, new_rng, run,
 )
+from fedbound.algorithms.afga import AFGA, CAFGA, FedAMSGrad
 from fedbound.algorithms.aggregation import Normalized, WeightedMean
 from fedbound.algorithms.control_variates import ControlVariates
 from fedbound.algorithms.federated import Federated, FederatedState
@@ -35,4 +36,5 @@ __all__ = [
     "Federated", "FederatedState", "FedAvg", "FedProx", "FedAvgM", "FedAdagrad", "FedAdam", "FedYogi", "ScaffoldFL",
     "WeightedMean", "Normalized", "ControlVariates", "FixedSteps", "RandomSteps", "EpochSteps",
     "FedNova", "FedAvgVR", "GaussianSteps", "RandomEpochSteps",
+    "FedAMSGrad", "AFGA", "CAFGA",
 ]

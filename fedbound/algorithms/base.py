@@ -129,7 +129,9 @@ class Trajectory:
 
     loss: f(x_g); loss_gap: f(x_g) - f* (nan when f* unknown); dist2: ||x_g - x*||^2 (nan when
     x* unknown); grad_norm2: ||grad f(x_g)||^2; K: local steps of round r (0 at r = 0);
-    comm: cumulative counters (CommCounts field name -> array (T+1,)).
+    comm: cumulative counters (CommCounts field name -> array (T+1,)); metrics: the algorithm's
+    extra per-round metrics (``state.metrics``, e.g. AFGA's consensus errors; name -> array (T+1,),
+    nan in rounds that do not report one, such as r = 0).
     """
 
     algorithm: str
@@ -142,6 +144,7 @@ class Trajectory:
     K: np.ndarray
     comm: dict[str, np.ndarray]
     final_state: State = field(repr=False)
+    metrics: dict[str, np.ndarray] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """JSON-ready summary (lists of floats)."""
@@ -154,6 +157,7 @@ class Trajectory:
             "grad_norm2": self.grad_norm2.tolist(),
             "K": self.K.tolist(),
             "comm": {k: v.tolist() for k, v in self.comm.items()},
+            **({"metrics": {k: v.tolist() for k, v in self.metrics.items()}} if self.metrics else {}),
         }
 
 
@@ -175,15 +179,17 @@ class _Recorder:
             raise DivergenceError(f"diverged at round {state.t}: f(x_g) = {loss:g}, ||grad f(x_g)||^2 = "
                                   f"{grad2:g} (reduce the step size)", round_index=state.t)
         self.rows.append((state.t, x.clone(), loss, gap, dist2, grad2, state.K,
-                          state.comm.as_dict()))
+                          state.comm.as_dict(), getattr(state, "metrics", None) or {}))
 
     def trajectory(self, name: str, state: State) -> Trajectory:
-        t, xs, loss, gap, dist2, grad2, K, comm = zip(*self.rows)
+        t, xs, loss, gap, dist2, grad2, K, comm, extra = zip(*self.rows)
+        names = dict.fromkeys(k for e in extra for k in e)
         return Trajectory(
             algorithm=name, rounds=np.array(t), x_g=torch.stack(xs), loss=np.array(loss),
             loss_gap=np.array(gap), dist2=np.array(dist2), grad_norm2=np.array(grad2),
             K=np.array(K), comm={k: np.array([c[k] for c in comm]) for k in comm[0]},
-            final_state=state)
+            final_state=state,
+            metrics={k: np.array([e.get(k, np.nan) for e in extra], dtype=float) for k in names})
 
 
 def run(alg: Algorithm, rounds: int, callback: Callable[[State], dict | None] | None = None,

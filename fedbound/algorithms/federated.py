@@ -53,7 +53,8 @@ from fedbound.validate import integer
 class FederatedState(State):
     """server: the server transform's state; C (n, d), c (d,): control variates (None without);
     clients (k,), weights (k,), tau (k,): participants, their weights and local steps in the last
-    round (None before the first). K (in State) is the last round's max_j tau_j."""
+    round (None before the first). K (in State) is the last round's max_j tau_j. metrics: the last
+    round's extra metrics (``Federated.round_metrics``; None without), recorded by ``run``."""
 
     server: object
     C: torch.Tensor | None = None
@@ -61,6 +62,7 @@ class FederatedState(State):
     clients: torch.Tensor | None = None
     weights: torch.Tensor | None = None
     tau: torch.Tensor | None = None
+    metrics: dict | None = None
 
 
 def participation_scheme(task, clients_per_round=None, participation=None):
@@ -119,6 +121,7 @@ class Federated(Algorithm):
         require(gossip is None or gossip.n == task.n,
                 f"the gossip network has {gossip.n if gossip is not None else 0} clients, the task n={task.n}")
         self.gossip = gossip
+        self._mixes = gossip is not None    # one D2D exchange per local step (counts)
         rows = task.n
         self.compute_per_step = (None if compute_per_step is None
                                  else integer("compute_per_step", compute_per_step, low=1, high=rows))
@@ -143,8 +146,27 @@ class Federated(Algorithm):
                               server=self.server.init(x0), C=C, c=c)
 
     # ---- one round -----------------------------------------------------------------------------
+    def compute_masks(self, k: int, steps: int, gen: torch.Generator,
+                      reporters: torch.Tensor | None = None) -> torch.Tensor | None:
+        """(steps, k) bool: the rows that compute a gradient at each local step (AFGA's S_{r,t}:
+        ``compute_per_step`` rows uniformly, fresh per step), or None: every row. ``reporters``:
+        the round's participants S_r (subclasses may tie the compute sets to them)."""
+        if self.compute_per_step is None:
+            return None
+        if not steps:
+            return torch.zeros(0, k, dtype=torch.bool)
+        return torch.stack([compute_mask(k, self.compute_per_step, gen) for _ in range(steps)])
+
+    def round_metrics(self, x: torch.Tensor, X: torch.Tensor, row_ids: torch.Tensor,
+                      delta: torch.Tensor, server_state) -> dict | None:
+        """Extra per-round metrics (name -> float) from the round's end: server model x, local
+        models X of the clients ``row_ids``, aggregate ``delta`` and the new server state. None
+        here; subclasses (AFGA) log consensus errors and the like."""
+        return None
+
     def local_work(self, x: torch.Tensor, rows: torch.Tensor | None, tau: torch.Tensor,
-                   correction: torch.Tensor | None, gen: torch.Generator) -> tuple[torch.Tensor, int]:
+                   correction: torch.Tensor | None, gen: torch.Generator,
+                   reporters: torch.Tensor | None = None) -> tuple[torch.Tensor, int]:
         """Step 2 for the rows ``rows`` (None: all n clients): (X after the local steps, number of
         gradients computed).
 
@@ -155,10 +177,7 @@ class Federated(Algorithm):
         compute sets first, for all rows and steps)."""
         k = self.task.n if rows is None else int(rows.shape[0])
         steps = int(tau.max()) if k else 0
-        masks = None
-        if self.compute_per_step is not None:
-            masks = torch.stack([compute_mask(k, self.compute_per_step, gen) for _ in range(steps)]) \
-                if steps else torch.zeros(0, k, dtype=torch.bool)
+        masks = self.compute_masks(k, steps, gen, reporters)
         block = k if self.gossip is not None else max(1, self.block_bytes // self.task.client_bytes)
         if block >= k:
             return self._steps(x, self.task.clients(rows), tau, correction, masks, gen)
@@ -172,8 +191,10 @@ class Federated(Algorithm):
             gradients += g
         return torch.cat(parts), gradients
 
-    def _steps(self, x, view, tau, correction, masks, gen) -> tuple[torch.Tensor, int]:
-        """The local steps of the clients of ``view`` (see the module docstring)."""
+    def _steps(self, x, view, tau, correction, masks, gen, gossip=None) -> tuple[torch.Tensor, int]:
+        """The local steps of the clients of ``view`` (see the module docstring), mixing with
+        ``gossip`` (a StackedNetwork over the rows of ``view``; default ``self.gossip``)."""
+        gossip = self.gossip if gossip is None else gossip
         k = view.n
         X = x.expand(k, x.shape[0])
         state = self.client.init(X)
@@ -198,8 +219,8 @@ class Federated(Algorithm):
                 G = G + correction
             U, state = transform.update(G, state, X)
             X = X + U
-            if self.gossip is not None:
-                X = self.gossip.mix(X)
+            if gossip is not None:
+                X = gossip.mix(X)
         return X, gradients
 
     def step(self, state: FederatedState) -> FederatedState:
@@ -212,7 +233,7 @@ class Federated(Algorithm):
         tau_rows = self.local_steps.draw(row_ids, gen)
         cv = self.control_variates
         correction = None if cv is None else cv.correction(state.C, state.c, row_ids)
-        X, gradients = self.local_work(x, rows, tau_rows, correction, gen)
+        X, gradients = self.local_work(x, rows, tau_rows, correction, gen, reporters=part.clients)
         if everyone and not part.full:
             Y, tau = X.index_select(0, part.clients), tau_rows.index_select(0, part.clients)
         else:
@@ -226,7 +247,7 @@ class Federated(Algorithm):
         return self.advance(state, x_g=x + updates, rng=gen.get_state(), K=steps,
                             last_comm=self.counts(part, gradients, len(row_ids), steps),
                             server=server, C=C, c=c, clients=part.clients, weights=part.weights,
-                            tau=tau)
+                            tau=tau, metrics=self.round_metrics(x, X, row_ids, delta, server))
 
     def counts(self, part, gradients: int, workers: int, steps: int) -> CommCounts:
         """Each participant downloads x and uploads Delta_j (d floats each; 2d with control
@@ -236,7 +257,7 @@ class Federated(Algorithm):
         floats = d if self.control_variates is None else 2 * d
         per_group = np.bincount(self._subnet_of.index_select(0, part.clients).numpy(),
                                 minlength=self._groups.size)
-        exchanges = steps if self.gossip is not None else 0
+        exchanges = steps if self._mixes else 0
         state_floats = 0 if self.client.state_floats is None else self.client.state_floats(d) * workers
         traffic = RoundTraffic(model_exchanges=exchanges, tracking_exchanges=0, uploaders=per_group,
                                upload_floats_each=floats, receivers=per_group,

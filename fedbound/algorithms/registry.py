@@ -181,6 +181,7 @@ SPEC_MODULES = (
     "fedbound.algorithms.semidecentralized",
     "fedbound.algorithms.fedopt",
     "fedbound.algorithms.fednova",
+    "fedbound.algorithms.afga",
 )
 
 

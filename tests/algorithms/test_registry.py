@@ -16,6 +16,8 @@ N, D, SIZES = 6, 3, (2, 4)
 TASK = Quadratic.generate(N, D, kappa=4.0, mu=0.5, seed=0).with_noise(0.2)
 RINGS = Network.from_topology("ring", 2, list(SIZES))
 ONE_RING = Network.from_topology("ring", 1, N)
+EQUAL_RINGS = Network.from_topology("ring", 2, N // 2)
+CLUSTERED = ("cafga", "cafga-a")     # equal clusters (N = K n), M = K m
 
 
 @st.composite
@@ -29,11 +31,12 @@ def configurations(draw, name):
             options["mu"] = draw(st.sampled_from([0.0, 0.3]))
         elif o.name in ("K", "local_steps"):
             options[o.name] = draw(st.integers(1, 3))
-        elif o.name == "clients_per_round":
-            options[o.name] = draw(st.integers(1, N))
+        elif o.name == "clients_per_round":   # CAFGA: m per cluster of EQUAL_RINGS
+            options[o.name] = draw(st.sampled_from([2, 4, 6]) if name in CLUSTERED else st.integers(1, N))
         elif o.name == "h":
             options["h"] = draw(st.integers(1, min(SIZES)))
-    network = {"required": ONE_RING if name == "gt" else RINGS, "optional": RINGS, "none": None}[spec.network]
+    network = {"required": ONE_RING if name == "gt" else RINGS,
+               "optional": EQUAL_RINGS if name in CLUSTERED else RINGS, "none": None}[spec.network]
     if name == "scaffold" and draw(st.booleans()):
         network = None
     return options, network, draw(st.integers(0, 2**31))
@@ -113,7 +116,8 @@ def test_cumulative_counters_are_the_sum_of_the_rounds():
 
 def test_registry_names_and_errors():
     assert {"sdgt", "sd-fedavg", "scaffold", "gt", "scaffnew", "fedavg", "fedprox", "fedavgm",
-            "fedadagrad", "fedadam", "fedyogi"} == set(registry.names())
+            "fedadagrad", "fedadam", "fedyogi", "fedamsgrad", "afga", "cafga", "afga-a",
+            "cafga-a"} == set(registry.names())
     with pytest.raises(UnknownNameError, match="did you mean 'fedavg'"):
         registry.get("fedavgg")
     with pytest.raises(UnknownNameError, match="did you mean 'local_steps'"):
