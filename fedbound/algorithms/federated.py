@@ -165,7 +165,12 @@ class Federated(Algorithm):
         """The local steps of the clients of ``view`` (see the module docstring)."""
         k = view.n
         X = x.expand(k, x.shape[0])
-        state = self.client.init(X)
+        client = self.client
+        if client.for_clients is not None:   # heterogeneous clients: bind to these rows' ids
+            ids = torch.arange(self.task.n)
+            client = client.for_clients(ids if view.idx is None else ids[view.idx]
+                                        if isinstance(view.idx, slice) else view.idx)
+        state = client.init(X)
         steps = int(tau.max()) if k else 0
         uneven = bool(torch.any(tau != steps))
         gradients = 0
@@ -176,13 +181,13 @@ class Federated(Algorithm):
             if active is None:
                 G = view.stochastic_grad(X, gen)
                 gradients += k
-                transform = self.client
+                transform = client
             else:
                 act = torch.nonzero(active).squeeze(1)
                 G = torch.zeros_like(X).index_copy_(
                     0, act, view.stochastic_grad(X.index_select(0, act), gen, rows=act))
                 gradients += int(act.numel())
-                transform = masked(self.client, active)
+                transform = masked(client, active)
             if correction is not None:
                 G = G + correction
             U, state = transform.update(G, state, X)

@@ -147,6 +147,7 @@ MU = Option("mu", "--mu", float, "proximal coefficient mu >= 0", _nonnegative, r
 SPEC_MODULES = (
     "fedbound.algorithms.semidecentralized",
     "fedbound.algorithms.fedopt",
+    "fedbound.algorithms.fedada2",
 )
 
 

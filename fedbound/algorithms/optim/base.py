@@ -32,13 +32,17 @@ class Transform(NamedTuple):
     parameters (accounting, FedAda2's memory comparison);
     ``accumulation(tau)``: FedNova's accumulation vector a (numpy, shape (tau,)) of a local solver
     that is linear in the gradients: the round's change is -lr * sum_k a_k g_k (eq. (4) of
-    001_530825e753327090.txt), None for adaptive (non-linear) solvers.
+    001_530825e753327090.txt), None for adaptive (non-linear) solvers;
+    ``for_clients(ids)``: heterogeneous clients (FedAda2's blended optimization): the transform for
+    rows that are the clients ``ids`` (int64, (rows,)); the federated round binds it to each block
+    of participants. None: every row runs this transform.
     """
 
     init: Callable[[torch.Tensor], State]
     update: Callable[[torch.Tensor, State, torch.Tensor], tuple[torch.Tensor, State]]
     state_floats: Callable[[int], int] | None = None
     accumulation: Callable[[int], "numpy.ndarray"] | None = None
+    for_clients: Callable[[torch.Tensor], "Transform"] | None = None
 
 
 def tree_map(fn: Callable, *trees: State) -> State:
