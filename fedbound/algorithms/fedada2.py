@@ -54,6 +54,7 @@ import numpy as np
 import torch
 
 from fedbound import privacy
+from fedbound.algorithms.base import check_task
 from fedbound.algorithms.federated import Federated, participation_scheme
 from fedbound.algorithms.optim import chain, client, server, tree_map
 from fedbound.algorithms.optim.base import Transform
@@ -73,7 +74,8 @@ def make_server(kind: str = "adagrad", lr: float = 0.1, tau: float = 1e-3, beta1
     beta~_1 for the AdaGrad server is unspecified, notes 6.1), 0.9 for Adam (H.2 [L1663]);
     ``beta2`` = 0.999 (H.2). ``bias_correction`` applies to Adam only."""
     kind = one_of("server_optimizer", kind, SERVER_OPTIMIZERS)
-    tau = number("tau", tau, low=0.0, low_open=True)
+    tau = number("tau", tau, low=0.0, low_open=True, high=1e150)   # v_0 = tau^2 stays finite
+    beta2 = number("beta2", beta2, low=0.0, high=1.0, high_open=True)
     if kind == "adagrad":
         require(not bias_correction, "bias_correction applies to the Adam server only")
         return server.adagrad(lr, eps=tau, v0=tau ** 2, b1=0.0 if beta1 is None else beta1)
@@ -90,6 +92,8 @@ def make_client(kind: str, lr: float, *, eps: float = 1e-3, delay: int = 1, shap
     eps outside the root and delay z; followed by the eps_s small-step rule when ``eps_s`` is given
     (Alg. 2 [L679])."""
     kind = one_of("client_optimizer", kind, CLIENT_OPTIMIZERS)
+    beta1 = number("client_beta1", beta1, low=0.0, high=1.0, high_open=True)
+    beta2 = number("client_beta2", beta2, low=0.0, high=1.0, high_open=True)
     if kind == "sgd":
         t = client.sgd(lr)._replace(accumulation=None)
     elif kind == "adagrad":
@@ -160,6 +164,7 @@ class JointlyAdaptive(Federated):
                  server_lr: float = 0.1, tau: float = 1e-3, beta1=None, beta2: float = 0.999,
                  server_bias_correction: bool = False, dp: DP | None = None, clients_per_round=None,
                  participation=None, seed: int = 0, **round_options):
+        check_task(task)
         srv = make_server(server_optimizer, server_lr, tau, beta1, beta2, server_bias_correction)
         self.dp, self.cohort = dp, None
         if dp is not None:
@@ -216,6 +221,7 @@ class FedAda2(JointlyAdaptive):
     def __init__(self, task, *, lr, local_steps=1, client_eps: float = 1e-3, delay: int = 1,
                  sm3_variant: str = "II", eps_s: float | None = None,
                  server_optimizer: str = "adagrad", **options):
+        check_task(task)
         t = make_client("sm3", lr, eps=client_eps, delay=delay, shapes=task.parameter_shapes,
                              variant=sm3_variant, eps_s=eps_s)
         super().__init__(task, client=t, local_steps=local_steps, server_optimizer=server_optimizer,
@@ -293,7 +299,7 @@ class DJA(JointlyAdaptive):
             self.mapping, self.sent_vectors = DJA_MAPPINGS[name]
         self.base_client = make_client(kind, lr, eps=client_eps, delay=delay, beta1=client_beta1,
                                             beta2=client_beta2, bias_correction=False, eps_s=None)
-        self.eps_s_lr = (eps_s, lr)
+        self.eps_s_lr = (None if eps_s is None else number("eps_s", eps_s, low=0.0, low_open=True), lr)
         super().__init__(task, client=self.base_client, local_steps=local_steps,
                          server_optimizer=server_optimizer, **options)
 
@@ -398,6 +404,7 @@ class Blended(JointlyAdaptive):
     name = "Blended"
 
     def __init__(self, task, *, strategies: Sequence[Strategy], assignment, **options):
+        check_task(task)
         strategies = tuple(strategies)
         require(len(strategies) > 0, "blended optimization needs at least one strategy")
         for i, s in enumerate(strategies):

@@ -29,6 +29,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from fedbound.algorithms.base import MAX_LOCAL_STEPS
 from fedbound.algorithms.optim.base import Transform
 from fedbound.errors import InputTypeError, ValidationError
 from fedbound.theory.fednova.accumulation import accumulation_vector
@@ -46,6 +47,12 @@ def _beta(name: str, value) -> float:
 def _rows(t: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     """A per-row tensor (rows,) reshaped to broadcast against ``like`` (rows, ...)."""
     return t.reshape(-1, *([1] * (like.dim() - 1)))
+
+
+def _delay(delay) -> int:
+    """The preconditioner delay z: an integer in [1, MAX_LOCAL_STEPS] (a larger z never refreshes
+    after the first step of any admissible round)."""
+    return integer("delay", delay, low=1, high=MAX_LOCAL_STEPS)
 
 
 def _counter(params: torch.Tensor) -> torch.Tensor:
@@ -150,7 +157,7 @@ def adagrad(lr: float, eps: float, initial_accumulator: float = 0.0, delay: int 
     lr = _positive("lr", lr)
     eps = _positive("eps", eps)
     v0 = number("initial_accumulator", initial_accumulator, low=0.0)
-    delay = integer("delay", delay, low=1)
+    delay = _delay(delay)
 
     def init(params):
         return _counter(params), torch.full_like(params, v0)
@@ -183,7 +190,7 @@ def adam(lr: float, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
     b2 = _beta("b2", b2)
     eps = _positive("eps", eps)
     bias_correction = boolean("bias_correction", bias_correction)
-    delay = integer("delay", delay, low=1)
+    delay = _delay(delay)
 
     def init(params):
         return _counter(params), torch.zeros_like(params), torch.zeros_like(params)
@@ -253,7 +260,7 @@ def sm3(lr: float, shapes, variant: str = "II", delay: int = 1, eps: float = 1e-
     lr = _positive("lr", lr)
     shapes = _shapes(shapes)
     variant = one_of("variant", variant, ("I", "II"))
-    delay = integer("delay", delay, low=1)
+    delay = _delay(delay)
     eps = _positive("eps", eps)
     carry_over = boolean("carry_over", carry_over)
     if variant == "I" and not carry_over:
