@@ -196,6 +196,12 @@ print(f"engine, {R_engine} coordinates, K={K_engine}: max |x_t - x_0|/(eta K t) 
 # (ii) eps = 1, eta_t = 1/((t + t0)(1 - eps_hat)) with eps_hat = 1 - min_i I_i(1) at x = 0 (the
 # paper's choice; I_i depends on x, notes 8.16), limit bound 2 sqrt(3)/(1 - eps_hat) and the
 # sharper B/(1 - eps_hat) with B = sup_x E|xi|/(|x + xi| + 1) of the t_2 client.
+#
+# The proof of (iv) bounds every path, |x_t| <= |x_0| + K sum_s eta_s, then squares with
+# (a + b)^2 <= 2a^2 + 2b^2; only sum_s 1/s^2 <= 1 (false: pi^2/6) turns this into the printed
+# constants. A path with x_t^2 above 2 x_0^2 + 2 K^2 therefore refutes that step of the proof (not
+# the statement about E x_t^2, which the mean satisfies); the corrected per-path bound must hold on
+# every path.
 
 # %%
 EPS_II = 1.0
