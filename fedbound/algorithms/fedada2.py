@@ -63,7 +63,7 @@ from fedbound.network.sampling import Participation
 from fedbound.validate import integer, number, one_of, real_array
 
 SERVER_OPTIMIZERS = ("adagrad", "adam")
-CLIENT_OPTIMIZERS = ("sgd", "adagrad", "adam", "sm3")
+CLIENT_OPTIMIZERS = ("sgd", "adagrad", "adam", "sm3", "sm3_adam")
 
 
 # ---- the optimizers of the paper -------------------------------------------------------------
@@ -87,8 +87,9 @@ def make_client(kind: str, lr: float, *, eps: float = 1e-3, delay: int = 1, shap
                      variant: str = "II", beta1: float = 0.9, beta2: float = 0.999,
                      bias_correction: bool = True, eps_s: float | None = None) -> Transform:
     """A client optimizer of the paper, zero-initialized (init is called every round): "sgd",
-    "adagrad" (AGDU, Alg. 9 [L1490-L1512]), "adam" (ADMU, Alg. 7 [L1357-L1375]) or "sm3" (SM3-I/II
-    with delay and mu carry-over, Algs. 2-4 [L667-L736], over the covers of ``shapes``), each with
+    "adagrad" (AGDU, Alg. 9 [L1490-L1512]), "adam" (ADMU, Alg. 7 [L1357-L1375]), "sm3" (SM3-I/II
+    with delay and mu carry-over, Algs. 2-4 [L667-L736], over the covers of ``shapes``) or
+    "sm3_adam" (an implementer-defined SM3 version of ADMU, client.sm3_adam), each with
     eps outside the root and delay z; followed by the eps_s small-step rule when ``eps_s`` is given
     (Alg. 2 [L679])."""
     kind = one_of("client_optimizer", kind, CLIENT_OPTIMIZERS)
@@ -100,9 +101,12 @@ def make_client(kind: str, lr: float, *, eps: float = 1e-3, delay: int = 1, shap
         t = client.adagrad(lr, eps, delay=delay)
     elif kind == "adam":
         t = client.adam(lr, beta1, beta2, eps, bias_correction=bias_correction, delay=delay)
-    else:
+    elif kind == "sm3":
         require(shapes is not None, "the SM3 client needs the parameter shapes (its cover)")
         t = client.sm3(lr, shapes, variant=variant, delay=delay, eps=eps)
+    else:
+        require(shapes is not None, "the SM3-Adam client needs the parameter shapes (its cover)")
+        t = client.sm3_adam(lr, shapes, beta1, beta2, eps, bias_correction=bias_correction, delay=delay)
     return t if eps_s is None else chain(t, client.drop_small_steps(eps_s, lr=lr))
 
 
@@ -204,6 +208,8 @@ class FedAda2(JointlyAdaptive):
     """FedAda2 (Alg. 2 [L667-L690]): server AdaGrad (SU) or Adam, client SM3 (``sm3_variant`` "II"
     as analysed, or "I"; delay z = ``delay``; eps = ``client_eps`` outside the root) over the covers
     of ``task.parameter_shapes``, zero-initialized every round; nothing but x and Delta is sent.
+    ``client_optimizer="sm3_adam"``: the experiments' "SM3 adaptation of Adam" [L122, L691], never
+    written out in the paper (fedada2.md 2.6): client.sm3_adam with ``client_beta1``, ``client_beta2``.
 
     Example::
 
@@ -218,12 +224,15 @@ class FedAda2(JointlyAdaptive):
 
     name = "FedAda2"
 
-    def __init__(self, task, *, lr, local_steps=1, client_eps: float = 1e-3, delay: int = 1,
-                 sm3_variant: str = "II", eps_s: float | None = None,
+    def __init__(self, task, *, lr, local_steps=1, client_optimizer: str = "sm3", client_eps: float = 1e-3,
+                 delay: int = 1, sm3_variant: str = "II", client_beta1: float = 0.9,
+                 client_beta2: float = 0.999, eps_s: float | None = None,
                  server_optimizer: str = "adagrad", **options):
         check_task(task)
-        t = make_client("sm3", lr, eps=client_eps, delay=delay, shapes=task.parameter_shapes,
-                             variant=sm3_variant, eps_s=eps_s)
+        kind = one_of("client_optimizer", client_optimizer, ("sm3", "sm3_adam"))
+        require(kind == "sm3" or sm3_variant == "II", "SM3-Adam is built on SM3-II (sm3_variant='II')")
+        t = make_client(kind, lr, eps=client_eps, delay=delay, shapes=task.parameter_shapes,
+                        variant=sm3_variant, beta1=client_beta1, beta2=client_beta2, eps_s=eps_s)
         super().__init__(task, client=t, local_steps=local_steps, server_optimizer=server_optimizer,
                          **options)
 
@@ -241,7 +250,7 @@ class JointZero(JointlyAdaptive):
                  server_optimizer: str = "adagrad", **options):
         kind = one_of("client_optimizer", client_optimizer, ("adagrad", "adam"))
         t = make_client(kind, lr, eps=client_eps, delay=delay, beta1=client_beta1,
-                             beta2=client_beta2, eps_s=eps_s)
+                        beta2=client_beta2, eps_s=eps_s)
         super().__init__(task, client=t, local_steps=local_steps, server_optimizer=server_optimizer,
                          **options)
 
@@ -453,8 +462,13 @@ def specs():
                          "server optimizer: adagrad (SU) or adam (default adagrad)",
                          lambda n, v: one_of(n, v, SERVER_OPTIMIZERS))
     client_kind = Option("client_optimizer", "--client-optimizer", str,
-                         "client optimizer: adagrad or adam (default adagrad)",
+                         "client optimizer (FedAda2: sm3 or sm3_adam, default sm3; JointZero, DJA: "
+                         "adagrad or adam, default adagrad)",
                          lambda n, v: one_of(n, v, ("adagrad", "adam")))
+    sm3_kind = Option("client_optimizer", "--client-optimizer", str,
+                      "client optimizer (FedAda2: sm3 or sm3_adam, default sm3; JointZero, DJA: "
+                      "adagrad or adam, default adagrad)",
+                      lambda n, v: one_of(n, v, ("sm3", "sm3_adam")))
     client_eps = Option("client_eps", "--client-eps", float,
                         "client adaptivity eps > 0, outside the root (default 1e-3)", _positive)
     delay = Option("delay", "--delay", int, "client preconditioner delay z >= 1 (default 1)", _delay)
@@ -469,7 +483,7 @@ def specs():
             client_eps, delay, eps_s)
     return (
         AlgorithmSpec("fedada2", FedAda2, "FedAda2: adaptive server, zero-initialized SM3 clients "
-                      "(Lee et al. 2025)", "federated", (*base, variant)),
+                      "(Lee et al. 2025)", "federated", (*base, variant, sm3_kind, client_b1, client_b2)),
         AlgorithmSpec("jointzero", JointZero, "Joint adaptivity with zero-initialized full-diagonal "
                       "clients (FedAda2 baseline)", "federated", (*base, client_kind, client_b1, client_b2)),
         AlgorithmSpec("dja", DJA, "Direct joint adaptivity: server second moment sent to the clients "

@@ -102,6 +102,14 @@ def test_on_a_vector_model_fedada2_is_jointzero_adagrad(lsq):
     assert torch.equal(a.x_g, b.x_g)
 
 
+def test_on_a_vector_model_fedada2_sm3_adam_is_jointzero_adam(lsq):
+    common = dict(lr=0.05, local_steps=4, clients_per_round=3, server_optimizer="adam", client_beta1=0.8,
+                  client_beta2=0.95, delay=2, seed=2)
+    a = run(FedAda2(lsq, client_optimizer="sm3_adam", **common), 5)
+    b = run(JointZero(lsq, client_optimizer="adam", **common), 5)
+    torch.testing.assert_close(a.x_g, b.x_g, **TOL)
+
+
 def test_dja_with_the_identity_mapping_is_jointzero(lsq):
     common = dict(lr=0.05, local_steps=3, clients_per_round=4, server_lr=0.2, tau=1e-2, seed=1)
     dja = DJA(lsq, mapping=lambda server_state, client_state: client_state, sent_vectors=0, **common)
@@ -151,7 +159,8 @@ def test_floats_per_round_and_client_memory_match_table2_for_the_actual_shapes(m
     common = dict(lr=0.05, local_steps=2, clients_per_round=k, seed=0)
     algs = {"FedAvg": FedAvg(mlp, **common), "FedAda2": FedAda2(mlp, **common),
             "DJA": DJA(mlp, **common), "JointZero": JointZero(mlp, **common),
-            "JointZero (Adam)": JointZero(mlp, client_optimizer="adam", **common)}
+            "JointZero (Adam)": JointZero(mlp, client_optimizer="adam", **common),
+            "FedAda2 (SM3-Adam)": FedAda2(mlp, client_optimizer="sm3_adam", server_optimizer="adam", **common)}
     printed, refined = costs.table2(shapes), costs.table2(shapes, "refined")
     per_client = {}
     for name, alg in algs.items():
@@ -324,6 +333,8 @@ def test_client_adagrad_never_moves_farther_than_eta_K_T(law):
 # ---- bad input -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("make", [
     lambda t: FedAda2(t, lr=0.1, sm3_variant="III"),
+    lambda t: FedAda2(t, lr=0.1, client_optimizer="adagrad"),
+    lambda t: FedAda2(t, lr=0.1, client_optimizer="sm3_adam", sm3_variant="I"),
     lambda t: FedAda2(t, lr=0.1, server_optimizer="yogi"),
     lambda t: FedAda2(t, lr=0.1, server_optimizer="adagrad", server_bias_correction=True),
     lambda t: DJA(t, lr=0.1, mapping="moments"),
