@@ -60,9 +60,9 @@ ALGORITHMS = {
     "FedAda2": lambda **kw: FedAda2(task, client_eps=1e-2, tau=1e-3, beta1=0.9, **kw),
 }
 #: (client lr, server lr) candidates; FedAvg's server lr is 1 (the average)
-SERVER_ONLY, JOINT = [(lr, s) for lr in (0.1, 0.3) for s in (0.03, 0.1)], \
-    [(lr, s) for lr in (0.03, 0.1) for s in (0.03, 0.1)]
-GRID = {"FedAvg": [(0.1, 1.0), (0.3, 1.0), (1.0, 1.0)], "FedAdaGrad": SERVER_ONLY, "FedAdam": SERVER_ONLY,
+SERVER_ONLY, JOINT = [(lr, s) for lr in (0.3, 1.0) for s in (0.1, 0.3)], \
+    [(lr, s) for lr in (0.1, 0.3) for s in (0.1, 0.3)]
+GRID = {"FedAvg": [(0.3, 1.0), (1.0, 1.0), (3.0, 1.0)], "FedAdaGrad": SERVER_ONLY, "FedAdam": SERVER_ONLY,
         "DJA": JOINT, "JointZero": JOINT, "FedAda2": JOINT}
 DEFAULT = {"FedAvg": (0.3, 1.0), "FedAdaGrad": (0.3, 0.1), "FedAdam": (0.3, 0.03), "DJA": (0.1, 0.1),
            "JointZero": (0.1, 0.1), "FedAda2": (0.1, 0.1)}
@@ -79,8 +79,10 @@ for name in ALGORITHMS:
     if CFG["grid"]:
         scores = {lrs: float(np.mean(trajectory(name, lrs, 0).loss[-5:])) for lrs in GRID[name]}
         chosen[name] = min(scores, key=scores.get)
+        edge = any(chosen[name][i] in (min(g[i] for g in GRID[name]), max(g[i] for g in GRID[name]))
+                   and len({g[i] for g in GRID[name]}) > 1 for i in (0, 1))
         print(f"{name:10s} (lr, server lr): " + ", ".join(f"{k}: {v:.3f}" for k, v in scores.items())
-              + f" -> {chosen[name]}")
+              + f" -> {chosen[name]}" + (" (on the grid's edge)" if edge else ""))
     else:
         chosen[name] = DEFAULT[name]
 print(f"grid search in {time.time() - started:.0f} s")
