@@ -265,6 +265,12 @@ def test_blended_with_one_strategy_is_the_plain_algorithm(lsq):
     assert torch.equal(run(one, 5).x_g, run(JointZero(noisy, lr=0.05, **common), 5).x_g)
 
 
+def test_per_client_transform_refuses_to_be_chained():
+    from fedbound.algorithms.optim import chain
+    with pytest.raises(FedboundError, match="cannot be chained"):
+        chain(per_client([client.sgd(1.0)], [0, 0]), client.drop_small_steps(0.1))
+
+
 def test_per_client_transform_unbound_uses_row_index_as_client():
     t = per_client([client.sgd(1.0), client.sgd(2.0)], [0, 1, 1])
     g = torch.ones(3, 2, dtype=torch.float64)

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import torch
 
+from fedbound.errors import ValidationError
+
 if TYPE_CHECKING:
     import numpy
 
@@ -57,7 +59,12 @@ def tree_map(fn: Callable, *trees: State) -> State:
 
 
 def chain(*transforms: Transform) -> Transform:
-    """Apply ``transforms`` in sequence; the state is the tuple of their states."""
+    """Apply ``transforms`` in sequence; the state is the tuple of their states. A heterogeneous
+    transform (``for_clients`` set) cannot be chained (its binding would be lost): chain inside each
+    client's own transform instead."""
+    if any(t.for_clients is not None for t in transforms):
+        raise ValidationError("a per-client (heterogeneous) transform cannot be chained; chain the "
+                              "transforms of each client instead")
 
     def init(params):
         return tuple(t.init(params) for t in transforms)
