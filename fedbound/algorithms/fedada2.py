@@ -58,7 +58,7 @@ from fedbound.algorithms.base import check_task
 from fedbound.algorithms.federated import Federated, participation_scheme
 from fedbound.algorithms.optim import chain, client, server, tree_map
 from fedbound.algorithms.optim.base import Transform
-from fedbound.errors import InputTypeError, ValidationError, require
+from fedbound.errors import InputTypeError, require
 from fedbound.network.sampling import Participation
 from fedbound.validate import integer, number, one_of, real_array
 
