@@ -10,7 +10,7 @@ import torch
 
 from fedbound.algorithms import FedAvg, Federated, run
 from fedbound.algorithms.fedada2 import (DJA, DP, Blended, ClippedMean, FedAda2, JointZero, Strategy,
-                                         gaussian_noise, per_client)
+                                         gaussian_noise, make_server, per_client)
 from fedbound.algorithms.optim import client, server
 from fedbound.errors import FedboundError
 from fedbound.tasks import LeastSquares, MLPClassifier
@@ -297,9 +297,17 @@ def test_dp_without_noise_and_a_large_clip_is_the_plain_run(lsq):
 
 
 def test_dp_noise_has_std_sigma_c_over_cohort(lsq):
-    """The Gaussian mechanism's noise on the aggregate: std sigma c / cohort (40000 draws)."""
-    alg = FedAda2(lsq, lr=0.1, clients_per_round=5, dp=DP(clip=2.0, noise_multiplier=1.5), seed=0)
+    """The Gaussian mechanism's noise on the aggregate: the DP server is the plain server fed
+    g + N(0, (sigma c / cohort)^2) drawn from the run's seed, and that noise has the stated std
+    (40000 draws)."""
+    alg = FedAda2(lsq, lr=0.1, clients_per_round=5, dp=DP(clip=2.0, noise_multiplier=1.5), server_lr=0.1,
+                  tau=1e-2, seed=3)
     assert isinstance(alg.aggregation, ClippedMean) and alg.aggregation.clip == 2.0
+    x0 = torch.zeros(lsq.d, dtype=torch.float64)
+    u, _ = alg.server.update(torch.zeros_like(x0), alg.server.init(x0), x0)
+    noise = torch.randn(lsq.d, generator=torch.Generator().manual_seed(3), dtype=torch.float64) * (1.5 * 2.0 / 5)
+    plain = make_server("adagrad", 0.1, 1e-2)
+    torch.testing.assert_close(u, plain.update(noise, plain.init(x0), x0)[0], **TOL)
     noise = gaussian_noise(server.sgd(1.0), 1.5 * 2.0 / 5, seed=0)
     x = torch.zeros(40000, dtype=torch.float64)
     u, _ = noise.update(torch.zeros_like(x), noise.init(x), x)
