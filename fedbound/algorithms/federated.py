@@ -77,7 +77,9 @@ def participation_scheme(task, clients_per_round=None, participation=None):
 class Federated(Algorithm):
     """The federated round template over a task (see the module docstring).
 
-    Parameters: ``client`` (a client Transform on (rows, d), re-initialized every round),
+    Parameters: ``client`` (a client Transform on (rows, d), re-initialized every round; a
+    heterogeneous one, with ``for_clients`` set, is bound to each block's client ids: FedAda2's
+    blended optimization),
     ``server`` (a server Transform on (d,) receiving the pseudo-gradient), ``local_steps`` (int,
     (n,) ints, or a scheme of :mod:`fedbound.algorithms.local_steps`), ``clients_per_round`` or
     ``participation`` (a scheme of :mod:`fedbound.network.sampling`; default full), ``aggregation``
