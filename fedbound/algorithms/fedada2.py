@@ -68,7 +68,7 @@ CLIENT_OPTIMIZERS = ("sgd", "adagrad", "adam", "sm3", "sm3_adam")
 
 # ---- the optimizers of the paper -------------------------------------------------------------
 def make_server(kind: str = "adagrad", lr: float = 0.1, tau: float = 1e-3, beta1=None,
-                     beta2: float = 0.999, bias_correction: bool = False) -> Transform:
+                beta2: float = 0.999, bias_correction: bool = False) -> Transform:
     """The server update SU (AdaGrad with momentum) or server Adam, v_0 = tau^2, tau outside the
     root (module docstring). ``beta1`` None: 0 for AdaGrad (SU with no momentum; the paper's
     beta~_1 for the AdaGrad server is unspecified, notes 6.1), 0.9 for Adam (H.2 [L1663]);
@@ -84,8 +84,8 @@ def make_server(kind: str = "adagrad", lr: float = 0.1, tau: float = 1e-3, beta1
 
 
 def make_client(kind: str, lr: float, *, eps: float = 1e-3, delay: int = 1, shapes=None,
-                     variant: str = "II", beta1: float = 0.9, beta2: float = 0.999,
-                     bias_correction: bool = True, eps_s: float | None = None) -> Transform:
+                variant: str = "II", beta1: float = 0.9, beta2: float = 0.999,
+                bias_correction: bool = True, eps_s: float | None = None) -> Transform:
     """A client optimizer of the paper, zero-initialized (init is called every round): "sgd",
     "adagrad" (AGDU, Alg. 9 [L1490-L1512]), "adam" (ADMU, Alg. 7 [L1357-L1375]), "sm3" (SM3-I/II
     with delay and mu carry-over, Algs. 2-4 [L667-L736], over the covers of ``shapes``) or
@@ -135,14 +135,22 @@ class ClippedMean:
         return weights @ (D * scale[:, None])
 
 
+def noise_seed(seed: int) -> int:
+    """The DP noise generator's seed, derived from a run's seed by one step of Knuth's 64-bit LCG so
+    that the noise stream is not the round's own stream (participation, local noise)."""
+    return (integer("seed", seed, low=0) * 6364136223846793005 + 1442695040888963407) % 2 ** 63
+
+
 def gaussian_noise(transform: Transform, std: float, seed: int) -> Transform:
     """The server transform fed g + N(0, std^2 I): the noise of the Gaussian mechanism on the
-    aggregate (-Delta and Delta get the same symmetric noise). The generator state travels in the
-    transform's state (first entry), so the update stays pure."""
+    aggregate (-Delta and Delta get the same symmetric noise), drawn from a generator seeded with
+    ``seed``. The generator state travels in the transform's state (first entry), so the update
+    stays pure."""
     std = number("noise std", std, low=0.0)
+    seed = integer("seed", seed, low=0)
 
     def init(params):
-        gen = torch.Generator().manual_seed(integer("seed", seed, low=0))
+        gen = torch.Generator().manual_seed(seed)
         return (gen.get_state(), transform.init(params))
 
     def update(grads, state, params):
@@ -182,7 +190,7 @@ class JointlyAdaptive(Federated):
             sigma = number("noise_multiplier", dp.noise_multiplier, low=0.0)
             clip = number("clip", dp.clip, low=0.0, low_open=True)
             require(participation is None, "with dp, give clients_per_round (uniform sampling)")
-            srv = gaussian_noise(srv, sigma * clip / cohort, seed)
+            srv = gaussian_noise(srv, sigma * clip / cohort, noise_seed(seed))
             round_options["aggregation"] = ClippedMean(clip)
         super().__init__(task, client=client, server=srv, local_steps=local_steps,
                          clients_per_round=clients_per_round, participation=participation,
@@ -194,7 +202,8 @@ class JointlyAdaptive(Federated):
         multiplier. The accountant is exact for Poisson sampling at rate q; for a fixed-size uniform
         cohort it is the customary approximation."""
         require(self.dp is not None, "this run has no DP mechanism (dp=None)")
-        return privacy.epsilon(self.cohort / self.task.n, self.dp.noise_multiplier, rounds, delta, conversion=conversion)
+        return privacy.epsilon(self.cohort / self.task.n, self.dp.noise_multiplier, rounds, delta,
+                               conversion=conversion)
 
     def counts(self, part, gradients: int, workers: int, steps: int):
         c = super().counts(part, gradients, workers, steps)
@@ -492,5 +501,5 @@ def specs():
 
 
 __all__ = ["SERVER_OPTIMIZERS", "CLIENT_OPTIMIZERS", "make_server", "make_client", "DP",
-           "ClippedMean", "gaussian_noise", "JointlyAdaptive", "FedAda2", "JointZero", "DJA",
+           "ClippedMean", "noise_seed", "gaussian_noise", "JointlyAdaptive", "FedAda2", "JointZero", "DJA",
            "DJA_MAPPINGS", "with_init", "Strategy", "per_client", "StrategyWeights", "Blended"]

@@ -10,7 +10,7 @@ import torch
 
 from fedbound.algorithms import FedAvg, Federated, run
 from fedbound.algorithms.fedada2 import (DJA, DP, Blended, ClippedMean, FedAda2, JointZero, Strategy,
-                                         gaussian_noise, make_server, per_client)
+                                         gaussian_noise, make_server, noise_seed, per_client)
 from fedbound.algorithms.optim import client, server
 from fedbound.errors import FedboundError
 from fedbound.tasks import LeastSquares, MLPClassifier
@@ -305,7 +305,8 @@ def test_dp_noise_has_std_sigma_c_over_cohort(lsq):
     assert isinstance(alg.aggregation, ClippedMean) and alg.aggregation.clip == 2.0
     x0 = torch.zeros(lsq.d, dtype=torch.float64)
     u, _ = alg.server.update(torch.zeros_like(x0), alg.server.init(x0), x0)
-    noise = torch.randn(lsq.d, generator=torch.Generator().manual_seed(3), dtype=torch.float64) * (1.5 * 2.0 / 5)
+    gen = torch.Generator().manual_seed(noise_seed(3))
+    noise = torch.randn(lsq.d, generator=gen, dtype=torch.float64) * (1.5 * 2.0 / 5)
     plain = make_server("adagrad", 0.1, 1e-2)
     torch.testing.assert_close(u, plain.update(noise, plain.init(x0), x0)[0], **TOL)
     noise = gaussian_noise(server.sgd(1.0), 1.5 * 2.0 / 5, seed=0)
