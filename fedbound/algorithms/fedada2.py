@@ -408,9 +408,6 @@ class StrategyWeights:
         w = self.client_weights.to(part.weights.dtype).index_select(0, part.clients)
         return Participation(part.clients, part.weights * w, part.full)
 
-    def __getattr__(self, name):   # q, n, ... of the inner scheme
-        return getattr(self.scheme, name)
-
 
 class Blended(JointlyAdaptive):
     """Federated blended optimization (Alg. 5 [L1163-L1185]; Theorem 25 [L1187-L1211]): client i
