@@ -87,7 +87,9 @@ def participation_scheme(task, clients_per_round=None, participation=None):
 class Federated(Algorithm):
     """The federated round template over a task (see the module docstring).
 
-    Parameters: ``client`` (a client Transform on (rows, d), re-initialized every round),
+    Parameters: ``client`` (a client Transform on (rows, d), re-initialized every round; a
+    heterogeneous one, with ``for_clients`` set, is bound to each block's client ids: FedAda2's
+    blended optimization),
     ``server`` (a server Transform on (d,) receiving the pseudo-gradient), ``local_steps`` (int,
     (n,) ints, or a scheme of :mod:`fedbound.algorithms.local_steps`), ``clients_per_round`` or
     ``participation`` (a scheme of :mod:`fedbound.network.sampling`; default full), ``aggregation``
@@ -197,7 +199,12 @@ class Federated(Algorithm):
         gossip = self.gossip if gossip is None else gossip
         k = view.n
         X = x.expand(k, x.shape[0])
-        state = self.client.init(X)
+        client = self.client
+        if client.for_clients is not None:   # heterogeneous clients: bind to these rows' ids
+            ids = torch.arange(self.task.n)
+            client = client.for_clients(ids if view.idx is None else ids[view.idx]
+                                        if isinstance(view.idx, slice) else view.idx)
+        state = client.init(X)
         steps = int(tau.max()) if k else 0
         uneven = bool(torch.any(tau != steps))
         gradients = 0
@@ -208,13 +215,13 @@ class Federated(Algorithm):
             if active is None:
                 G = view.stochastic_grad(X, gen)
                 gradients += k
-                transform = self.client
+                transform = client
             else:
                 act = torch.nonzero(active).squeeze(1)
                 G = torch.zeros_like(X).index_copy_(
                     0, act, view.stochastic_grad(X.index_select(0, act), gen, rows=act))
                 gradients += int(act.numel())
-                transform = masked(self.client, active)
+                transform = masked(client, active)
             if correction is not None:
                 G = G + correction
             U, state = transform.update(G, state, X)

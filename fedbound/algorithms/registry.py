@@ -182,6 +182,7 @@ SPEC_MODULES = (
     "fedbound.algorithms.fedopt",
     "fedbound.algorithms.fednova",
     "fedbound.algorithms.afga",
+    "fedbound.algorithms.fedada2",
 )
 
 

@@ -119,6 +119,13 @@ class Task:
         self.x0 = torch.zeros(self.d, dtype=dtype) if x0 is None else self.point(x0)
 
     @property
+    def parameter_shapes(self) -> tuple[tuple[int, ...], ...]:
+        """Shapes of the model's tensors, flattened in this order into x (d,): one vector (d,) unless
+        the task has structured parameters (an MLP's weight matrices and biases). SM3's covers
+        (fedbound.algorithms.optim.client.sm3) and FedAda2's cost model are built from them."""
+        return ((self.d,),)
+
+    @property
     def num_examples(self) -> np.ndarray:
         """n_i, the number of examples of each client (int64, (n,)); 1 each for tasks without data."""
         return np.ones(self.n, dtype=np.int64)

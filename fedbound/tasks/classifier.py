@@ -101,6 +101,11 @@ class MLPClassifier(ClientDataTask):
                     pieces.append((2.0 * torch.rand(p.numel(), generator=gen, dtype=torch.float64) - 1.0) * bound)
         return torch.cat(pieces).to(self.dtype)
 
+    @property
+    def parameter_shapes(self) -> tuple[tuple[int, ...], ...]:
+        """Each layer's weight (out, in) then bias (out,), in the order of x (``unflatten``)."""
+        return tuple(tuple(shape) for _, shape in self._shapes)
+
     def unflatten(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
         """Parameter dict of the module from the flat vector x (d,)."""
         out, start = {}, 0

@@ -116,8 +116,8 @@ def test_cumulative_counters_are_the_sum_of_the_rounds():
 
 def test_registry_names_and_errors():
     assert {"sdgt", "sd-fedavg", "scaffold", "gt", "scaffnew", "fedavg", "fedprox", "fedavgm",
-            "fedadagrad", "fedadam", "fedyogi", "fedamsgrad", "afga", "cafga", "afga-a",
-            "cafga-a"} == set(registry.names())
+            "fedadagrad", "fedadam", "fedyogi", "scaffold-fl", "fednova", "fedavg-vr", "fedamsgrad",
+            "afga", "cafga", "afga-a", "cafga-a", "fedada2", "jointzero", "dja"} == set(registry.names())
     with pytest.raises(UnknownNameError, match="did you mean 'fedavg'"):
         registry.get("fedavgg")
     with pytest.raises(UnknownNameError, match="did you mean 'local_steps'"):

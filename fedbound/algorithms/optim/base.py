@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 import torch
 
+from fedbound.errors import ValidationError
+
 if TYPE_CHECKING:
     import numpy
 
@@ -32,13 +34,17 @@ class Transform(NamedTuple):
     parameters (accounting, FedAda2's memory comparison);
     ``accumulation(tau)``: FedNova's accumulation vector a (numpy, shape (tau,)) of a local solver
     that is linear in the gradients: the round's change is -lr * sum_k a_k g_k (eq. (4) of
-    001_530825e753327090.txt), None for adaptive (non-linear) solvers.
+    001_530825e753327090.txt), None for adaptive (non-linear) solvers;
+    ``for_clients(ids)``: heterogeneous clients (FedAda2's blended optimization): the transform for
+    rows that are the clients ``ids`` (int64, (rows,)); the federated round binds it to each block
+    of participants. None: every row runs this transform.
     """
 
     init: Callable[[torch.Tensor], State]
     update: Callable[[torch.Tensor, State, torch.Tensor], tuple[torch.Tensor, State]]
     state_floats: Callable[[int], int] | None = None
     accumulation: Callable[[int], "numpy.ndarray"] | None = None
+    for_clients: Callable[[torch.Tensor], "Transform"] | None = None
 
 
 def tree_map(fn: Callable, *trees: State) -> State:
@@ -53,7 +59,12 @@ def tree_map(fn: Callable, *trees: State) -> State:
 
 
 def chain(*transforms: Transform) -> Transform:
-    """Apply ``transforms`` in sequence; the state is the tuple of their states."""
+    """Apply ``transforms`` in sequence; the state is the tuple of their states. A heterogeneous
+    transform (``for_clients`` set) cannot be chained (its binding would be lost): chain inside each
+    client's own transform instead."""
+    if any(t.for_clients is not None for t in transforms):
+        raise ValidationError("a per-client (heterogeneous) transform cannot be chained; chain the "
+                              "transforms of each client instead")
 
     def init(params):
         return tuple(t.init(params) for t in transforms)

@@ -19,7 +19,8 @@ model counts d (parameters) plus the client optimizer's state as fedbound.algori
 holds it (:func:`client_state_floats`, its ``state_floats(d)``: the step counter included, and d
 more for SM3-II with a delay z > 1): d + q + 1 for SM3-AdaGrad, 2d + q + 1 for SM3-Adam (a dense first
 moment), and adds the rows Table 2 omits: Joint Adap. w/o Precond. (full-diagonal client, zero-init:
-AdaGrad d + (d + 1), Adam d + (2d + 1)) and Adam-instantiated DJA (m and v sent down: 4d, 3d).
+AdaGrad d + (d + 1), Adam d + (2d + 1)) and Adam-instantiated DJA (m and v sent down: 4d; memory
+d + (2d + 1)); DJA's AdaGrad client holds d + (d + 1) (the printed 2d plus the step counter).
 Gradient buffers are not counted (as in the table). q sums the SM3 cover size over the tensors (:func:`cover_size`): a tensor of rank >= 2 uses
 the slices along each axis (rows + columns for a matrix: m + n), a vector its coordinates (n, no
 saving), a scalar 1.
@@ -110,7 +111,8 @@ def table2(shapes: Iterable[Sequence[int]], model: str = "printed", delay: int =
     table = "Table 2"
     derived = "derived (notes 2.15): d + optimizer state_floats(d)"
     rows = [Cost("FedAvg", 2 * d, d, 1, table), Cost("FedAdaGrad", 2 * d, d, 1, table),
-            Cost("DJA", 3 * d, 2 * d, 1, table),
+            Cost("DJA", 3 * d, 2 * d if model == "printed" else d + client_state_floats(shapes, "adagrad", delay),
+                 1, table if model == "printed" else derived + ", AdaGrad"),
             Cost("FedAda2", 2 * d, 2 * d if model == "printed" else d + client_state_floats(shapes, "sm3", delay),
                  1, table if model == "printed" else derived + ", SM3-AdaGrad"),
             Cost("MIME", 5 * d, 4 * d, 3, table), Cost("MIMELite", 4 * d, 3 * d, 2, table)]
@@ -118,7 +120,7 @@ def table2(shapes: Iterable[Sequence[int]], model: str = "printed", delay: int =
         rows += [Cost("FedAda2 (SM3-Adam)", 2 * d, d + client_state_floats(shapes, "sm3_adam", delay), 1, derived),
                  Cost("JointZero", 2 * d, d + client_state_floats(shapes, "adagrad", delay), 1, derived),
                  Cost("JointZero (Adam)", 2 * d, d + client_state_floats(shapes, "adam", delay), 1, derived),
-                 Cost("DJA (Adam)", 4 * d, 3 * d, 1, "derived (notes 2.15)")]
+                 Cost("DJA (Adam)", 4 * d, d + client_state_floats(shapes, "adam", delay), 1, derived)]
     return {r.method: r for r in rows}
 
 

@@ -253,6 +253,22 @@ def test_sm3_singleton_cover_equals_adagrad(oracles, field, variant, z):
     torch.testing.assert_close(ours, ref, **oracles.TOL)
 
 
+@pytest.mark.parametrize("z", [1, 2, 3])
+@pytest.mark.parametrize("bias_correction", [True, False])
+def test_sm3_adam_singleton_cover_equals_admu(oracles, z, bias_correction):
+    """SM3-Adam over singleton covers keeps nu = Adam's v: the trajectory is ADMU's (Alg. 7)."""
+    field = oracles.Field((3, D), 9, seed=4)
+    ours, _ = oracles.run_transform(client.sm3_adam(0.05, [D], 0.8, 0.95, 1e-3, bias_correction, delay=z), field)
+    ref, _ = oracles.run_transform(client.adam(0.05, 0.8, 0.95, 1e-3, bias_correction, delay=z), field)
+    np.testing.assert_allclose(ours.numpy(), ref.numpy(), **oracles.TOL)
+
+
+def test_sm3_adam_state_floats():
+    shapes, d = [(100, 50), 50], 100 * 50 + 50
+    assert client.sm3_adam(0.1, shapes).state_floats(d) == d + 150 + 50 + 1
+    assert client.sm3_adam(0.1, shapes, delay=2).state_floats(d) == 2 * d + 200 + 1
+
+
 def test_sm3_state_floats_show_memory_saving():
     """SM3 keeps q = sum of the dimensions of each tensor (rows + columns), AdaGrad keeps d: for a
     100 x 50 matrix and a 50-vector, q = 200 against d = 5050 (plus the step counter each)."""
@@ -304,6 +320,8 @@ def test_sm3_shapes_checked_at_init():
     (lambda: client.sm3(0.1, "3x4"), InputTypeError),
     (lambda: client.sm3(0.1, [4], variant="III"), UnknownNameError),
     (lambda: client.sm3(0.1, [4], variant="I", carry_over=False), ValidationError),
+    (lambda: client.sm3_adam(0.1, [4], b2=1.0), ValidationError),
+    (lambda: client.adagrad(0.1, 1e-3, delay=10 ** 30), ValidationError),
     (lambda: client.drop_small_steps(0.0), ValidationError),
     (lambda: client.drop_small_steps(0.1, lr=-1.0), ValidationError),
     (lambda: client.sgd(0.1).accumulation(0), ValidationError),

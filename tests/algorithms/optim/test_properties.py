@@ -25,6 +25,7 @@ CLIENTS = {
     "sm3_ii_delay": lambda: client.sm3(0.1, SHAPES, delay=2, eps=1e-3),
     "sm3_ii_literal": lambda: client.sm3(0.1, SHAPES, delay=3, eps=1e-3, carry_over=False),
     "sm3_i_delay": lambda: client.sm3(0.1, SHAPES, variant="I", delay=2, eps=1e-3),
+    "sm3_adam_delay": lambda: client.sm3_adam(0.05, SHAPES, 0.9, 0.99, 1e-3, delay=2),
     "adagrad_drop": lambda: chain(client.adagrad(0.1, 1e-3), client.drop_small_steps(0.5, lr=0.1)),
 }
 SERVERS = {
@@ -162,3 +163,54 @@ def test_accumulation_closed_form_equals_transform(kind, taus, lr, p, seed):
         assert a.shape == (tau,)
         expected = x0[i] - lr * (torch.from_numpy(a)[:, None] * grads[:tau, i]).sum(0)
         torch.testing.assert_close(x[i], expected, rtol=1e-12, atol=1e-12)
+
+
+def _cover_lower_bound(mu, shapes):
+    """min over the cover sets containing j of their accumulators, flattened (rows, d): rows and
+    columns of a matrix, the singletons of a vector."""
+    parts = []
+    for s, acc in zip(shapes, mu):
+        if len(s) == 2:
+            parts.append(torch.minimum(acc[0][:, :, None], acc[1][:, None, :]).reshape(acc[0].shape[0], -1))
+        else:
+            parts.append(acc[0])
+    return torch.cat(parts, dim=1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(variant=st.sampled_from(["I", "II", "adam"]), z=st.integers(1, 4), steps=st.integers(1, 10),
+       rows=st.integers(1, 3), seed=st.integers(0, 2 ** 31))
+def test_sm3_accumulators_upper_bound_the_delayed_adagrad_accumulator(variant, z, steps, rows, seed):
+    """SM3's defining property with delay (FedAda2 Lemma 15's lower bound [L739-L766], notes 2.4):
+    after every local step, min_{r: S_r contains j} mu_k(r) >= v_k(j) = sum_{l <= ceil(k/z)}
+    g_{(l-1)z+1}(j)^2, the delayed AdaGrad (AGDU) accumulator on the same gradient sequence, for
+    SM3-I and SM3-II with the mu carry-over, over row/column covers; and SM3-Adam's accumulators
+    upper-bound ADMU's second moment v_k (the same induction with the EMA)."""
+    shapes = [(3, 2), 4]
+    _, grads = _data(seed, (rows, 10), steps)
+    if variant == "adam":
+        sm3, dense, acc = (client.sm3_adam(0.1, shapes, 0.9, 0.9, delay=z),
+                           client.adam(0.1, 0.9, 0.9, delay=z), 2)
+    else:
+        sm3, dense, acc = client.sm3(0.1, shapes, variant=variant, delay=z), client.adagrad(0.1, 1e-8, delay=z), 1
+    x = torch.zeros(rows, 10, dtype=torch.float64)
+    s_sm3, s_dense = sm3.init(x), dense.init(x)
+    for k in range(steps):
+        _, s_sm3 = sm3.update(grads[k], s_sm3, x)
+        _, s_dense = dense.update(grads[k], s_dense, x)
+        bound = _cover_lower_bound(s_sm3[acc], [(3, 2), (4,)])
+        assert torch.all(bound >= s_dense[-1] * (1 - 1e-12))
+
+
+def test_literal_sm3_ii_without_carry_over_loses_the_bound():
+    """The printed reset mu <- 0 at every step (Alg. 4 line 4 [L723]) with z = 2: after a
+    non-refresh step the refresh at k = 3 reads mu = 0, so mu_3 = g_3^2 = 1 < g_1^2 + g_3^2 = 2."""
+    g = torch.ones(1, 4, dtype=torch.float64)
+    literal = client.sm3(0.1, [4], delay=2, carry_over=False)
+    agdu = client.adagrad(0.1, 1e-8, delay=2)
+    x = torch.zeros(1, 4, dtype=torch.float64)
+    s_lit, s_ada = literal.init(x), agdu.init(x)
+    for _ in range(3):
+        _, s_lit = literal.update(g, s_lit, x)
+        _, s_ada = agdu.update(g, s_ada, x)
+    assert torch.all(s_lit[1][0][0] == 1.0) and torch.all(s_ada[1] == 2.0)

@@ -29,7 +29,8 @@ def test_refined_model_counts_sm3_accumulators():
     rows = table2(MLP, model="refined")
     assert rows["FedAda2"].memory == D + Q + 1 == 1361 and rows["FedAda2"].source.startswith("derived")
     assert rows["FedAda2 (SM3-Adam)"].memory == 2 * D + Q + 1
-    assert (rows["DJA (Adam)"].communication, rows["DJA (Adam)"].memory) == (4 * D, 3 * D)
+    assert (rows["DJA (Adam)"].communication, rows["DJA (Adam)"].memory) == (4 * D, 3 * D + 1)
+    assert (rows["DJA"].communication, rows["DJA"].memory) == (3 * D, 2 * D + 1)
     assert rows["JointZero"].memory == 2 * D + 1 > rows["FedAda2"].memory
     assert rows["JointZero (Adam)"].memory == 3 * D + 1
     # SM3-II with a delay keeps the last nu (d floats): the saving is gone

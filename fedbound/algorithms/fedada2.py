@@ -1,0 +1,502 @@
+r"""FedAda2 (Lee, Sharma, Zaheer, Li, "Efficient Adaptive Federated Optimization", seed
+004_a1d7c636af01c22e.txt; notes papers/fedada2.md) and its baselines on the federated round template
+(:mod:`fedbound.algorithms.federated`).
+
+Jointly adaptive FL: an adaptive server optimizer on the pseudo-gradient and an adaptive client
+optimizer whose state is re-initialized every round (stateless clients [L92]). Round t (Alg. 1
+[L108-L120], Alg. 2 [L667-L690]; Delta_i^t = x_{i,K}^t - x_{t-1}, the negative pseudo-gradient):
+
+    clients i in S^t, from x_{i,0} = x_{t-1} with zero local statistics, K local steps of the client
+    optimizer;   Delta_t = (1/|S^t|) sum_i Delta_i^t
+    server (SU [L98-L104]):   m_t = b1 m_{t-1} + (1 - b1) Delta_t
+                              v_t = v_{t-1} + Delta_t^2                    (AdaGrad)
+                                    b2 v_{t-1} + (1 - b2) Delta_t^2         (Adam, C.2 [L1128-L1136])
+                              x_t = x_{t-1} + eta m_t / (sqrt(v_t) + tau),   m_0 = 0, v_0 = tau^2
+
+tau outside the root and v_0 = tau^2 as in the proofs [L668]; server Adam's bias correction is not
+specified by the paper (notes 2.2): a flag, off by default.
+
+==============  =============================  =================================  ===============
+algorithm       server                         client (zero-initialized per round) sent per round
+==============  =============================  =================================  ===============
+FedAvg          average (fedopt.FedAvg)        SGD                                x down, Delta up
+FedAdaGrad      AdaGrad (fedopt.FedAdagrad)    SGD                                x, Delta
+FedAdam         Adam (fedopt.FedAdam)          SGD                                x, Delta
+DJA             AdaGrad / Adam                 AdaGrad / Adam, state initialized  x and server
+                                               from the server's (``mapping``)    state, Delta
+JointZero       AdaGrad / Adam                 AdaGrad / Adam (full diagonal)     x, Delta
+FedAda2         AdaGrad / Adam                 SM3 (I or II, delay z, covers)     x, Delta
+Blended         AdaGrad / Adam                 client i's own strategy (Alg. 5)   x, Delta
+==============  =============================  =================================  ===============
+
+(Table in notes 2.14; "Joint Adap. w/o Precond. Commu." is JointZero.) Options common to the
+jointly adaptive ones: the eps_s rule that zeroes a client step with 0 < ||m/(sqrt(v)+eps)|| < eps_s
+(Alg. 2 [L679]; ``eps_s``), the preconditioner delay z (AGDU/ADMU/SM3 with (k-1)/z integral,
+[L695]), and client-level differential privacy (``dp``: each Delta_i clipped to norm c, Gaussian
+noise of standard deviation sigma c on the sum, divided by the expected cohort; Section 6 / H.1
+[L204-L206, L1639]: the mechanism is not described in the paper, this is DP-FedAvg's, notes 7.3).
+
+SM3's cover is built from ``task.parameter_shapes``: rows and columns of each weight matrix (q = m + n
+accumulators), singletons of each vector (notes 2.6, 7.6: the experiments' cover is unspecified).
+
+Accounting: every participant downloads x and uploads Delta_i (d floats each, FedAvg's); DJA also
+downloads the server state it maps (d floats per vector: 1.5x FedAvg's floats for the second moment
+alone, Table 2 [L1627-L1633]). Client memory per participant is the client transform's
+``state_floats(d)`` (SM3: q + 1; AdaGrad: d + 1; Adam: 2d + 1), cf. fedbound.theory.fedada2.costs.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Callable, NamedTuple, Sequence
+
+import numpy as np
+import torch
+
+from fedbound import privacy
+from fedbound.algorithms.base import check_task
+from fedbound.algorithms.federated import Federated, participation_scheme
+from fedbound.algorithms.optim import chain, client, server, tree_map
+from fedbound.algorithms.optim.base import Transform
+from fedbound.errors import InputTypeError, require
+from fedbound.network.sampling import Participation
+from fedbound.validate import integer, number, one_of, real_array
+
+SERVER_OPTIMIZERS = ("adagrad", "adam")
+CLIENT_OPTIMIZERS = ("sgd", "adagrad", "adam", "sm3", "sm3_adam")
+
+
+# ---- the optimizers of the paper -------------------------------------------------------------
+def make_server(kind: str = "adagrad", lr: float = 0.1, tau: float = 1e-3, beta1=None,
+                beta2: float = 0.999, bias_correction: bool = False) -> Transform:
+    """The server update SU (AdaGrad with momentum) or server Adam, v_0 = tau^2, tau outside the
+    root (module docstring). ``beta1`` None: 0 for AdaGrad (SU with no momentum; the paper's
+    beta~_1 for the AdaGrad server is unspecified, notes 6.1), 0.9 for Adam (H.2 [L1663]);
+    ``beta2`` = 0.999 (H.2). ``bias_correction`` applies to Adam only."""
+    kind = one_of("server_optimizer", kind, SERVER_OPTIMIZERS)
+    tau = number("tau", tau, low=0.0, low_open=True, high=1e150)   # v_0 = tau^2 stays finite
+    beta2 = number("beta2", beta2, low=0.0, high=1.0, high_open=True)
+    if kind == "adagrad":
+        require(not bias_correction, "bias_correction applies to the Adam server only")
+        return server.adagrad(lr, eps=tau, v0=tau ** 2, b1=0.0 if beta1 is None else beta1)
+    return server.adam(lr, b1=0.9 if beta1 is None else beta1, b2=beta2, eps=tau,
+                       bias_correction=bias_correction, v0=tau ** 2)
+
+
+def make_client(kind: str, lr: float, *, eps: float = 1e-3, delay: int = 1, shapes=None,
+                variant: str = "II", beta1: float = 0.9, beta2: float = 0.999,
+                bias_correction: bool = True, eps_s: float | None = None) -> Transform:
+    """A client optimizer of the paper, zero-initialized (init is called every round): "sgd",
+    "adagrad" (AGDU, Alg. 9 [L1490-L1512]), "adam" (ADMU, Alg. 7 [L1357-L1375]), "sm3" (SM3-I/II
+    with delay and mu carry-over, Algs. 2-4 [L667-L736], over the covers of ``shapes``) or
+    "sm3_adam" (an implementer-defined SM3 version of ADMU, client.sm3_adam), each with
+    eps outside the root and delay z; followed by the eps_s small-step rule when ``eps_s`` is given
+    (Alg. 2 [L679])."""
+    kind = one_of("client_optimizer", kind, CLIENT_OPTIMIZERS)
+    beta1 = number("client_beta1", beta1, low=0.0, high=1.0, high_open=True)
+    beta2 = number("client_beta2", beta2, low=0.0, high=1.0, high_open=True)
+    if kind == "sgd":
+        t = client.sgd(lr)._replace(accumulation=None)
+    elif kind == "adagrad":
+        t = client.adagrad(lr, eps, delay=delay)
+    elif kind == "adam":
+        t = client.adam(lr, beta1, beta2, eps, bias_correction=bias_correction, delay=delay)
+    elif kind == "sm3":
+        require(shapes is not None, "the SM3 client needs the parameter shapes (its cover)")
+        t = client.sm3(lr, shapes, variant=variant, delay=delay, eps=eps)
+    else:
+        require(shapes is not None, "the SM3-Adam client needs the parameter shapes (its cover)")
+        t = client.sm3_adam(lr, shapes, beta1, beta2, eps, bias_correction=bias_correction, delay=delay)
+    return t if eps_s is None else chain(t, client.drop_small_steps(eps_s, lr=lr))
+
+
+# ---- differential privacy ------------------------------------------------------------------------
+class DP(NamedTuple):
+    """Client-level DP: each Delta_i clipped to l2 norm ``clip`` (c), Gaussian noise of standard
+    deviation ``noise_multiplier * clip`` (sigma c) added to the sum of the clipped updates, which is
+    divided by the expected cohort size (DP-FedAvg; notes 7.3: the paper's mechanism is not
+    described)."""
+
+    clip: float
+    noise_multiplier: float
+
+
+class ClippedMean:
+    """Aggregation rule Delta = sum_j w_j min(1, c / ||Delta_j||) Delta_j (each update clipped to norm c)."""
+
+    name = "clipped_mean"
+
+    def __init__(self, clip: float):
+        self.clip = number("clip", clip, low=0.0, low_open=True)
+
+    def __call__(self, D: torch.Tensor, weights: torch.Tensor, tau: torch.Tensor, client) -> torch.Tensor:
+        norms = torch.linalg.vector_norm(D, dim=1)
+        scale = torch.clamp(self.clip / torch.clamp(norms, min=torch.finfo(D.dtype).tiny), max=1.0)
+        return weights @ (D * scale[:, None])
+
+
+def noise_seed(seed: int) -> int:
+    """The DP noise generator's seed, derived from a run's seed by one step of Knuth's 64-bit LCG so
+    that the noise stream is not the round's own stream (participation, local noise)."""
+    return (integer("seed", seed, low=0) * 6364136223846793005 + 1442695040888963407) % 2 ** 63
+
+
+def gaussian_noise(transform: Transform, std: float, seed: int) -> Transform:
+    """The server transform fed g + N(0, std^2 I): the noise of the Gaussian mechanism on the
+    aggregate (-Delta and Delta get the same symmetric noise), drawn from a generator seeded with
+    ``seed``. The generator state travels in the transform's state (first entry), so the update
+    stays pure."""
+    std = number("noise std", std, low=0.0)
+    seed = integer("seed", seed, low=0)
+
+    def init(params):
+        gen = torch.Generator().manual_seed(seed)
+        return (gen.get_state(), transform.init(params))
+
+    def update(grads, state, params):
+        gen = torch.Generator()
+        gen.set_state(state[0])
+        noise = torch.randn(grads.shape, generator=gen, dtype=grads.dtype)
+        updates, inner = transform.update(grads + std * noise, state[1], params)
+        return updates, (gen.get_state(), inner)
+
+    return Transform(init, update, transform.state_floats, None)
+
+
+# ---- the jointly adaptive family ---------------------------------------------------------------
+class JointlyAdaptive(Federated):
+    """The template with FedAda2's server (:func:`make_server`), a client transform, and the
+    optional DP mechanism (:class:`DP`). Subclasses choose the client."""
+
+    name = "jointly-adaptive"
+    #: d-vectors of server state each participant downloads besides x (DJA: the mapped state)
+    sent_vectors = 0
+
+    def __init__(self, task, *, client: Transform, local_steps=1, server_optimizer: str = "adagrad",
+                 server_lr: float = 0.1, tau: float = 1e-3, beta1=None, beta2: float = 0.999,
+                 server_bias_correction: bool = False, dp: DP | None = None, clients_per_round=None,
+                 participation=None, seed: int = 0, **round_options):
+        check_task(task)
+        srv = make_server(server_optimizer, server_lr, tau, beta1, beta2, server_bias_correction)
+        self.dp, self.cohort = dp, None
+        if dp is not None:
+            if not isinstance(dp, DP):
+                raise InputTypeError(f"dp must be a fedada2.DP(clip, noise_multiplier), got {dp!r}")
+            weights = task.weights
+            require(bool(torch.all(weights == weights[0])),
+                    "DP noise calibration assumes uniform client weights p_i = 1/n")
+            self.cohort = cohort = task.n if clients_per_round is None else integer(
+                "clients_per_round", clients_per_round, low=1, high=task.n)
+            sigma = number("noise_multiplier", dp.noise_multiplier, low=0.0)
+            clip = number("clip", dp.clip, low=0.0, low_open=True)
+            require(participation is None, "with dp, give clients_per_round (uniform sampling)")
+            srv = gaussian_noise(srv, sigma * clip / cohort, noise_seed(seed))
+            round_options["aggregation"] = ClippedMean(clip)
+        super().__init__(task, client=client, server=srv, local_steps=local_steps,
+                         clients_per_round=clients_per_round, participation=participation,
+                         seed=seed, **round_options)
+
+    def privacy(self, rounds: int, delta: float, conversion: str = "improved") -> tuple[float, int]:
+        """(eps, optimal RDP order) of ``rounds`` rounds at ``delta`` by the subsampled-Gaussian RDP
+        accountant (fedbound.privacy; Section 6 [L204-L206]) with q = cohort / n and sigma the noise
+        multiplier. The accountant is exact for Poisson sampling at rate q; for a fixed-size uniform
+        cohort it is the customary approximation."""
+        require(self.dp is not None, "this run has no DP mechanism (dp=None)")
+        return privacy.epsilon(self.cohort / self.task.n, self.dp.noise_multiplier, rounds, delta,
+                               conversion=conversion)
+
+    def counts(self, part, gradients: int, workers: int, steps: int):
+        c = super().counts(part, gradients, workers, steps)
+        if not self.sent_vectors:
+            return c
+        return dataclasses.replace(
+            c, download_floats=c.download_floats + c.downloads * self.sent_vectors * self.task.d)
+
+
+class FedAda2(JointlyAdaptive):
+    """FedAda2 (Alg. 2 [L667-L690]): server AdaGrad (SU) or Adam, client SM3 (``sm3_variant`` "II"
+    as analysed, or "I"; delay z = ``delay``; eps = ``client_eps`` outside the root) over the covers
+    of ``task.parameter_shapes``, zero-initialized every round; nothing but x and Delta is sent.
+    ``client_optimizer="sm3_adam"``: the experiments' "SM3 adaptation of Adam" [L122, L691], never
+    written out in the paper (fedada2.md 2.6): client.sm3_adam with ``client_beta1``, ``client_beta2``.
+
+    Example::
+
+        >>> from fedbound.tasks import LeastSquares
+        >>> from fedbound.algorithms import run
+        >>> task = LeastSquares.generate(10, 20, 5, seed=0)
+        >>> alg = FedAda2(task, lr=0.05, local_steps=5, clients_per_round=5, server_lr=0.1, seed=0)
+        >>> traj = run(alg, 30)
+        >>> bool(traj.loss_gap[-1] < traj.loss_gap[0])
+        True
+    """
+
+    name = "FedAda2"
+
+    def __init__(self, task, *, lr, local_steps=1, client_optimizer: str = "sm3", client_eps: float = 1e-3,
+                 delay: int = 1, sm3_variant: str = "II", client_beta1: float = 0.9,
+                 client_beta2: float = 0.999, eps_s: float | None = None,
+                 server_optimizer: str = "adagrad", **options):
+        check_task(task)
+        kind = one_of("client_optimizer", client_optimizer, ("sm3", "sm3_adam"))
+        require(kind == "sm3" or sm3_variant == "II", "SM3-Adam is built on SM3-II (sm3_variant='II')")
+        t = make_client(kind, lr, eps=client_eps, delay=delay, shapes=task.parameter_shapes,
+                        variant=sm3_variant, beta1=client_beta1, beta2=client_beta2, eps_s=eps_s)
+        super().__init__(task, client=t, local_steps=local_steps, server_optimizer=server_optimizer,
+                         **options)
+
+
+class JointZero(JointlyAdaptive):
+    """Joint adaptivity without preconditioner communication ("Joint Adap. w/o Precond. Commu.",
+    notes 2.14): server AdaGrad/Adam, client full-diagonal AdaGrad (AGDU) or Adam (ADMU),
+    zero-initialized every round: FedAda2 without SM3."""
+
+    name = "JointZero"
+
+    def __init__(self, task, *, lr, local_steps=1, client_optimizer: str = "adagrad",
+                 client_eps: float = 1e-3, delay: int = 1, client_beta1: float = 0.9,
+                 client_beta2: float = 0.999, eps_s: float | None = None,
+                 server_optimizer: str = "adagrad", **options):
+        kind = one_of("client_optimizer", client_optimizer, ("adagrad", "adam"))
+        t = make_client(kind, lr, eps=client_eps, delay=delay, beta1=client_beta1,
+                        beta2=client_beta2, eps_s=eps_s)
+        super().__init__(task, client=t, local_steps=local_steps, server_optimizer=server_optimizer,
+                         **options)
+
+
+# ---- DJA: the server state sent to the clients ---------------------------------------------------
+def _second_moment(server_state, client_state):
+    """client v_0 <- server v~_{t-1} (AdaGrad or Adam client; the last state entry is v)."""
+    v = client_state[-1]
+    return client_state[:-1] + (server_state[2].expand_as(v).clone(),)
+
+
+def _moments(server_state, client_state):
+    """Adam client: m_0 <- server m~_{t-1}, v_0 <- server v~_{t-1}."""
+    k, m, v = client_state
+    return (k, server_state[1].expand_as(m).clone(), server_state[2].expand_as(v).clone())
+
+
+#: named DJA mappings: name -> (function(server state (t, m, v), fresh client state) -> client
+#: state, d-vectors sent down)
+DJA_MAPPINGS = {"second_moment": (_second_moment, 1), "moments": (_moments, 2)}
+
+
+def with_init(transform: Transform, fn: Callable) -> Transform:
+    """``transform`` whose fresh state is replaced by ``fn(state, params)`` at init."""
+    return transform._replace(init=lambda params: fn(transform.init(params), params))
+
+
+class DJA(JointlyAdaptive):
+    """Direct joint adaptivity (notes 2.14; Table 2 [L1627-L1633]): server AdaGrad/Adam, client
+    AdaGrad/Adam whose state is initialized every round from the server's state, which is sent to
+    every participant. The paper does not fix the mapping (notes 8.23), so it is a parameter:
+    "second_moment" (client v_0 <- v~_{t-1}; one d-vector sent: 3d floats per client, 1.5x FedAvg),
+    "moments" (Adam client: m_0 <- m~_{t-1}, v_0 <- v~_{t-1}; 4d), or a callable
+    ``(server_state, client_state) -> client_state`` with ``sent_vectors`` d-vectors sent. The
+    server's state is that of :func:`make_server`: (t, m~, v~) of the pseudo-gradient
+    g = -Delta (same v~; m~ has the sign of a gradient, like the client's m). Note the scales: v~
+    accumulates squared model differences, the client's v squared gradients; the mapping is where a
+    user rescales."""
+
+    name = "DJA"
+
+    def __init__(self, task, *, lr, local_steps=1, client_optimizer: str = "adagrad",
+                 mapping="second_moment", sent_vectors: int | None = None, client_eps: float = 1e-3,
+                 delay: int = 1, client_beta1: float = 0.9, client_beta2: float = 0.999,
+                 eps_s: float | None = None, server_optimizer: str = "adagrad", **options):
+        kind = one_of("client_optimizer", client_optimizer, ("adagrad", "adam"))
+        if callable(mapping):
+            require(sent_vectors is not None, "a callable DJA mapping needs sent_vectors")
+            self.mapping, self.sent_vectors = mapping, integer("sent_vectors", sent_vectors, low=0)
+        else:
+            name = one_of("mapping", mapping, DJA_MAPPINGS)
+            require(not (name == "moments" and kind == "adagrad"),
+                    "the 'moments' mapping needs an Adam client (AdaGrad keeps no first moment)")
+            require(sent_vectors is None, "sent_vectors is fixed by a named mapping")
+            self.mapping, self.sent_vectors = DJA_MAPPINGS[name]
+        self.base_client = make_client(kind, lr, eps=client_eps, delay=delay, beta1=client_beta1,
+                                            beta2=client_beta2, bias_correction=False, eps_s=None)
+        self.eps_s_lr = (None if eps_s is None else number("eps_s", eps_s, low=0.0, low_open=True), lr)
+        super().__init__(task, client=self.base_client, local_steps=local_steps,
+                         server_optimizer=server_optimizer, **options)
+
+    def round_client(self, server_state) -> Transform:
+        """This round's client: the base client initialized from ``server_state`` by the mapping
+        (then the eps_s rule, if any)."""
+        mapped = with_init(self.base_client, lambda s, params: self.mapping(server_state, s))
+        eps_s, lr = self.eps_s_lr
+        return mapped if eps_s is None else chain(mapped, client.drop_small_steps(eps_s, lr=lr))
+
+    def step(self, state):
+        """The template's round with this round's client (the server state sent down)."""
+        this_round = copy.copy(self)
+        this_round.client = self.round_client(self.server_state(state))
+        return Federated.step(this_round, state)
+
+    def server_state(self, state):
+        """The state of the server optimizer (without the DP noise generator)."""
+        return state.server[1] if self.dp is not None else state.server
+
+
+# ---- blended optimization (Alg. 5) ---------------------------------------------------------------
+class Strategy(NamedTuple):
+    """One client strategy O_l of Alg. 5 [L1163-L1185]: its client optimizer (a Transform), local
+    steps K(O_l) and pseudo-gradient weight w(O_l) > 0."""
+
+    optimizer: Transform
+    local_steps: int = 1
+    weight: float = 1.0
+
+
+def per_client(transforms: Sequence[Transform], assignment) -> Transform:
+    """A client transform under which client i runs ``transforms[assignment[i]]``.
+
+    Its ``for_clients(ids)`` gives the transform for rows that are the clients ``ids`` (the federated
+    round binds it to each block of participants); used unbound, row j is client j. The state is the
+    tuple of the strategies' states, each over all rows (so :func:`~fedbound.algorithms.optim.masked`
+    can freeze rows); each strategy updates only its own rows. ``state_floats`` is None (it differs
+    per client: :meth:`Blended.counts` sums the clients' own)."""
+    transforms = tuple(transforms)
+    require(len(transforms) > 0, "per_client needs at least one transform")
+    for i, t in enumerate(transforms):
+        if not isinstance(t, Transform):
+            raise InputTypeError(f"strategy {i}'s optimizer must be a Transform, got {type(t).__name__}")
+    assignment = torch.as_tensor(np.asarray(assignment), dtype=torch.long)
+
+    def bind(ids: torch.Tensor) -> Transform:
+        groups = assignment.index_select(0, ids)
+        members = [torch.nonzero(groups == l).squeeze(1) for l in range(len(transforms))]
+        used = [m.numel() > 0 for m in members]
+
+        def init(params):
+            return tuple(t.init(params) if u else () for t, u in zip(transforms, used))
+
+        def update(grads, state, params):
+            out, new = torch.zeros_like(grads), []
+            for t, rows, s, u in zip(transforms, members, state, used):
+                if not u:
+                    new.append(s)
+                    continue
+                part = tree_map(lambda a: a.index_select(0, rows), s)
+                upd, part = t.update(grads.index_select(0, rows), part, params.index_select(0, rows))
+                out.index_copy_(0, rows, upd)
+                new.append(tree_map(lambda full, p: full.index_copy(0, rows, p), s, part))
+            return out, tuple(new)
+
+        return Transform(init, update, None, None, bind)
+
+    def rows_bound(params):
+        return bind(torch.arange(params.shape[0]))
+
+    return Transform(lambda params: rows_bound(params).init(params),
+                     lambda grads, state, params: rows_bound(params).update(grads, state, params),
+                     None, None, bind)
+
+
+class StrategyWeights:
+    """A participation scheme whose aggregation weights are the inner scheme's times w(O_l(i)):
+    Delta_t = sum_j w_j w(O_l(j)) Delta_j (Alg. 5: Delta_i^{t,l} = w(O_l)(x_K - x_{t-1}), averaged
+    over the S = sum_l |S_l^t| sampled clients)."""
+
+    def __init__(self, scheme, client_weights: torch.Tensor):
+        self.scheme, self.client_weights = scheme, client_weights
+        self.name = getattr(scheme, "name", "participation") + "+strategy-weights"
+
+    def draw(self, p, generator) -> Participation:
+        part = self.scheme.draw(p, generator)
+        w = self.client_weights.to(part.weights.dtype).index_select(0, part.clients)
+        return Participation(part.clients, part.weights * w, part.full)
+
+
+class Blended(JointlyAdaptive):
+    """Federated blended optimization (Alg. 5 [L1163-L1185]; Theorem 25 [L1187-L1211]): client i
+    runs strategy ``strategies[assignment[i]]`` (its own optimizer, K(O_l) local steps and weight
+    w(O_l)), zero-initialized every round; the server is FedAda2's. Strategies are chosen per client
+    (Thm 25's w(O_l^i), notes 8.21). A client with K < 1 would count as dropped [L1266]: K >= 1 is
+    required."""
+
+    name = "Blended"
+
+    def __init__(self, task, *, strategies: Sequence[Strategy], assignment, **options):
+        check_task(task)
+        strategies = tuple(strategies)
+        require(len(strategies) > 0, "blended optimization needs at least one strategy")
+        for i, s in enumerate(strategies):
+            if not isinstance(s, Strategy):
+                raise InputTypeError(f"strategies[{i}] must be a fedada2.Strategy, got {type(s).__name__}")
+        a = real_array("assignment", assignment, ndim=1, low=0, high=len(strategies) - 1)
+        require(a.shape == (task.n,), f"assignment needs one strategy per client, shape ({task.n},)")
+        require(bool(np.all(a == np.floor(a))), "assignment must hold integer strategy indices")
+        a = a.astype(np.int64)
+        steps = np.array([integer(f"strategies[{i}].local_steps", s.local_steps, low=1)
+                          for i, s in enumerate(strategies)])
+        weights = np.array([number(f"strategies[{i}].weight", s.weight, low=0.0, low_open=True)
+                            for i, s in enumerate(strategies)])
+        self.strategies, self.assignment = strategies, a
+        scheme = participation_scheme(task, options.pop("clients_per_round", None),
+                                      options.pop("participation", None))
+        require(options.get("dp") is None, "DP is not wired into blended optimization")
+        super().__init__(task, client=per_client([s.optimizer for s in strategies], a),
+                         local_steps=steps[a],
+                         participation=StrategyWeights(scheme, torch.as_tensor(weights[a])),
+                         **options)
+
+    def counts(self, part, gradients: int, workers: int, steps: int):
+        """The template's counts with the client memory summed over the participants' own
+        optimizers (state_floats of each one's strategy)."""
+        c = super().counts(part, gradients, workers, steps)
+        d = self.task.d
+        per = np.array([0 if s.optimizer.state_floats is None else s.optimizer.state_floats(d)
+                        for s in self.strategies])
+        held = int(per[self.assignment[part.clients.numpy()]].sum())
+        return dataclasses.replace(c, client_state_floats=held)
+
+
+# ---- registry ------------------------------------------------------------------------------------
+def specs():
+    """FedAda2's registry entries (:mod:`fedbound.algorithms.registry`); FedAvg, FedAdaGrad and
+    FedAdam are the FedOpt family's."""
+    from fedbound.algorithms.registry import (BETA1, BETA2, CLIENTS_PER_ROUND, LOCAL_STEPS, LR,
+                                              SERVER_LR, TAU, AlgorithmSpec, Option, _beta,
+                                              _positive)
+
+    def _delay(name, value):
+        return integer(name, value, low=1)
+
+    server_kind = Option("server_optimizer", "--server-optimizer", str,
+                         "server optimizer: adagrad (SU) or adam (default adagrad)",
+                         lambda n, v: one_of(n, v, SERVER_OPTIMIZERS))
+    client_kind = Option("client_optimizer", "--client-optimizer", str,
+                         "client optimizer (FedAda2: sm3 or sm3_adam, default sm3; JointZero, DJA: "
+                         "adagrad or adam, default adagrad)",
+                         lambda n, v: one_of(n, v, ("adagrad", "adam")))
+    sm3_kind = Option("client_optimizer", "--client-optimizer", str,
+                      "client optimizer (FedAda2: sm3 or sm3_adam, default sm3; JointZero, DJA: "
+                      "adagrad or adam, default adagrad)",
+                      lambda n, v: one_of(n, v, ("sm3", "sm3_adam")))
+    client_eps = Option("client_eps", "--client-eps", float,
+                        "client adaptivity eps > 0, outside the root (default 1e-3)", _positive)
+    delay = Option("delay", "--delay", int, "client preconditioner delay z >= 1 (default 1)", _delay)
+    eps_s = Option("eps_s", "--eps-s", float, "zero client steps with norm below eps_s (default off)",
+                   _positive)
+    variant = Option("sm3_variant", "--sm3-variant", str, "SM3 variant I or II (default II)",
+                     lambda n, v: one_of(n, v, ("I", "II")))
+    client_b1 = Option("client_beta1", "--client-beta1", float, "client Adam beta1 (default 0.9)", _beta)
+    client_b2 = Option("client_beta2", "--client-beta2", float, "client Adam beta2 (default 0.999)",
+                       _beta)
+    base = (LR, LOCAL_STEPS, CLIENTS_PER_ROUND, SERVER_LR, TAU, BETA1, BETA2, server_kind,
+            client_eps, delay, eps_s)
+    return (
+        AlgorithmSpec("fedada2", FedAda2, "FedAda2: adaptive server, zero-initialized SM3 clients "
+                      "(Lee et al. 2025)", "federated", (*base, variant, sm3_kind, client_b1, client_b2)),
+        AlgorithmSpec("jointzero", JointZero, "Joint adaptivity with zero-initialized full-diagonal "
+                      "clients (FedAda2 baseline)", "federated", (*base, client_kind, client_b1, client_b2)),
+        AlgorithmSpec("dja", DJA, "Direct joint adaptivity: server second moment sent to the clients "
+                      "(FedAda2 baseline)", "federated", (*base, client_kind, client_b1, client_b2)),
+    )
+
+
+__all__ = ["SERVER_OPTIMIZERS", "CLIENT_OPTIMIZERS", "make_server", "make_client", "DP",
+           "ClippedMean", "noise_seed", "gaussian_noise", "JointlyAdaptive", "FedAda2", "JointZero", "DJA",
+           "DJA_MAPPINGS", "with_init", "Strategy", "per_client", "StrategyWeights", "Blended"]
