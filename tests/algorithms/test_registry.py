@@ -27,12 +27,23 @@ def configurations(draw, name):
             options["lr"] = draw(st.sampled_from([0.02, 0.05]))
         elif o.name == "mu":
             options["mu"] = draw(st.sampled_from([0.0, 0.3]))
-        elif o.name in ("K", "local_steps"):
+        elif o.name == "K":
             options[o.name] = draw(st.integers(1, 3))
+        elif o.name == "local_steps":   # one count, or one per client
+            options[o.name] = draw(st.one_of(st.integers(1, 3),
+                                             st.lists(st.integers(1, 3), min_size=N, max_size=N)))
+        elif o.name in ("momentum", "server_momentum"):
+            options[o.name] = draw(st.sampled_from([None, 0.5]))
+        elif o.name == "tau_eff":
+            options[o.name] = draw(st.sampled_from(["accumulation", "steps", 2.5]))
+        elif o.name == "vr":
+            options[o.name] = draw(st.sampled_from(["corrected", "literal"]))
         elif o.name == "clients_per_round":
             options[o.name] = draw(st.integers(1, N))
         elif o.name == "h":
             options["h"] = draw(st.integers(1, min(SIZES)))
+    if options.get("momentum") is not None:   # FedNova's solvers: one of prox, momentum
+        options.pop("mu", None)
     network = {"required": ONE_RING if name == "gt" else RINGS, "optional": RINGS, "none": None}[spec.network]
     if name == "scaffold" and draw(st.booleans()):
         network = None
@@ -90,7 +101,8 @@ def test_registered_algorithm_is_pure_reproducible_and_counts_its_participants(n
         k = expected_participants(name, alg, a)
         last = a.last_comm
         assert last.uploads == k and last.downloads <= N
-        floats_each = 2 * D if name == "scaffold" else D
+        # control variates (SCAFFOLD, cross-client VR) double the message
+        floats_each = 2 * D if name == "scaffold" or getattr(alg, "control_variates", None) else D
         assert last.upload_floats == k * floats_each
         if registry.get(name).family == "federated":
             assert last.downloads == k and last.gradient_evaluations == int(a.tau.sum())
@@ -111,7 +123,7 @@ def test_cumulative_counters_are_the_sum_of_the_rounds():
 
 def test_registry_names_and_errors():
     assert {"sdgt", "sd-fedavg", "scaffold", "gt", "scaffnew", "fedavg", "fedprox", "fedavgm",
-            "fedadagrad", "fedadam", "fedyogi"} == set(registry.names())
+            "fedadagrad", "fedadam", "fedyogi", "fednova", "fedavg-vr"} == set(registry.names())
     with pytest.raises(UnknownNameError, match="did you mean 'fedavg'"):
         registry.get("fedavgg")
     with pytest.raises(UnknownNameError, match="did you mean 'local_steps'"):
