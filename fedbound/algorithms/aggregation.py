@@ -80,6 +80,8 @@ class Normalized:
         exactly 1."""
         norms = self.norms(tau, client)
         w = weights.detach().to(torch.float64).numpy()
+        if w.size == 0:                      # nobody took part (Poisson participation)
+            return torch.zeros(0, dtype=torch.float64)
         a = norms.numpy()
         if callable(self.tau_eff):
             value = number("tau_eff (the policy's value)",

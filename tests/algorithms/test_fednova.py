@@ -302,3 +302,13 @@ def test_random_epoch_steps():
     assert np.all((cont.numpy() >= n_i // 20) & (cont.numpy() <= 5 * n_i // 20))
     with pytest.raises(FedboundError):
         RandomEpochSteps(3, 2, n_i, 20)
+
+
+def test_rounds_without_participants_leave_the_model_unchanged():
+    from fedbound.network.sampling import PoissonParticipation
+    task = hetero_quadratic()
+    alg = FedNova(task, lr=LR, local_steps=[1, 2, 3, 4], vr="corrected",
+                  participation=PoissonParticipation(4, 0.2), seed=1)
+    traj = run(alg, 20)
+    empty = [r for r in range(1, 21) if traj.comm["uploads"][r] == traj.comm["uploads"][r - 1]]
+    assert empty and all(torch.equal(traj.x_g[r], traj.x_g[r - 1]) for r in empty)
