@@ -46,7 +46,7 @@ def test_theorem1_and_theorem2_hold_by_monte_carlo(name):
     build = FedAvg if name == "fedavg" else FedNova
     alg = build(task.with_noise(float(np.sqrt(R * SIGMA2))), lr=ETA, local_steps=TAU, seed=0)
     at_w = assumption3(build(task, lr=ETA, local_steps=TAU))
-    w, p = at_w["w"], task._weights_np
+    w, p = at_w["w"], task.arrays()[2]
     X = run(alg, T).x_g[:T]
     surrogate = mean_ci(block_grad_sq(X, w @ e).mean(axis=0))
     true = mean_ci(block_grad_sq(X, p @ e).mean(axis=0))
@@ -80,7 +80,7 @@ def test_theorem3_holds_with_random_local_steps_by_monte_carlo():
                   local_steps=GaussianSteps(5.0, 3.0, 1, 12), tau_eff=5.0, seed=0)
     taus = []
     X = run(alg, T, callback=lambda state: taus.append(state.tau.numpy().astype(float))).x_g[:T]
-    p = task._weights_np
+    p = task.arrays()[2]
     lhs = mean_ci(block_grad_sq(X, p @ e).mean(axis=0))
     a1 = np.array(taus)
     avg = time_averaged_abc(p, a1, a1, np.ones_like(a1), 5.0)
