@@ -1,4 +1,4 @@
-"""Monte-Carlo checks of FedNova's Theorems 1 (97), 2 (10) and 3 (147) (seed 001_530825e753327090.txt
+"""Monte-Carlo checks of FedNova's Theorems 1 (97), 2 (10), 3 (147) and Corollary 3 (182) (seed 001_530825e753327090.txt
 [L155-L175, L612-L631]) on the stochastic quadratic of fednova.md 4.3(a): m = 4, H_i = I (L = 1),
 e_i ~ N(0, I) in R^2, tau = (1, 2, 5, 10), gradient noise with E||noise||^2 = sigma^2 = 0.1,
 x^(0,0) = 3 * 1, eta = 0.02, T = 300.
@@ -28,15 +28,16 @@ M, D, R, T, ETA, SIGMA2 = 4, 2, 200, 300, 0.02, 0.1
 TAU = np.array([1, 2, 5, 10])
 
 
-def replicated_task():
+def replicated_task(blocks=R):
     e = np.random.default_rng(0).standard_normal((M, D))
-    task = Quadratic(np.stack([np.eye(D * R)] * M), np.tile(e, (1, R)), x0=np.full(D * R, 3.0))
+    task = Quadratic(np.stack([np.eye(D * blocks)] * M), np.tile(e, (1, blocks)),
+                     x0=np.full(D * blocks, 3.0))
     return task, e
 
 
-def block_grad_sq(X: torch.Tensor, centre: np.ndarray) -> np.ndarray:
+def block_grad_sq(X: torch.Tensor, centre: np.ndarray, blocks=R) -> np.ndarray:
     """||grad F~||^2 = ||x - centre||^2 per replicate block, (T, R), for F~ = sum_i w_i 1/2||x - e_i||^2."""
-    G = X.numpy().reshape(X.shape[0], R, D) - centre
+    G = X.numpy().reshape(X.shape[0], blocks, D) - centre
     return np.sum(G * G, axis=2)
 
 
@@ -92,3 +93,29 @@ def test_theorem3_holds_with_random_local_steps_by_monte_carlo():
     assert len(np.unique(a1)) > 3                                   # the steps did vary
     assert all(bool(v) for v in thm3.conditions_hold.values()), thm3.conditions_hold
     assert float(lhs.high) <= float(thm3.bound), (lhs.high, thm3.bound)
+
+
+def test_corollary3_holds_with_sampling_with_replacement_by_monte_carlo():
+    """Corollary 3 (182) [L835-L955] (fednova.md 4.10): q = 2 clients drawn with replacement by p_i
+    each round, averaged with weights 1/q (scheme (i), App. G (153)), fixed tau_eff = sum_i p_i tau_i,
+    eta = 0.01 (the conditions of [L920, L930] computed). The sampling is shared by the coordinate
+    blocks of one run, so the replicates are 16 runs (seeds) of 12 blocks each, i.i.d. across seeds."""
+    from fedbound.network.sampling import WithReplacement
+
+    blocks, seeds, eta = 12, 16, 0.01
+    task, e = replicated_task(blocks)
+    p = task.arrays()[2]
+    tau_eff = float(p @ TAU)
+    per_seed = []
+    for seed in range(seeds):
+        alg = FedNova(task.with_noise(float(np.sqrt(blocks * SIGMA2))), lr=eta, local_steps=TAU,
+                      tau_eff=tau_eff, participation=WithReplacement(2), seed=seed)
+        per_seed.append(block_grad_sq(run(alg, T).x_g[:T], p @ e, blocks).mean())
+    lhs = mean_ci(np.array(per_seed))
+    const = theorem_constants(p, [np.ones(t) for t in TAU], "fednova", tau_eff=tau_eff)
+    cor3 = get("fednova.cor3").evaluate(
+        "printed", eta=eta, L=1.0, sigma=np.sqrt(SIGMA2), T=T, q=2, beta2=1.0, tau_eff=tau_eff,
+        Delta=0.5 * float(np.sum((3.0 - p @ e) ** 2)), kappa2=float(p @ np.sum((e - p @ e) ** 2, axis=1)),
+        B=const["B"], C=const["C"])
+    assert all(bool(v) for v in cor3.conditions_hold.values()), cor3.conditions_hold
+    assert float(lhs.high) <= float(cor3.bound), (lhs.high, cor3.bound)
