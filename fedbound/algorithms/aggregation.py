@@ -23,8 +23,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from fedbound.errors import require
-from fedbound.validate import number, one_of
+from fedbound.errors import UnknownNameError, require
+from fedbound.validate import number
 
 
 class WeightedMean:
@@ -50,7 +50,10 @@ def tau_eff_policy(value, name: str = "tau_eff"):
         try:
             value = float(value)
         except ValueError:
-            return one_of(name, value, TAU_EFF_POLICIES)
+            if value not in TAU_EFF_POLICIES:
+                raise UnknownNameError(f"{name} must be one of {', '.join(TAU_EFF_POLICIES)} or a "
+                                       f"number > 0, got {value!r:.60}") from None
+            return value
     return number(name, value, low=0.0, low_open=True)
 
 
@@ -77,6 +80,8 @@ class Normalized:
         exactly 1."""
         norms = self.norms(tau, client)
         w = weights.detach().to(torch.float64).numpy()
+        if w.size == 0:                      # nobody took part (Poisson participation)
+            return torch.zeros(0, dtype=torch.float64)
         a = norms.numpy()
         if callable(self.tau_eff):
             value = number("tau_eff (the policy's value)",

@@ -52,6 +52,7 @@ import numpy as np
 import torch
 
 from fedbound.algorithms.aggregation import Normalized, WeightedMean, tau_eff_policy
+from fedbound.algorithms.base import check_task
 from fedbound.algorithms.federated import Federated
 from fedbound.algorithms.local_steps import FixedSteps
 from fedbound.algorithms.optim import client as client_opt
@@ -100,6 +101,7 @@ class FedNova(Federated):
     def __init__(self, task, *, lr, local_steps=1, mu=None, momentum=None, lr_decay=None,
                  tau_eff="accumulation", vr=None, server_lr: float = 1.0, server_momentum=None,
                  **round_options):
+        check_task(task)
         solver = local_solver(lr, mu, momentum, lr_decay)
         vr = _vr(vr)
         super().__init__(task, client=solver, server=_server(server_lr, server_momentum),
@@ -117,6 +119,7 @@ class FedAvgVR(Federated):
 
     def __init__(self, task, *, lr, local_steps=1, vr="corrected", server_lr: float = 1.0,
                  **round_options):
+        check_task(task)
         solver = client_opt.sgd(lr)
         mode = _vr(vr)
         require(mode is not None, "FedAvg-VR needs vr 'corrected' or 'literal'")

@@ -43,7 +43,7 @@ def _problem(task):
     from fedbound.verify.quadratic_rounds import QuadraticProblem
 
     require(isinstance(task, Quadratic), "fixed-point needs --task quadratic")
-    return QuadraticProblem.build(task._H, task._b, task._weights_np)
+    return QuadraticProblem.build(*task.arrays())
 
 
 def fixed_point_command(args) -> int:

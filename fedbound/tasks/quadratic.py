@@ -178,6 +178,10 @@ class Quadratic(QuadraticTask):
                     f"key 'p' must sum to 1 (the weights p_i), got sum {float(p.sum())!r}")
         return cls(H, b, spd=spd, weights=p, **kwargs)
 
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(H, b, p) as float64 numpy copies: the data the task was built from, whatever its dtype."""
+        return self._H.copy(), self._b.copy(), self._weights_np.copy()
+
     def to_npz(self, path) -> None:
         """Save H, b and p (float64) so that :meth:`from_npz` rebuilds the same task."""
         np.savez(path, H=self._H, b=self._b, p=self._weights_np)

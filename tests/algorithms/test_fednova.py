@@ -121,7 +121,7 @@ def test_runs_reach_the_exact_finite_eta_fixed_point(case):
     p = np.array([0.1, 0.2, 0.3, 0.4])
     task = hetero_quadratic(p=p)
     tau = [1, 3, 5, 8]
-    problem = QuadraticProblem.build(task._H, task._b, p)
+    problem = QuadraticProblem.build(*task.arrays())
     exact = fixed_point(problem, tau, linear, aggregation, policy)
     assert exact["converges"]
     start = float(np.linalg.norm(task.x0.numpy() - exact["fixed_point"])) + 1.0
@@ -137,7 +137,7 @@ def test_runs_reach_the_exact_finite_eta_fixed_point(case):
 def test_fixed_points_approach_the_eta_to_0_limits_with_slope_1(aggregation, name):
     """||x~(eta) - lim|| = O(eta) (fednova.md 4.1; FedNova: lim = x*, FedAvg: the surrogate's minimizer)."""
     task = hetero_quadratic(p=np.array([0.1, 0.2, 0.3, 0.4]))
-    problem = QuadraticProblem.build(task._H, task._b, task._weights_np)
+    problem = QuadraticProblem.build(*task.arrays())
     tau = [1, 3, 5, 8]
     mu = 0.7 if name == "prox" else 0.0
     rho = 0.6 if name == "momentum" else 0.0
@@ -208,7 +208,7 @@ def test_variance_reduction_refuses_repeated_participants():
 def test_tau_eff_policies_match_the_round_map(policy):
     task = hetero_quadratic(p=np.array([0.1, 0.2, 0.3, 0.4]))
     tau = [1, 3, 5, 8]
-    problem = QuadraticProblem.build(task._H, task._b, task._weights_np)
+    problem = QuadraticProblem.build(*task.arrays())
     rmap = round_map(problem, tau, LinearSolver(LR, rho=0.6), "fednova", policy)
     x1 = FedNova(task, lr=LR, local_steps=tau, momentum=0.6, tau_eff=policy).step(
         FedNova(task, lr=LR, local_steps=tau, momentum=0.6).init()).x_g
@@ -270,7 +270,7 @@ def test_surrogate_weights_and_assumption3():
     task = Quadratic(np.stack([np.eye(3)] * 4), b, weights=[0.1, 0.2, 0.3, 0.4])
     tau = np.array([1, 3, 5, 8])
     tau_eff, w = surrogate_weights(FedAvg(task, lr=LR, local_steps=tau))
-    p = task._weights_np
+    p = task.arrays()[2]
     np.testing.assert_allclose(w, p * tau / (p @ tau), rtol=1e-14)
     assert tau_eff == pytest.approx(p @ tau, rel=1e-14)
     nova = assumption3(FedNova(task, lr=LR, local_steps=tau))
@@ -302,3 +302,13 @@ def test_random_epoch_steps():
     assert np.all((cont.numpy() >= n_i // 20) & (cont.numpy() <= 5 * n_i // 20))
     with pytest.raises(FedboundError):
         RandomEpochSteps(3, 2, n_i, 20)
+
+
+def test_rounds_without_participants_leave_the_model_unchanged():
+    from fedbound.network.sampling import PoissonParticipation
+    task = hetero_quadratic()
+    alg = FedNova(task, lr=LR, local_steps=[1, 2, 3, 4], vr="corrected",
+                  participation=PoissonParticipation(4, 0.2), seed=1)
+    traj = run(alg, 20)
+    empty = [r for r in range(1, 21) if traj.comm["uploads"][r] == traj.comm["uploads"][r - 1]]
+    assert empty and all(torch.equal(traj.x_g[r], traj.x_g[r - 1]) for r in empty)

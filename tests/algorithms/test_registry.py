@@ -29,12 +29,23 @@ def configurations(draw, name):
             options["lr"] = draw(st.sampled_from([0.02, 0.05]))
         elif o.name == "mu":
             options["mu"] = draw(st.sampled_from([0.0, 0.3]))
-        elif o.name in ("K", "local_steps"):
+        elif o.name == "K":
             options[o.name] = draw(st.integers(1, 3))
+        elif o.name == "local_steps":   # one count, or one per client
+            options[o.name] = draw(st.one_of(st.integers(1, 3),
+                                             st.lists(st.integers(1, 3), min_size=N, max_size=N)))
+        elif o.name in ("momentum", "server_momentum"):
+            options[o.name] = draw(st.sampled_from([None, 0.5]))
+        elif o.name == "tau_eff":
+            options[o.name] = draw(st.sampled_from(["accumulation", "steps", 2.5]))
+        elif o.name == "vr":
+            options[o.name] = draw(st.sampled_from(["corrected", "literal"]))
         elif o.name == "clients_per_round":   # CAFGA: m per cluster of EQUAL_RINGS
             options[o.name] = draw(st.sampled_from([2, 4, 6]) if name in CLUSTERED else st.integers(1, N))
         elif o.name == "h":
             options["h"] = draw(st.integers(1, min(SIZES)))
+    if options.get("momentum") is not None:   # FedNova's solvers: one of prox, momentum
+        options.pop("mu", None)
     network = {"required": ONE_RING if name == "gt" else RINGS,
                "optional": EQUAL_RINGS if name in CLUSTERED else RINGS, "none": None}[spec.network]
     if name == "scaffold" and draw(st.booleans()):
