@@ -76,7 +76,7 @@ import dataclasses
 import numpy as np
 import torch
 
-from fedbound.algorithms.base import check_task
+from fedbound.algorithms.base import MAX_LOCAL_STEPS, check_task
 from fedbound.algorithms.federated import Federated, participation_scheme
 from fedbound.algorithms.optim import client, server
 from fedbound.algorithms.optim.base import Transform
@@ -190,6 +190,9 @@ class AFGA(_Logged, Federated):
                  comm_adapted: bool = False, adapted_compute=None, seed: int = 0):
         task = check_task(task)
         clusters = _gossip_network(task, network)
+        # Alg. 1 [000 L157-L201]: every client runs the same I steps (it gossips after each one)
+        local_steps = integer("local_steps (AFGA's I, one count for all clients)", local_steps,
+                              low=1, high=MAX_LOCAL_STEPS)
         self.resample = boolean("resample", resample)
         self.comm_adapted = boolean("comm_adapted", comm_adapted)
         self.server_kind = one_of("server", server, SERVERS)

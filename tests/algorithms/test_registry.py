@@ -18,6 +18,7 @@ RINGS = Network.from_topology("ring", 2, list(SIZES))
 ONE_RING = Network.from_topology("ring", 1, N)
 EQUAL_RINGS = Network.from_topology("ring", 2, N // 2)
 CLUSTERED = ("cafga", "cafga-a")     # equal clusters (N = K n), M = K m
+GOSSIP = ("afga", "afga-a", *CLUSTERED)
 
 
 @st.composite
@@ -30,6 +31,8 @@ def configurations(draw, name):
         elif o.name == "mu":
             options["mu"] = draw(st.sampled_from([0.0, 0.3]))
         elif o.name == "K":
+            options[o.name] = draw(st.integers(1, 3))
+        elif o.name == "local_steps" and name in GOSSIP:   # AFGA's I: one count for all
             options[o.name] = draw(st.integers(1, 3))
         elif o.name == "local_steps":   # one count, or one per client
             options[o.name] = draw(st.one_of(st.integers(1, 3),
