@@ -46,6 +46,7 @@ def check_h(h, m) -> np.ndarray:
     """``h`` (int or (S,) ints) broadcast against the subnet sizes ``m``; each 1 <= h_s <= m_s."""
     m_real = np.atleast_1d(real_array("subnet sizes m", m, ndim=(0, 1), low=1))
     require(bool(np.all(m_real == np.floor(m_real))), f"subnet sizes m must be integers >= 1, got {m_real.tolist()}")
+    require(m_real.size >= 1, "subnet sizes m must name at least one subnet")
     m = m_real.astype(np.int64)
     h_real = real_array("h", h, ndim=(0, 1))
     require(bool(np.all(h_real == np.floor(h_real))) and np.asarray(h).dtype.kind in "iu",

@@ -51,8 +51,8 @@ def test_fixed_point_arguments(small, param, value):
     outcome("verify", V.fixed_point, setting, invalid=is_always_invalid(value), **kwargs)
 
 
-@pytest.mark.parametrize("fn", [V.mean_ci, lambda v: V.fit_log_linear(np.arange(np.size(v)), v),
-                                lambda v: V.fit_slope(np.arange(np.size(v)), v),
+@pytest.mark.parametrize("fn", [V.mean_ci, lambda v: V.fit_log_linear(np.arange(np.asarray(v).size), v),
+                                lambda v: V.fit_slope(np.arange(np.asarray(v).size), v),
                                 V.asymptotic_factor], ids=["mean_ci", "fit_log_linear", "fit_slope",
                                                            "asymptotic_factor"])
 @settings(max_examples=EXAMPLES * 2)
