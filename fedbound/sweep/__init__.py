@@ -6,7 +6,7 @@ Modules: :mod:`~fedbound.sweep.spec` (the SPEC and its cells), :mod:`~fedbound.s
 database), :mod:`~fedbound.sweep.batch` (seeds stacked like clients), :mod:`~fedbound.sweep.runner`
 (embedded and Ray execution), :mod:`~fedbound.sweep.report` (table and plots).
 """
-from fedbound.sweep.runner import Summary, run_sweep
+from fedbound.sweep.runner import Summary, collect, run_sweep
 from fedbound.sweep.spec import Cell, Spec, load, loads, parse
 
-__all__ = ["Spec", "Cell", "parse", "load", "loads", "run_sweep", "Summary"]
+__all__ = ["Spec", "Cell", "parse", "load", "loads", "run_sweep", "collect", "Summary"]

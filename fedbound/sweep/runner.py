@@ -178,6 +178,21 @@ def prepare(spec: spec_mod.Spec, store: Store, extend: bool = False) -> list[lis
     return [pending[b] for b in sorted(pending)]
 
 
+def collect(spec: spec_mod.Spec) -> list[tuple[spec_mod.Cell, CellResult]]:
+    """Every cell of ``spec`` computed in-process, without a store (for notebooks and scripts),
+    in SPEC order: (cell, result) with ``result.columns`` the per-round columns. The batches are
+    those :func:`run_sweep` forms, so the numbers are those a sweep stores."""
+    problem = _problem(spec.canonical)
+    groups: dict[int, list] = {}
+    for i, (cell, b) in enumerate(zip(spec.cells, _batches(spec, problem, list(spec.cells), 0))):
+        groups.setdefault(b, []).append((i, cell.key))
+    results: list = [None] * len(spec.cells)
+    for b in sorted(groups):
+        for r in compute(spec.canonical, groups[b]):
+            results[r.cell_id] = r
+    return list(zip(spec.cells, results))
+
+
 def run_sweep(spec: spec_mod.Spec, folder, *, extend: bool = False, ray: bool = False,
               ray_address: str | None = None, progress: bool = False) -> Summary:
     """Run the unfinished cells of ``spec`` into the store of ``folder`` (module doc)."""
@@ -252,4 +267,4 @@ def _on_ray(spec_text: str, batches, store: Store, bar, address) -> int:
             ray.shutdown()
 
 
-__all__ = ["run_sweep", "prepare", "compute", "Summary", "Problem", "MAX_BATCH"]
+__all__ = ["run_sweep", "collect", "prepare", "compute", "Summary", "Problem", "MAX_BATCH"]

@@ -34,3 +34,15 @@ def test_a_finished_sweep_reruns_nothing(tmp_path, spec_file):
     first = run_sweep(spec, tmp_path)
     again = run_sweep(spec, tmp_path)
     assert (first.computed, again.computed, again.skipped) == (len(spec.cells), 0, len(spec.cells))
+
+
+def test_collect_gives_the_stored_numbers(spec_file, reference):
+    """The in-memory API (no store) computes what a sweep stores."""
+    from fedbound.sweep import collect
+
+    stored = {}
+    for row in reference[2]:
+        stored.setdefault(row[0], []).append(row)
+    for i, (cell, result) in enumerate(collect(load(spec_file)), start=1):
+        assert result.status == "done"
+        assert [r[2] for r in stored[i]] == result.columns["loss"].tolist()
