@@ -12,16 +12,20 @@ Tables:
 * ``rounds(cell, round, loss, loss_gap, dist2, grad_norm2, K, <CommCounts fields>)``: the per-round
   metrics and cumulative communication of every finished cell (NaN is stored as NULL).
 
-A batch of cells (seeds run together, :mod:`fedbound.sweep.batch`) is committed in one transaction
-(synchronous=FULL, rollback journal): a process killed at any moment leaves every cell either
-finished with all its rounds or pending with none, so rerunning resumes exactly.
+A batch of cells (seeds run together, :mod:`fedbound.sweep.batch`) is committed in one transaction:
+a process killed at any moment leaves every cell either finished with all its rounds or pending
+with none, so rerunning resumes exactly. The journal is SQLite's write-ahead log with
+synchronous=NORMAL: atomic and durable against a killed process (what the OS has accepted survives
+it), and against a power loss consistent, losing at most the last commits (those cells rerun); a
+commit costs ~0.2 ms instead of the ~25 ms of fsync-per-commit (synchronous=FULL) on this machine's
+disk, which made the store the bottleneck of small sweeps.
 """
 from __future__ import annotations
 
 import json
 import math
 import sqlite3
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -60,7 +64,8 @@ class Store:
         self.path = Path(path) / DB_NAME
         try:
             self.db = sqlite3.connect(self.path, isolation_level=None)
-            self.db.execute("PRAGMA synchronous=FULL")
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
             self._schema()
         except sqlite3.DatabaseError as exc:
             raise ValidationError(f"{self.path} is not a fedbound sweep database: {exc}") from None
