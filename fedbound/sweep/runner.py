@@ -227,6 +227,24 @@ def _embedded(spec_text: str, batches, store: Store, bar, address) -> int:
     return 0
 
 
+#: seconds to wait for a Ray address to accept a connection (ray.init itself retries for minutes)
+CONNECT_TIMEOUT = 10
+
+
+def _reachable(address: str) -> None:
+    """A ``host:port`` or ``ray://host:port`` address must accept a TCP connection (other forms,
+    such as ``auto``, are Ray's to resolve)."""
+    import socket
+
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT).close()
+    except (OSError, ValueError, OverflowError) as exc:
+        raise ValidationError(f"cannot reach Ray at {address!r}: {exc}") from None
+
+
 def _on_ray(spec_text: str, batches, store: Store, bar, address) -> int:
     """The batches as Ray tasks (a local Ray started here unless one runs already, or the cluster
     at ``address``); returns the number of cells lost."""
@@ -236,6 +254,8 @@ def _on_ray(spec_text: str, batches, store: Store, bar, address) -> int:
         raise ValidationError("--ray needs the optional dependency ray: pip install 'fedbound[ray]'") from None
     started = not ray.is_initialized()
     if started:
+        if address is not None:
+            _reachable(address)
         try:
             ray.init(address=address, include_dashboard=False, log_to_driver=False,
                      configure_logging=False)

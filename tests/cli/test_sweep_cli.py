@@ -104,3 +104,10 @@ def test_summarize_reports_diverged_cells(tmp_path):
     assert summary.diverged == 2
     rows = report.summarize(tmp_path)
     assert [r["diverged"] for r in rows] == [0, 2] and rows[1]["final"] is None
+
+
+def test_an_unreachable_ray_address_is_one_line_exit_2(tmp_path, capsys):
+    pytest.importorskip("ray", reason="the Ray path needs the optional dependency ray")
+    code, _, err = sweep(write(tmp_path, SPEC), "--out", tmp_path / "out", "--ray-address",
+                         "127.0.0.1:1", capsys=capsys)
+    assert code == 2 and "cannot reach Ray at '127.0.0.1:1'" in err
