@@ -1,8 +1,9 @@
 """The Ray path (a local 2-CPU Ray started once for the module): the same database as the embedded
-path, and a driver killed with SIGKILL and rerun against the cluster resumes to exactly the
-uninterrupted database."""
+path; a driver killed with SIGKILL and rerun against the cluster resumes to exactly the
+uninterrupted database; a worker killed while it computes is retried by Ray."""
 import os
 import random
+import time
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,7 @@ def test_ray_and_embedded_give_the_same_database(tmp_path, spec_file, reference,
     assert content(tmp_path / "ray") == reference
 
 
+@pytest.mark.slow
 def test_sigkill_of_the_ray_driver_and_resume(tmp_path, spec_file, reference, address, kill, run_cli):
     spec = load(spec_file)
     out = tmp_path / "killed"
@@ -53,3 +55,52 @@ def test_sigkill_of_the_ray_driver_and_resume(tmp_path, spec_file, reference, ad
     assert 0 < seen < len(spec.cells)
     run_cli(*args)
     assert content(out) == reference
+
+
+def _descendants_running(title: str) -> list[int]:
+    """Pids of this process's descendants whose command line starts with ``title`` (Ray names a
+    worker process after the task it runs)."""
+    me, found = os.getpid(), []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmd = open(f"/proc/{entry}/cmdline", "rb").read().split(b"\0")[0].decode(errors="replace")
+            pid = int(entry)
+            while pid > 1 and pid != me:
+                pid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if pid == me and cmd.startswith(title):
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the Ray worker through /proc")
+def test_a_lost_ray_worker_is_retried(tmp_path, address):
+    """A Ray worker killed (SIGKILL) while it computes a batch: Ray reruns the task and the
+    database equals the embedded one."""
+    import json
+    import signal
+    import threading
+
+    text = json.dumps({"algorithm": "sdgt", "task": {"name": "lsq", "n": 8, "d": 4, "rows": 6},
+                       "network": {"subnets": 2, "topology": "ring"}, "rounds": 600,
+                       "grid": {"gamma": 0.02, "K": 2, "sigma": 0.2, "seed": [0, 1, 2, 3]}})
+    from fedbound.sweep import loads
+    run_sweep(loads(text), tmp_path / "embedded")
+    done = {}
+    worker = threading.Thread(target=lambda: done.update(s=run_sweep(loads(text), tmp_path / "ray", ray=True)))
+    worker.start()
+    killed = None
+    while worker.is_alive() and killed is None:
+        pids = _descendants_running("ray::compute")
+        if pids:
+            killed = pids[0]
+            os.kill(killed, signal.SIGKILL)
+        time.sleep(0.005)
+    worker.join(timeout=300)
+    assert killed is not None, "no Ray worker was caught computing (the sweep ended first)"
+    assert done["s"].computed == 4 and done["s"].pending == 0
+    assert content(tmp_path / "ray") == content(tmp_path / "embedded")

@@ -2,6 +2,8 @@
 uninterrupted sweep (every value bitwise, wall times aside), on the embedded path."""
 import random
 
+import pytest
+
 from fedbound.sweep import load, run_sweep
 from fedbound.sweep.store import DB_NAME, Store
 
@@ -14,6 +16,7 @@ def content(folder):
         store.close()
 
 
+@pytest.mark.slow
 def test_sigkill_and_resume_gives_the_uninterrupted_database(tmp_path, spec_file, reference, kill, run_cli):
     spec = load(spec_file)
     total = len(spec.cells)
