@@ -61,6 +61,20 @@ def batchable(alg) -> bool:
             and type(task)._sampled_grad_on is Task._sampled_grad_on and one_block)
 
 
+#: most seeds in one batch, and the most memory a batch may hold (data of every row, client
+#: tensors, recorded metrics): batching pays for small tasks, where per-call overhead dominates
+MAX_SEEDS = 128
+BATCH_BYTES = 1 << 28
+
+
+def seeds_per_batch(task: Task, rounds: int) -> int:
+    """How many seeds of ``task`` one batch of ``rounds`` rounds holds: at most MAX_SEEDS and at
+    most BATCH_BYTES (the clients' data gathered twice, eight (n, d) tensors, 16 numbers per
+    round), at least 1. Machine-independent, so that a sweep's batches are the same everywhere."""
+    per_seed = 2 * task.client_bytes * task.n + 8 * (8 * task.n * task.d + 16 * (rounds + 1))
+    return int(max(1, min(MAX_SEEDS, BATCH_BYTES // per_seed)))
+
+
 def columns(traj) -> dict[str, np.ndarray]:
     """The per-round columns of a Trajectory (metrics and cumulative CommCounts fields)."""
     out = {m: np.asarray(getattr(traj, m), dtype=float)
@@ -161,4 +175,4 @@ class _Record:
         return out
 
 
-__all__ = ["batchable", "run_seeds", "columns", "BatchDiverged"]
+__all__ = ["batchable", "seeds_per_batch", "run_seeds", "columns", "BatchDiverged"]

@@ -8,7 +8,7 @@ committed by the driver only.
 
 Preparation (:func:`prepare`) stores every cell of the SPEC as pending, in SPEC order, and assigns
 batches: the seeds of one configuration whose algorithm batches (:func:`fedbound.sweep.batch.batchable`)
-form batches of up to :data:`MAX_BATCH` cells, every other cell is a batch of its own. Batches are
+form batches of up to :func:`~fedbound.sweep.batch.seeds_per_batch` cells, every other cell is a batch of its own. Batches are
 fixed when cells are stored, so a resumed sweep computes exactly the batches an uninterrupted one
 computes. :func:`compute` is a pure function of (SPEC, batch): the same code runs in-process and
 in a Ray task (one torch thread each), so both give the same numbers. The driver commits each
@@ -32,11 +32,9 @@ from tqdm import tqdm
 
 from fedbound.errors import DivergenceError, FedboundError, ValidationError, require
 from fedbound.sweep import spec as spec_mod
-from fedbound.sweep.batch import BatchDiverged, batchable, columns, run_seeds
+from fedbound.sweep.batch import BatchDiverged, batchable, columns, run_seeds, seeds_per_batch
 from fedbound.sweep.store import FINISHED, CellResult, Store
 
-#: most seeds one batch holds
-MAX_BATCH = 128
 #: Ray retries of a task whose worker died
 RAY_RETRIES = 3
 
@@ -51,7 +49,7 @@ class Problem:
         self.spec = spec
         self.args = spec.namespace()
         self.task = build_task(self.args)
-        require_run_memory("sweep cell", spec.rounds, self.task.n, self.task.d, seeds=MAX_BATCH)
+        require_run_memory("sweep cell", spec.rounds, self.task.n, self.task.d)
         self.networks: dict = {}
 
     def network(self, name: str):
@@ -138,12 +136,13 @@ def _batches(spec: spec_mod.Spec, problem: Problem, cells: list[spec_mod.Cell], 
     """The batch of each new cell (module doc), numbered from ``first``."""
     out, open_batch, counter = [], {}, first
     can: dict[str, bool] = {}
+    size = seeds_per_batch(problem.task, spec.rounds)
     for cell in cells:
         config = cell.config
         if config not in can:
             can[config] = spec.batch and batchable(problem.algorithm(cell))
         batch = open_batch.get(config)
-        if not can[config] or batch is None or batch[1] >= MAX_BATCH:
+        if not can[config] or batch is None or batch[1] >= size:
             batch = [counter, 0]
             counter += 1
             if can[config]:
@@ -287,4 +286,4 @@ def _on_ray(spec_text: str, batches, store: Store, bar, address) -> int:
             ray.shutdown()
 
 
-__all__ = ["run_sweep", "collect", "prepare", "compute", "Summary", "Problem", "MAX_BATCH"]
+__all__ = ["run_sweep", "collect", "prepare", "compute", "Summary", "Problem"]

@@ -101,3 +101,13 @@ def test_a_diverging_seed_in_a_batch_falls_back_to_single_runs():
             assert result.status == "done"
             assert_close(single, result.columns)
     assert any(r.status == "diverged" for r in results)
+
+
+def test_batches_are_bounded_by_seeds_and_memory():
+    from fedbound.sweep.batch import BATCH_BYTES, MAX_SEEDS, seeds_per_batch
+
+    small = LeastSquares.generate(10, 20, 5, seed=0)
+    assert seeds_per_batch(small, 50) == MAX_SEEDS
+    big = LeastSquares.generate(200, 50, 100, seed=0)
+    size = seeds_per_batch(big, 100)
+    assert 1 <= size < MAX_SEEDS and size * 2 * big.client_bytes * big.n <= BATCH_BYTES
