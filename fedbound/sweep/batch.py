@@ -38,6 +38,7 @@ from fedbound.algorithms.accounting import CommCounts
 from fedbound.algorithms.federated import Federated
 from fedbound.algorithms.local_steps import FixedSteps
 from fedbound.errors import FedboundError
+from fedbound.network.sampling import FullParticipation, UniformParticipation
 from fedbound.tasks.base import Task
 
 COMM = tuple(CommCounts().as_dict())
@@ -48,7 +49,10 @@ class BatchDiverged(FedboundError):
 
 
 def batchable(alg) -> bool:
-    """Whether ``alg`` can run in a batch of seeds (module doc)."""
+    """Whether ``alg`` can run in a batch of seeds (module doc): the template's own round, no
+    gossip, control variates or compute sets, the same tau for every client, a fixed number of
+    participants, deterministic task gradients in one cache block, and a server transform that
+    acts row by row on a (B, d) stack (probed: :func:`_rowwise`)."""
     if not isinstance(alg, Federated):
         return False
     cls = type(alg)
@@ -58,7 +62,28 @@ def batchable(alg) -> bool:
             and cls._steps is Federated._steps and alg.gossip is None
             and alg.control_variates is None and alg.compute_per_step is None
             and isinstance(alg.local_steps, FixedSteps) and alg.local_steps.uniform
-            and type(task)._sampled_grad_on is Task._sampled_grad_on and one_block)
+            and isinstance(alg.participation, (FullParticipation, UniformParticipation))
+            and type(task)._sampled_grad_on is Task._sampled_grad_on and one_block
+            and _rowwise(alg.server, task.d, task.dtype))
+
+
+def _rowwise(server, d: int, dtype) -> bool:
+    """Whether three steps of the server transform on a (2, d) stack equal its steps on each row
+    alone (a transform that reduces over the whole model, e.g. a norm clip, does not batch)."""
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(2, d, generator=gen, dtype=torch.float64).to(dtype)
+    grads = [torch.randn(2, d, generator=gen, dtype=torch.float64).to(dtype) for _ in range(3)]
+    try:
+        stacked, rows = server.init(x), [server.init(x[i]) for i in range(2)]
+        for g in grads:
+            u, stacked = server.update(g, stacked, x)
+            for i in range(2):
+                v, rows[i] = server.update(g[i], rows[i], x[i])
+                if not torch.allclose(u[i], v, rtol=1e-12, atol=0.0):
+                    return False
+    except (RuntimeError, ValueError, IndexError, FedboundError):
+        return False
+    return True
 
 
 #: most seeds in one batch, and the most memory a batch may hold (data of every row, client
@@ -108,7 +133,7 @@ def run_seeds(algs: list, rounds: int, task: Task, sigma: float) -> list[dict[st
         row_ids = [torch.arange(task.n) if p.full else p.clients for p in parts]
         taus = [alg.local_steps.draw(r, g) for r, g in zip(row_ids, gens)]
         k = [int(r.shape[0]) for r in row_ids]
-        steps = int(taus[0].max()) if k[0] else 0
+        steps = int(taus[0].max())   # fixed participants (k >= 1) and one tau for all
         view = task.clients(torch.cat(row_ids))
         X = torch.repeat_interleave(x, torch.tensor(k), dim=0)
         state = alg.client.init(X)

@@ -111,3 +111,18 @@ def test_batches_are_bounded_by_seeds_and_memory():
     big = LeastSquares.generate(200, 50, 100, seed=0)
     size = seeds_per_batch(big, 100)
     assert 1 <= size < MAX_SEEDS and size * 2 * big.client_bytes * big.n <= BATCH_BYTES
+
+
+def test_a_server_transform_that_reduces_over_the_model_does_not_batch():
+    """A server step scaled by the whole model's gradient norm is not row by row on a (B, d)
+    stack: the probe sees it and the algorithm runs one seed at a time."""
+    import torch
+
+    from fedbound.algorithms import Federated
+    from fedbound.algorithms.optim import client, server
+    from fedbound.algorithms.optim.base import Transform
+
+    task = LeastSquares.generate(8, 6, 4, seed=1)
+    normalized = Transform(lambda params: (), lambda g, state, params: (-g / torch.linalg.norm(g), state))
+    assert batchable(Federated(task, client=client.sgd(0.1), server=server.sgd(1.0)))
+    assert not batchable(Federated(task, client=client.sgd(0.1), server=normalized))
