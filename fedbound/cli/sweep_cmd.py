@@ -79,7 +79,11 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "sweep", help="run a grid of runs (embedded or on Ray) into a resumable results store; "
                       "`sweep report DIR` for its table and plots",
-        description=__doc__.split("\n\n")[0].replace("``", ""))
+        description=__doc__.split("\n\n")[0].replace("``", ""),
+        epilog='SPEC example: {"algorithm": ["fedavg", "fedprox"], "task": {"name": "lsq", "n": 30, '
+               '"d": 20}, "rounds": 50, "grid": {"lr": [0.01, 0.05], "mu": 0.1, "seed": [0, 1, 2], '
+               '"zip": {"local_steps": [1, 5], "clients_per_round": [30, 10]}}} (lists are crossed, '
+               'a zip group pairs its lists, scalars are fixed; fedbound/sweep/spec.py)')
     parser.add_argument("spec", metavar="SPEC.json",
                         help="the sweep spec (JSON), or the word 'report' followed by DIR")
     parser.add_argument("folder", nargs="?", default=None, metavar="DIR",
