@@ -22,10 +22,13 @@ seeds stacked, (sum_b k_b, d):
     x^b <- x^b + server.update(-Delta^b)   (one call on (B, d): the server transforms are elementwise)
 
 Every generator draws exactly the numbers, in the order, of its single run (participation, then
-the noise of each local step), so a batched seed reproduces its single run; the arithmetic differs
-only where a batched kernel sums in another order (agreement to ~1e-15 relative; the test holds it
-to 1e-12). A non-finite value in any seed raises :class:`BatchDiverged`, and the caller runs the
-seeds one by one to find which diverged and when.
+the noise of each local step), and every reduction over clients is the single run's operation on
+that seed's rows (the batched gradient is one batched matrix product per client row, as in the
+single run; the loss is a per-seed dot product, since a matrix-vector product sums in another
+order), so a batched seed reproduces its single run bitwise: every recorded column of every
+registered algorithm that batches, on least squares and quadratics, with and without noise
+(tests/sweep/test_batch.py asserts it). A non-finite value in any seed raises
+:class:`BatchDiverged`, and the caller runs the seeds one by one to find which diverged and when.
 """
 from __future__ import annotations
 
@@ -175,7 +178,9 @@ class _Record:
     def add(self, t: int, x, view_all, task, f_star, per_round, steps: int) -> None:
         B, n = self.B, task.n
         X = torch.repeat_interleave(x, n, dim=0)
-        losses = view_all.local_losses(X).reshape(B, n) @ task.weights
+        # f = p . f_i(x) per seed as the single run computes it (a dot product: a matrix-vector
+        # product sums in another order and would differ in the last bits)
+        losses = torch.stack([task.weights @ row for row in view_all.local_losses(X).reshape(B, n)])
         grads = torch.matmul(task.weights, view_all.grad(X).reshape(B, n, task.d))
         gap = losses - f_star if f_star is not None else torch.full((B,), float("nan"))
         dist2 = (torch.sum((x - task.x_star) ** 2, dim=1) if task.x_star is not None

@@ -49,3 +49,20 @@ def test_collect_gives_the_stored_numbers(spec_file, reference):
     for i, (cell, result) in enumerate(collect(load(spec_file)), start=1):
         assert result.status == "done"
         assert [r[2] for r in stored[i]] == result.columns["loss"].tolist()
+
+
+def test_batching_does_not_change_the_stored_numbers(tmp_path):
+    """``"batch": false`` (one run per cell) and the default batches store the same rounds, bitwise."""
+    import json
+
+    from fedbound.sweep import loads
+
+    raw = {"algorithm": ["fedavg", "fedadam"], "task": {"name": "lsq", "n": 6, "d": 3, "rows": 5},
+           "rounds": 20, "grid": {"lr": 0.05, "local_steps": 2, "clients_per_round": 3,
+                                  "sigma": 0.3, "seed": [0, 1, 2, 3]}}
+    run_sweep(loads(json.dumps(raw)), tmp_path / "batched")
+    run_sweep(loads(json.dumps({**raw, "batch": False})), tmp_path / "single")
+    batched, single = content(tmp_path / "batched"), content(tmp_path / "single")
+    assert len({row[6] for row in batched[1]}) == 2 and len({row[6] for row in single[1]}) == 8
+    assert batched[2] == single[2]
+    assert [row[9] for row in batched[1]] == [row[9] for row in single[1]]
