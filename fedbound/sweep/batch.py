@@ -37,14 +37,12 @@ import math
 import numpy as np
 import torch
 
-from fedbound.algorithms.accounting import CommCounts
 from fedbound.algorithms.federated import Federated
 from fedbound.algorithms.local_steps import FixedSteps
 from fedbound.errors import FedboundError
 from fedbound.network.sampling import FullParticipation, UniformParticipation
+from fedbound.sweep.store import COMM
 from fedbound.tasks.base import Task
-
-COMM = tuple(CommCounts().as_dict())
 
 
 class BatchDiverged(FedboundError):
