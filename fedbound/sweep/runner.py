@@ -13,8 +13,9 @@ fixed when cells are stored, so a resumed sweep computes exactly the batches an 
 computes. :func:`compute` is a pure function of (SPEC, batch): the same code runs in-process and
 in a Ray task (one torch thread each), so both give the same numbers. The driver commits each
 batch's results in one transaction (:mod:`fedbound.sweep.store`) as it arrives; a rerun skips the
-finished cells. A Ray task whose worker is lost is retried by Ray (``max_retries``); a batch still
-lost stays pending and the run ends with an error saying to rerun.
+finished cells. On Ray the batches are grouped into about :data:`TASKS_PER_CPU` tasks per CPU; the
+driver still commits batch by batch. A Ray task whose worker is lost is retried by Ray
+(``max_retries``); a batch still lost stays pending and the run ends with an error saying to rerun.
 
 A rerun against a folder whose stored SPEC differs is refused unless ``extend``: then the task,
 network and rounds must be the same, and the cells the new SPEC adds are appended (the stored ones
@@ -37,6 +38,9 @@ from fedbound.sweep.store import FINISHED, CellResult, Store
 
 #: Ray retries of a task whose worker died
 RAY_RETRIES = 3
+#: Ray tasks per CPU of the cluster: the batches are grouped into about this many tasks per CPU
+#: (one task per small batch spends more on Ray's per-task overhead than on computing)
+TASKS_PER_CPU = 4
 
 
 class Problem:
@@ -107,6 +111,11 @@ def compute(spec_text: str, cells: list[tuple[int, str]]) -> list[CellResult]:
         return [_single(i, alg, rounds) for (i, _), alg in zip(cells, algs)]
     finally:
         torch.set_num_threads(threads)
+
+
+def compute_batches(spec_text: str, batches: list) -> list[list[CellResult]]:
+    """:func:`compute` of several batches (one Ray task: fewer, longer tasks for small cells)."""
+    return [compute(spec_text, batch) for batch in batches]
 
 
 def _single(cell_id: int, alg, rounds: int) -> CellResult:
@@ -262,28 +271,32 @@ def _on_ray(spec_text: str, batches, store: Store, bar, address) -> int:
             raise ValidationError(f"cannot start or reach Ray{f' at {address}' if address else ''}: "
                                   f"{' '.join(str(exc).split())[:200]}") from None
     try:
-        task = ray.remote(max_retries=RAY_RETRIES)(compute)
-        refs = {task.remote(spec_text, batch): batch for batch in batches}
+        task = ray.remote(max_retries=RAY_RETRIES)(compute_batches)
+        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        per_task = max(1, len(batches) // (TASKS_PER_CPU * cpus))
+        groups = [batches[i:i + per_task] for i in range(0, len(batches), per_task)]
+        refs = {task.remote(spec_text, group): group for group in groups}
         lost = 0
         while refs:
             done, _ = ray.wait(list(refs), num_returns=1)
-            batch = refs.pop(done[0])
+            group = refs.pop(done[0])
             try:
                 results = ray.get(done[0])
             except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
                     ray.exceptions.ObjectLostError, ray.exceptions.TaskCancelledError):
-                lost += len(batch)
+                lost += sum(len(batch) for batch in group)
                 continue
             except ray.exceptions.RayTaskError as exc:
                 if isinstance(exc.cause, FedboundError):   # a user error in the worker: one line
                     raise exc.cause from None
                 raise
-            store.commit(results)
-            bar.update(len(batch))
+            for batch, result in zip(group, results):
+                store.commit(result)
+                bar.update(len(batch))
         return lost
     finally:
         if started:
             ray.shutdown()
 
 
-__all__ = ["run_sweep", "collect", "prepare", "compute", "Summary", "Problem"]
+__all__ = ["run_sweep", "collect", "prepare", "compute", "compute_batches", "Summary", "Problem"]
