@@ -81,7 +81,8 @@ def sweep_64(quick: bool, with_ray: bool) -> None:
             times["Ray (local, started on demand)"] = timed(
                 lambda: run_sweep(loads(single), Path(tmp) / "c", ray=True))
             import ray
-            ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
+            ray.init(address="local", include_dashboard=False, log_to_driver=False,
+                     configure_logging=False)
             try:
                 times["Ray (already running), one run per cell"] = timed(
                     lambda: run_sweep(loads(single), Path(tmp) / "d", ray=True))

@@ -265,8 +265,8 @@ def _on_ray(spec_text: str, batches, store: Store, bar, address) -> int:
         if address is not None:
             _reachable(address)
         try:
-            ray.init(address=address, include_dashboard=False, log_to_driver=False,
-                     configure_logging=False)
+            ray.init(address=address or "local", include_dashboard=False, log_to_driver=False,
+                     configure_logging=False)   # "local": a new instance, never another's
         except (ConnectionError, ValueError, RuntimeError) as exc:
             raise ValidationError(f"cannot start or reach Ray{f' at {address}' if address else ''}: "
                                   f"{' '.join(str(exc).split())[:200]}") from None

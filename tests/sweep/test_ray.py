@@ -20,7 +20,9 @@ def address():
     root = str(Path(__file__).resolve().parents[2])
     before = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join([root, before or ""])   # the workers import fedbound
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    # a new 2-CPU instance of this process ("local": never one another test worker started)
+    ray.init(address="local", num_cpus=2, object_store_memory=100 * 1024 ** 2,
+             include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         yield ray.get_runtime_context().gcs_address
     finally:
