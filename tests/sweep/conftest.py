@@ -48,17 +48,28 @@ def cli(*args) -> subprocess.Popen:
 
 
 def finished(db: Path) -> int:
-    """Finished cells in the database (0 while it does not exist yet)."""
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10) as con:
-            return con.execute("SELECT COUNT(*) FROM cells WHERE status != 'pending'").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
+    """Finished cells in the database (0 while it or its tables do not exist yet; a database busy
+    with the writer's recovery after a kill is read again)."""
+    for _ in range(500):
+        if not db.exists():
+            return 0
+        try:
+            con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+            try:
+                return con.execute("SELECT COUNT(*) FROM cells WHERE status != 'pending'").fetchone()[0]
+            finally:
+                con.close()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return 0
+            time.sleep(0.01)
+    raise AssertionError(f"{db} stayed unreadable")
 
 
-def kill_midway(args, db: Path, total: int, rng: random.Random) -> int:
-    """Start the sweep CLI, wait until some cells are finished, SIGKILL it after a further random
-    delay, and return the finished cells seen just before the kill (the sweep must not have ended)."""
+def kill_midway(args, db: Path, total: int, rng: random.Random, sig=signal.SIGKILL) -> int:
+    """Start the sweep CLI, wait until some cells are finished, send ``sig`` (SIGKILL; SIGINT is
+    Ctrl-C: exit status 130) after a further random delay, and return the finished cells seen just
+    before (the sweep must not have ended)."""
     proc = cli(*args)
     try:
         target = rng.randint(1, total - 2)
@@ -68,8 +79,9 @@ def kill_midway(args, db: Path, total: int, rng: random.Random) -> int:
         time.sleep(rng.uniform(0.0, 0.05))
         seen = finished(db)
         assert proc.poll() is None, f"the sweep ended before the kill: {proc.communicate()[1][-500:]}"
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
+        os.kill(proc.pid, sig)
+        code = proc.wait(timeout=60)
+        assert code == (130 if sig == signal.SIGINT else -signal.SIGKILL), proc.communicate()[1][-500:]
         return seen
     finally:
         if proc.poll() is None:

@@ -23,13 +23,26 @@ def test_sigkill_and_resume_gives_the_uninterrupted_database(tmp_path, spec_file
     out = tmp_path / "killed"
     rng = random.Random(14)
     seen = [kill((spec_file, "--out", out), out / DB_NAME, total, rng) for _ in range(2)]
-    assert all(0 < s < total for s in seen)
+    assert all(0 < s < total for s in seen), seen
     run_cli(spec_file, "--out", out)
     got, want = content(out), reference
     assert got == want
     statuses = {row[7] for row in got[1]}
     assert statuses == {"done"} and len(got[1]) == total
     assert len(got[2]) == total * (spec.rounds + 1)
+
+
+@pytest.mark.slow
+def test_ctrl_c_exits_130_and_resumes(tmp_path, spec_file, reference, kill, run_cli):
+    import signal
+
+    spec = load(spec_file)
+    out = tmp_path / "interrupted"
+    seen = kill((spec_file, "--out", out), out / DB_NAME, len(spec.cells), random.Random(7),
+                signal.SIGINT)
+    assert 0 < seen < len(spec.cells)
+    run_cli(spec_file, "--out", out)
+    assert content(out) == reference
 
 
 def test_a_finished_sweep_reruns_nothing(tmp_path, spec_file):
