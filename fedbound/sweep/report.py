@@ -21,40 +21,54 @@ FLOATS = ("upload_floats", "download_floats", "d2d_floats")
 
 
 def summarize(folder, metric: str = "loss_gap", confidence: float = 0.95) -> list[dict]:
-    """One dict per configuration, in cell order: ``algorithm``, ``options``, ``sigma``, ``seeds``
-    (finished), ``diverged``, ``pending``, ``final`` (Estimate dict of the last round's metric) and
-    the curves ``rounds``, ``floats``, ``mean``, ``low``, ``high`` (None without finished seeds)."""
-    from fedbound.verify.montecarlo import mean_ci
-
-    metric = one_of("metric", metric, REPORT_METRICS)
+    """The configurations of the sweep stored in ``folder`` (:func:`configurations`)."""
     require(exists(folder), f"{folder!s} holds no sweep database (run `fedbound sweep SPEC.json --out "
                             f"{folder!s}` first)")
     store = Store(folder)
     try:
-        groups: dict[str, list] = {}
-        for cell in store.cells():
-            groups.setdefault(cell["config"], []).append(cell)
-        rows = []
-        for config, cells in groups.items():
-            raw = json.loads(config)
-            done = [c for c in cells if c["status"] == "done"]
-            row = {"algorithm": raw["algorithm"], "options": raw["options"], "sigma": raw["sigma"],
-                   "seeds": len(done), "diverged": sum(c["status"] == "diverged" for c in cells),
-                   "pending": sum(c["status"] == "pending" for c in cells), "final": None,
-                   "rounds": None, "floats": None, "mean": None, "low": None, "high": None}
-            if done:
-                series = [store.rounds(c["id"]) for c in done]
-                values = np.stack([s[metric] for s in series])
-                est = mean_ci(values, confidence) if np.all(np.isfinite(values)) else None
-                row["final"] = None if est is None else est[-1].to_dict()
-                row["rounds"] = series[0]["round"]
-                row["floats"] = np.mean([sum(s[f] for f in FLOATS) for s in series], axis=0)
-                if est is not None:
-                    row.update(mean=est.mean, low=est.low, high=est.high)
-            rows.append(row)
-        return rows
+        cells = [(c["config"], c["status"], store.rounds(c["id"]) if c["status"] == "done" else None)
+                 for c in store.cells()]
     finally:
         store.close()
+    return configurations(cells, metric, confidence)
+
+
+def summarize_collected(collected, metric: str = "loss_gap", confidence: float = 0.95) -> list[dict]:
+    """The configurations of the in-memory results of :func:`fedbound.sweep.collect`."""
+    return configurations([(cell.config, result.status, result.columns) for cell, result in collected],
+                          metric, confidence)
+
+
+def configurations(cells, metric: str = "loss_gap", confidence: float = 0.95) -> list[dict]:
+    """One dict per configuration of ``cells`` ((config JSON, status, per-round columns or None)),
+    in cell order: ``algorithm``, ``options``, ``sigma``, ``seeds`` (finished), ``diverged``,
+    ``pending``, ``final`` (Estimate dict of the last round's metric) and the curves ``rounds``,
+    ``floats``, ``mean``, ``low``, ``high`` (None without finished seeds)."""
+    from fedbound.verify.montecarlo import mean_ci
+
+    metric = one_of("metric", metric, REPORT_METRICS)
+    groups: dict[str, list] = {}
+    for config, status, columns in cells:
+        groups.setdefault(config, []).append((status, columns))
+    rows = []
+    for config, members in groups.items():
+        raw = json.loads(config)
+        series = [columns for status, columns in members if status == "done"]
+        statuses = [status for status, _ in members]
+        row = {"algorithm": raw["algorithm"], "options": raw["options"], "sigma": raw["sigma"],
+               "seeds": len(series), "diverged": statuses.count("diverged"),
+               "pending": statuses.count("pending"), "final": None,
+               "rounds": None, "floats": None, "mean": None, "low": None, "high": None}
+        if series:
+            values = np.stack([s[metric] for s in series])
+            est = mean_ci(values, confidence) if np.all(np.isfinite(values)) else None
+            row["final"] = None if est is None else est[-1].to_dict()
+            row["rounds"] = np.arange(values.shape[1])
+            row["floats"] = np.mean([sum(s[f] for f in FLOATS) for s in series], axis=0)
+            if est is not None:
+                row.update(mean=est.mean, low=est.low, high=est.high)
+        rows.append(row)
+    return rows
 
 
 def _label(row: dict) -> str:
@@ -104,4 +118,4 @@ def plots(rows: list[dict], metric: str, folder) -> dict[str, str]:
     return paths
 
 
-__all__ = ["summarize", "table", "plots", "REPORT_METRICS"]
+__all__ = ["summarize", "summarize_collected", "configurations", "table", "plots", "REPORT_METRICS"]
