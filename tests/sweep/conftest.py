@@ -72,7 +72,7 @@ def kill_midway(args, db: Path, total: int, rng: random.Random, sig=signal.SIGKI
     before (the sweep must not have ended)."""
     proc = cli(*args)
     try:
-        target = rng.randint(1, total - 2)
+        target = rng.randint(1, total // 2)   # leaves at least half the sweep to interrupt
         deadline = time.monotonic() + 120
         while finished(db) < target and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
