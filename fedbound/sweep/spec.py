@@ -14,7 +14,8 @@ A SPEC is a strict-JSON object (:func:`fedbound.validate.parse_json`)::
 
 Task keys: ``name`` (one of :data:`fedbound.cli.problem.TASKS`), ``n``, ``d``, ``rows``, ``seed``
 (the task generator's seed), ``float64`` (default true: sweeps verify), ``weights``, ``data`` (a
-least-squares .npz). Network keys: ``subnets``, ``topology``, ``rgg``, ``file`` (a network JSON);
+least-squares .npz; a relative path is relative to the working directory, as on the command line).
+Network keys: ``subnets``, ``topology``, ``rgg``, ``file`` (a network JSON);
 an algorithm with ``network: required`` and no network gets its registry default.
 
 Grid keys: any option of an algorithm of the SPEC (its registry name, e.g. ``local_steps``), ``seed``
