@@ -43,6 +43,7 @@ COMMANDS = {
     "fixed-point": "fedbound.cli.fixed_point_cmd",
     "verify": "fedbound.cli.verify_cmd",
     "control": "fedbound.cli.control_cmd",
+    "sweep": "fedbound.cli.sweep_cmd",
 }
 
 

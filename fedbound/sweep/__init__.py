@@ -1,0 +1,12 @@
+"""fedbound.sweep: grids of runs (algorithms x options x seeds) from one SPEC, embedded or on Ray,
+into a resumable SQLite results store, with seeds batched where the algorithm allows, and a report
+(mean and 95% CI over seeds per configuration, plots against rounds and communicated floats).
+
+Modules: :mod:`~fedbound.sweep.spec` (the SPEC and its cells), :mod:`~fedbound.sweep.store` (the
+database), :mod:`~fedbound.sweep.batch` (seeds stacked like clients), :mod:`~fedbound.sweep.runner`
+(embedded and Ray execution), :mod:`~fedbound.sweep.report` (table and plots).
+"""
+from fedbound.sweep.runner import Summary, collect, run_sweep
+from fedbound.sweep.spec import Cell, Spec, load, loads, parse
+
+__all__ = ["Spec", "Cell", "parse", "load", "loads", "run_sweep", "collect", "Summary"]

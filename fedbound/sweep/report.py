@@ -1,0 +1,121 @@
+r"""The report of a sweep: per configuration (a cell without its seed), the mean of a metric over
+the finished seeds with a 95% Student-t interval (:func:`fedbound.verify.montecarlo.mean_ci`), as a
+table of the final round and as curves against rounds and against communicated floats (uploads +
+downloads + D2D floats, cumulative, averaged over the seeds), one line per configuration with its
+interval shaded.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from fedbound.errors import require
+from fedbound.sweep.store import METRICS, Store, exists
+from fedbound.validate import one_of
+
+#: metrics a report can show
+REPORT_METRICS = METRICS[:-1]
+FLOATS = ("upload_floats", "download_floats", "d2d_floats")
+
+
+def summarize(folder, metric: str = "loss_gap", confidence: float = 0.95) -> list[dict]:
+    """The configurations of the sweep stored in ``folder`` (:func:`configurations`)."""
+    require(exists(folder), f"{folder!s} holds no sweep database (run `fedbound sweep SPEC.json --out "
+                            f"{folder!s}` first)")
+    store = Store(folder)
+    try:
+        cells = [(c["config"], c["status"], store.rounds(c["id"]) if c["status"] == "done" else None)
+                 for c in store.cells()]
+    finally:
+        store.close()
+    return configurations(cells, metric, confidence)
+
+
+def summarize_collected(collected, metric: str = "loss_gap", confidence: float = 0.95) -> list[dict]:
+    """The configurations of the in-memory results of :func:`fedbound.sweep.collect`."""
+    return configurations([(cell.config, result.status, result.columns) for cell, result in collected],
+                          metric, confidence)
+
+
+def configurations(cells, metric: str = "loss_gap", confidence: float = 0.95) -> list[dict]:
+    """One dict per configuration of ``cells`` ((config JSON, status, per-round columns or None)),
+    in cell order: ``algorithm``, ``options``, ``sigma``, ``seeds`` (finished), ``diverged``,
+    ``pending``, ``final`` (Estimate dict of the last round's metric) and the curves ``rounds``,
+    ``floats``, ``mean``, ``low``, ``high`` (None without finished seeds)."""
+    from fedbound.verify.montecarlo import mean_ci
+
+    metric = one_of("metric", metric, REPORT_METRICS)
+    groups: dict[str, list] = {}
+    for config, status, columns in cells:
+        groups.setdefault(config, []).append((status, columns))
+    rows = []
+    for config, members in groups.items():
+        raw = json.loads(config)
+        series = [columns for status, columns in members if status == "done"]
+        statuses = [status for status, _ in members]
+        row = {"algorithm": raw["algorithm"], "options": raw["options"], "sigma": raw["sigma"],
+               "seeds": len(series), "diverged": statuses.count("diverged"),
+               "pending": statuses.count("pending"), "final": None,
+               "rounds": None, "floats": None, "mean": None, "low": None, "high": None}
+        if series:
+            values = np.stack([s[metric] for s in series])
+            est = mean_ci(values, confidence) if np.all(np.isfinite(values)) else None
+            row["final"] = None if est is None else est[-1].to_dict()
+            row["rounds"] = np.arange(values.shape[1])
+            row["floats"] = np.mean([sum(s[f] for f in FLOATS) for s in series], axis=0)
+            if est is not None:
+                row.update(mean=est.mean, low=est.low, high=est.high)
+        rows.append(row)
+    return rows
+
+
+def _label(row: dict) -> str:
+    options = ", ".join(f"{k}={v}" for k, v in sorted(row["options"].items()))
+    noise = f", sigma={row['sigma']}" if row["sigma"] else ""
+    return f"{row['algorithm']}({options}{noise})"
+
+
+def table(rows: list[dict], metric: str) -> str:
+    """The rows as a text table: configuration, seeds, final mean and its 95% interval."""
+    width = max([len("configuration")] + [len(_label(row)) for row in rows])
+    lines = [f"{'configuration':{width}s} {'seeds':>5s} {'div':>4s} {metric + ' mean':>14s}  95% CI"]
+    for row in rows:
+        f = row["final"]
+        shown = (f"{f['mean']:14.6g}  [{f['low']:.6g}, {f['high']:.6g}]" if f is not None
+                 else f"{'-':>14s}")
+        lines.append(f"{_label(row):{width}s} {row['seeds']:5d} {row['diverged']:4d} {shown}")
+    return "\n".join(lines)
+
+
+def plots(rows: list[dict], metric: str, folder) -> dict[str, str]:
+    """``report-<metric>-rounds.png`` and ``report-<metric>-floats.png`` in ``folder`` (written
+    atomically); returns their paths."""
+    from matplotlib.figure import Figure
+
+    from fedbound.outputs import atomic_path
+
+    paths = {}
+    for axis, xlabel in (("rounds", "round"), ("floats", "communicated floats (uploads + downloads + D2D)")):
+        fig = Figure(figsize=(7, 4.5))
+        ax = fig.add_subplot()
+        shown = [row for row in rows if row["mean"] is not None]
+        for row in shown:
+            line, = ax.plot(row[axis], row["mean"], label=_label(row))
+            ax.fill_between(row[axis], row["low"], row["high"], color=line.get_color(), alpha=0.2)
+        if shown and all(np.all(row["low"] > 0) for row in shown):
+            ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(f"{metric} (mean over seeds, 95% CI)")
+        if ax.lines:
+            ax.legend(fontsize=7)
+        ax.grid(True, which="both", alpha=0.3)
+        path = Path(folder) / f"report-{metric}-{axis}.png"
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=100, format="png")
+        paths[axis] = str(path)
+    return paths
+
+
+__all__ = ["summarize", "summarize_collected", "configurations", "table", "plots", "REPORT_METRICS"]

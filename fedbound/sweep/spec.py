@@ -1,0 +1,265 @@
+"""The sweep SPEC: which algorithms, on which task (and network), for how many rounds, over which
+grid of options -- parsed and validated once, expanded into cells.
+
+A SPEC is a strict-JSON object (:func:`fedbound.validate.parse_json`)::
+
+    {"algorithm": ["fedavg", "fedprox"],                 # one name or a list (the registry's names)
+     "task": {"name": "lsq", "n": 30, "d": 20},          # the `fedbound run` task options
+     "network": {"subnets": 3, "topology": "ring"},      # optional: for algorithms that take one
+     "rounds": 50,
+     "grid": {"lr": [0.01, 0.05], "seed": [0, 1, 2],    # lists are crossed, scalars are fixed
+              "mu": 0.1,
+              "zip": {"local_steps": [1, 5], "clients_per_round": [30, 10]}},   # paired
+     "batch": true}                                      # optional: batch seeds (default true)
+
+Task keys: ``name`` (one of :data:`fedbound.cli.problem.TASKS`), ``n``, ``d``, ``rows``, ``seed``
+(the task generator's seed), ``float64`` (default true: sweeps verify), ``weights``, ``data`` (a
+least-squares .npz; a relative path is relative to the working directory, as on the command line).
+Network keys: ``subnets``, ``topology``, ``rgg``, ``file`` (a network JSON);
+an algorithm with ``network: required`` and no network gets its registry default.
+
+Grid keys: any option of an algorithm of the SPEC (its registry name, e.g. ``local_steps``), ``seed``
+(the run's seed: sampling and gradient noise; default 0), ``sigma`` (gradient-noise std, default 0)
+and ``zip``: one object or a list of objects whose lists have one length and are paired element by
+element. The cells are the product of the algorithms, the crossed lists and the zip groups, in the
+SPEC's order; an option goes only to the algorithms that take it (cells that then coincide are one
+cell), and every cell's options go through the algorithm's :meth:`AlgorithmSpec.check`, so a bad
+grid value is refused before anything runs, naming the option.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+from dataclasses import dataclass
+from functools import cached_property
+
+from fedbound.errors import InputTypeError, ValidationError, require
+from fedbound.validate import boolean, integer, json_file, known_names, number, one_of, parse_json
+from fedbound.validate import seed as check_seed
+
+TOP_KEYS = ("algorithm", "task", "network", "rounds", "grid", "batch")
+TASK_KEYS = ("name", "n", "d", "rows", "seed", "float64", "weights", "data")
+NETWORK_KEYS = ("subnets", "topology", "rgg", "file")
+RUN_KEYS = ("seed", "sigma")
+#: the most cells one SPEC may expand to, and the most rounds of a cell
+MAX_CELLS = 100_000
+MAX_ROUNDS = 1_000_000
+
+
+def _object(name: str, value) -> dict:
+    if not isinstance(value, dict):
+        raise InputTypeError(f"{name} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _text(name: str, value) -> str:
+    if not isinstance(value, str):
+        raise InputTypeError(f"{name} must be a string, got {value!r:.60}")
+    return value
+
+
+def _task(raw) -> dict:
+    from fedbound.cli.problem import TASKS
+
+    raw = _object("task", raw)
+    known_names("task key", raw, TASK_KEYS)
+    require("name" in raw, "task needs a name (one of " + ", ".join(TASKS) + ")")
+    out = {"name": one_of("task name", raw["name"], TASKS), "float64": True}
+    for key in ("n", "d", "rows"):
+        if key in raw:
+            out[key] = integer(f"task {key}", raw[key], low=1)
+    if "seed" in raw:
+        out["seed"] = check_seed(raw["seed"], "task seed")
+    if "float64" in raw:
+        out["float64"] = boolean("task float64", raw["float64"])
+    if "weights" in raw:
+        out["weights"] = one_of("task weights", raw["weights"], ("uniform", "examples"))
+    if "data" in raw:
+        out["data"] = _text("task data", raw["data"])
+    return out
+
+
+def _network(raw) -> dict | None:
+    if raw is None:
+        return None
+    raw = _object("network", raw)
+    known_names("network key", raw, NETWORK_KEYS)
+    out = {}
+    if "subnets" in raw:
+        out["subnets"] = integer("network subnets", raw["subnets"], low=1)
+    if "topology" in raw:
+        out["topology"] = _text("network topology", raw["topology"])
+    if "rgg" in raw:
+        out["rgg"] = boolean("network rgg", raw["rgg"])
+    if "file" in raw:
+        out["file"] = _text("network file", raw["file"])
+    return out
+
+
+def _values(name: str, value) -> list:
+    """A grid entry: a non-empty list of values, or one value (fixed)."""
+    if isinstance(value, list):
+        require(len(value) >= 1, f"grid {name} must list at least one value, got []")
+        return value
+    require(not isinstance(value, dict), f"grid {name} must be a value or a list of values, got an object")
+    return [value]
+
+
+def _run_value(key: str, value):
+    if key == "seed":
+        return check_seed(value, "grid seed")
+    return number("grid sigma", value, low=0.0)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of the sweep: ``algorithm`` with its checked ``options`` (registry names, defaults
+    filled in), the run's ``seed`` and the gradient-noise ``sigma``."""
+
+    algorithm: str
+    options: dict
+    seed: int
+    sigma: float
+
+    @property
+    def config(self) -> str:
+        """The configuration (everything but the seed) as canonical JSON."""
+        return json.dumps({"algorithm": self.algorithm, "options": self.options, "sigma": self.sigma},
+                          sort_keys=True)
+
+    @property
+    def key(self) -> str:
+        """The cell's identity as canonical JSON."""
+        return json.dumps({"algorithm": self.algorithm, "options": self.options, "seed": self.seed,
+                           "sigma": self.sigma}, sort_keys=True)
+
+    @staticmethod
+    def from_key(key: str) -> "Cell":
+        raw = json.loads(key)
+        return Cell(raw["algorithm"], raw["options"], raw["seed"], raw["sigma"])
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A validated SPEC (module doc). ``canonical`` is its identity in the results store."""
+
+    algorithms: tuple[str, ...]
+    task: dict
+    network: dict | None
+    rounds: int
+    grid: dict
+    batch: bool = True
+
+    @property
+    def canonical(self) -> str:
+        return json.dumps({"algorithm": list(self.algorithms), "task": self.task,
+                           "network": self.network, "rounds": self.rounds, "grid": self.grid,
+                           "batch": self.batch}, sort_keys=True)
+
+    @property
+    def problem(self) -> str:
+        """What must stay fixed for ``--extend``: the task, network and rounds, canonical JSON."""
+        return json.dumps({"task": self.task, "network": self.network, "rounds": self.rounds},
+                          sort_keys=True)
+
+    def namespace(self) -> argparse.Namespace:
+        """The task and network as the `fedbound run` namespace of :mod:`fedbound.cli.problem`."""
+        t, net = self.task, self.network or {}
+        return argparse.Namespace(
+            task=t["name"], data=t.get("data"), n=t.get("n"), d=t.get("d"), rows=t.get("rows", 30),
+            seed=t.get("seed", 0), float64=t["float64"], weights=t.get("weights", "uniform"),
+            rgg=net.get("rgg", False), subnets=net.get("subnets"), topology=net.get("topology"),
+            network=net.get("file"))
+
+    @cached_property
+    def cells(self) -> tuple[Cell, ...]:
+        return tuple(expand(self))
+
+
+def parse(raw) -> Spec:
+    """A :class:`Spec` from a decoded JSON object; every problem is a one-line FedboundError."""
+    from fedbound.algorithms import registry
+
+    raw = _object("the sweep spec", raw)
+    known_names("sweep spec key", raw, TOP_KEYS)
+    for key in ("algorithm", "task", "rounds"):
+        require(key in raw, f"the sweep spec needs {key!r}")
+    algorithms = raw["algorithm"] if isinstance(raw["algorithm"], list) else [raw["algorithm"]]
+    require(len(algorithms) >= 1, "algorithm must name at least one algorithm, got []")
+    algorithms = tuple(dict.fromkeys(one_of("algorithm", a, registry.names()) for a in algorithms))
+    rounds = integer("rounds", raw["rounds"], low=0, high=MAX_ROUNDS)
+    grid = _object("grid", raw.get("grid", {}))
+    options = {o.name for a in algorithms for o in registry.get(a).options}
+    known = sorted(options | set(RUN_KEYS) | {"zip"})
+    known_names("grid key", grid, known)
+    clean = {}
+    for key, value in grid.items():
+        if key == "zip":
+            groups = value if isinstance(value, list) else [value]
+            require(len(groups) >= 1, "grid zip must hold at least one group, got []")
+            clean["zip"] = []
+            for g, group in enumerate(groups):
+                group = _object(f"grid zip group {g}", group)
+                require(len(group) >= 1, f"grid zip group {g} is empty")
+                known_names("grid key", group, [k for k in known if k != "zip"])
+                for k in group:
+                    require(k not in grid and all(k not in c for c in clean["zip"]),
+                            f"grid key {k!r} appears twice (in a zip group and elsewhere)")
+                lists = {k: _values(k, v) for k, v in group.items()}
+                lengths = {len(v) for v in lists.values()}
+                require(len(lengths) == 1, f"grid zip group {g} pairs lists of different lengths "
+                                           f"{ {k: len(v) for k, v in lists.items()} }")
+                clean["zip"].append({k: [_run_value(k, x) if k in RUN_KEYS else x for x in v]
+                                     for k, v in lists.items()})
+        else:
+            clean[key] = [_run_value(key, x) if key in RUN_KEYS else x for x in _values(key, value)]
+    spec = Spec(algorithms, _task(raw["task"]), _network(raw.get("network")), rounds, clean,
+                boolean("batch", raw.get("batch", True)))
+    require(spec.network is None or any(registry.get(a).network != "none" for a in algorithms),
+            f"network is given but none of {', '.join(algorithms)} takes a network")
+    require(len(spec.cells) >= 1, "the sweep spec has no cells")   # every cell's options checked now
+    return spec
+
+
+def load(path) -> Spec:
+    """The validated SPEC of the JSON file ``path``."""
+    return parse(json_file("sweep spec", path))
+
+
+def loads(text: str) -> Spec:
+    return parse(parse_json("sweep spec", text))
+
+
+def expand(spec: Spec) -> list[Cell]:
+    """The cells of ``spec`` in order (module doc), options checked by the registry, duplicates
+    removed; at most :data:`MAX_CELLS`."""
+    from fedbound.algorithms import registry
+
+    axes = []   # each axis: a list of {key: value} assignments
+    for key, values in spec.grid.items():
+        if key == "zip":
+            for group in values:
+                axes.append([dict(zip(group, vs)) for vs in zip(*group.values())])
+        else:
+            axes.append([{key: v} for v in values])
+    total = len(spec.algorithms)
+    for axis in axes:
+        total *= len(axis)
+    require(total <= MAX_CELLS, f"the grid expands to {total} cells, more than {MAX_CELLS}")
+    cells: dict[str, Cell] = {}
+    for name in spec.algorithms:
+        algo = registry.get(name)
+        own = {o.name for o in algo.options}
+        for combo in itertools.product(*axes):
+            values = {k: v for part in combo for k, v in part.items()}
+            try:
+                options = algo.check({k: v for k, v in values.items() if k in own})
+            except (ValidationError, InputTypeError) as exc:
+                raise type(exc)(f"grid for {name}: {exc}") from None
+            cell = Cell(name, options, values.get("seed", 0), float(values.get("sigma", 0.0)))
+            cells.setdefault(cell.key, cell)
+    return list(cells.values())
+
+
+__all__ = ["Spec", "Cell", "parse", "load", "loads", "expand"]

@@ -1,0 +1,104 @@
+"""Shared pieces of the sweep tests: a SPEC with batched (fedavg) and unbatched (sdgt) cells, the
+CLI in a subprocess, and a kill -9 at a random moment of a running sweep."""
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = {"algorithm": ["fedavg", "sdgt"], "task": {"name": "lsq", "n": 8, "d": 4, "rows": 6},
+        "network": {"subnets": 2, "topology": "ring"}, "rounds": 60,
+        "grid": {"lr": [0.02, 0.05], "gamma": 0.02, "K": 2, "local_steps": 3,
+                 "clients_per_round": 4, "sigma": 0.2, "seed": list(range(5))}}
+
+
+@pytest.fixture(scope="module")
+def spec_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("spec") / "spec.json"
+    path.write_text(json.dumps(SPEC))
+    return path
+
+
+@pytest.fixture(scope="module")
+def reference(spec_file, tmp_path_factory):
+    """The database content of the uninterrupted embedded sweep of SPEC."""
+    from fedbound.sweep import load, run_sweep
+    from fedbound.sweep.store import Store
+
+    folder = tmp_path_factory.mktemp("reference")
+    run_sweep(load(spec_file), folder)
+    store = Store(folder)
+    try:
+        return store.content()
+    finally:
+        store.close()
+
+
+def cli(*args) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.Popen([sys.executable, "-m", "fedbound", "sweep", *map(str, args)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finished(db: Path) -> int:
+    """Finished cells in the database (0 while it or its tables do not exist yet; a database busy
+    with the writer's recovery after a kill is read again)."""
+    for _ in range(500):
+        if not db.exists():
+            return 0
+        try:
+            con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+            try:
+                return con.execute("SELECT COUNT(*) FROM cells WHERE status != 'pending'").fetchone()[0]
+            finally:
+                con.close()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return 0
+            time.sleep(0.01)
+    raise AssertionError(f"{db} stayed unreadable")
+
+
+def kill_midway(args, db: Path, total: int, rng: random.Random, sig=signal.SIGKILL) -> int:
+    """Start the sweep CLI, wait until some cells are finished, send ``sig`` (SIGKILL; SIGINT is
+    Ctrl-C: exit status 130) after a further random delay, and return the finished cells seen just
+    before (the sweep must not have ended)."""
+    proc = cli(*args)
+    try:
+        target = rng.randint(1, total // 2)   # leaves at least half the sweep to interrupt
+        deadline = time.monotonic() + 120
+        while finished(db) < target and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(rng.uniform(0.0, 0.05))
+        seen = finished(db)
+        assert proc.poll() is None, f"the sweep ended before the kill: {proc.communicate()[1][-500:]}"
+        os.kill(proc.pid, sig)
+        code = proc.wait(timeout=60)
+        assert code == (130 if sig == signal.SIGINT else -signal.SIGKILL), proc.communicate()[1][-500:]
+        return seen
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+
+
+@pytest.fixture
+def kill():
+    return kill_midway
+
+
+@pytest.fixture
+def run_cli():
+    def run(*args):
+        proc = cli(*args)
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err[-1000:]
+        return out
+    return run

@@ -1,0 +1,108 @@
+"""The Ray path (a local 2-CPU Ray started once for the module): the same database as the embedded
+path; a driver killed with SIGKILL and rerun against the cluster resumes to exactly the
+uninterrupted database; a worker killed while it computes is retried by Ray."""
+import os
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from fedbound.sweep import load, run_sweep
+from fedbound.sweep.store import DB_NAME, Store
+
+ray = pytest.importorskip("ray", reason="the Ray path needs the optional dependency ray "
+                                        "(pip install 'fedbound[ray]')")
+
+
+@pytest.fixture(scope="module")
+def address():
+    root = str(Path(__file__).resolve().parents[2])
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([root, before or ""])   # the workers import fedbound
+    # a new 2-CPU instance of this process ("local": never one another test worker started)
+    ray.init(address="local", num_cpus=2, object_store_memory=100 * 1024 ** 2,
+             include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        yield ray.get_runtime_context().gcs_address
+    finally:
+        ray.shutdown()
+        if before is None:
+            os.environ.pop("PYTHONPATH")
+        else:
+            os.environ["PYTHONPATH"] = before
+
+
+def content(folder):
+    store = Store(folder)
+    try:
+        return store.content()
+    finally:
+        store.close()
+
+
+def test_ray_and_embedded_give_the_same_database(tmp_path, spec_file, reference, address):
+    spec = load(spec_file)
+    summary = run_sweep(spec, tmp_path / "ray", ray=True)
+    assert summary.computed == len(spec.cells)
+    assert content(tmp_path / "ray") == reference
+
+
+@pytest.mark.slow
+def test_sigkill_of_the_ray_driver_and_resume(tmp_path, spec_file, reference, address, kill, run_cli):
+    spec = load(spec_file)
+    out = tmp_path / "killed"
+    args = (spec_file, "--out", out, "--ray-address", address)
+    seen = kill(args, out / DB_NAME, len(spec.cells), random.Random(41))
+    assert 0 < seen < len(spec.cells)
+    run_cli(*args)
+    assert content(out) == reference
+
+
+def _descendants_running(title: str) -> list[int]:
+    """Pids of this process's descendants whose command line starts with ``title`` (Ray names a
+    worker process after the task it runs)."""
+    me, found = os.getpid(), []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmd = open(f"/proc/{entry}/cmdline", "rb").read().split(b"\0")[0].decode(errors="replace")
+            pid = int(entry)
+            while pid > 1 and pid != me:
+                pid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if pid == me and cmd.startswith(title):
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the Ray worker through /proc")
+def test_a_lost_ray_worker_is_retried(tmp_path, address):
+    """A Ray worker killed (SIGKILL) while it computes a batch: Ray reruns the task and the
+    database equals the embedded one."""
+    import json
+    import signal
+    import threading
+
+    text = json.dumps({"algorithm": "sdgt", "task": {"name": "lsq", "n": 8, "d": 4, "rows": 6},
+                       "network": {"subnets": 2, "topology": "ring"}, "rounds": 600,
+                       "grid": {"gamma": 0.02, "K": 2, "sigma": 0.2, "seed": [0, 1, 2, 3]}})
+    from fedbound.sweep import loads
+    run_sweep(loads(text), tmp_path / "embedded")
+    done = {}
+    worker = threading.Thread(target=lambda: done.update(s=run_sweep(loads(text), tmp_path / "ray", ray=True)))
+    worker.start()
+    killed = None
+    while worker.is_alive() and killed is None:
+        pids = _descendants_running("ray::compute")
+        if pids:
+            killed = pids[0]
+            os.kill(killed, signal.SIGKILL)
+        time.sleep(0.005)
+    worker.join(timeout=300)
+    assert killed is not None, "no Ray worker was caught computing (the sweep ended first)"
+    assert done["s"].computed == 4 and done["s"].pending == 0
+    assert content(tmp_path / "ray") == content(tmp_path / "embedded")
