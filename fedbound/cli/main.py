@@ -42,6 +42,7 @@ COMMANDS = {
     "run": "fedbound.cli.run_cmd",
     "verify": "fedbound.cli.verify_cmd",
     "control": "fedbound.cli.control_cmd",
+    "pep": "fedbound.cli.pep_cmd",
 }
 
 

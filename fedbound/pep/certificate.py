@@ -15,7 +15,8 @@ For a method of :data:`fedbound.pep.methods.METHODS` and its options it
 
 ``verdict`` is computed: "tight" when lower_bound >= (1 - 1e-3) worst_case, else "gap"; with
 "; theory holds" / "; theory violated by <ratio>" (definite when the quadratic lower bound itself
-exceeds the bound) / "; theory does not apply (<why>)" appended where there is a theory. A
+exceeds the bound) / "; theory does not apply (<why>)" (plus "and its bound is exceeded <ratio>x"
+where the worst case is above it) appended where there is a theory. A
 lower bound above the worst case beyond solver tolerance means the PEP does not model the
 algorithm: it raises (an internal error, never a silent answer).
 """
@@ -95,7 +96,9 @@ def certify(name: str, lower_bound_starts: int = 24, **options) -> Certificate:
     verdict = "tight" if lower >= (1 - 1e-3) * sol.value else "gap"
     if th is not None:
         if not th.applies:
-            verdict += f"; theory does not apply ({th.note})"
+            exceeded = sol.value > th.value * (1 + RTOL) + 1e-12
+            verdict += f"; theory does not apply ({th.note})" + \
+                (f" and its bound is exceeded {sol.value / th.value:.4g}x" if exceeded else "")
         elif sol.value <= th.value * (1 + RTOL) + 1e-12:
             verdict += "; theory holds"
         else:

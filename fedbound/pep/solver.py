@@ -27,7 +27,7 @@ from fedbound.errors import SolverError
 CHAIN = (
     ("clarabel", {"solver": "CLARABEL"}),
     ("clarabel+reg1e-7", {"solver": "CLARABEL", "static_regularization_constant": 1e-7}),
-    ("scs", {"solver": "SCS", "eps": 1e-9, "max_iters": 200_000}),
+    ("scs", {"solver": "SCS", "eps": 1e-8, "max_iters": 20_000}),
 )
 
 
