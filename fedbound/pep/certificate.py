@@ -110,5 +110,5 @@ def certify(name: str, lower_bound_starts: int = 24, **options) -> Certificate:
         gram_size=sol.gram_size, lower_bound=lower, lower_bound_instance=instance,
         theory=None if th is None else th.value, theory_source=None if th is None else th.source,
         theory_applies=None if th is None else th.applies, theory_note="" if th is None else th.note,
-        replay_value=replay.metric, replay_mismatch=replay.mismatch, verdict=verdict,
+        replay_value=float(replay.metric), replay_mismatch=replay.mismatch, verdict=verdict,
         seconds=time.perf_counter() - start)

@@ -24,48 +24,53 @@ class NumericEnv:
         self.n = n
         self.weights = list(weights) if weights is not None else [1.0 / n] * n
         self.x0, self.xs = x0, xs
-        self.conditions: list[tuple[float, float]] = []
-        self.metric = float("nan")
+        self.conditions: list[tuple[np.ndarray, float]] = []
+        self.metric = np.nan
 
     @staticmethod
     def sq(v):
-        return float(v @ v)
+        return (v * v).sum(-1)
 
     @staticmethod
     def dot(u, v):
-        return float(u @ v)
+        return (u * v).sum(-1)
 
     def require(self, expr, bound: float) -> None:
-        self.conditions.append((float(expr), float(bound)))
+        self.conditions.append((np.asarray(expr, float), float(bound)))
 
     def measure(self, expr) -> None:
-        self.metric = float(expr)
+        self.metric = np.asarray(expr, float)
 
-    def scaled_metric(self) -> float:
+    def scaled_metric(self) -> np.ndarray:
         """The metric of the instance scaled by s^2 (x0 and every g_i by s), with the largest s that
-        keeps every condition (all homogeneous of degree 2 in that scaling) satisfied."""
-        limits = [bound / value for value, bound in self.conditions if value > 0]
-        if any(value > 0 and bound <= 0 for value, bound in self.conditions):
-            return 0.0
-        return self.metric * (min(limits) if limits else 1.0)
+        keeps every condition (all homogeneous of degree 2 in that scaling) satisfied; 0 where a
+        condition with bound 0 is active, inf where no condition limits a positive metric."""
+        scale = np.full(np.shape(self.metric), np.inf)
+        for value, bound in self.conditions:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                scale = np.minimum(scale, np.where(value > 1e-300, bound / value, np.inf))
+        with np.errstate(invalid="ignore"):
+            return np.where(self.metric > 0, self.metric * scale, 0.0)
 
 
 class QuadraticEnv(NumericEnv):
-    """The explicit quadratic instance (module doc); ``h``, ``g`` of shape (n, d), ``x0`` (d,)."""
+    """The explicit quadratic instance (module doc); ``h`` of shape (n, d); ``x0`` of shape (B, d)
+    and ``g`` of shape (n, B, d) for a batch of B instances sharing h (or (d,) and (n, d))."""
 
     def __init__(self, h, g, x0, lam: float | None = None, weights=None):
-        super().__init__(len(h), weights, np.asarray(x0, float), np.zeros(len(x0)))
+        x0 = np.asarray(x0, float)
+        super().__init__(len(h), weights, x0, np.zeros(x0.shape))
         self.h, self.g, self.lam = np.asarray(h, float), np.asarray(g, float), lam
 
     def grad(self, i: int, x):
         return self.h[i] * x + self.g[i]
 
     def value(self, i: int, x):
-        return float(0.5 * x @ (self.h[i] * x) + self.g[i] @ x)
+        return 0.5 * (x * (self.h[i] * x)).sum(-1) + (self.g[i] * x).sum(-1)
 
     def mix_class(self, lo: float, hi: float, points: list) -> list:
         W = spectral_instance(len(points), self.lam if self.lam is not None else lo)
-        return list(W @ np.stack(points))
+        return list(np.tensordot(W, np.stack(points), axes=1))
 
 
 class ReplayEnv(NumericEnv):
