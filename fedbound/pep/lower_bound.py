@@ -65,12 +65,17 @@ class _Family:
         env = self.run(h, lam, V)
         forms = [_form(env.metric, D, pairs)] + [_form(value, D, pairs) for value, _ in env.conditions]
         bounds = np.array([b for _, b in env.conditions])
+        if not all(np.all(np.isfinite(F)) for F in forms):
+            return 0.0, np.eye(D)[0]
         Q, P = forms[0], forms[1:]
         candidates = list(eigh(Q)[1].T[-2:])
         for t in _weights(len(P)):
             M = sum(w * Pj / max(b, 1e-300) for w, Pj, b in zip(t, P, bounds))
             M = M + 1e-10 * (np.trace(M) / D + 1e-12) * np.eye(D)
-            candidates.append(eigh(Q, M)[1][:, -1])
+            try:
+                candidates.append(eigh(Q, M)[1][:, -1])
+            except np.linalg.LinAlgError:   # M not positive definite in floating point: no candidate
+                continue
 
         def scaled(v: np.ndarray) -> tuple[float, float]:
             val = v @ Q @ v

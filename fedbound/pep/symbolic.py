@@ -6,7 +6,9 @@ the objective F = sum_i w_i f_i, a stationary point ``xs`` of F (for convex clas
 and the start ``x0``. Every oracle call is recorded on a tape so that the solved worst case can be
 replayed through the algorithm (:class:`fedbound.pep.numeric.ReplayEnv`). Building stops with a
 :class:`~fedbound.errors.ResourceLimitError` as soon as the Gram matrix would exceed
-:data:`MAX_GRAM` points (the issue measured 80 x 80 in under a minute and a failure near 100).
+:data:`MAX_GRAM` points: the issue measured 80 x 80 in under a minute and a failure near 100, but
+here (2 cores) Clarabel needs ~0.1-0.25 s per interior-point iteration at 43 points (a FedAvg PEP
+with K = 10, R = 2: 10-30 s through the fallback chain), so the limit is 40 points, a few seconds.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from fedbound.pep.consensus import SpectralClass
 from fedbound.pep.env import combine
 
 #: the largest Gram matrix a PEP may have (points); larger problems are refused while building
-MAX_GRAM = 80
+MAX_GRAM = 40
 
 
 class PepEnv:
@@ -46,8 +48,9 @@ class PepEnv:
         if Point.counter > MAX_GRAM:
             raise ResourceLimitError(
                 f"the {self.label} needs a Gram matrix of more than {MAX_GRAM} x {MAX_GRAM} (refused while "
-                f"building, at {Point.counter} points); a {MAX_GRAM}-point PEP takes about a minute and "
-                f"~100 fails: use fewer clients, local steps or rounds")
+                f"building, at {Point.counter} points; a {MAX_GRAM}-point PEP takes seconds, 80 points about a "
+                f"minute): use fewer clients, local steps or rounds, or compose one-round certificates "
+                f"(fedbound.pep.compose)")
 
     def grad(self, i: int, x):
         g = self.functions[i].gradient(x)

@@ -16,7 +16,8 @@ from __future__ import annotations
 from fedbound.errors import ValidationError
 from fedbound.pep.env import mix
 from fedbound.pep.method import Method, Option, stochastic_matrix
-from fedbound.pep.methods.common import GAMMA, MU, N_CLIENTS, ZETA, L, family, start_and_heterogeneity
+from fedbound.pep.methods.common import (GAMMA, MU, N_CLIENTS, ZETA, L, family, start_and_heterogeneity,
+                                         strongly_convex_check)
 
 
 def _mixer(env, cfg: dict):
@@ -50,8 +51,7 @@ def _finish(env, cfg: dict, X: list) -> None:
 
 
 def _check(cfg: dict) -> None:
-    if cfg["mu"] >= cfg["L"]:
-        raise ValidationError(f"mu must be < L, got mu={cfg['mu']:g}, L={cfg['L']:g}")
+    strongly_convex_check(cfg)
     if cfg["n"] < 2:
         raise ValidationError(f"n must be >= 2 for a decentralized method, got {cfg['n']}")
     if cfg["W"] is not None:

@@ -29,7 +29,7 @@ from fedbound.pep.env import combine, heterogeneity, mean, objective_grad, objec
 from fedbound.pep.method import Method, Option, Theory
 from fedbound.theory.registry import get
 from fedbound.pep.methods.common import (GAMMA, K_STEPS, MU, N_CLIENTS, ROUNDS, ZETA, L, family,
-                                         start_and_heterogeneity, strongly_convex_check)
+                                         start_and_heterogeneity, step_check, strongly_convex_check)
 
 
 def local_steps(env, x, steps: list[int], step: float, mu_prox: float = 0.0) -> list:
@@ -72,7 +72,7 @@ FEDAVG = Method(
 FEDPROX = Method(
     "fedprox", "FedProx: K local GD steps on f_i + (mu_prox/2)||y - x||^2, then averaging",
     (N_CLIENTS, K_STEPS, ROUNDS, GAMMA, L, MU, ZETA,
-     Option("mu_prox", "float", 0.1, "proximal coefficient mu_prox", low=0.0)),
+     Option("mu_prox", "float", 0.1, "proximal coefficient mu_prox", low=0.0, high=1e6)),
     setting=_strong, build=build_fedavg, family=family, theory=fedavg_theory, check=strongly_convex_check,
     doc=__doc__)
 
@@ -106,6 +106,7 @@ def fednova_theory(cfg: dict) -> Theory:
 
 
 def _fednova_check(cfg: dict) -> None:
+    step_check("eta", cfg["eta"], cfg["L"])
     if cfg["beta2"] < 1:
         raise ValidationError(f"beta2 must be >= 1 (Jensen: sum_i p_i ||grad F_i||^2 >= ||grad F~||^2), "
                               f"got {cfg['beta2']:g}")
@@ -114,10 +115,11 @@ def _fednova_check(cfg: dict) -> None:
 FEDNOVA = Method(
     "fednova", "FedNova with unequal tau_i (non-convex, vs Theorem 1 at sigma = 0)",
     (Option("taus", "ints", "2,4", "local steps tau_i of each client, comma-separated", low=1, high=32),
-     ROUNDS, Option("eta", "float", 0.05, "client learning rate eta", low=0.0, low_open=True), L,
-     Option("Delta", "float", 1.0, "initial gap F~(x0) - F~_inf <= Delta", low=0.0, low_open=True),
-     Option("beta2", "float", 1.0, "Assumption 3 beta^2 (>= 1)", low=0.0),
-     Option("kappa2", "float", 1.0, "Assumption 3 kappa^2", low=0.0)),
+     ROUNDS, Option("eta", "float", 0.05, "client learning rate eta (eta L <= 4)", low=0.0, high=1e6,
+                    low_open=True), L,
+     Option("Delta", "float", 1.0, "initial gap F~(x0) - F~_inf <= Delta", low=0.0, high=1e6, low_open=True),
+     Option("beta2", "float", 1.0, "Assumption 3 beta^2 (>= 1)", low=0.0, high=1e6),
+     Option("kappa2", "float", 1.0, "Assumption 3 kappa^2", low=0.0, high=1e6)),
     setting=lambda cfg: {"n": len(cfg["taus"]), "L": cfg["L"], "mu": 0.0, "nonconvex": True},
     build=build_fednova, family=lambda cfg: {"h_low": 0.0, "shared_h": True, "zero_g": cfg["kappa2"] == 0},
     theory=fednova_theory, check=_fednova_check, doc=__doc__)

@@ -40,7 +40,7 @@ def build(env, cfg: dict) -> None:
 METHOD = Method(
     "scaffold", "SCAFFOLD (deterministic, option II control variates)",
     (N_CLIENTS, K_STEPS, ROUNDS, GAMMA, L, MU, ZETA,
-     Option("eta_g", "float", 1.0, "global step size", low=0.0, low_open=True),
+     Option("eta_g", "float", 1.0, "global step size", low=0.0, high=10.0, low_open=True),
      Option("c0", "choice", "zero", "initial control variates: zero or grad (c_i = grad f_i(x0))",
             choices=("zero", "grad"))),
     setting=lambda cfg: {"n": cfg["n"], "L": cfg["L"], "mu": cfg["mu"]},

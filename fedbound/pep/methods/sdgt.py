@@ -20,7 +20,7 @@ from fedbound.errors import ValidationError
 from fedbound.pep.env import mean, mix
 from fedbound.pep.consensus import spectral_instance
 from fedbound.pep.method import Method, Option, Theory
-from fedbound.pep.methods.common import GAMMA, MU, ZETA, L, family, start_and_heterogeneity
+from fedbound.pep.methods.common import GAMMA, MU, ZETA, L, family, start_and_heterogeneity, strongly_convex_check
 from fedbound.theory.registry import get
 
 
@@ -71,8 +71,9 @@ def theory(cfg: dict) -> Theory:
 
 
 def _check(cfg: dict) -> None:
-    if not 0 < cfg["mu"] < cfg["L"]:
-        raise ValidationError(f"SD-GT Theorem 3 needs 0 < mu < L, got mu={cfg['mu']:g}, L={cfg['L']:g}")
+    if cfg["mu"] == 0:
+        raise ValidationError("SD-GT Theorem 3 needs mu > 0, got mu=0")
+    strongly_convex_check(cfg)
 
 
 METHOD = Method(
