@@ -5,7 +5,7 @@ For a method of :data:`fedbound.pep.methods.METHODS` and its options it
 1. builds the PEP (:class:`fedbound.pep.symbolic.PepEnv`; refused while building beyond
    :data:`fedbound.pep.symbolic.MAX_GRAM` points) and solves it with the fallback chain
    (:func:`fedbound.pep.solver.solve`): ``worst_case`` (the dual value: an upper bound on the
-   metric over the class, tight up to solver accuracy), ``status``, ``solver``;
+   metric over the class, tight up to solver accuracy), ``status``, ``solver``, ``duality_gap``;
 2. replays the SDP's worst function through the algorithm (:class:`fedbound.pep.numeric.ReplayEnv`):
    ``replay_value`` must equal ``worst_case`` within solver accuracy, ``replay_mismatch`` is the
    largest distance between a point the algorithm queried and the recorded one;
@@ -48,6 +48,7 @@ class Certificate:
     status: str
     solver: str
     gram_size: int
+    duality_gap: float
     lower_bound: float
     lower_bound_instance: dict
     theory: float | None
@@ -107,7 +108,7 @@ def certify(name: str, lower_bound_starts: int = 24, **options) -> Certificate:
             verdict += f"; theory violated by {sol.value / th.value:.4g}x ({definite})"
     return Certificate(
         method=name, options=cfg, worst_case=sol.value, status=sol.status, solver=sol.solver,
-        gram_size=sol.gram_size, lower_bound=lower, lower_bound_instance=instance,
+        gram_size=sol.gram_size, duality_gap=sol.duality_gap, lower_bound=lower, lower_bound_instance=instance,
         theory=None if th is None else th.value, theory_source=None if th is None else th.source,
         theory_applies=None if th is None else th.applies, theory_note="" if th is None else th.note,
         replay_value=float(replay.metric), replay_mismatch=replay.mismatch, verdict=verdict,

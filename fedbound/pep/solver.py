@@ -13,6 +13,8 @@ the first ``optimal_inaccurate``), with the solver's name and the Gram size. Any
 """
 from __future__ import annotations
 
+import contextlib
+import io
 from dataclasses import dataclass
 
 import cvxpy as cp
@@ -63,12 +65,13 @@ class DeduplicatedCvxpyWrapper(CvxpyWrapper):
 @dataclass(frozen=True)
 class Solution:
     """The worst value (the dual objective, an upper bound on the primal), the cvxpy status, the
-    solver that produced it and the Gram size."""
+    solver that produced it, the Gram size and the relative duality gap |dual - primal|/max(1, |primal|)."""
 
     value: float
     status: str
     solver: str
     gram_size: int
+    duality_gap: float
 
 
 def _compile(problem) -> DeduplicatedCvxpyWrapper:
@@ -118,5 +121,7 @@ def solve(problem) -> Solution:
     G, F = wrapper.get_primal_variables()
     problem.G_value, problem.F_value = G, F
     problem._eval_points_and_function_values(F, G, verbose=0)
-    dual = problem.check_feasibility(value, verbose=0)
-    return Solution(float(dual), status, chosen[0], Point.counter)
+    with contextlib.redirect_stdout(io.StringIO()):   # PEPit prints its duality-gap warning itself
+        dual = problem.check_feasibility(value, verbose=0)
+    gap = abs(float(dual) - float(value)) / max(1.0, abs(float(value)))
+    return Solution(float(dual), status, chosen[0], Point.counter, gap)

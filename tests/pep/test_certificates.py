@@ -12,7 +12,7 @@ ISSUE = dict(n=2, K=4, R=2, gamma=1.0, L=1.0, mu=0.1)
 
 def consistent(c):
     """lower <= worst (<= theory where it applies) and the replayed worst function reproduces it."""
-    assert c.status == "optimal"
+    assert c.status == "optimal" and c.duality_gap < 1e-5
     assert c.lower_bound <= c.worst_case * (1 + RTOL) + 1e-9
     assert math.isclose(c.replay_value, c.worst_case, rel_tol=1e-5, abs_tol=1e-8)
     assert c.replay_mismatch < 1e-5
