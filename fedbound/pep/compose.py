@@ -8,9 +8,10 @@ e_{t+1} = phi(e_t) bounds ||x_t - x*||^2 for every horizon: :func:`composed`. By
 phi(e; zeta) = e W(zeta/sqrt(e)) with W(z) the one-round PEP at radius 1 and heterogeneity z.
 
 * :func:`contraction`: the certified contraction per round, lim_{e -> inf} phi(e)/e = W(0);
-* :func:`long_run`: the long-run bound c(K, gamma) zeta^2, the least fixed point of phi reached by
-  e <- phi(e) from below (an invariant level: e_t <= e* implies e_{t+1} <= e*); reported with the
-  residual phi(e*)/e* - 1;
+* :func:`long_run`: the long-run bound c(K, gamma) zeta^2: e <- phi(e) from e = zeta^2/100 converges
+  monotonically to a fixed point e* of phi, an invariant level (e_t <= e* implies e_{t+1} <= e*),
+  reported with the residual phi(e*)/e* - 1; where it falls below FLOOR zeta^2 (K = 1: FedAvg is GD
+  and e* = 0) it stops there with that invariant level (residual < 0);
 * :func:`gap`: composed / full-horizon PEP at the same R (>= 1 up to solver accuracy: the
   composition is the price of cutting the horizon).
 """
@@ -19,6 +20,10 @@ from __future__ import annotations
 import math
 
 from fedbound.pep.certificate import method, worst_case
+
+#: the smallest long-run level :func:`long_run` resolves, relative to zeta^2 (the PEP's scale is
+#: zeta/sqrt(e): far below it the SDP is badly conditioned)
+FLOOR = 1e-6
 
 
 def _cfg(options: dict) -> dict:
@@ -51,11 +56,11 @@ def long_run(options: dict, rtol: float = 1e-5, max_iter: int = 200) -> dict:
     zeta = _cfg(options)["zeta"]
     if zeta == 0:
         return {"c": 0.0, "bound": 0.0, "residual": 0.0, "iterations": 0}
-    e, it = 1e-2 * zeta ** 2, 0   # any start below the least fixed point reaches it
+    e, it = 1e-2 * zeta ** 2, 0
     for it in range(1, max_iter + 1):
         new = one_round(options, e)
-        done = abs(new - e) <= rtol * new
-        e = new
+        done = abs(new - e) <= rtol * new or new < FLOOR * zeta ** 2
+        e = max(new, FLOOR * zeta ** 2)
         if done:
             break
     return {"c": e / zeta ** 2, "bound": e, "residual": one_round(options, e) / e - 1, "iterations": it}

@@ -121,7 +121,11 @@ def solve(problem) -> Solution:
     G, F = wrapper.get_primal_variables()
     problem.G_value, problem.F_value = G, F
     problem._eval_points_and_function_values(F, G, verbose=0)
-    with contextlib.redirect_stdout(io.StringIO()):   # PEPit prints its duality-gap warning itself
-        dual = problem.check_feasibility(value, verbose=0)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):   # PEPit prints its duality-gap warning itself
+            dual = problem.check_feasibility(value, verbose=0)
+    except AssertionError:   # PEPit's own consistency assertions on the solution
+        raise SolverError(f"the solution of {chosen[0]} is inconsistent (PEPit's feasibility check; "
+                          f"{'; '.join(attempts)})") from None
     gap = abs(float(dual) - float(value)) / max(1.0, abs(float(value)))
     return Solution(float(dual), status, chosen[0], Point.counter, gap)
