@@ -3,13 +3,13 @@
 FedAvg and FedProx (issue 13). n clients, f_i L-smooth and mu-strongly convex, x* the minimizer of
 f = (1/n) sum_i f_i, ||x0 - x*||^2 <= 1 and (1/n) sum_i ||grad f_i(x*)||^2 <= zeta^2. Per round,
 from y_i = x each client takes K steps y_i <- y_i - gamma (grad f_i(y_i) + mu_prox (y_i - x))
-(mu_prox = 0: FedAvg; > 0: FedProx's proximal term, solved inexactly by K gradient steps as in
-FedNova's analysis of FedProx, seed 001 [L232-L236]), then x <- (1/n) sum_i y_i. Metric
+(mu_prox = 0: FedAvg; > 0: FedProx's proximal step x <- x - eta[g + mu (x - x^(t,0))], seed 001 (31),
+papers/fednova.md 2.4 [L58]), then x <- (1/n) sum_i y_i. Metric
 ||x_R - x*||^2. With zeta = 0 every f_i has x* as minimizer and FedAvg is exactly GD on each:
 worst case rho^(2KR), rho = max(|1 - gamma mu|, |1 - gamma L|) (the theory column; none for
 zeta > 0: the four papers bound FedAvg only for non-convex objectives).
 
-FedNova (seed 001, update rule (4) [L121-L126] with vanilla local GD, a_i = (1, ..., 1),
+FedNova (seed 001, update rule (4) [L93] with vanilla local GD, a_i = (1, ..., 1),
 ||a_i||_1 = tau_i). Client i takes tau_i steps y_i <- y_i - eta grad F_i(y_i) from x, and
 x <- x - tau_eff sum_i p_i (x - y_i)/tau_i, tau_eff = sum_i p_i tau_i, p_i = 1/n. The class is
 Theorem 1's deterministic case (sigma = 0): F_i L-smooth (non-convex), F~ = sum_i p_i F_i with
