@@ -13,10 +13,9 @@ for gamma <= 1/L (not one of the four papers; cited from arXiv:2202.09357).
 """
 from __future__ import annotations
 
-from fedbound.pep.env import mean
+from fedbound.pep.env import heterogeneity, mean
 from fedbound.pep.method import Method, Option, Theory
 from fedbound.pep.methods.common import GAMMA, MU, N_CLIENTS, ZETA, L, family, strongly_convex_check
-from fedbound.pep.env import heterogeneity
 
 
 def _lyapunov(env, xs, hs, ratio2):
