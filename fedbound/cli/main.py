@@ -44,6 +44,7 @@ COMMANDS = {
     "verify": "fedbound.cli.verify_cmd",
     "control": "fedbound.cli.control_cmd",
     "sweep": "fedbound.cli.sweep_cmd",
+    "pep": "fedbound.cli.pep_cmd",
 }
 
 

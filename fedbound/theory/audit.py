@@ -51,7 +51,8 @@ from fedbound.theory import symbols as S
 
 #: paper name -> module whose ``claims()`` returns its list of :class:`Claim`
 PAPERS = {"sdgt": "fedbound.theory.sdgt.audit", "fednova": "fedbound.theory.fednova.audit",
-          "fedada2": "fedbound.theory.fedada2.audit", "afga": "fedbound.theory.afga.audit"}
+          "fedada2": "fedbound.theory.fedada2.audit", "afga": "fedbound.theory.afga.audit",
+          "pep": "fedbound.pep.audit"}
 
 MAX_CORNERS = 1024
 #: adversarial-search generations at most (each evaluates a whole population): nothing may run for days
@@ -225,7 +226,10 @@ def _search(claim: Claim, start: np.ndarray, rng: np.random.Generator, iteration
 
 def audit_claim(claim: Claim, samples: int = 20000, seed: int = 0, iterations: int = 40,
                 polish_evaluations: int = 150) -> ClaimReport:
-    """Random, extreme and adversarial evaluation of one claim (see the module docstring)."""
+    """Random, extreme and adversarial evaluation of one claim (see the module docstring); a claim
+    of another type (:class:`fedbound.pep.audit.PepClaim`) evaluates itself by its ``audit``."""
+    if not isinstance(claim, Claim):
+        return claim.audit(seed=seed)
     samples = integer("samples", samples, low=1)
     iterations = integer("iterations", iterations, low=0, high=MAX_ITERATIONS)
     dim = claim.sampler.dim

@@ -1,0 +1,52 @@
+"""``fedbound pep METHOD [options] [--json]``: a worst-case certificate by performance estimation.
+
+One subcommand per method of :data:`fedbound.pep.METHODS` (``gd``, ``fedavg``, ``fedprox``,
+``fednova``, ``scaffold``, ``scaffnew``, ``dgd``, ``gt``, ``sdgt``), its flags built from the
+method's options (validated by :mod:`fedbound.validate` through :meth:`fedbound.pep.method.Method.config`).
+Prints the certified worst case, the solver status, the quadratic lower bound, the papers' bound
+(``theory``, null where none), the replay check and the seconds; ``--json`` prints the
+:class:`fedbound.pep.Certificate` as one object. A PEP beyond the size limit is refused (exit 2)
+while it is being built, with the size it reached.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+
+from fedbound.pep import METHODS, certify
+
+_TYPES = {"int": int, "float": float}
+
+
+def _run(args: argparse.Namespace) -> int:
+    method = METHODS[args.method]
+    options = {o.name: getattr(args, o.name) for o in method.options if getattr(args, o.name) is not None}
+    cert = certify(args.method, **options)
+    if args.json:
+        print(json.dumps(cert.to_dict(), allow_nan=False))
+        return 0
+    print(f"pep {cert.method}: worst case {cert.worst_case:.6g} ({cert.status}, {cert.solver}, "
+          f"Gram {cert.gram_size}x{cert.gram_size}, {cert.seconds:.1f} s)")
+    print(f"  quadratic lower bound {cert.lower_bound:.6g}; replay of the worst function "
+          f"{cert.replay_value:.6g} (query mismatch {cert.replay_mismatch:.1e})")
+    if cert.theory is not None:
+        print(f"  theory {cert.theory:.6g}: {cert.theory_source}"
+              + ("" if cert.theory_applies else f" [does not apply: {cert.theory_note}]"))
+    print(f"  verdict: {cert.verdict}")
+    return 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "pep", help="worst-case certificate of a federated/decentralized method (performance estimation)",
+        description="Solve the performance-estimation SDP of a method: its exact worst case over the "
+                    "function class, a lower bound from explicit quadratics and the papers' bound.")
+    methods = parser.add_subparsers(dest="method", metavar="METHOD", parser_class=type(parser))
+    methods.required = True
+    for m in METHODS.values():
+        sub = methods.add_parser(m.name, help=m.summary, description=m.summary)
+        for o in m.options:
+            sub.add_argument(f"--{o.name}", dest=o.name, type=_TYPES.get(o.kind, str), default=None,
+                             metavar=o.name.upper(), help=f"{o.help} (default {o.default})")
+        sub.add_argument("--json", action="store_true", help="print the certificate as JSON")
+        sub.set_defaults(func=_run)

@@ -1,0 +1,96 @@
+"""PEP claims: the papers' bounds against certified worst cases, for ``fedbound audit pep`` (issue 13).
+
+A :class:`PepClaim` is the claim "the paper's bound on a metric holds for every function of the
+class" checked at a few settings where the theorem's conditions hold: the PEP worst case (exact for
+the class up to solver accuracy, an upper bound where the PEP is a relaxation) is the left-hand
+side, the paper's bound the right-hand side. It fails where a worst case exceeds the bound by more
+than :data:`fedbound.pep.certificate.RTOL`; the report's violation ratio is max worst/bound (for
+a claim that holds: how loose the bound is at its tightest point). It is audited by
+:meth:`PepClaim.audit` (called by :func:`fedbound.theory.audit.audit_claim` for this claim type):
+no random sampling -- each point is an SDP.
+
+Claims: SD-GT Theorem 3's rate (1 - mu K gamma/4)^T on the Lyapunov function (96) at gamma =
+gamma_bar and gamma_bar/2 (:mod:`fedbound.pep.methods.sdgt`); FedNova Theorem 1 (97) at sigma = 0
+with unequal tau_i at the largest eta of (98)-(99) and half of it (:mod:`fedbound.pep.methods.local`).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from fedbound.pep.certificate import RTOL, method, worst_case
+from fedbound.theory.audit import ClaimReport
+from fedbound.theory.registry import get
+
+
+@dataclass(frozen=True)
+class PepClaim:
+    """A paper's bound checked by PEP at the settings ``points()`` (option dicts of ``method``)."""
+
+    id: str
+    result_id: str
+    variant: str
+    statement: str
+    flag: str
+    method: str
+    points: Callable[[], list[dict]]
+
+    def audit(self, seed: int = 0) -> ClaimReport:
+        """Solve the PEP at every point and compare with the paper's bound (``seed`` unused: no
+        randomness)."""
+        start = time.perf_counter()
+        m = method(self.method)
+        rows = []
+        for options in self.points():
+            cfg = m.config(**options)
+            th = m.theory(cfg)
+            if th is None or not th.applies:
+                raise AssertionError(f"{self.id}: the theorem does not apply at {options}: {th}")
+            rows.append((options, worst_case(self.method, cfg)[0].value, th.value))
+        ratios = [w / b for _, w, b in rows]
+        i = max(range(len(rows)), key=ratios.__getitem__)
+        violated = [w > b * (1 + RTOL) for _, w, b in rows]
+        return ClaimReport(
+            claim=self.id, result_id=self.result_id, variant=self.variant, statement=self.statement,
+            flag=self.flag, verdict="fails" if any(violated) else "holds", violation_ratio=ratios[i],
+            log10_ratio=math.log10(ratios[i]) if ratios[i] > 0 else -math.inf,
+            worst={k: float(v) for k, v in rows[i][0].items() if not isinstance(v, str)},
+            worst_part=None, part_ratios={}, failing_parts=[],
+            random_violation_fraction=sum(violated) / len(rows), n_evaluated=len(rows), n_invalid=0,
+            found_by="pep", seconds=time.perf_counter() - start)
+
+
+def _sdgt_points() -> list[dict]:
+    out = []
+    for K in (1, 2):
+        base = {"S": 2, "m": 2, "K": K, "T": 1, "L": 1.0, "mu": 0.1, "lam": 0.5, "zeta": 1.0}
+        cap = float(get("sdgt.thm3").max_step(variant="main", L=1.0, mu=0.1, K=K, p=1.0, q=0.75)[0])
+        out += [{**base, "gamma": cap}, {**base, "gamma": cap / 2}]
+    return out
+
+
+def _fednova_points() -> list[dict]:
+    out = []
+    taus = [2, 4]
+    for kappa2 in (2.0,):
+        base = {"taus": "2,4", "R": 2, "L": 1.0, "Delta": 1.0, "beta2": 1.0, "kappa2": kappa2}
+        cap = float(get("fednova.thm1").max_step(
+            variant="printed", L=1.0, tau_eff=sum(taus) / 2, C=max(t * (t - 1) for t in taus), beta2=1.0,
+            Delta=1.0, T=2, sigma=0.0, m=2, A=1.0, B=1.0, kappa2=kappa2)[0])
+        out += [{**base, "eta": cap}, {**base, "eta": cap / 2}]
+    return out
+
+
+def claims() -> list[PepClaim]:
+    return [
+        PepClaim("pep.sdgt.thm3_rate", "sdgt.thm3", "main",
+                 "SD-GT, sigma = 0, full participation, gamma <= gamma_bar: the worst Lyap_2 over "
+                 "L-smooth mu-strongly convex f_i with Lyap_1 <= 1 is <= 1 - mu K gamma/4 (98)", "",
+                 "sdgt", _sdgt_points),
+        PepClaim("pep.fednova.thm1", "fednova.thm1", "printed",
+                 "FedNova, sigma = 0, tau = (2, 4), eta under (98)-(99): the worst (1/T) sum_t "
+                 "||grad F~(x^t)||^2 over L-smooth F_i with Assumption 3 is <= (97)", "",
+                 "fednova", _fednova_points),
+    ]

@@ -1,0 +1,115 @@
+"""Worst-case certificates (issue 13): :func:`certify` runs one method through every backend.
+
+For a method of :data:`fedbound.pep.methods.METHODS` and its options it
+
+1. builds the PEP (:class:`fedbound.pep.symbolic.PepEnv`; refused while building beyond
+   :data:`fedbound.pep.symbolic.MAX_GRAM` points) and solves it with the fallback chain
+   (:func:`fedbound.pep.solver.solve`): ``worst_case`` (the dual value: an upper bound on the
+   metric over the class, tight up to solver accuracy), ``status``, ``solver``, ``duality_gap``;
+2. replays the SDP's worst function through the algorithm (:class:`fedbound.pep.numeric.ReplayEnv`):
+   ``replay_value`` must equal ``worst_case`` within solver accuracy, ``replay_mismatch`` is the
+   largest distance between a point the algorithm queried and the recorded one;
+3. searches explicit quadratic instances (:func:`fedbound.pep.lower_bound.search`): ``lower_bound``;
+4. evaluates the papers' bound where one exists (``theory``, its ``theory_source``, whether its
+   conditions hold: ``theory_applies``).
+
+``verdict`` is computed: "tight" when lower_bound >= (1 - 1e-3) worst_case, else "gap"; with
+"; theory holds" / "; theory violated by <ratio>" (definite when the quadratic lower bound itself
+exceeds the bound) / "; theory does not apply (<why>)" (plus "and its bound is exceeded <ratio>x"
+where the worst case is above it) appended where there is a theory. A
+lower bound above the worst case beyond solver tolerance means the PEP does not model the
+algorithm: it raises (an internal error, never a silent answer).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+
+from fedbound.errors import UnknownNameError
+from fedbound.jsonable import jsonable
+from fedbound.pep import lower_bound as lb
+from fedbound.pep.methods import METHODS
+from fedbound.pep.numeric import ReplayEnv
+from fedbound.pep.solver import solve
+from fedbound.pep.symbolic import PepEnv
+from fedbound.validate import suggest
+
+#: relative slack of solver accuracy in comparisons (Clarabel reaches ~1e-8; SCS less)
+RTOL = 1e-5
+
+
+@dataclass
+class Certificate:
+    """The outcome of :func:`certify` (module doc)."""
+
+    method: str
+    options: dict
+    worst_case: float
+    status: str
+    solver: str
+    gram_size: int
+    duality_gap: float
+    lower_bound: float
+    lower_bound_instance: dict
+    theory: float | None
+    theory_source: str | None
+    theory_applies: bool | None
+    theory_note: str
+    replay_value: float
+    replay_mismatch: float
+    verdict: str
+    seconds: float
+
+    def to_dict(self) -> dict:
+        return jsonable(asdict(self))
+
+
+def method(name: str):
+    """The registered method ``name`` (did-you-mean on a typo)."""
+    if name not in METHODS:
+        raise UnknownNameError(f"unknown pep method {name!r}{suggest(str(name), METHODS)}; "
+                               f"known: {', '.join(METHODS)}")
+    return METHODS[name]
+
+
+def worst_case(name: str, cfg: dict):
+    """(solution, env) of the PEP of method ``name`` at validated options ``cfg``."""
+    m = method(name)
+    env = PepEnv(**m.setting(cfg), label=f"PEP of {name}")
+    m.build(env, cfg)
+    env.close()
+    return solve(env.problem), env
+
+
+def certify(name: str, lower_bound_starts: int = 24, **options) -> Certificate:
+    """The certificate of method ``name`` with ``options`` (module doc)."""
+    start = time.perf_counter()
+    m = method(name)
+    cfg = m.config(**options)
+    sol, env = worst_case(name, cfg)
+    replay = ReplayEnv(env)
+    m.build(replay, cfg)
+    lower, instance = lb.search(m, cfg, starts=lower_bound_starts)
+    scale = max(abs(sol.value), 1e-12)
+    if lower > sol.value + RTOL * scale + 1e-9:
+        raise AssertionError(f"{name}: quadratic lower bound {lower} above the PEP worst case {sol.value}")
+    th = m.theory(cfg)
+    verdict = "tight" if lower >= (1 - 1e-3) * sol.value else "gap"
+    if th is not None:
+        if not th.applies:
+            exceeded = sol.value > th.value * (1 + RTOL) + 1e-12
+            verdict += f"; theory does not apply ({th.note})" + \
+                (f" and its bound is exceeded {sol.value / th.value:.4g}x" if exceeded else "")
+        elif sol.value <= th.value * (1 + RTOL) + 1e-12:
+            verdict += "; theory holds"
+        else:
+            definite = "definite: the quadratic lower bound exceeds it" if lower > th.value * (1 + RTOL) else \
+                "the PEP value exceeds it"
+            verdict += f"; theory violated by {sol.value / th.value:.4g}x ({definite})"
+    return Certificate(
+        method=name, options=cfg, worst_case=sol.value, status=sol.status, solver=sol.solver,
+        gram_size=sol.gram_size, duality_gap=sol.duality_gap, lower_bound=lower, lower_bound_instance=instance,
+        theory=None if th is None else th.value, theory_source=None if th is None else th.source,
+        theory_applies=None if th is None else th.applies, theory_note="" if th is None else th.note,
+        replay_value=float(replay.metric), replay_mismatch=replay.mismatch, verdict=verdict,
+        seconds=time.perf_counter() - start)

@@ -1,0 +1,48 @@
+"""Options and conditions shared by the certified methods (issue 13)."""
+from __future__ import annotations
+
+from fedbound.errors import ValidationError
+from fedbound.pep.env import heterogeneity
+from fedbound.pep.method import Option
+
+#: the largest step size times L: beyond 2/L every method diverges, and the worst case of a diverging
+#: method grows past what an SDP solver resolves (relative accuracy ~1e-8) within a few steps
+MAX_STEP_L = 4.0
+
+L = Option("L", "float", 1.0, "smoothness constant L", low=0.0, high=1e6, low_open=True)
+MU = Option("mu", "float", 0.1, "strong convexity mu (0 <= mu < L)", low=0.0, high=1e6)
+GAMMA = Option("gamma", "float", 1.0, f"(local) step size gamma (gamma L <= {MAX_STEP_L:g})", low=0.0,
+               high=1e6, low_open=True)
+N_CLIENTS = Option("n", "int", 2, "number of clients / agents", low=1, high=16)
+K_STEPS = Option("K", "int", 4, "local steps per round", low=1, high=64)
+ROUNDS = Option("R", "int", 2, "communication rounds", low=1, high=64)
+ZETA = Option("zeta", "float", 1.0, "heterogeneity: (1/n) sum_i ||grad f_i(x*)||^2 <= zeta^2", low=0.0,
+              high=1e3)
+
+
+def step_check(name: str, step: float, L: float) -> None:
+    """step L <= MAX_STEP_L (see there)."""
+    if step * L > MAX_STEP_L:
+        raise ValidationError(f"{name} L must be <= {MAX_STEP_L:g} (every method diverges beyond 2/L), "
+                              f"got {name}={step:g}, L={L:g}")
+
+
+def strongly_convex_check(cfg: dict) -> None:
+    """mu < L (mu = L would make every f_i the same quadratic) and gamma L <= MAX_STEP_L."""
+    if cfg["mu"] >= cfg["L"]:
+        raise ValidationError(f"mu must be < L, got mu={cfg['mu']:g}, L={cfg['L']:g}")
+    step_check("gamma", cfg["gamma"], cfg["L"])
+    if cfg.get("mu_prox"):
+        step_check("gamma (1 + mu_prox/L)", cfg["gamma"] * (1 + cfg["mu_prox"] / cfg["L"]), cfg["L"])
+
+
+def start_and_heterogeneity(env, zeta: float | None) -> None:
+    """||x0 - x*||^2 <= 1 and, for several clients, (1/n) sum_i ||grad f_i(x*)||^2 <= zeta^2."""
+    env.require(env.sq(env.x0 - env.xs), 1.0)
+    if zeta is not None and env.n > 1:
+        env.require(heterogeneity(env, env.xs), zeta ** 2)
+
+
+def family(cfg: dict, **extra) -> dict:
+    """The lower-bound family of a strongly convex setting: h in [mu, L]; g = 0 when zeta = 0."""
+    return {"h_low": cfg["mu"], "zero_g": cfg.get("zeta", 0.0) == 0.0, **extra}

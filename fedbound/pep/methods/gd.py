@@ -1,0 +1,34 @@
+"""Gradient descent, the sanity certificate (issue 13).
+
+x_{k+1} = x_k - gamma grad f(x_k), N steps, f L-smooth and mu-strongly convex, ||x0 - x*||^2 <= 1;
+metric ||x_N - x*||^2. The worst case is exactly rho^(2N) with rho = max(|1 - gamma mu|,
+|1 - gamma L|) (the gradient step is a rho-contraction, tight on a quadratic; e.g. Taylor, Hendrickx
+and Glineur, "Smooth strongly convex interpolation and exact worst-case performance of first-order
+methods", Math. Program. 2017): the theory column, for every gamma > 0.
+"""
+from __future__ import annotations
+
+from fedbound.pep.method import Method, Option, Theory
+from fedbound.pep.methods.common import GAMMA, MU, L, start_and_heterogeneity, strongly_convex_check, family
+
+
+def build(env, cfg: dict) -> None:
+    x = env.x0
+    for _ in range(cfg["N"]):
+        x = x - cfg["gamma"] * env.grad(0, x)
+    start_and_heterogeneity(env, None)
+    env.measure(env.sq(x - env.xs))
+
+
+def theory(cfg: dict) -> Theory:
+    rho = max(abs(1 - cfg["gamma"] * cfg["mu"]), abs(1 - cfg["gamma"] * cfg["L"]))
+    return Theory(rho ** (2 * cfg["N"]), "rho^(2N), rho = max(|1 - gamma mu|, |1 - gamma L|) "
+                  "(Taylor-Hendrickx-Glineur 2017)", True)
+
+
+METHOD = Method(
+    "gd", "gradient descent (sanity check: tight rho^(2N))",
+    (Option("N", "int", 5, "gradient steps", low=1, high=70), L, MU, GAMMA),
+    setting=lambda cfg: {"n": 1, "L": cfg["L"], "mu": cfg["mu"]},
+    build=build, family=lambda cfg: family(cfg, zero_g=True), theory=theory, check=strongly_convex_check,
+    doc=__doc__)

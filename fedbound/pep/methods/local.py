@@ -1,0 +1,125 @@
+"""Local-update methods: FedAvg, FedProx (strongly convex) and FedNova (non-convex, Theorem 1).
+
+FedAvg and FedProx (issue 13). n clients, f_i L-smooth and mu-strongly convex, x* the minimizer of
+f = (1/n) sum_i f_i, ||x0 - x*||^2 <= 1 and (1/n) sum_i ||grad f_i(x*)||^2 <= zeta^2. Per round,
+from y_i = x each client takes K steps y_i <- y_i - gamma (grad f_i(y_i) + mu_prox (y_i - x))
+(mu_prox = 0: FedAvg; > 0: FedProx's proximal step x <- x - eta[g + mu (x - x^(t,0))], seed 001 (31),
+papers/fednova.md 2.4 [L58]), then x <- (1/n) sum_i y_i. Metric
+||x_R - x*||^2. With zeta = 0 every f_i has x* as minimizer and FedAvg is exactly GD on each:
+worst case rho^(2KR), rho = max(|1 - gamma mu|, |1 - gamma L|) (the theory column; none for
+zeta > 0: the four papers bound FedAvg only for non-convex objectives).
+
+FedNova (seed 001, update rule (4) [L93] with vanilla local GD, a_i = (1, ..., 1),
+||a_i||_1 = tau_i). Client i takes tau_i steps y_i <- y_i - eta grad F_i(y_i) from x, and
+x <- x - tau_eff sum_i p_i (x - y_i)/tau_i, tau_eff = sum_i p_i tau_i, p_i = 1/n. The class is
+Theorem 1's deterministic case (sigma = 0): F_i L-smooth (non-convex), F~ = sum_i p_i F_i with
+F~(x0) - F~_inf <= Delta and Assumption 3 sum_i p_i ||grad F_i(x)||^2 <= beta^2 ||grad F~(x)||^2
++ kappa^2. The PEP imposes Assumption 3 at x* and at every server iterate, and F~(x0) - F~(z) <= Delta
+at x* (a stationary point) and at every server iterate: all implied by the assumptions, so the PEP
+is a relaxation and its value an upper bound on the worst case. Metric: (1/R) sum_{t<R}
+||grad F~(x^t)||^2, compared with (97) at sigma = 0 (fedbound.theory ``fednova.thm1``, printed,
+C = max_i tau_i (tau_i - 1) by (95), valid under (98)-(99)). The lower-bound family shares one
+Hessian diag(h), h in [0, L]^d, across clients, so Assumption 3 holds everywhere, not only at the
+sampled points (needs beta^2 >= 1, which Jensen's inequality forces anyway).
+"""
+from __future__ import annotations
+
+from fedbound.errors import ValidationError
+from fedbound.pep.env import combine, heterogeneity, mean, objective_grad, objective_value
+from fedbound.pep.method import Method, Option, Theory
+from fedbound.theory.registry import get
+from fedbound.pep.methods.common import (GAMMA, K_STEPS, MU, N_CLIENTS, ROUNDS, ZETA, L, family,
+                                         start_and_heterogeneity, step_check, strongly_convex_check)
+
+
+def local_steps(env, x, steps: list[int], step: float, mu_prox: float = 0.0) -> list:
+    """y_i after steps[i] steps y_i <- y_i - step (grad f_i(y_i) + mu_prox (y_i - x)), from y_i = x."""
+    out = []
+    for i, count in enumerate(steps):
+        y = x
+        for _ in range(count):
+            d = env.grad(i, y)
+            y = y - step * (d + mu_prox * (y - x) if mu_prox else d)
+        out.append(y)
+    return out
+
+
+def build_fedavg(env, cfg: dict) -> None:
+    x = env.x0
+    for _ in range(cfg["R"]):
+        x = mean(local_steps(env, x, [cfg["K"]] * env.n, cfg["gamma"], cfg.get("mu_prox", 0.0)))
+    start_and_heterogeneity(env, cfg["zeta"])
+    env.measure(env.sq(x - env.xs))
+
+
+def fedavg_theory(cfg: dict) -> Theory | None:
+    if cfg["zeta"] > 0 or cfg.get("mu_prox", 0.0) > 0:
+        return None
+    rho = max(abs(1 - cfg["gamma"] * cfg["mu"]), abs(1 - cfg["gamma"] * cfg["L"]))
+    return Theory(rho ** (2 * cfg["K"] * cfg["R"]), "zeta = 0: GD on every client, rho^(2KR)", True)
+
+
+def _strong(cfg: dict) -> dict:
+    return {"n": cfg["n"], "L": cfg["L"], "mu": cfg["mu"]}
+
+
+FEDAVG = Method(
+    "fedavg", "FedAvg: K local GD steps then averaging, heterogeneity zeta",
+    (N_CLIENTS, K_STEPS, ROUNDS, GAMMA, L, MU, ZETA),
+    setting=_strong, build=build_fedavg, family=family, theory=fedavg_theory, check=strongly_convex_check,
+    doc=__doc__)
+
+FEDPROX = Method(
+    "fedprox", "FedProx: K local GD steps on f_i + (mu_prox/2)||y - x||^2, then averaging",
+    (N_CLIENTS, K_STEPS, ROUNDS, GAMMA, L, MU, ZETA,
+     Option("mu_prox", "float", 0.1, "proximal coefficient mu_prox", low=0.0, high=1e6)),
+    setting=_strong, build=build_fedavg, family=family, theory=fedavg_theory, check=strongly_convex_check,
+    doc=__doc__)
+
+
+def build_fednova(env, cfg: dict) -> None:
+    taus, p = cfg["taus"], env.weights
+    tau_eff = sum(w * t for w, t in zip(p, taus))
+    x, server = env.x0, [env.x0]
+    for _ in range(cfg["R"]):
+        ys = local_steps(env, x, taus, cfg["eta"])
+        x = x - tau_eff * combine([w / t for w, t in zip(p, taus)], [x - y for y in ys])
+        server.append(x)
+    gap = cfg["Delta"]
+    for z in [env.xs] + server[1:]:
+        env.require(objective_value(env, env.x0) - objective_value(env, z), gap)
+    for z in [env.xs] + server[:-1]:
+        env.require(heterogeneity(env, z) - cfg["beta2"] * env.sq(objective_grad(env, z)), cfg["kappa2"])
+    env.measure(sum(env.sq(objective_grad(env, z)) for z in server[:-1]) * (1.0 / cfg["R"]))
+
+
+def fednova_theory(cfg: dict) -> Theory:
+    taus, n = cfg["taus"], len(cfg["taus"])
+    tau_eff = sum(taus) / n
+    C = max(t * (t - 1) for t in taus)
+    ev = get("fednova.thm1").evaluate(
+        "printed", L=cfg["L"], Delta=cfg["Delta"], eta=cfg["eta"], tau_eff=tau_eff, T=cfg["R"], sigma=0.0,
+        m=n, A=1.0, B=1.0, C=max(C, 0), kappa2=cfg["kappa2"], beta2=cfg["beta2"])
+    failing = [k for k, ok in ev.conditions_hold.items() if not bool(ok)]
+    return Theory(float(ev.bound), "fednova.thm1 (97) printed, sigma = 0, C = max tau_i (tau_i - 1)",
+                  not failing, "conditions fail: " + ", ".join(failing) if failing else "")
+
+
+def _fednova_check(cfg: dict) -> None:
+    step_check("eta", cfg["eta"], cfg["L"])
+    if cfg["beta2"] < 1:
+        raise ValidationError(f"beta2 must be >= 1 (Jensen: sum_i p_i ||grad F_i||^2 >= ||grad F~||^2), "
+                              f"got {cfg['beta2']:g}")
+
+
+FEDNOVA = Method(
+    "fednova", "FedNova with unequal tau_i (non-convex, vs Theorem 1 at sigma = 0)",
+    (Option("taus", "ints", "2,4", "local steps tau_i of each client, comma-separated", low=1, high=32),
+     ROUNDS, Option("eta", "float", 0.05, "client learning rate eta (eta L <= 4)", low=0.0, high=1e6,
+                    low_open=True), L,
+     Option("Delta", "float", 1.0, "initial gap F~(x0) - F~_inf <= Delta", low=0.0, high=1e6, low_open=True),
+     Option("beta2", "float", 1.0, "Assumption 3 beta^2 (>= 1)", low=0.0, high=1e6),
+     Option("kappa2", "float", 1.0, "Assumption 3 kappa^2", low=0.0, high=1e6)),
+    setting=lambda cfg: {"n": len(cfg["taus"]), "L": cfg["L"], "mu": 0.0, "nonconvex": True},
+    build=build_fednova, family=lambda cfg: {"h_low": 0.0, "shared_h": True, "zero_g": cfg["kappa2"] == 0},
+    theory=fednova_theory, check=_fednova_check, doc=__doc__)

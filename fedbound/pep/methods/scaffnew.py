@@ -1,0 +1,64 @@
+"""Scaffnew / ProxSkip for federated learning (Mishchenko et al., ICML 2022, Algorithm 1 with the
+consensus constraint, f(x_1..x_n) = sum_i f_i(x_i); issue 13).
+
+Each step every client takes x^_i = x_i - gamma (grad f_i(x_i) - h_i); with probability p the
+server averages, x_i <- (1/n) sum_j (x^_j - (gamma/p) h_j) and h_i <- h_i + (p/gamma)(x_i - x^_i),
+otherwise x_i <- x^_i. Start x_i = x0, h_i = grad f_i(x0) - (1/n) sum_j grad f_j(x0) (sum_i h_i = 0,
+as ProxSkip requires). The random communication is enumerated: all 2^T coin sequences share one
+Gram matrix (a tree of iterates) and the metric is the expectation
+E Psi_T = sum_seq P(seq) Psi_T(seq), Psi = sum_i ||x_i - x*||^2 + (gamma/p)^2 sum_i ||h_i - grad f_i(x*)||^2,
+under Psi_0 <= 1 (and the heterogeneity condition, which bounds nothing here by the same shift
+invariance as SCAFFOLD). Theory: ProxSkip's Theorem 3.6, E Psi_T <= (1 - min(gamma mu, p^2))^T Psi_0
+for gamma <= 1/L (not one of the four papers; cited from arXiv:2202.09357).
+"""
+from __future__ import annotations
+
+from fedbound.pep.env import heterogeneity, mean
+from fedbound.pep.method import Method, Option, Theory
+from fedbound.pep.methods.common import GAMMA, MU, N_CLIENTS, ZETA, L, family, strongly_convex_check
+
+
+def _lyapunov(env, xs, hs, ratio2):
+    return sum(env.sq(x - env.xs) + ratio2 * env.sq(h - env.grad(i, env.xs))
+               for i, (x, h) in enumerate(zip(xs, hs)))
+
+
+def build(env, cfg: dict) -> None:
+    n, gamma, p, T = env.n, cfg["gamma"], cfg["p"], cfg["T"]
+    ratio2 = (gamma / p) ** 2
+    g0 = [env.grad(i, env.x0) for i in range(n)]
+    g0bar = mean(g0)
+    x_start, h_start = [env.x0] * n, [g - g0bar for g in g0]
+    terms = []
+
+    def walk(xs, hs, t, prob):
+        if t == T:
+            terms.append(prob * _lyapunov(env, xs, hs, ratio2))
+            return
+        xh = [x - gamma * (env.grad(i, x) - h) for i, (x, h) in enumerate(zip(xs, hs))]
+        avg = mean([x - (gamma / p) * h for x, h in zip(xh, hs)])
+        walk([avg] * n, [h + (p / gamma) * (avg - x) for x, h in zip(xh, hs)], t + 1, prob * p)
+        if p < 1:
+            walk(xh, hs, t + 1, prob * (1 - p))
+
+    walk(x_start, h_start, 0, 1.0)
+    env.require(_lyapunov(env, x_start, h_start, ratio2), 1.0)
+    if n > 1:
+        env.require(heterogeneity(env, env.xs), cfg["zeta"] ** 2)
+    env.measure(sum(terms[1:], terms[0]))
+
+
+def theory(cfg: dict) -> Theory:
+    rate = 1 - min(cfg["gamma"] * cfg["mu"], cfg["p"] ** 2)
+    ok = cfg["gamma"] <= 1 / cfg["L"]
+    return Theory(rate ** cfg["T"], "ProxSkip Theorem 3.6: (1 - min(gamma mu, p^2))^T", ok,
+                  "" if ok else "gamma > 1/L")
+
+
+METHOD = Method(
+    "scaffnew", "Scaffnew / ProxSkip, random communication enumerated",
+    (N_CLIENTS, Option("T", "int", 3, "local steps (coin flips enumerated: 2^T branches)", low=1, high=6),
+     Option("p", "float", 0.5, "communication probability", low=0.0, high=1.0, low_open=True),
+     GAMMA, L, MU, ZETA),
+    setting=lambda cfg: {"n": cfg["n"], "L": cfg["L"], "mu": cfg["mu"]},
+    build=build, family=family, theory=theory, check=strongly_convex_check, doc=__doc__)

@@ -1,0 +1,110 @@
+"""Certificates of fedbound.pep (issue 13): values of the issue, lower <= worst <= theory, replay."""
+import math
+
+import pytest
+
+from fedbound.errors import ResourceLimitError, ValidationError
+from fedbound.pep import certify
+from fedbound.pep.certificate import RTOL, method, worst_case
+
+ISSUE = dict(n=2, K=4, R=2, gamma=1.0, L=1.0, mu=0.1)
+
+
+def consistent(c):
+    """lower <= worst (<= theory where it applies) and the replayed worst function reproduces it."""
+    assert c.status == "optimal" and c.duality_gap < 1e-5
+    assert c.lower_bound <= c.worst_case * (1 + RTOL) + 1e-9
+    assert math.isclose(c.replay_value, c.worst_case, rel_tol=1e-5, abs_tol=1e-8)
+    assert c.replay_mismatch < 1e-5
+    if c.theory is not None and c.theory_applies:
+        assert c.worst_case <= c.theory * (1 + RTOL)
+        assert "theory holds" in c.verdict
+
+
+@pytest.mark.parametrize("N", [1, 4, 10])
+def test_gd_matches_closed_form(N):
+    c = certify("gd", N=N, L=1.0, mu=0.1, gamma=1.0, lower_bound_starts=4)
+    assert abs(c.worst_case - 0.9 ** (2 * N)) <= 1e-7
+    consistent(c)
+
+
+@pytest.mark.parametrize("zeta,expected", [(0.0, 0.185), (0.1, 0.237), (0.3, 0.587), (1.0, 3.79)])
+def test_fedavg_issue_numbers(zeta, expected):
+    cfg = method("fedavg").config(**ISSUE, zeta=zeta)
+    value = worst_case("fedavg", cfg)[0].value
+    assert abs(value - expected) <= 0.005 * expected   # the issue prints three digits
+
+
+def test_fedavg_certificate_heterogeneous():
+    c = certify("fedavg", **ISSUE, zeta=0.3, lower_bound_starts=6)
+    assert abs(c.worst_case - 0.587) <= 0.01 * 0.587
+    consistent(c)
+    assert c.theory is None and c.lower_bound > 0.2
+
+
+@pytest.mark.parametrize("zeta", [0.0, 1.0])
+def test_fedavg_one_local_step_is_gd(zeta):
+    c = certify("fedavg", n=2, K=1, R=3, gamma=1.0, L=1.0, mu=0.1, zeta=zeta, lower_bound_starts=4)
+    assert abs(c.worst_case - 0.9 ** 6) <= 1e-6
+    consistent(c)
+
+
+def test_fedavg_homogeneous_is_rho_power():
+    c = certify("fedavg", n=2, K=2, R=2, gamma=0.5, L=1.0, mu=0.2, zeta=0.0, lower_bound_starts=4)
+    assert abs(c.worst_case - 0.9 ** 8) <= 1e-6 and c.theory == pytest.approx(0.9 ** 8)
+    consistent(c)
+
+
+def test_fedprox_and_fednova():
+    consistent(certify("fedprox", n=2, K=2, R=2, zeta=0.3, mu_prox=0.5, lower_bound_starts=4))
+    c = certify("fednova", taus="1,3", R=2, eta=0.05, kappa2=2.0, lower_bound_starts=4)
+    assert c.theory_applies
+    consistent(c)
+
+
+def test_scaffold_worst_case_independent_of_heterogeneity():
+    values = [worst_case("scaffold", method("scaffold").config(n=2, K=2, R=2, zeta=z, c0="grad"))[0].value
+              for z in (0.0, 1.0)]
+    assert values[1] == pytest.approx(values[0], rel=1e-5)
+    zero_init = worst_case("scaffold", method("scaffold").config(n=2, K=2, R=2, zeta=1.0))[0].value
+    assert zero_init > values[0] * 1.1   # starting from zero control variates, heterogeneity matters
+
+
+def test_scaffnew_enumeration_within_proxskip_bound():
+    c = certify("scaffnew", n=2, T=2, p=0.5, gamma=1.0, mu=0.1, lower_bound_starts=4)
+    assert c.theory_applies
+    consistent(c)
+
+
+def test_spectral_class_contains_its_instances():
+    """The spectral-class worst case is at least that of every W = J + lam (I - J) in the class."""
+    base = dict(n=2, T=2, gamma=0.5, zeta=0.3)
+    spectral = worst_case("gt", method("gt").config(**base, lam_lo=-0.2, lam_hi=0.4))[0]
+    assert spectral.status == "optimal" and spectral.solver.startswith("clarabel")
+    for lam in (-0.2, 0.4):
+        W = f"[[{(1 + lam) / 2}, {(1 - lam) / 2}], [{(1 - lam) / 2}, {(1 + lam) / 2}]]"
+        fixed = worst_case("gt", method("gt").config(**base, W=W))[0].value
+        assert fixed <= spectral.value * (1 + RTOL)
+    consistent(certify("dgd", **base, lam_lo=-0.2, lam_hi=0.4, lower_bound_starts=4))
+
+
+def test_sdgt_theorem3_inside_and_outside():
+    inside = certify("sdgt", gamma=5e-5, lower_bound_starts=4)
+    consistent(inside)
+    outside = certify("sdgt", gamma=3.0, K=2, lower_bound_starts=4)
+    assert not outside.theory_applies and outside.worst_case > outside.theory
+    assert "does not apply" in outside.verdict and "exceeded" in outside.verdict
+
+
+def test_too_large_refused_while_building():
+    with pytest.raises(ResourceLimitError, match="Gram matrix"):
+        worst_case("fedavg", method("fedavg").config(n=16, K=64, R=64))
+
+
+def test_bad_options():
+    with pytest.raises(ValidationError):
+        certify("fedavg", mu=2.0)
+    with pytest.raises(ValidationError):
+        certify("fedavg", bogus=1)
+    with pytest.raises(ValidationError):
+        certify("fedavgg")
