@@ -53,7 +53,6 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 import torch
 
-from fedbound import privacy
 from fedbound.algorithms.base import check_task
 from fedbound.algorithms.federated import Federated, participation_scheme
 from fedbound.algorithms.optim import chain, client, server, tree_map
@@ -202,6 +201,8 @@ class JointlyAdaptive(Federated):
         multiplier. The accountant is exact for Poisson sampling at rate q; for a fixed-size uniform
         cohort it is the customary approximation."""
         require(self.dp is not None, "this run has no DP mechanism (dp=None)")
+        from fedbound import privacy  # scipy.special: 0.2 s of every run's start-up otherwise
+
         return privacy.epsilon(self.cohort / self.task.n, self.dp.noise_multiplier, rounds, delta,
                                conversion=conversion)
 

@@ -1,0 +1,24 @@
+"""``fedbound run`` starts in under 3 s (issue 9; benchmarks/bench_fedavg_round.py measures it):
+the modules a run imports must not pull scipy, sympy, cvxpy, PEPit or ray at start-up (each costs
+0.2-2 s); they are imported where used. Checked by module names, not by timing."""
+import subprocess
+import sys
+
+HEAVY = ("scipy", "sympy", "cvxpy", "PEPit", "ray", "sklearn")
+
+
+def test_a_run_imports_no_heavy_module(tmp_path):
+    import numpy as np
+    rng = np.random.default_rng(0)
+    data = tmp_path / "d.npz"
+    np.savez(data, A=rng.standard_normal((6, 4, 3)), y=rng.standard_normal((6, 4)))
+    code = (
+        "import sys\n"
+        "from fedbound.cli.main import main\n"
+        f"rc = main(['run', 'fedavg', '--task', 'lsq', '--data', {str(data)!r}, '--lr', '0.05',"
+        f" '--rounds', '2', '--out', {str(tmp_path / 'out')!r}])\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().splitlines()[-1] == "[]"
