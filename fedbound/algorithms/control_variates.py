@@ -31,10 +31,15 @@ class ControlVariates:
         """c - c_i for the rows ``clients`` (k, d)."""
         return c - C.index_select(0, clients)
 
-    def update(self, C, c, clients, x, Y, tau) -> tuple[torch.Tensor, torch.Tensor]:
-        """The new (C, c) after the participants ``clients`` ran tau (k,) steps from x to Y (k, d)."""
+    @staticmethod
+    def require_distinct(clients: torch.Tensor) -> None:
+        """Per-client state needs each participant once."""
         require(bool(torch.unique(clients).numel() == clients.numel()),
                 "control variates need participants without repeats (no sampling with replacement)")
+
+    def update(self, C, c, clients, x, Y, tau) -> tuple[torch.Tensor, torch.Tensor]:
+        """The new (C, c) after the participants ``clients`` ran tau (k,) steps from x to Y (k, d)."""
+        self.require_distinct(clients)
         C_i = C.index_select(0, clients)
         C_plus = C_i - c + (x - Y) / (tau.to(Y.dtype)[:, None] * self.lr)
         c_new = c + (C_plus - C_i).sum(dim=0) / C.shape[0]

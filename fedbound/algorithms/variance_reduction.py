@@ -28,36 +28,26 @@ from __future__ import annotations
 import torch
 
 from fedbound.algorithms.aggregation import Normalized
-from fedbound.errors import require
-from fedbound.validate import number, one_of
+from fedbound.algorithms.control_variates import ControlVariates
+from fedbound.validate import one_of
 
 VR_MODES = ("corrected", "literal")
 
 
-class CrossClientVR:
+class CrossClientVR(ControlVariates):
     """Alg. 2's correction for a linear client solver ``client`` with learning rate ``lr`` and the
     task's weights ``p`` (n,); ``mode`` "corrected" or "literal" (module docstring)."""
 
     def __init__(self, client, lr: float, p: torch.Tensor, mode: str = "corrected"):
-        self.lr = number("lr", lr, low=0.0, low_open=True)
+        super().__init__(lr)
         self.mode = one_of("vr", mode, VR_MODES)
         self.client = client
         self.p = p
         self._norms = Normalized()   # ||a_i||_1 of the solver
 
-    def init(self, n: int, x0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(C (n, d), c (d,)), all zero."""
-        return torch.zeros(n, x0.shape[0], dtype=x0.dtype), torch.zeros_like(x0)
-
-    def correction(self, C: torch.Tensor, c: torch.Tensor, clients: torch.Tensor) -> torch.Tensor:
-        """c_i = c - C_i for the rows ``clients`` (k, d)."""
-        return c - C.index_select(0, clients)
-
     def update(self, C, c, clients, x, Y, tau) -> tuple[torch.Tensor, torch.Tensor]:
         """The new (C, c) after the participants ``clients`` ran tau (k,) steps from x to Y (k, d)."""
-        require(bool(torch.unique(clients).numel() == clients.numel()),
-                "cross-client variance reduction needs participants without repeats "
-                "(no sampling with replacement)")
+        self.require_distinct(clients)
         norms = self._norms.norms(tau, self.client).to(Y.dtype)
         d = (x - Y) / (self.lr * norms[:, None])
         if self.mode == "corrected":

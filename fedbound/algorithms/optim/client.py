@@ -225,6 +225,27 @@ def _shapes(shapes) -> list[tuple[int, ...]]:
     return out
 
 
+def _covers(name: str, shapes):
+    """(sizes, q, check_d, zero_covers) of the row/column covers of ``shapes``: the sizes of the
+    shapes (their sum is d), q = the sum of their side lengths (SM3's accumulator floats),
+    check_d(d) refuses a parameter vector of another length, and zero_covers(params) gives the zero
+    accumulators, one (rows, side) tensor per side of each shape."""
+    sizes = [math.prod(s) for s in shapes]
+    total, q = sum(sizes), sum(sum(s) for s in shapes)
+
+    def check_d(d: int) -> None:
+        if d != total:
+            raise ValidationError(f"{name}: the shapes {shapes} hold {total} parameters, but the "
+                                  f"parameter vector has d = {d}")
+
+    def zero_covers(params):
+        check_d(params.shape[-1])
+        rows = params.shape[0]
+        return tuple(tuple(params.new_zeros(rows, n) for n in s) for s in shapes)
+
+    return sizes, q, check_d, zero_covers
+
+
 def sm3(lr: float, shapes, variant: str = "II", delay: int = 1, eps: float = 1e-8,
         carry_over: bool = True) -> Transform:
     """SM3 (Anil et al. 2019) with delayed preconditioner updates, as in FedAda2 (Algs. 2-4,
@@ -266,20 +287,11 @@ def sm3(lr: float, shapes, variant: str = "II", delay: int = 1, eps: float = 1e-
     if variant == "I" and not carry_over:
         raise ValidationError("carry_over=False is the literal SM3-II reset (Alg. 2/4, L675/L723); "
                               "SM3-I (Alg. 3) never resets its accumulators: use carry_over=True")
-    sizes = [math.prod(s) for s in shapes]
-    total = sum(sizes)
-    q = sum(sum(s) for s in shapes)
+    sizes, q, check_d, zero_covers = _covers("sm3", shapes)
     keep_nu = variant == "II" and delay > 1
 
-    def check_d(d: int) -> None:
-        if d != total:
-            raise ValidationError(f"sm3: the shapes {shapes} hold {total} parameters, but the "
-                                  f"parameter vector has d = {d}")
-
     def init(params):
-        check_d(params.shape[-1])
-        rows = params.shape[0]
-        mu = tuple(tuple(params.new_zeros(rows, n) for n in s) for s in shapes)
+        mu = zero_covers(params)
         return (_counter(params), mu) + ((torch.zeros_like(params),) if keep_nu else ())
 
     def update(grads, state, params):
@@ -361,19 +373,11 @@ def sm3_adam(lr: float, shapes, b1: float = 0.9, b2: float = 0.999, eps: float =
     eps = _positive("eps", eps)
     bias_correction = boolean("bias_correction", bias_correction)
     delay = _delay(delay)
-    sizes = [math.prod(s) for s in shapes]
-    total, q = sum(sizes), sum(sum(s) for s in shapes)
+    sizes, q, check_d, zero_covers = _covers("sm3_adam", shapes)
     keep_nu = delay > 1
 
-    def check_d(d: int) -> None:
-        if d != total:
-            raise ValidationError(f"sm3_adam: the shapes {shapes} hold {total} parameters, but the "
-                                  f"parameter vector has d = {d}")
-
     def init(params):
-        check_d(params.shape[-1])
-        rows = params.shape[0]
-        mu = tuple(tuple(params.new_zeros(rows, n) for n in s) for s in shapes)
+        mu = zero_covers(params)
         return (_counter(params), torch.zeros_like(params), mu) + ((torch.zeros_like(params),) if keep_nu else ())
 
     def update(grads, state, params):
