@@ -17,6 +17,7 @@ from fedbound.algorithms.federated import Federated, FederatedState
 from fedbound.algorithms.fedopt import (FedAdagrad, FedAdam, FedAvg, FedAvgM, FedProx, FedYogi,
                                        ScaffoldFL)
 from fedbound.algorithms.fednova import FedAvgVR, FedNova
+from fedbound.algorithms.dsgd import DSGD, DSGDState
 from fedbound.algorithms.gradient_tracking import GradientTracking, GradientTrackingState
 from fedbound.algorithms.local_steps import (EpochSteps, FixedSteps, GaussianSteps, RandomEpochSteps,
                                              RandomSteps)
@@ -32,7 +33,7 @@ __all__ = [
     "StackedNetwork", "EnergyModel", "RoundTraffic", "CommCounts", "count_round",
     "SDGT", "SDGTState", "SDGTRound", "sdgt_round",
     "SDFedAvg", "SDFedAvgState", "SCAFFOLD", "SCAFFOLDState", "Scaffnew", "ScaffnewState",
-    "GradientTracking", "GradientTrackingState", "SemiDecentralized",
+    "GradientTracking", "GradientTrackingState", "DSGD", "DSGDState", "SemiDecentralized",
     "Federated", "FederatedState", "FedAvg", "FedProx", "FedAvgM", "FedAdagrad", "FedAdam", "FedYogi", "ScaffoldFL",
     "WeightedMean", "Normalized", "ControlVariates", "FixedSteps", "RandomSteps", "EpochSteps",
     "FedNova", "FedAvgVR", "GaussianSteps", "RandomEpochSteps",

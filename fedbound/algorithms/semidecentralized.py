@@ -64,6 +64,7 @@ class SemiDecentralized(Algorithm):
 
 def specs():
     """The semi-decentralized family's registry entries (:mod:`fedbound.algorithms.registry`)."""
+    from fedbound.algorithms.dsgd import DSGD
     from fedbound.algorithms.gradient_tracking import GradientTracking
     from fedbound.algorithms.registry import GAMMA, K, SAMPLE, AlgorithmSpec
     from fedbound.algorithms.scaffnew import Scaffnew
@@ -82,6 +83,9 @@ def specs():
                       (GAMMA, K, SAMPLE), network="optional"),
         AlgorithmSpec("gt", GradientTracking, "ATC gradient tracking over one connected subnet",
                       semi, (GAMMA,), network="required", default_subnets=1),
+        AlgorithmSpec("dsgd", DSGD, "D-PSGD: decentralized SGD over one connected subnet "
+                      "(Lian et al. 2017; AFGA's decentralized baseline)", semi, (GAMMA,),
+                      network="required", default_subnets=1),
         AlgorithmSpec("scaffnew", Scaffnew, "Scaffnew / ProxSkip with communication every K steps",
                       semi, (GAMMA, K)),
     )

@@ -49,7 +49,7 @@ def configurations(draw, name):
             options["h"] = draw(st.integers(1, min(SIZES)))
     if options.get("momentum") is not None:   # FedNova's solvers: one of prox, momentum
         options.pop("mu", None)
-    network = {"required": ONE_RING if name == "gt" else RINGS,
+    network = {"required": ONE_RING if name in ("gt", "dsgd") else RINGS,
                "optional": EQUAL_RINGS if name in CLUSTERED else RINGS, "none": None}[spec.network]
     if name == "scaffold" and draw(st.booleans()):
         network = None
@@ -79,7 +79,7 @@ def expected_participants(name, alg, state) -> int:
     spec = registry.get(name)
     if spec.family == "federated":
         return int(state.clients.numel())
-    if name == "gt":
+    if name in ("gt", "dsgd"):
         return 0
     if name == "scaffnew":
         return N
@@ -129,7 +129,7 @@ def test_cumulative_counters_are_the_sum_of_the_rounds():
 
 
 def test_registry_names_and_errors():
-    assert {"sdgt", "sd-fedavg", "scaffold", "gt", "scaffnew", "fedavg", "fedprox", "fedavgm",
+    assert {"sdgt", "sd-fedavg", "scaffold", "gt", "dsgd", "scaffnew", "fedavg", "fedprox", "fedavgm",
             "fedadagrad", "fedadam", "fedyogi", "scaffold-fl", "fednova", "fedavg-vr", "fedamsgrad",
             "afga", "cafga", "afga-a", "cafga-a", "fedada2", "jointzero", "dja"} == set(registry.names())
     with pytest.raises(UnknownNameError, match="did you mean 'fedavg'"):
