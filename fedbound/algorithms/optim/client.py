@@ -65,6 +65,15 @@ def _refresh(k: torch.Tensor, delay: int) -> torch.Tensor:
     return k % delay == 0
 
 
+def _bias_corrected(m: torch.Tensor, v: torch.Tensor, k: torch.Tensor, delay: int, b1: float,
+                    b2: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """ADMU's bias correction after k steps (per row): m / (1 - b1^k) and v / (1 - b2^ceil(k/z)),
+    the second moment having been refreshed ceil(k/z) times (FedAda2 Alg. 9, L1490-1512)."""
+    updates_done = torch.div(k + delay - 1, delay, rounding_mode="floor")   # ceil(k/z)
+    return (m / _rows(1.0 - torch.pow(b1, k.to(m.dtype)), m),
+            v / _rows(1.0 - torch.pow(b2, updates_done.to(v.dtype)), v))
+
+
 def sgd(lr: float, decay: float | None = None) -> Transform:
     """SGD, optionally with an exponentially decayed local learning rate.
 
@@ -200,11 +209,7 @@ def adam(lr: float, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
         m = b1 * m + (1.0 - b1) * grads
         v = torch.where(_rows(_refresh(k, delay), grads), b2 * v + (1.0 - b2) * grads * grads, v)
         k = k + 1
-        m_hat, v_hat = m, v
-        if bias_correction:
-            updates_done = torch.div(k + delay - 1, delay, rounding_mode="floor")  # ceil(k/z)
-            m_hat = m / _rows(1.0 - torch.pow(b1, k.to(grads.dtype)), grads)
-            v_hat = v / _rows(1.0 - torch.pow(b2, updates_done.to(grads.dtype)), grads)
+        m_hat, v_hat = _bias_corrected(m, v, k, delay, b1, b2) if bias_correction else (m, v)
         return -lr * m_hat / (torch.sqrt(v_hat) + eps), (k, m, v)
 
     return Transform(init, update, lambda d: 2 * d + 1, None)
@@ -397,11 +402,7 @@ def sm3_adam(lr: float, shapes, b1: float = 0.9, b2: float = 0.999, eps: float =
         if keep_nu:
             nu = torch.where(_rows(refresh, nu), nu, state[3])
         k = k + 1
-        m_hat, nu_hat = m, nu
-        if bias_correction:
-            updates_done = torch.div(k + delay - 1, delay, rounding_mode="floor")   # ceil(k/z)
-            m_hat = m / _rows(1.0 - torch.pow(b1, k.to(grads.dtype)), grads)
-            nu_hat = nu / _rows(1.0 - torch.pow(b2, updates_done.to(grads.dtype)), grads)
+        m_hat, nu_hat = _bias_corrected(m, nu, k, delay, b1, b2) if bias_correction else (m, nu)
         new_state = (k, m, tuple(new_mu)) + ((nu,) if keep_nu else ())
         return -lr * m_hat / (torch.sqrt(nu_hat) + eps), new_state
 
