@@ -292,7 +292,8 @@ def _adapted(cls):
 def specs():
     """Registry entries: fedamsgrad, afga, cafga and the (a) variants afga-a, cafga-a."""
     from fedbound.algorithms.registry import (BETA1, BETA2, CLIENTS_PER_ROUND, LOCAL_STEPS, LR,
-                                              SERVER_LR, AlgorithmSpec, Option, _positive, _steps)
+                                              SERVER_LR, AlgorithmSpec, Option, _at_least_one,
+                                              _positive)
 
     def _server(label, value):
         return one_of(label, value, SERVERS)
@@ -302,10 +303,10 @@ def specs():
     server_kind = Option("server", "--server", str, f"server optimizer: {', '.join(SERVERS)} "
                          "(default amsgrad)", _server)
     clusters = Option("clusters", "--clusters", int,
-                      "equal clusters K when no network is given (default 5)", _steps)
+                      "equal clusters K when no network is given (default 5)", _at_least_one)
     adapted = Option("adapted_compute", "--adapted-compute", int,
                      "clients of S_r (per cluster) computing at each step in the (a) variant "
-                     "(default all)", _steps)
+                     "(default all)", _at_least_one)
     common = (LR, LOCAL_STEPS, CLIENTS_PER_ROUND, SERVER_LR, BETA1, BETA2, eps)
     return (
         AlgorithmSpec("fedamsgrad", FedAMSGrad,

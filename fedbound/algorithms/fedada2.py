@@ -459,11 +459,8 @@ def specs():
     """FedAda2's registry entries (:mod:`fedbound.algorithms.registry`); FedAvg, FedAdaGrad and
     FedAdam are the FedOpt family's."""
     from fedbound.algorithms.registry import (BETA1, BETA2, CLIENTS_PER_ROUND, LOCAL_STEPS, LR,
-                                              SERVER_LR, TAU, AlgorithmSpec, Option, _beta,
-                                              _positive)
-
-    def _delay(name, value):
-        return integer(name, value, low=1)
+                                              SERVER_LR, TAU, AlgorithmSpec, Option, _at_least_one,
+                                              _beta, _positive)
 
     server_kind = Option("server_optimizer", "--server-optimizer", str,
                          "server optimizer: adagrad (SU) or adam (default adagrad)",
@@ -478,7 +475,8 @@ def specs():
                       lambda n, v: one_of(n, v, ("sm3", "sm3_adam")))
     client_eps = Option("client_eps", "--client-eps", float,
                         "client adaptivity eps > 0, outside the root (default 1e-3)", _positive)
-    delay = Option("delay", "--delay", int, "client preconditioner delay z >= 1 (default 1)", _delay)
+    delay = Option("delay", "--delay", int, "client preconditioner delay z >= 1 (default 1)",
+                   _at_least_one)
     eps_s = Option("eps_s", "--eps-s", float, "zero client steps with norm below eps_s (default off)",
                    _positive)
     variant = Option("sm3_variant", "--sm3-variant", str, "SM3 variant I or II (default II)",

@@ -174,12 +174,13 @@ def assumption3(algorithm: Federated, beta2: float | None = None) -> dict:
 def specs():
     """FedNova's registry entries (:mod:`fedbound.algorithms.registry`)."""
     from fedbound.algorithms.registry import (CLIENTS_PER_ROUND, LOCAL_STEPS, LR, PARTICIPATION,
-                                              SERVER_LR, SERVER_MOMENTUM, AlgorithmSpec, Option)
+                                              SERVER_LR, SERVER_MOMENTUM, AlgorithmSpec, Option, _beta,
+                                              _nonnegative)
 
     base = (LR, LOCAL_STEPS, CLIENTS_PER_ROUND, PARTICIPATION)
-    mu = Option("mu", "--mu", float, "proximal coefficient mu >= 0", lambda n, v: number(n, v, low=0.0))
+    mu = Option("mu", "--mu", float, "proximal coefficient mu >= 0", _nonnegative)
     momentum = Option("momentum", "--momentum", float, "client momentum factor rho in [0, 1) "
-                      "(buffer reset every round)", lambda n, v: number(n, v, low=0.0, high=1.0, high_open=True))
+                      "(buffer reset every round)", _beta)
     decay = Option("lr_decay", "--lr-decay", float, "per-step local learning-rate decay gamma in (0, 1]",
                    lambda n, v: number(n, v, low=0.0, high=1.0, low_open=True))
     tau_eff = Option("tau_eff", "--tau-eff", str, "FedNova's tau_eff: accumulation (sum_i p_i ||a_i||_1, "

@@ -36,7 +36,7 @@ def _beta(name, value):
     return number(name, value, low=0.0, high=1.0, high_open=True)
 
 
-def _steps(name, value):
+def _at_least_one(name, value):
     return integer(name, value, low=1)
 
 
@@ -61,10 +61,6 @@ def steps_list(text: str):
 
 
 steps_list.__name__ = "steps"   # argparse names the type in its error messages
-
-
-def _sample(name, value):
-    return integer(name, value, low=1)
 
 
 @dataclass(frozen=True)
@@ -155,14 +151,15 @@ def build(name: str, task, network=None, *, seed: int = 0, **options):
 
 # ---- shared options (each algorithm module's ``specs()`` picks from these) ---------------------------
 GAMMA = Option("gamma", "--gamma", float, "step size (default 0.01)", _positive, default=0.01)
-K = Option("K", "--K", int, "local steps (D2D rounds) per round (default 5)", _steps, default=5)
-SAMPLE = Option("h", "--sample", int, "clients sampled per subnet (default all)", _sample)
+K = Option("K", "--K", int, "local steps (D2D rounds) per round (default 5)", _at_least_one, default=5)
+SAMPLE = Option("h", "--sample", int, "clients sampled per subnet (default all)",
+                _at_least_one)
 LR = Option("lr", "--lr", float, "client learning rate", _positive, required=True)
 LOCAL_STEPS = Option("local_steps", "--local-steps", steps_list,
                      "local steps per round: one count, or one per client as 1,3,5 (default 1)",
                      _local_steps)
 CLIENTS_PER_ROUND = Option("clients_per_round", "--clients-per-round", int,
-                           "clients sampled uniformly per round (default all)", _steps)
+                           "clients sampled uniformly per round (default all)", _at_least_one)
 SERVER_LR = Option("server_lr", "--server-lr", float, "server learning rate", _positive)
 SERVER_MOMENTUM = Option("server_momentum", "--server-momentum", float, "server momentum in [0, 1)",
                          _beta)
