@@ -77,6 +77,7 @@ POSITIVE = Domain(0.0, math.inf, True, True)
 NONNEGATIVE = Domain(0.0, math.inf, False, True)
 UNIT = Domain(0.0, 1.0, True, False)          # (0, 1]
 PROBABILITY = Domain(0.0, 1.0, False, False)  # [0, 1]
+HALF_OPEN_UNIT = Domain(0.0, 1.0, False, True)  # [0, 1): momentum, decay, rho
 POSITIVE_INTEGER = Domain(1.0, math.inf, False, True, integer=True)
 NONNEGATIVE_INTEGER = Domain(0.0, math.inf, False, True, integer=True)
 

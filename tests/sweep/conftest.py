@@ -26,19 +26,30 @@ def spec_file(tmp_path_factory):
     return path
 
 
-@pytest.fixture(scope="module")
-def reference(spec_file, tmp_path_factory):
-    """The database content of the uninterrupted embedded sweep of SPEC."""
-    from fedbound.sweep import load, run_sweep
+def database_content(folder) -> list:
+    """Everything the store of ``folder`` holds (``Store.content``), the store closed again."""
     from fedbound.sweep.store import Store
 
-    folder = tmp_path_factory.mktemp("reference")
-    run_sweep(load(spec_file), folder)
     store = Store(folder)
     try:
         return store.content()
     finally:
         store.close()
+
+
+@pytest.fixture
+def content():
+    return database_content
+
+
+@pytest.fixture(scope="module")
+def reference(spec_file, tmp_path_factory):
+    """The database content of the uninterrupted embedded sweep of SPEC."""
+    from fedbound.sweep import load, run_sweep
+
+    folder = tmp_path_factory.mktemp("reference")
+    run_sweep(load(spec_file), folder)
+    return database_content(folder)
 
 
 def cli(*args) -> subprocess.Popen:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fedbound.sweep import load, run_sweep
-from fedbound.sweep.store import DB_NAME, Store
+from fedbound.sweep.store import DB_NAME
 
 ray = pytest.importorskip("ray", reason="the Ray path needs the optional dependency ray "
                                         "(pip install 'fedbound[ray]')")
@@ -33,15 +33,8 @@ def address():
             os.environ["PYTHONPATH"] = before
 
 
-def content(folder):
-    store = Store(folder)
-    try:
-        return store.content()
-    finally:
-        store.close()
 
-
-def test_ray_and_embedded_give_the_same_database(tmp_path, spec_file, reference, address):
+def test_ray_and_embedded_give_the_same_database(tmp_path, spec_file, reference, address, content):
     spec = load(spec_file)
     summary = run_sweep(spec, tmp_path / "ray", ray=True)
     assert summary.computed == len(spec.cells)
@@ -49,7 +42,8 @@ def test_ray_and_embedded_give_the_same_database(tmp_path, spec_file, reference,
 
 
 @pytest.mark.slow
-def test_sigkill_of_the_ray_driver_and_resume(tmp_path, spec_file, reference, address, kill, run_cli):
+def test_sigkill_of_the_ray_driver_and_resume(tmp_path, spec_file, reference, address, kill,
+                                              run_cli, content):
     spec = load(spec_file)
     out = tmp_path / "killed"
     args = (spec_file, "--out", out, "--ray-address", address)
@@ -80,7 +74,7 @@ def _descendants_running(title: str) -> list[int]:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the Ray worker through /proc")
-def test_a_lost_ray_worker_is_retried(tmp_path, address):
+def test_a_lost_ray_worker_is_retried(tmp_path, address, content):
     """A Ray worker killed (SIGKILL) while it computes a batch: Ray reruns the task and the
     database equals the embedded one."""
     import json

@@ -5,19 +5,13 @@ import random
 import pytest
 
 from fedbound.sweep import load, run_sweep
-from fedbound.sweep.store import DB_NAME, Store
+from fedbound.sweep.store import DB_NAME
 
-
-def content(folder):
-    store = Store(folder)
-    try:
-        return store.content()
-    finally:
-        store.close()
 
 
 @pytest.mark.slow
-def test_sigkill_and_resume_gives_the_uninterrupted_database(tmp_path, spec_file, reference, kill, run_cli):
+def test_sigkill_and_resume_gives_the_uninterrupted_database(tmp_path, spec_file, reference, kill,
+                                                             run_cli, content):
     spec = load(spec_file)
     total = len(spec.cells)
     out = tmp_path / "killed"
@@ -33,7 +27,7 @@ def test_sigkill_and_resume_gives_the_uninterrupted_database(tmp_path, spec_file
 
 
 @pytest.mark.slow
-def test_ctrl_c_exits_130_and_resumes(tmp_path, spec_file, reference, kill, run_cli):
+def test_ctrl_c_exits_130_and_resumes(tmp_path, spec_file, reference, kill, run_cli, content):
     import signal
 
     spec = load(spec_file)
@@ -64,7 +58,7 @@ def test_collect_gives_the_stored_numbers(spec_file, reference):
         assert [r[2] for r in stored[i]] == result.columns["loss"].tolist()
 
 
-def test_batching_does_not_change_the_stored_numbers(tmp_path):
+def test_batching_does_not_change_the_stored_numbers(tmp_path, content):
     """``"batch": false`` (one run per cell) and the default batches store the same rounds, bitwise."""
     import json
 

@@ -27,7 +27,8 @@ import math
 import sympy as sp
 
 from fedbound.theory.paper import Paper
-from fedbound.theory.symbols import NONNEGATIVE, POSITIVE, POSITIVE_INTEGER, Domain, L, sigma
+from fedbound.theory.symbols import (HALF_OPEN_UNIT, NONNEGATIVE, POSITIVE, POSITIVE_INTEGER, Domain,
+                                      L, sigma)
 
 SEED = "000_bd1b5016b2d2bc05.txt"
 SCOPE = "afga"
@@ -36,7 +37,6 @@ declare, where = PAPER.declare, PAPER.where
 
 
 AT_LEAST_TWO = Domain(2.0, math.inf, False, True, integer=True)
-HALF_OPEN_UNIT = Domain(0.0, 1.0, False, True)      # [0, 1)
 
 eta_l = declare("eta_l", POSITIVE, "AFGA: local (client) learning rate eta_l")
 R = declare("R", POSITIVE_INTEGER, "AFGA: number of global rounds R")

@@ -48,15 +48,12 @@ import sympy as sp
 from scipy.special import lambertw
 
 from fedbound.theory.paper import Paper
-from fedbound.theory.symbols import NONNEGATIVE, POSITIVE, POSITIVE_INTEGER, Domain
+from fedbound.theory.symbols import HALF_OPEN_UNIT, NONNEGATIVE, POSITIVE, POSITIVE_INTEGER, Domain
 
 SEED = "004_a1d7c636af01c22e.txt"
 SCOPE = "fedada2"
 PAPER = Paper(SCOPE, SEED)
 declare, where = PAPER.declare, PAPER.where
-
-#: [0, 1): momentum and decay parameters
-HALF_OPEN_UNIT = Domain(0.0, 1.0, False, True)
 
 
 K_local = declare("K", POSITIVE_INTEGER, "local steps per round (paper K)")

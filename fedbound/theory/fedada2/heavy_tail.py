@@ -34,10 +34,11 @@ import sympy as sp
 from scipy import integrate, optimize, stats
 
 from fedbound.errors import ValidationError
-from fedbound.theory.fedada2.common import HALF_OPEN_UNIT, K_local, declare, eps_client, eta_l, where
+from fedbound.theory.fedada2.common import K_local, declare, eps_client, eta_l, where
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, StepCondition, Variant
-from fedbound.theory.symbols import NONNEGATIVE, POSITIVE, POSITIVE_INTEGER, UNIT, T, mu
+from fedbound.theory.symbols import (HALF_OPEN_UNIT, NONNEGATIVE, POSITIVE, POSITIVE_INTEGER, UNIT, T,
+                                      mu)
 
 eps_hat = declare("eps_hat", HALF_OPEN_UNIT, "Prop. 9: slack eps_hat with I_i(eps) >= 1 - eps_hat")
 x0_abs = declare("x0", NONNEGATIVE, "Prop. 9: |x_0| of the heavy-tail toy problem")
