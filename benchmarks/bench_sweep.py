@@ -108,7 +108,7 @@ def batched_seeds(quick: bool) -> None:
     algs = [registry.build("fedavg", noisy, seed=s, lr=0.05, local_steps=5, clients_per_round=4)
             for s in range(seeds)]
     one_by_one = cpu_timed(lambda: [columns(run(a, rounds)) for a in algs], 3)
-    batched = cpu_timed(lambda: run_seeds(algs, rounds, task, 0.3), 3)
+    batched = cpu_timed(lambda: run_seeds(algs, rounds), 3)
     print(f"2. {seeds} seeds of FedAvg (n = 10, d = 5, {rounds} rounds), best of 3, one torch thread:")
     for what, i in (("wall", 0), ("CPU", 1)):
         print(f"   {what:4s}: one run per seed {one_by_one[i]:.2f} s, batched {batched[i]:.2f} s: "

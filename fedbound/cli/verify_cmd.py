@@ -16,10 +16,13 @@ Checks (papers/sdgt.md 4.2-4.6, 7.4; fedbound.verify.checks):
   --D5) and Theorem 2 (89) per variant, running averages over T = K+1..rounds.
 
 Verification runs in float64 on quadratic tasks (quadratic, lsq, lsq-convex or --data FILE.npz).
+The Monte-Carlo seeds run through the sweep API (fedbound.sweep.evaluate): in-process, or on Ray
+with --ray (a local Ray) or --ray-address ADDR (a cluster), with the same numbers.
 Exit status: 0 when no check is violated, 1 when one is (a counterexample), 2 on bad input.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import replace
 
@@ -45,6 +48,8 @@ DEFAULTS = {
     "thm2-bound": {"sample": 2, "sigma": 0.3, "rounds": 100, "seeds": 50},
 }
 VERIFY_D = 5
+#: checks without a Monte-Carlo over seeds
+DETERMINISTIC = ("fixed-point", "linear-rate")
 
 
 def _setting(args):
@@ -100,34 +105,40 @@ def verify_command(args) -> int:
 
 
 def _verify(args) -> int:
+    from fedbound.sweep.executor import Executor, using
     from fedbound.verify import checks as C
 
+    require(not (args.ray or args.ray_address is not None) or args.check not in DETERMINISTIC,
+            f"{args.check} runs one deterministic seed: --ray and --ray-address apply to the "
+            f"Monte-Carlo checks ({', '.join(c for c in CHECKS if c not in DETERMINISTIC)})")
     setting, practical = _setting(args)
     defaults = DEFAULTS[args.check]
     rounds = args.rounds if args.rounds is not None else defaults["rounds"]
     seeds = args.seeds if args.seeds is not None else defaults["seeds"]
     require(rounds is None or rounds >= 1, f"--rounds must be >= 1, got {rounds}")
-    require(seeds >= 2 or args.check in ("fixed-point", "linear-rate"),
+    require(seeds >= 2 or args.check in DETERMINISTIC,
             f"--seeds must be >= 2 for Monte-Carlo intervals, got {seeds}")
     resources.require_run_memory(f"verify {args.check}", rounds or 1, setting.task.n,
                                  setting.task.d, seeds=max(seeds, 1))
-    if args.check == "fixed-point":
-        results = C.fixed_point(setting, rounds=rounds, seed=args.seed)
-    elif args.check == "server-recursion":
-        results = C.server_recursion(setting, rounds=rounds, seeds=seeds)
-    elif args.check == "linear-rate":
-        results = C.linear_rate(setting, rounds=rounds)
-    elif args.check == "thm3-bound":
-        results = C.thm3_bound(setting, rounds=rounds, seeds=seeds)
-    elif args.check == "lemmas":
-        results = C.lemmas(setting, rounds=rounds, seeds=seeds)
-    elif args.check in ("thm1-bound", "thm2-bound"):
-        result_id, variants, fixed = _average_bound_options(args)
-        results = C.average_bound(setting, result_id, rounds=rounds, seeds=seeds,
-                                  variants=variants, **fixed)
-    else:
-        mc_gamma = args.mc_gamma if args.mc_gamma is not None else practical
-        results = C.noise_floor(setting, mc_gamma=mc_gamma, seeds=seeds)
+    on_ray = args.ray or args.ray_address is not None
+    with using(Executor(ray=args.ray, address=args.ray_address)) if on_ray else contextlib.nullcontext():
+        if args.check == "fixed-point":
+            results = C.fixed_point(setting, rounds=rounds, seed=args.seed)
+        elif args.check == "server-recursion":
+            results = C.server_recursion(setting, rounds=rounds, seeds=seeds)
+        elif args.check == "linear-rate":
+            results = C.linear_rate(setting, rounds=rounds)
+        elif args.check == "thm3-bound":
+            results = C.thm3_bound(setting, rounds=rounds, seeds=seeds)
+        elif args.check == "lemmas":
+            results = C.lemmas(setting, rounds=rounds, seeds=seeds)
+        elif args.check in ("thm1-bound", "thm2-bound"):
+            result_id, variants, fixed = _average_bound_options(args)
+            results = C.average_bound(setting, result_id, rounds=rounds, seeds=seeds,
+                                      variants=variants, **fixed)
+        else:
+            mc_gamma = args.mc_gamma if args.mc_gamma is not None else practical
+            results = C.noise_floor(setting, mc_gamma=mc_gamma, seeds=seeds)
     if args.json:
         print(json.dumps(jsonable({"check": args.check, "setting": setting.describe(),
                                    "results": [c.to_dict() for c in results]}), indent=1,
@@ -168,5 +179,10 @@ def register(subparsers) -> None:
     opts.add_argument("--sigma", type=float, default=None, help="gradient-noise std (default per check)")
     opts.add_argument("--rounds", type=int, default=None, help="global rounds (default per check)")
     opts.add_argument("--seeds", type=int, default=None, help="Monte-Carlo seeds (default per check)")
+    opts.add_argument("--ray", action="store_true",
+                      help="run the Monte-Carlo seeds on a local Ray started on demand "
+                           "(pip install 'fedbound[ray]'); the same numbers as in-process")
+    opts.add_argument("--ray-address", default=None, metavar="ADDR",
+                      help="run the Monte-Carlo seeds on the Ray cluster at ADDR")
     parser.add_argument("--json", action="store_true", help="print the checks as JSON")
     parser.set_defaults(func=verify_command)

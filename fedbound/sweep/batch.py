@@ -5,8 +5,8 @@ instead of B small ones.
 Which algorithms batch (:func:`batchable`): those on the federated round template
 (:class:`fedbound.algorithms.federated.Federated`, not overriding its round) without gossip, control
 variates or per-step compute sets, with the same number of local steps for every client
-(FixedSteps), on a task whose gradients are deterministic up to added noise and whose clients fit
-in one cache block (so that the single run draws its randomness in one block too). In the registry
+(FixedSteps), on a task whose gradients are deterministic up to added Gaussian noise
+(:meth:`Task.with_noise`, at most one) and whose clients fit in one cache block (so that the single run draws its randomness in one block too). In the registry
 today: fedavg, fedprox, fedavgm, fedadagrad, fedadam, fedyogi, and any new template algorithm with
 the same shape (tests/sweep/test_batch.py checks every registered algorithm that batches). SD-GT
 and its semi-decentralized baselines keep their own round function and run one seed at a time.
@@ -28,18 +28,20 @@ single run; the loss is a per-seed dot product, since a matrix-vector product su
 order), so a batched seed reproduces its single run bitwise: every recorded column of every
 registered algorithm that batches, on least squares and quadratics, with and without noise
 (tests/sweep/test_batch.py asserts it). A non-finite value in any seed raises
-:class:`BatchDiverged`, and the caller runs the seeds one by one to find which diverged and when.
+:class:`BatchDiverged`, and :func:`run_cells` runs the seeds one by one to find which diverged and
+when.
 """
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import torch
 
 from fedbound.algorithms.federated import Federated
 from fedbound.algorithms.local_steps import FixedSteps
-from fedbound.errors import FedboundError
+from fedbound.errors import DivergenceError, FedboundError
 from fedbound.network.sampling import FullParticipation, UniformParticipation
 from fedbound.sweep.store import COMM
 from fedbound.tasks.base import Task
@@ -65,7 +67,17 @@ def batchable(alg) -> bool:
             and isinstance(alg.local_steps, FixedSteps) and alg.local_steps.uniform
             and isinstance(alg.participation, (FullParticipation, UniformParticipation))
             and type(task)._sampled_grad_on is Task._sampled_grad_on and one_block
+            and _gaussian_sigma(task) is not None
             and _rowwise(alg.server, task.d, task.dtype))
+
+
+def _gaussian_sigma(task: Task) -> float | None:
+    """The std of the task's added Gaussian gradient noise (0 without noise); None for other noise
+    (sphere noise, or several added noises), which :func:`run_seeds` does not draw."""
+    if not task._noises:
+        return 0.0
+    (sigma, kind), *more = task._noises
+    return sigma if kind == "gaussian" and not more else None
 
 
 def _rowwise(server, d: int, dtype) -> bool:
@@ -110,11 +122,12 @@ def columns(traj) -> dict[str, np.ndarray]:
     return out
 
 
-def run_seeds(algs: list, rounds: int, task: Task, sigma: float) -> list[dict[str, np.ndarray]]:
+def run_seeds(algs: list, rounds: int) -> list[dict[str, np.ndarray]]:
     """The per-round columns (:func:`columns`) of ``run(alg, rounds)`` for each of ``algs`` (one
-    algorithm built with B seeds, each batchable) in one batched run. ``task`` is the noise-free
-    task the algorithms run on with Gaussian gradient noise ``sigma`` added (``task.with_noise``)."""
+    algorithm built with B seeds on one task, each batchable) in one batched run."""
     alg = algs[0]
+    task = alg.task
+    sigma = _gaussian_sigma(task)
     B, d, dtype = len(algs), task.d, task.dtype
     gens = []
     for a in algs:
@@ -164,6 +177,32 @@ def run_seeds(algs: list, rounds: int, task: Task, sigma: float) -> list[dict[st
     return record.columns()
 
 
+def run_cells(algs: list, rounds: int) -> list[tuple]:
+    """``(status, columns, error, wall_s)`` of ``run(alg, rounds)`` for each of ``algs``: in one
+    batch (:func:`run_seeds`) when there are several (the caller groups only seeds of one
+    batchable configuration), else, or when the batch diverges, one by one; status "done" with the
+    per-round :func:`columns`, or "diverged" with the message (no columns). ``wall_s`` is each
+    run's share of the batch's wall time."""
+    from fedbound.algorithms import run
+
+    if len(algs) > 1:
+        start = time.perf_counter()
+        try:
+            cols = run_seeds(algs, rounds)
+            wall = (time.perf_counter() - start) / len(algs)
+            return [("done", c, None, wall) for c in cols]
+        except BatchDiverged:
+            pass   # run the seeds one by one: which diverged, and at which round
+    out = []
+    for alg in algs:
+        start = time.perf_counter()
+        try:
+            out.append(("done", columns(run(alg, rounds)), None, time.perf_counter() - start))
+        except DivergenceError as exc:
+            out.append(("diverged", None, str(exc), time.perf_counter() - start))
+    return out
+
+
 class _Record:
     """Per-round metrics of B seeds, as :class:`fedbound.algorithms.base.run` records them."""
 
@@ -203,4 +242,4 @@ class _Record:
         return out
 
 
-__all__ = ["batchable", "seeds_per_batch", "run_seeds", "columns", "BatchDiverged"]
+__all__ = ["batchable", "seeds_per_batch", "run_seeds", "run_cells", "columns", "BatchDiverged"]

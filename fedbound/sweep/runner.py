@@ -11,11 +11,10 @@ batches: the seeds of one configuration whose algorithm batches (:func:`fedbound
 form batches of up to :func:`~fedbound.sweep.batch.seeds_per_batch` cells, every other cell is a batch of its own. Batches are
 fixed when cells are stored, so a resumed sweep computes exactly the batches an uninterrupted one
 computes. :func:`compute` is a pure function of (SPEC, batch): the same code runs in-process and
-in a Ray task (one torch thread each), so both give the same numbers. The driver commits each
-batch's results in one transaction (:mod:`fedbound.sweep.store`) as it arrives; a rerun skips the
-finished cells. On Ray the batches are grouped into about :data:`TASKS_PER_CPU` tasks per CPU; the
-driver still commits batch by batch. A Ray task whose worker is lost is retried by Ray
-(``max_retries``); a batch still lost stays pending and the run ends with an error saying to rerun.
+in a Ray task (:mod:`fedbound.sweep.executor`, one torch thread each), so both give the same
+numbers. The driver commits each batch's results in one transaction (:mod:`fedbound.sweep.store`)
+as it arrives; a rerun skips the finished cells. A batch whose Ray worker is lost beyond Ray's
+retries stays pending and the run ends with an error saying to rerun.
 
 A rerun against a folder whose stored SPEC differs is refused unless ``extend``: then the task,
 network and rounds must be the same, and the cells the new SPEC adds are appended (the stored ones
@@ -23,25 +22,17 @@ are kept, finished or not).
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import torch
 from tqdm import tqdm
 
-from fedbound.errors import DivergenceError, FedboundError, ValidationError, require
+from fedbound.errors import require
 from fedbound.sweep import spec as spec_mod
-from fedbound.sweep.batch import BatchDiverged, batchable, columns, run_seeds, seeds_per_batch
+from fedbound.sweep.batch import batchable, run_cells, seeds_per_batch
+from fedbound.sweep.executor import Executor
 from fedbound.sweep.store import FINISHED, CellResult, Store
-
-#: Ray retries of a task whose worker died
-RAY_RETRIES = 3
-#: Ray tasks per CPU of the cluster: the batches are grouped into about this many tasks per CPU
-#: (one task per small batch spends more on Ray's per-task overhead than on computing)
-TASKS_PER_CPU = 4
-
 
 class Problem:
     """The task (noise-free) and networks of a SPEC, built once per process, and its algorithms."""
@@ -91,42 +82,11 @@ def _problem(spec_text: str) -> Problem:
 
 
 def compute(spec_text: str, cells: list[tuple[int, str]]) -> list[CellResult]:
-    """The results of one batch ``cells`` ((cell id, cell key) pairs) of the SPEC ``spec_text``,
-    with one torch thread; a pure function of its arguments (module doc)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        problem = _problem(spec_text)
-        rounds = problem.spec.rounds
-        parsed = [spec_mod.Cell.from_key(key) for _, key in cells]
-        algs = [problem.algorithm(c) for c in parsed]
-        start = time.perf_counter()
-        if len(algs) > 1:
-            try:
-                cols = run_seeds(algs, rounds, problem.task, parsed[0].sigma)
-                wall = (time.perf_counter() - start) / len(algs)
-                return [CellResult(i, "done", c, None, wall) for (i, _), c in zip(cells, cols)]
-            except BatchDiverged:
-                pass   # run the seeds one by one: which diverged, and at which round
-        return [_single(i, alg, rounds) for (i, _), alg in zip(cells, algs)]
-    finally:
-        torch.set_num_threads(threads)
-
-
-def compute_batches(spec_text: str, batches: list) -> list[list[CellResult]]:
-    """:func:`compute` of several batches (one Ray task: fewer, longer tasks for small cells)."""
-    return [compute(spec_text, batch) for batch in batches]
-
-
-def _single(cell_id: int, alg, rounds: int) -> CellResult:
-    from fedbound.algorithms import run
-
-    start = time.perf_counter()
-    try:
-        cols = columns(run(alg, rounds))
-    except DivergenceError as exc:
-        return CellResult(cell_id, "diverged", None, str(exc), time.perf_counter() - start)
-    return CellResult(cell_id, "done", cols, None, time.perf_counter() - start)
+    """The results of one batch ``cells`` ((cell id, cell key) pairs) of the SPEC ``spec_text``;
+    a pure function of its arguments (module doc)."""
+    problem = _problem(spec_text)
+    algs = [problem.algorithm(spec_mod.Cell.from_key(key)) for _, key in cells]
+    return [CellResult(i, *outcome) for (i, _), outcome in zip(cells, run_cells(algs, problem.spec.rounds))]
 
 
 @dataclass
@@ -212,15 +172,16 @@ def run_sweep(spec: spec_mod.Spec, folder, *, extend: bool = False, ray: bool = 
         total = len(store.keys())
         todo = sum(len(b) for b in batches)
         bar = tqdm(total=todo, desc="sweep cells", disable=not progress, unit="cell")
-        runner = _on_ray if (ray or ray_address) else _embedded
+        executor = Executor(ray=ray, address=ray_address)
         try:
-            lost = runner(spec.canonical, batches, store, bar, ray_address)
+            lost = executor.map(compute, spec.canonical, batches, lambda batch, results: store.commit(results),
+                                lambda batch: bar.update(len(batch)))
         finally:
             bar.close()
         cells = store.cells()
         diverged = sum(c["status"] == "diverged" for c in cells)
         pending = sum(c["status"] not in FINISHED for c in cells)
-        summary = Summary(total, total - todo, todo - lost, diverged, pending)
+        summary = Summary(total, total - todo, todo - sum(len(b) for b in lost), diverged, pending)
     finally:
         store.close()
     require(summary.pending == 0, f"{summary.pending} cells are unfinished (lost Ray workers); "
@@ -228,75 +189,4 @@ def run_sweep(spec: spec_mod.Spec, folder, *, extend: bool = False, ray: bool = 
     return summary
 
 
-def _embedded(spec_text: str, batches, store: Store, bar, address) -> int:
-    for batch in batches:
-        store.commit(compute(spec_text, batch))
-        bar.update(len(batch))
-    return 0
-
-
-#: seconds to wait for a Ray address to accept a connection (ray.init itself retries for minutes)
-CONNECT_TIMEOUT = 10
-
-
-def _reachable(address: str) -> None:
-    """A ``host:port`` or ``ray://host:port`` address must accept a TCP connection (other forms,
-    such as ``auto``, are Ray's to resolve)."""
-    import socket
-
-    host, sep, port = address.removeprefix("ray://").rpartition(":")
-    if not sep or not port.isdigit() or not host:
-        return
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT).close()
-    except (OSError, ValueError, OverflowError) as exc:
-        raise ValidationError(f"cannot reach Ray at {address!r}: {exc}") from None
-
-
-def _on_ray(spec_text: str, batches, store: Store, bar, address) -> int:
-    """The batches as Ray tasks (a local Ray started here unless one runs already, or the cluster
-    at ``address``); returns the number of cells lost."""
-    try:
-        import ray
-    except ImportError:
-        raise ValidationError("--ray needs the optional dependency ray: pip install 'fedbound[ray]'") from None
-    started = not ray.is_initialized()
-    if started:
-        if address is not None:
-            _reachable(address)
-        try:
-            ray.init(address=address or "local", include_dashboard=False, log_to_driver=False,
-                     configure_logging=False)   # "local": a new instance, never another's
-        except (ConnectionError, ValueError, RuntimeError) as exc:
-            raise ValidationError(f"cannot start or reach Ray{f' at {address}' if address else ''}: "
-                                  f"{' '.join(str(exc).split())[:200]}") from None
-    try:
-        task = ray.remote(max_retries=RAY_RETRIES)(compute_batches)
-        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        per_task = max(1, len(batches) // (TASKS_PER_CPU * cpus))
-        groups = [batches[i:i + per_task] for i in range(0, len(batches), per_task)]
-        refs = {task.remote(spec_text, group): group for group in groups}
-        lost = 0
-        while refs:
-            done, _ = ray.wait(list(refs), num_returns=1)
-            group = refs.pop(done[0])
-            try:
-                results = ray.get(done[0])
-            except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
-                    ray.exceptions.ObjectLostError, ray.exceptions.TaskCancelledError):
-                lost += sum(len(batch) for batch in group)
-                continue
-            except ray.exceptions.RayTaskError as exc:
-                if isinstance(exc.cause, FedboundError):   # a user error in the worker: one line
-                    raise exc.cause from None
-                raise
-            for batch, result in zip(group, results):
-                store.commit(result)
-                bar.update(len(batch))
-        return lost
-    finally:
-        if started:
-            ray.shutdown()
-
-
-__all__ = ["run_sweep", "collect", "prepare", "compute", "compute_batches", "Summary", "Problem"]
+__all__ = ["run_sweep", "collect", "prepare", "compute", "Summary", "Problem"]

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from fedbound.errors import InputTypeError, ValidationError, require
+from fedbound.sweep import grid as grid_mod
 from fedbound.validate import boolean, integer, json_file, known_names, number, one_of, parse_json
 from fedbound.validate import seed as check_seed
 
@@ -95,15 +96,6 @@ def _network(raw) -> dict | None:
     if "file" in raw:
         out["file"] = _text("network file", raw["file"])
     return out
-
-
-def _values(name: str, value) -> list:
-    """A grid entry: a non-empty list of values, or one value (fixed)."""
-    if isinstance(value, list):
-        require(len(value) >= 1, f"grid {name} must list at least one value, got []")
-        return value
-    require(not isinstance(value, dict), f"grid {name} must be a value or a list of values, got an object")
-    return [value]
 
 
 def _run_value(key: str, value):
@@ -189,31 +181,9 @@ def parse(raw) -> Spec:
     require(len(algorithms) >= 1, "algorithm must name at least one algorithm, got []")
     algorithms = tuple(dict.fromkeys(one_of("algorithm", a, registry.names()) for a in algorithms))
     rounds = integer("rounds", raw["rounds"], low=0, high=MAX_ROUNDS)
-    grid = _object("grid", raw.get("grid", {}))
     options = {o.name for a in algorithms for o in registry.get(a).options}
-    known = sorted(options | set(RUN_KEYS) | {"zip"})
-    known_names("grid key", grid, known)
-    clean = {}
-    for key, value in grid.items():
-        if key == "zip":
-            groups = value if isinstance(value, list) else [value]
-            require(len(groups) >= 1, "grid zip must hold at least one group, got []")
-            clean["zip"] = []
-            for g, group in enumerate(groups):
-                group = _object(f"grid zip group {g}", group)
-                require(len(group) >= 1, f"grid zip group {g} is empty")
-                known_names("grid key", group, [k for k in known if k != "zip"])
-                for k in group:
-                    require(k not in grid and all(k not in c for c in clean["zip"]),
-                            f"grid key {k!r} appears twice (in a zip group and elsewhere)")
-                lists = {k: _values(k, v) for k, v in group.items()}
-                lengths = {len(v) for v in lists.values()}
-                require(len(lengths) == 1, f"grid zip group {g} pairs lists of different lengths "
-                                           f"{ {k: len(v) for k, v in lists.items()} }")
-                clean["zip"].append({k: [_run_value(k, x) if k in RUN_KEYS else x for x in v]
-                                     for k, v in lists.items()})
-        else:
-            clean[key] = [_run_value(key, x) if key in RUN_KEYS else x for x in _values(key, value)]
+    clean = grid_mod.normalize(_object("grid", raw.get("grid", {})), options | set(RUN_KEYS),
+                               lambda key, x: _run_value(key, x) if key in RUN_KEYS else x)
     spec = Spec(algorithms, _task(raw["task"]), _network(raw.get("network")), rounds, clean,
                 boolean("batch", raw.get("batch", True)))
     require(spec.network is None or any(registry.get(a).network != "none" for a in algorithms),
@@ -236,17 +206,9 @@ def expand(spec: Spec) -> list[Cell]:
     removed; at most :data:`MAX_CELLS`."""
     from fedbound.algorithms import registry
 
-    axes = []   # each axis: a list of {key: value} assignments
-    for key, values in spec.grid.items():
-        if key == "zip":
-            for group in values:
-                axes.append([dict(zip(group, vs)) for vs in zip(*group.values())])
-        else:
-            axes.append([{key: v} for v in values])
-    total = len(spec.algorithms)
-    for axis in axes:
-        total *= len(axis)
+    total = len(spec.algorithms) * grid_mod.size(spec.grid)
     require(total <= MAX_CELLS, f"the grid expands to {total} cells, more than {MAX_CELLS}")
+    axes = grid_mod.axes(spec.grid)
     cells: dict[str, Cell] = {}
     for name in spec.algorithms:
         algo = registry.get(name)

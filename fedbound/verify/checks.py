@@ -23,6 +23,7 @@ r"""Named checks of SD-GT's theory against runs (papers/sdgt.md 4.2-4.6 "Numeric
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -39,7 +40,7 @@ from fedbound.tasks import Task
 from fedbound.theory import get
 from fedbound.verify.check import Check, bound_check, equality_check, interval_check
 from fedbound.verify.lemmas import lemma_checks
-from fedbound.verify.montecarlo import Estimate, mean_ci
+from fedbound.verify.montecarlo import Estimate, mean_ci, monte_carlo
 from fedbound.verify.operator import sdgt_operator
 from fedbound.verify.quantities import error_quantities, record_sdgt
 from fedbound.verify.contraction import renormalized_contraction
@@ -309,6 +310,19 @@ def lemma_step(setting: SDGTSetting) -> float:
     return 0.5 * min(caps)
 
 
+def _stationary_dist2(setting: SDGTSetting, burn: int, seed: int) -> float:
+    """One seed's mean of ||x_g - x*||^2 over rounds burn+1..2 burn of a run started at x*."""
+    x_star = setting.task.x_star
+    alg = setting.algorithm(seed)
+    state = alg.init(x0=x_star)
+    window = []
+    for r in range(2 * burn):
+        state = alg.step(state)
+        if r >= burn:
+            window.append(float(torch.sum((state.x_g - x_star) ** 2)))
+    return float(np.mean(window))
+
+
 def noise_floor(setting: SDGTSetting, mc_gamma: float | None = None, seeds: int = 50,
                 variants=None, scaling_tol: float = 0.2, max_rounds: int = 4000) -> list[Check]:
     r"""Stationary error under gradient noise (full participation forced, sigma > 0).
@@ -344,19 +358,9 @@ def noise_floor(setting: SDGTSetting, mc_gamma: float | None = None, seeds: int 
     burn = int(np.ceil(np.log(1e-8) / (2 * np.log(mc_exact.spectral_radius))))
     require(burn <= max_rounds // 2, f"mc_gamma = {mc.gamma:g} mixes too slowly for a Monte-Carlo "
             f"check (needs {2 * burn} > {max_rounds} rounds); give a larger mc_gamma")
-    x_star = setting.task.x_star
-    per_seed = []
-    for seed in range(seeds):
-        alg = mc.algorithm(seed)
-        state = alg.init(x0=x_star)
-        window = []
-        for r in range(2 * burn):
-            state = alg.step(state)
-            if r >= burn:
-                window.append(float(torch.sum((state.x_g - x_star) ** 2)))
-        per_seed.append(np.mean(window))
     checks.append(interval_check(
-        "noise-floor:monte-carlo", mean_ci(np.array(per_seed)), mc_exact.dist2,
+        "noise-floor:monte-carlo", monte_carlo(functools.partial(_stationary_dist2, mc, burn), seeds),
+        mc_exact.dist2,
         quantity="stationary E||x_g - x*||^2: Monte-Carlo mean vs exact", seeds=seeds,
         rounds=2 * burn, burn_in=burn, setting=mc.describe()))
     half = stationary_moments(replace(mc, gamma=mc.gamma / 2).algorithm(), mc.sigma)

@@ -22,7 +22,6 @@ from typing import Callable, Iterable
 
 import numpy as np
 from scipy import stats
-from tqdm import tqdm
 
 from fedbound import validate
 from fedbound.errors import require
@@ -80,13 +79,13 @@ def mean_ci(samples, confidence: float = 0.95, axis: int = 0) -> Estimate:
 def monte_carlo(fn: Callable[[int], np.ndarray], seeds: Iterable[int] | int,
                 confidence: float = 0.95) -> Estimate:
     """Run ``fn(seed)`` for every seed (``seeds`` an int R means seeds 0..R-1) and estimate the
-    expectation of its (array) output with :func:`mean_ci`."""
-    seeds = validate.seeds(seeds)
-    # a progress bar when stderr is a terminal (tqdm's disable=None), nothing in logs and tests
-    outputs = [np.asarray(fn(s)) for s in tqdm(seeds, desc="Monte-Carlo seeds", disable=None, leave=False)]
-    shapes = {o.shape for o in outputs}
-    require(len(shapes) == 1, f"fn(seed) must return arrays of one shape, got shapes {sorted(shapes)}")
-    return mean_ci(np.stack(outputs), confidence)
+    expectation of its (array) output with :func:`mean_ci`. The runs go through
+    :func:`fedbound.sweep.evaluate`: in this process, or on Ray inside ``fedbound.sweep.using``."""
+    from fedbound.sweep import evaluate
+
+    confidence = validate.number("confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
+    outputs = evaluate(lambda seed: np.asarray(fn(seed)), seeds=seeds)
+    return outputs.estimate(confidence)
 
 
 __all__ = ["Estimate", "mean_ci", "monte_carlo"]

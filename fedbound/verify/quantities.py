@@ -29,11 +29,11 @@ deterministic: one seed gives exact values.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
 import numpy as np
-from tqdm import tqdm
 import torch
 from scipy import stats
 
@@ -69,36 +69,42 @@ class SDGTRecord:
         return self.inner_X.shape[1]
 
 
+def _record_seed(make_algorithm: Callable[[int], object], rounds: int, x0, seed: int) -> tuple:
+    """One seed's X, Y, Z, X_end and the K inner X and G per round (numpy, see SDGTRecord)."""
+    alg = make_algorithm(int(seed))
+    state = alg.init(x0)
+    xs, ys, zs, ends = [state.x_g], [state.Y], [state.Z], [state.X.clone()]
+    inner_x, inner_g = [], []
+    for _ in range(rounds):
+        state = alg.step(state)
+        xs.append(state.x_g)
+        ys.append(state.Y)
+        zs.append(state.Z)
+        ends.append(state.X_end)
+        inner_x.append(state.inner_X)
+        inner_g.append(state.inner_G)
+    return tuple(torch.stack(v).numpy() for v in (xs, ys, zs, ends, inner_x, inner_g))
+
+
 def record_sdgt(make_algorithm: Callable[[int], object], rounds: int,
                 seeds: Iterable[int] | int, x0=None) -> SDGTRecord:
     """Run ``make_algorithm(seed)`` (an SD-GT with ``record_inner=True`` and a constant K) for
     ``rounds`` rounds per seed from ``x0`` (default the task's) and stack what the error
-    quantities need."""
+    quantities need. The seeds run through :func:`fedbound.sweep.evaluate` (in this process, or on
+    Ray inside ``fedbound.sweep.using``)."""
+    from fedbound.sweep import evaluate
+
     seeds = validate.seeds(seeds)
     rounds = validate.integer("rounds", rounds, low=1)
-    per_seed = []
-    for seed in tqdm(seeds, desc="Monte-Carlo seeds", disable=None, leave=False):  # a bar on a terminal
-        alg = make_algorithm(int(seed))
-        require(getattr(alg, "record_inner", False),
-                "the algorithm must be built with record_inner=True to expose X^{t,k}")
-        if not per_seed:   # X, Y, Z, X_end and the K inner X and G per round, for every seed
-            n, d, K = alg.task.n, alg.task.d, int(getattr(alg, "K", 1))
-            resources.require_memory(f"recording {len(seeds)} SD-GT run(s) of {rounds} rounds "
-                                     f"(n = {n}, d = {d}, K = {K})",
-                                     len(seeds) * (rounds + 1) * (4 + 2 * K) * n * d)
-        state = alg.init(x0)
-        xs, ys, zs, ends = [state.x_g], [state.Y], [state.Z], [state.X.clone()]
-        inner_x, inner_g = [], []
-        for _ in range(rounds):
-            state = alg.step(state)
-            xs.append(state.x_g)
-            ys.append(state.Y)
-            zs.append(state.Z)
-            ends.append(state.X_end)
-            inner_x.append(state.inner_X)
-            inner_g.append(state.inner_G)
-        per_seed.append([torch.stack(v).numpy() for v in (xs, ys, zs, ends, inner_x, inner_g)])
-    x_g, Y, Z, ends, inner_X, inner_G = (np.stack(v) for v in zip(*per_seed))
+    alg = make_algorithm(int(seeds[0]))
+    require(getattr(alg, "record_inner", False),
+            "the algorithm must be built with record_inner=True to expose X^{t,k}")
+    n, d, K = alg.task.n, alg.task.d, int(getattr(alg, "K", 1))
+    resources.require_memory(f"recording {len(seeds)} SD-GT run(s) of {rounds} rounds "
+                             f"(n = {n}, d = {d}, K = {K})",
+                             len(seeds) * (rounds + 1) * (4 + 2 * K) * n * d)
+    runs = evaluate(functools.partial(_record_seed, make_algorithm, rounds, x0), seeds=seeds)
+    x_g, Y, Z, ends, inner_X, inner_G = runs.stack()
     return SDGTRecord(x_g, Y, Z, ends, inner_X, inner_G, np.asarray(alg.net.subnet_of))
 
 

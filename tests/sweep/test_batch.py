@@ -64,7 +64,7 @@ def test_batched_seeds_match_single_runs(name, kind, sigma):
     if algs is None or not batchable(algs[0]):
         assert name not in CLAIMED, f"{name} is documented to batch"
         return
-    for alg, cols in zip(algs, run_seeds(algs, ROUNDS, task, sigma)):
+    for alg, cols in zip(algs, run_seeds(algs, ROUNDS)):
         assert_close(columns(run(alg, ROUNDS)), cols)
 
 

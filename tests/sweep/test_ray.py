@@ -91,7 +91,7 @@ def test_a_lost_ray_worker_is_retried(tmp_path, address, content):
     worker.start()
     killed = None
     while worker.is_alive() and killed is None:
-        pids = _descendants_running("ray::compute")
+        pids = _descendants_running("ray::call_group")
         if pids:
             killed = pids[0]
             os.kill(killed, signal.SIGKILL)
@@ -100,3 +100,39 @@ def test_a_lost_ray_worker_is_retried(tmp_path, address, content):
     assert killed is not None, "no Ray worker was caught computing (the sweep ended first)"
     assert done["s"].computed == 4 and done["s"].pending == 0
     assert content(tmp_path / "ray") == content(tmp_path / "embedded")
+
+
+def _noisy_mean(seed, a):
+    import torch
+
+    gen = torch.Generator().manual_seed(seed)
+    return (torch.randn(50, 50, generator=gen, dtype=torch.float64) @ torch.full((50,), a,
+            dtype=torch.float64)).numpy()
+
+
+def test_evaluate_on_ray_equals_embedded(address):
+    """A Python Monte-Carlo grid (fedbound.sweep.evaluate) gives the same outputs, bitwise, on Ray."""
+    import numpy as np
+
+    from fedbound.sweep import Executor, evaluate, using
+
+    grid = {"a": [0.5, 1.0, 2.0]}
+    embedded = evaluate(_noisy_mean, grid, seeds=12)
+    with using(Executor(ray=True)):
+        on_ray = evaluate(_noisy_mean, grid, seeds=12)
+    for c in embedded.configurations:
+        assert np.array_equal(on_ray.stack(**c), embedded.stack(**c))
+
+
+@pytest.mark.slow
+def test_verify_on_a_ray_cluster_prints_the_embedded_numbers(address):
+    """`fedbound verify lemmas --ray-address ADDR` (a separate driver joining the cluster) prints
+    exactly the JSON of the in-process run."""
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-m", "fedbound", "verify", "lemmas", "--seeds", "6", "--rounds", "5", "--json"]
+    embedded = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    on_ray = subprocess.run(argv + ["--ray-address", address], capture_output=True, text=True, timeout=300)
+    assert embedded.returncode in (0, 1) and on_ray.returncode == embedded.returncode, on_ray.stderr[-800:]
+    assert on_ray.stdout == embedded.stdout

@@ -1,9 +1,12 @@
-"""The runnable examples in the docstrings of fedbound.testing and fedbound.verify stay runnable."""
+"""The runnable examples in the docstrings of fedbound.testing, fedbound.verify and the Python grids
+of fedbound.sweep stay runnable."""
 import doctest
 import textwrap
 
 import pytest
 
+import fedbound.sweep.evaluation
+import fedbound.sweep.grid
 import fedbound.testing
 import fedbound.testing.assertions
 import fedbound.testing.strategies
@@ -25,7 +28,8 @@ def test_code_block_example_runs(module):
 
 
 @pytest.mark.parametrize("module", [fedbound.verify, fedbound.verify.montecarlo,
-                                    fedbound.verify.rates])
+                                    fedbound.verify.rates, fedbound.sweep.grid,
+                                    fedbound.sweep.evaluation])
 def test_doctests(module):
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
