@@ -26,6 +26,7 @@ runs the same batching and executor with a results store.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -126,9 +127,20 @@ def _grid(grid) -> list[dict]:
     return grid_mod.configurations(clean)
 
 
-def _callable(name: str, fn) -> Callable:
+def _callable(name: str, fn, configurations: list[dict]) -> Callable:
+    """``fn``, which must be callable as ``fn(seed, **configuration)`` for every configuration."""
     if not callable(fn):
         raise InputTypeError(f"{name} must be callable, got {type(fn).__name__}")
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):   # no signature to check (a builtin): calls will tell
+        return fn
+    for configuration in configurations:
+        try:
+            signature.bind(0, **configuration)
+        except TypeError as exc:
+            raise ValidationError(f"{name}(seed, **configuration) cannot take the grid's "
+                                  f"{sorted(configuration)}: {exc}") from None
     return fn
 
 
@@ -164,8 +176,8 @@ def evaluate(fn: Callable, grid: dict | None = None, seeds=1, *, progress: bool 
     """``fn(seed, **configuration)`` for every configuration of ``grid`` and every seed (an int R:
     seeds 0..R-1, or a list), on the current executor (module doc). ``progress``: a bar over the
     runs (default: on a terminal only)."""
-    fn = _callable("fn", fn)
     configurations = _grid(grid)
+    fn = _callable("fn", fn, configurations)
     seeds = validate.seeds(seeds)
     payloads = [(c, conf, s, seed) for c, conf in enumerate(configurations) for s, seed in enumerate(seeds)]
     return _gather(_call_points, fn, payloads, configurations, seeds, lambda p: 1, progress)
@@ -191,9 +203,9 @@ def runs(make: Callable, rounds: int, grid: dict | None = None, seeds=1, *, batc
     from fedbound.algorithms.base import Algorithm
     from fedbound.sweep.batch import batchable, seeds_per_batch
 
-    make = _callable("make", make)
     rounds = validate.integer("rounds", rounds, low=0, high=1_000_000)
     configurations = _grid(grid)
+    make = _callable("make", make, configurations)
     seeds = validate.seeds(seeds)
     batch = validate.boolean("batch", batch)
     payloads = []

@@ -7,13 +7,15 @@ from __future__ import annotations
 import copy
 import json
 
+import numpy as np
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedbound.sweep import spec as S
 from fedbound.sweep.runner import Problem
-from fuzz_values import bad_values, outcome
+from fuzz_values import bad_values, is_always_invalid, outcome
 
 EXAMPLES = 6
 BASE = {"algorithm": ["fedavg", "sdgt"], "task": {"name": "lsq", "n": 4, "d": 3, "rows": 3, "seed": 0},
@@ -71,3 +73,48 @@ def test_whole_specs(extra):
 @given(text=st.text(max_size=40) | st.builds(json.dumps, JSON))
 def test_spec_text(text):
     outcome("sweep", S.loads, text)
+
+
+# ---- the Python grids (fedbound.sweep.evaluate, runs, Executor) ------------------------------------
+def constant_output(seed, **configuration):
+    return np.array([1.0, float(seed)])
+
+
+@pytest.mark.parametrize("param", ["grid", "seeds", "progress"])
+@settings(max_examples=EXAMPLES * 2)
+@given(value=bad_values())
+def test_evaluate_arguments(param, value):
+    from fedbound.sweep import evaluate
+
+    kwargs = {"grid": {"a": [1, 2], "zip": {"b": [1, 2], "c": [3, 4]}}, "seeds": 2, param: value}
+    outcome("sweep", evaluate, constant_output, invalid=param != "grid" and is_always_invalid(value),
+            **kwargs)
+
+
+@pytest.fixture(scope="module")
+def small_task():
+    from fedbound.tasks import LeastSquares
+    return LeastSquares.generate(4, 3, 2, seed=0)
+
+
+@pytest.mark.parametrize("param", ["rounds", "grid", "seeds", "batch"])
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(value=bad_values())
+def test_runs_arguments(small_task, param, value):
+    from fedbound.algorithms import registry
+    from fedbound.sweep import runs
+
+    def make(seed, lr=0.1):
+        return registry.build("fedavg", small_task, seed=seed, lr=lr, local_steps=2)
+
+    kwargs = {"rounds": 3, "grid": {"lr": [0.1, 0.2]}, "seeds": 2, param: value}
+    outcome("sweep", runs, make, invalid=param != "grid" and is_always_invalid(value), **kwargs)
+
+
+@pytest.mark.parametrize("param", ["ray", "address"])
+@settings(max_examples=EXAMPLES * 2)
+@given(value=bad_values())
+def test_executor_fields(param, value):
+    from fedbound.sweep import Executor
+
+    outcome("sweep", Executor, **{param: value})

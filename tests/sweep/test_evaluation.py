@@ -84,6 +84,10 @@ def test_bad_uses_are_one_line_errors():
         evaluate(noisy_output, {"seed": [1, 2]})
     with pytest.raises(InputTypeError, match="callable"):
         evaluate(3.0)
+    with pytest.raises(ValidationError, match="cannot take"):
+        evaluate(noisy_output, {"a": 1, "c": 2})
+    with pytest.raises(ValidationError, match="cannot take"):
+        runs(lambda seed: None, 3, {"lr": [0.1]})
     with pytest.raises(ValidationError):
         evaluate(noisy_output, {"a": 1, "b": 2}, seeds=0)
     with pytest.raises(InputTypeError, match="Executor"):
