@@ -31,7 +31,7 @@ from tqdm import tqdm
 from fedbound.errors import require
 from fedbound.sweep import spec as spec_mod
 from fedbound.sweep.batch import batchable, run_cells, seeds_per_batch
-from fedbound.sweep.executor import Executor
+from fedbound.sweep.executor import Executor, current
 from fedbound.sweep.store import FINISHED, CellResult, Store
 
 class Problem:
@@ -147,17 +147,21 @@ def prepare(spec: spec_mod.Spec, store: Store, extend: bool = False) -> list[lis
 
 
 def collect(spec: spec_mod.Spec) -> list[tuple[spec_mod.Cell, CellResult]]:
-    """Every cell of ``spec`` computed in-process, without a store (for notebooks and scripts),
-    in SPEC order: (cell, result) with ``result.columns`` the per-round columns. The batches are
+    """Every cell of ``spec`` computed without a store (for notebooks and scripts), on the current
+    executor (in-process unless inside :func:`fedbound.sweep.using`), in SPEC order: (cell, result) with ``result.columns`` the per-round columns. The batches are
     those :func:`run_sweep` forms, so the numbers are those a sweep stores."""
     problem = _problem(spec.canonical)
     groups: dict[int, list] = {}
     for i, (cell, b) in enumerate(zip(spec.cells, _batches(spec, problem, list(spec.cells), 0))):
         groups.setdefault(b, []).append((i, cell.key))
     results: list = [None] * len(spec.cells)
-    for b in sorted(groups):
-        for r in compute(spec.canonical, groups[b]):
+
+    def on_result(batch, batch_results):
+        for r in batch_results:
             results[r.cell_id] = r
+
+    lost = current().map(compute, spec.canonical, [groups[b] for b in sorted(groups)], on_result)
+    require(not lost, f"{sum(len(b) for b in lost)} cells were lost with their Ray workers; collect again")
     return list(zip(spec.cells, results))
 
 
