@@ -31,6 +31,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from fedbound import sweep
 from fedbound.algorithms import SCAFFOLD, SDGT, SDFedAvg, run
 from fedbound.network import Network, p_from_h
 from fedbound.tasks import MLPClassifier, digits, one_class_partition, train_test_split
@@ -65,7 +66,9 @@ print(f"initial test accuracy {task.accuracy(task.x0):.3f}, loss {task.loss(task
 
 # %% [markdown]
 # ## Runs
-# Test accuracy of x_g after every global round and the training loss f(x_g).
+# Test accuracy of x_g after every global round and the training loss f(x_g). The Monte-Carlo grid
+# (step size x K x method x seed) runs through `fedbound.sweep.evaluate`, so
+# `with sweep.using(sweep.Executor(ray=True))` puts it on Ray.
 
 # %%
 def make(name, gamma, K, seed):
@@ -75,13 +78,15 @@ def make(name, gamma, K, seed):
     return cls(task, network, gamma=gamma, K=K, h=H, seed=seed)
 
 
-acc, loss = {}, {}
-for gamma in CFG["gammas"]:
-    for K in CFG["Ks"]:
-        for name in METHODS:
-            trajs = [run(make(name, gamma, K, seed), CFG["rounds"]) for seed in range(CFG["seeds"])]
-            acc[gamma, K, name] = np.array([[task.accuracy(x) for x in tr.x_g] for tr in trajs])
-            loss[gamma, K, name] = np.array([tr.loss for tr in trajs])
+def curves(seed, gamma, K, name):
+    """Test accuracy and training loss of x_g per round, for one seed."""
+    tr = run(make(name, gamma, K, seed), CFG["rounds"])
+    return {"acc": np.array([task.accuracy(x) for x in tr.x_g]), "loss": np.asarray(tr.loss)}
+
+
+ev = sweep.evaluate(curves, grid={"gamma": CFG["gammas"], "K": CFG["Ks"], "name": METHODS}, seeds=CFG["seeds"])
+acc = {(c["gamma"], c["K"], c["name"]): out["acc"] for c, out in ev.items()}
+loss = {(c["gamma"], c["K"], c["name"]): out["loss"] for c, out in ev.items()}
 print(f"{len(acc)} settings x {CFG['seeds']} seeds in {time.time() - started:.0f} s")
 
 # %%

@@ -31,12 +31,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from fedbound import sweep
 from fedbound.algorithms import SCAFFOLD, SDGT, SDFedAvg, run
 from fedbound.network import Network, p_from_h
 from fedbound.tasks import LeastSquares
 from fedbound.theory import get
 from fedbound.verify.check import reproduction_verdict
-from fedbound.verify.montecarlo import monte_carlo
 from fedbound.verify.operator import sdgt_operator
 from fedbound.verify.rates import asymptotic_factor, fit_log_linear
 
@@ -74,6 +74,8 @@ print("p for h_s =", {h: round(p, 4) for h, p in P.items()})
 # %% [markdown]
 # ## Runs
 # Squared distance ||x_g^t - x*||^2 per round; for p < 1 its Monte-Carlo mean over sampling seeds.
+# The Monte-Carlo grid (kappa x h x method x seed) runs through `fedbound.sweep.evaluate`, so
+# `with sweep.using(sweep.Executor(ray=True))` puts it on Ray.
 
 # %%
 def make(name, task, h, seed):
@@ -84,14 +86,16 @@ def make(name, task, h, seed):
     return cls(task, network, gamma=gamma, K=K, h=h, seed=seed)
 
 
+def dist2(seed, kappa, h, name):
+    return run(make(name, tasks[kappa], h, seed), CFG["rounds"][kappa]).dist2
+
+
 METHODS = ("SD-GT", "SD-FedAvg", "SCAFFOLD")
-curves = {}
-for kappa, task in tasks.items():
-    for h in H_VALUES:
-        seeds = 1 if h == M else CFG["seeds"]   # full participation is deterministic
-        for name in METHODS:
-            curves[kappa, h, name] = monte_carlo(
-                lambda s: run(make(name, task, h, s), CFG["rounds"][kappa]).dist2, seeds)
+grid = {"kappa": KAPPAS, "h": H_VALUES, "name": METHODS}
+full = sweep.evaluate(dist2, grid | {"h": M}, seeds=1)        # full participation is deterministic
+partial = sweep.evaluate(dist2, grid | {"h": [h for h in H_VALUES if h != M]}, seeds=CFG["seeds"])
+curves = {(kappa, h, name): (full if h == M else partial).estimate(kappa=kappa, h=h, name=name)
+          for kappa in KAPPAS for h in H_VALUES for name in METHODS}
 print(f"{len(curves)} curves in {time.time() - started:.0f} s")
 
 # %%

@@ -20,7 +20,9 @@
 # K in 1..49 (the released code's grid) and h_s in 1..m_s (`fedbound.control.ClosedLoop`).
 # Energy is accumulated as sum_t [sum_s (h_s^t/m_s) E_s + K_t sum_s E_s^D2D] (the paper does not say).
 # Every run stops at an energy budget: 12 x 10^3 at delta = 0.01 (the MNIST budget of Fig. 10) and
-# 60 x 10^3 at delta = 1; several seeds (sampling, minibatches and the E_s draw) at full scale.
+# 60 x 10^3 at delta = 1; several seeds (sampling, minibatches and the E_s draw) at full scale. The
+# Monte-Carlo grid (delta x fixed/adaptive x seed) runs through `fedbound.sweep.evaluate`, so
+# `with sweep.using(sweep.Executor(ray=True))` puts it on Ray.
 #
 # **Paper's claim.** Adaptive control reaches a higher accuracy for the same energy; the gain is
 # largest when D2D is cheap (delta = 0.01), with little gain at delta = 1.
@@ -34,6 +36,7 @@ import numpy as np
 import torch
 from IPython.display import Markdown, display
 
+from fedbound import sweep
 from fedbound.algorithms import SDGT, EnergyModel, run
 from fedbound.control import ClosedLoop, NetSpec
 from fedbound.network import Network
@@ -91,9 +94,14 @@ def adaptive_run(seed, delta):
     return (np.array([l.energy for l in logs]), np.array([l.accuracy for l in logs]), logs)
 
 
-runs = {(kind, delta, seed): fn(seed, delta)
-        for delta in DELTAS for seed in range(CFG["seeds"])
-        for kind, fn in (("fixed", fixed_run), ("adaptive", adaptive_run))}
+def energy_run(seed, delta, kind):
+    return {"fixed": fixed_run, "adaptive": adaptive_run}[kind](seed, delta)
+
+
+ev = sweep.evaluate(energy_run, grid={"delta": DELTAS, "kind": ["fixed", "adaptive"]}, seeds=CFG["seeds"])
+# the runs stop at the budget after different numbers of rounds: the outputs are kept per seed
+runs = {(c["kind"], c["delta"], seed): out
+        for c in ev.configurations for seed, out in zip(ev.seeds, ev.values(**c))}
 print(f"{len(runs)} runs in {time.time() - started:.0f} s")
 
 # %% [markdown]

@@ -34,12 +34,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from fedbound import sweep
 from fedbound.algorithms import SCAFFOLD, SDGT, SDFedAvg, run
 from fedbound.network import Network, p_from_h
 from fedbound.tasks import LeastSquares
 from fedbound.theory import get
 from fedbound.verify.check import reproduction_verdict
-from fedbound.verify.montecarlo import monte_carlo
 from fedbound.verify.rates import fit_log_log
 
 torch.set_num_threads(1)
@@ -85,7 +85,8 @@ print("rounds for the slowest mode to converge, 1/(gamma K lambda_min+): "
 # %% [markdown]
 # ## Runs
 # The running average A_T = (1/T) sum_{t=1}^T (f(x_g^t) - f*), with x_g^1 = x^0 (the paper's
-# indexing), for T = 1..rounds.
+# indexing), for T = 1..rounds. The Monte-Carlo grid (h x step x method x seed) runs through
+# `fedbound.sweep.evaluate`, so `with sweep.using(sweep.Executor(ray=True))` puts it on Ray.
 
 # %%
 def make(name, h, gamma, seed):
@@ -95,18 +96,21 @@ def make(name, h, gamma, seed):
     return cls(task, network, gamma=gamma, K=CFG["K"], h=h, seed=seed)
 
 
-def running_average(name, h, gamma, seed):
+def running_average(seed, h, step, name):
+    gamma = GAMMA_THM[h] if step == "thm" else GAMMA_PRACTICAL
     gap = run(make(name, h, gamma, seed), CFG["rounds"]).loss_gap[: CFG["rounds"]]
     return np.cumsum(gap) / np.arange(1, gap.size + 1)
 
 
+def grid(hs):
+    """SD-GT at gamma_thm, then every method at the practical step, for each h in hs."""
+    return {"h": hs, "zip": {"step": ["thm"] + ["practical"] * len(METHODS), "name": ["SD-GT", *METHODS]}}
+
+
 T = np.arange(1, CFG["rounds"] + 1)
-avg = {}
-for h in H_VALUES:
-    seeds = 1 if h == M else CFG["seeds"]
-    avg["thm", h, "SD-GT"] = monte_carlo(lambda s: running_average("SD-GT", h, GAMMA_THM[h], s), seeds)
-    for name in METHODS:
-        avg["practical", h, name] = monte_carlo(lambda s: running_average(name, h, GAMMA_PRACTICAL, s), seeds)
+full = sweep.evaluate(running_average, grid(M), seeds=1)          # full participation is deterministic
+partial = sweep.evaluate(running_average, grid([h for h in H_VALUES if h != M]), seeds=CFG["seeds"])
+avg = {(c["step"], c["h"], c["name"]): ev.estimate(**c) for ev in (full, partial) for c in ev.configurations}
 print(f"{len(avg)} curves in {time.time() - started:.0f} s")
 
 

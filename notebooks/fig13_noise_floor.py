@@ -31,6 +31,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from fedbound import sweep
 from fedbound.algorithms import SDGT, run
 from fedbound.errors import ValidationError
 from fedbound.network import Network
@@ -65,23 +66,26 @@ print(f"L = {task.L:.4g}, per-client mu = {task.mu:.4g}, mu_global = {task.mu_gl
 # %% [markdown]
 # ## Monte-Carlo runs
 # One noise-free run per gamma shows how far the deterministic transient has decayed when the
-# plateau window starts (it must be far below the smallest plateau).
+# plateau window starts (it must be far below the smallest plateau). The Monte-Carlo grid
+# (gamma x sigma^2 x seed) runs through `fedbound.sweep.runs` (on `fedbound.sweep.evaluate`'s
+# executor), so `with sweep.using(sweep.Executor(ray=True))` puts it on Ray.
 
 # %%
-def dist2_run(gamma, sigma2, seed):
+def sdgt(seed, gamma, sigma2):
     noisy = task.with_noise(float(np.sqrt(sigma2))) if sigma2 > 0 else task
-    return run(SDGT(noisy, network, gamma=gamma, K=K, seed=seed), CFG["rounds"]).dist2
+    return SDGT(noisy, network, gamma=gamma, K=K, seed=seed)
 
 
 half = CFG["rounds"] // 2
-curves, plateaus, samples, transient = {}, {}, {}, {}
-for gamma in GAMMAS:
-    transient[gamma] = dist2_run(gamma, 0.0, 0)
-    for sigma2 in SIGMA2:
-        runs = np.stack([dist2_run(gamma, sigma2, seed) for seed in range(CFG["seeds"])])
-        curves[gamma, sigma2] = mean_ci(runs)
-        samples[gamma, sigma2] = runs[:, half:].mean(axis=1)
-        plateaus[gamma, sigma2] = mean_ci(samples[gamma, sigma2])
+transient = {gamma: run(sdgt(0, gamma, 0.0), CFG["rounds"]).dist2 for gamma in GAMMAS}
+ev = sweep.runs(sdgt, CFG["rounds"], grid={"gamma": GAMMAS, "sigma2": SIGMA2}, seeds=CFG["seeds"])
+curves, plateaus, samples = {}, {}, {}
+for c, columns in ev.items():
+    runs = columns["dist2"]
+    key = c["gamma"], c["sigma2"]
+    curves[key] = mean_ci(runs)
+    samples[key] = runs[:, half:].mean(axis=1)
+    plateaus[key] = mean_ci(samples[key])
 print(f"{len(curves)} settings x {CFG['seeds']} seeds in {time.time() - started:.0f} s")
 for gamma in GAMMAS:
     smallest = min(plateaus[gamma, s2].mean for s2 in SIGMA2)
