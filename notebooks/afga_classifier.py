@@ -12,7 +12,9 @@
 # eta = 0.03 and AMSGrad eps = 1e-8 for every adaptive method (the paper shares one eta among them).
 # Gossip: AFGA on the ring of 50 (rho = 0.9947), CAFGA on 5 rings of 10 (rho_max = 0.8727). Reported
 # per run: training loss f(x_R) averaged over the last 5 rounds and test accuracy averaged over the
-# last 5 rounds (Table 5's convention), mean over seeds with a 95% Student-t interval.
+# last 5 rounds (Table 5's convention), mean over seeds with a 95% Student-t interval. Each
+# experiment's Monte-Carlo grid (configurations x seeds) runs through `fedbound.sweep.evaluate`, so
+# `with sweep.using(sweep.Executor(ray=True))` puts it on Ray.
 #
 # **Claims and how each verdict is computed** (`reproduction_verdict`: REPRODUCED if every case
 # agrees in the mean, NOT reproduced if some case is reversed with separated intervals, else
@@ -33,6 +35,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from fedbound import sweep
 from fedbound.algorithms import run
 from fedbound.algorithms.afga import AFGA, CAFGA, FedAMSGrad
 from fedbound.network import Network
@@ -69,23 +72,27 @@ print(f"d = {TASKS[0.3].d}, client sizes {TASKS[0.3].num_examples.min()}..{TASKS
 results = {}
 
 
-def experiment(label, build, alpha=0.3, I=None):
-    """Run ``build(task, I, seed)`` for every seed; store (loss curve, last-5 loss, last-5 accuracy)."""
-    if alpha not in TASKS:
-        TASKS[alpha] = make_task(alpha)
+def trial(seed, build, alpha=0.3, I=CFG["I"]):
+    """One run of ``build(task, I, seed)`` on the task of ``alpha``: its loss curve, last-5 loss,
+    last-5 accuracy and gradient evaluations."""
     task = TASKS[alpha]
-    I = CFG["I"] if I is None else I
-    curves, losses, accs = [], [], []
-    for seed in range(CFG["seeds"]):
-        traj = run(build(task, I, seed), CFG["rounds"])
-        curves.append(traj.loss)
-        losses.append(traj.loss[-5:].mean())
-        accs.append(np.mean([task.accuracy(x) for x in traj.x_g[-5:]]))
-    results[label] = dict(curve=np.mean(curves, axis=0), loss=mean_ci(np.array(losses)),
-                          acc=mean_ci(np.array(accs)), grads=int(traj.comm["gradient_evaluations"][-1]))
-    r = results[label]
-    print(f"{label:34s} loss {r['loss'].mean:.4f} [{r['loss'].low:.4f}, {r['loss'].high:.4f}]  "
-          f"acc {r['acc'].mean:.4f}  gradients {r['grads']}  ({time.time() - started:.0f} s)")
+    traj = run(build(task, I, seed), CFG["rounds"])
+    return dict(curve=traj.loss, loss=traj.loss[-5:].mean(),
+                acc=np.mean([task.accuracy(x) for x in traj.x_g[-5:]]),
+                grads=traj.comm["gradient_evaluations"][-1])
+
+
+def experiment(labels, **grid):
+    """The Monte-Carlo grid of ``trial`` over ``grid`` (build, alpha, I: a value or a list) and the
+    seeds; store per configuration, under ``labels`` (in grid order): mean loss curve, last-5 loss
+    and accuracy (mean_ci over seeds), gradient evaluations (last seed)."""
+    ev = sweep.evaluate(trial, grid, CFG["seeds"])
+    for label, (_, out) in zip(labels, ev.items(), strict=True):
+        results[label] = dict(curve=out["curve"].mean(axis=0), loss=mean_ci(out["loss"]),
+                              acc=mean_ci(out["acc"]), grads=int(out["grads"][-1]))
+        r = results[label]
+        print(f"{label:34s} loss {r['loss'].mean:.4f} [{r['loss'].low:.4f}, {r['loss'].high:.4f}]  "
+              f"acc {r['acc'].mean:.4f}  gradients {r['grads']}  ({time.time() - started:.0f} s)")
 
 
 def common(I, seed, M_=M):
@@ -107,10 +114,11 @@ def ordered(better, worse, key):
 # ## Table 4: ablation FedAMSGrad -> +Gossip -> +Re-sampling (AFGA) -> +Clustered (CAFGA)
 
 # %%
-experiment("FedAMSGrad", lambda t, I, s: FedAMSGrad(t, **common(I, s)))
-experiment("+Gossip (ring, S_rt = S_r)", lambda t, I, s: AFGA(t, ring, resample=False, **common(I, s)))
-experiment("AFGA (ring)", lambda t, I, s: AFGA(t, ring, **common(I, s)))
-experiment("CAFGA (5 rings of 10)", lambda t, I, s: CAFGA(t, rings10, **common(I, s)))
+builds = {"FedAMSGrad": lambda t, I, s: FedAMSGrad(t, **common(I, s)),
+          "+Gossip (ring, S_rt = S_r)": lambda t, I, s: AFGA(t, ring, resample=False, **common(I, s)),
+          "AFGA (ring)": lambda t, I, s: AFGA(t, ring, **common(I, s)),
+          "CAFGA (5 rings of 10)": lambda t, I, s: CAFGA(t, rings10, **common(I, s))}
+experiment(builds, build=list(builds.values()))
 table4 = [ordered("FedAMSGrad", "+Gossip (ring, S_rt = S_r)", "acc"),
           ordered("AFGA (ring)", "FedAMSGrad", "acc"),
           ordered("CAFGA (5 rings of 10)", "AFGA (ring)", "acc")]
@@ -121,9 +129,10 @@ print("Table 4 ordering (FedAMSGrad > +Gossip; AFGA > FedAMSGrad; CAFGA > AFGA):
 # ## Fig. 1: topology (rho) sweep
 
 # %%
-experiment("AFGA (complete, rho=0)", lambda t, I, s: AFGA(t, complete, **common(I, s)))
-experiment("AFGA (Erdos-Renyi)", lambda t, I, s: AFGA(t, er, **common(I, s)))
-experiment("CAFGA (5 complete of 10)", lambda t, I, s: CAFGA(t, complete10, **common(I, s)))
+builds = {"AFGA (complete, rho=0)": lambda t, I, s: AFGA(t, complete, **common(I, s)),
+          "AFGA (Erdos-Renyi)": lambda t, I, s: AFGA(t, er, **common(I, s)),
+          "CAFGA (5 complete of 10)": lambda t, I, s: CAFGA(t, complete10, **common(I, s))}
+experiment(builds, build=list(builds.values()))
 fig1 = [ordered("AFGA (complete, rho=0)", "AFGA (Erdos-Renyi)", "loss"),
         ordered("AFGA (Erdos-Renyi)", "AFGA (ring)", "loss"),
         ordered("CAFGA (5 complete of 10)", "CAFGA (5 rings of 10)", "loss")]
@@ -133,8 +142,10 @@ print("Fig. 1 (smaller rho, lower training loss):", [bool(ok) for ok, _ in fig1]
 # ## Fig. 2: heterogeneity (Dirichlet alpha) sweep, AFGA on the ring
 
 # %%
-for alpha in (1.0, 100.0):
-    experiment(f"AFGA alpha={alpha:g}", lambda t, I, s: AFGA(t, ring, **common(I, s)), alpha=alpha)
+alphas = [1.0, 100.0]
+TASKS.update({alpha: make_task(alpha) for alpha in alphas})
+experiment([f"AFGA alpha={alpha:g}" for alpha in alphas], build=lambda t, I, s: AFGA(t, ring, **common(I, s)),
+           alpha=alphas)
 results["AFGA alpha=0.3"] = results["AFGA (ring)"]
 fig2 = [ordered("AFGA alpha=100", "AFGA alpha=1", "loss"), ordered("AFGA alpha=1", "AFGA alpha=0.3", "loss")]
 print("Fig. 2 (smaller alpha, higher training loss):", [bool(ok) for ok, _ in fig2], "->", reproduction_verdict(fig2))
@@ -144,8 +155,8 @@ print("Fig. 2 (smaller alpha, higher training loss):", [bool(ok) for ok, _ in fi
 
 # %%
 I0 = CFG["I"]
-for I in (I0 // 2, 2 * I0):
-    experiment(f"CAFGA I={I}", lambda t, I_, s: CAFGA(t, rings10, **common(I_, s)), I=I)
+Is = [I0 // 2, 2 * I0]
+experiment([f"CAFGA I={I}" for I in Is], build=lambda t, I, s: CAFGA(t, rings10, **common(I, s)), I=Is)
 results[f"CAFGA I={I0}"] = results["CAFGA (5 rings of 10)"]
 fig6 = [ordered(f"CAFGA I={2 * I0}", f"CAFGA I={I0}", "loss"), ordered(f"CAFGA I={I0}", f"CAFGA I={I0 // 2}", "loss")]
 print("Fig. 6 (larger I, lower training loss):", [bool(ok) for ok, _ in fig6], "->", reproduction_verdict(fig6))
@@ -156,10 +167,11 @@ print("Fig. 6 (larger I, lower training loss):", [bool(ok) for ok, _ in fig6], "
 # default `adapted_compute`; the paper leaves the rule open, notes 2.4).
 
 # %%
-experiment("AFGA M=10", lambda t, I, s: AFGA(t, ring, **common(I, s, 10)))
-experiment("AFGA(a) M=10", lambda t, I, s: AFGA(t, ring, comm_adapted=True, **common(I, s, 10)))
-experiment("CAFGA M=10", lambda t, I, s: CAFGA(t, rings10, **common(I, s, 10)))
-experiment("CAFGA(a) M=10", lambda t, I, s: CAFGA(t, rings10, comm_adapted=True, **common(I, s, 10)))
+builds = {"AFGA M=10": lambda t, I, s: AFGA(t, ring, **common(I, s, 10)),
+          "AFGA(a) M=10": lambda t, I, s: AFGA(t, ring, comm_adapted=True, **common(I, s, 10)),
+          "CAFGA M=10": lambda t, I, s: CAFGA(t, rings10, **common(I, s, 10)),
+          "CAFGA(a) M=10": lambda t, I, s: CAFGA(t, rings10, comm_adapted=True, **common(I, s, 10))}
+experiment(builds, build=list(builds.values()))
 table5 = [ordered("AFGA M=10", "AFGA(a) M=10", "acc"), ordered("CAFGA M=10", "CAFGA(a) M=10", "acc")]
 print("Table 5 (full >= (a) in accuracy):", [bool(ok) for ok, _ in table5], "->", reproduction_verdict(table5))
 

@@ -14,7 +14,9 @@
 # by the protocol: eta = c_eta N sqrt(I/M), eta_l = c_l/(I sqrt R), AMSGrad eps = 1 (the regime
 # caveat of notes 4.1: the effective step c_eta c_l sqrt(IM/R)/sqrt(eps) must stay below 1/L).
 # Phi(R) = (1/R) sum_{r<R} ||grad f(x_r)||^2 per seed; exponents fitted by least squares on log Phi
-# against log R (log I, log M) over all seeds, with 95% intervals (`fedbound.verify.rates`).
+# against log R (log I, log M) over all seeds, with 95% intervals (`fedbound.verify.rates`). The
+# Monte-Carlo grids (configurations x seeds) run through `fedbound.sweep.evaluate`, so
+# `with sweep.using(sweep.Executor(ray=True))` puts them on Ray.
 #
 # **Claim tested.** Slopes -1/2 in R (R from I M to 64 I M), in I and in M at fixed R. The notes'
 # agreement criterion: the fitted slope within 0.1 of -0.5. Each exponent is one case of the
@@ -30,6 +32,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from fedbound import sweep
 from fedbound.algorithms import run
 from fedbound.algorithms.afga import AFGA, FedAMSGrad
 from fedbound.network import Network
@@ -57,17 +60,18 @@ print(f"Q1: L = {q1.L:.3g}, sigma_g^2 = {q1.sigma_g2():.4g} (exact), sigma^2 = {
 print(f"Q2: L = {q2.L:.3g}, G = {q2.G:.4g} (+ sphere noise {SIGMA}), rho(W) = {W.spectral_norms[0]:.2g}")
 
 
-def phi(task, I, M, R, seed, cls=AFGA):
-    """(1/R) sum_{r<R} ||grad f(x_r)||^2 of one run with the protocol's step sizes."""
+def phi(seed, task, I, M, R, method="AFGA"):
+    """(1/R) sum_{r<R} ||grad f(x_r)||^2 of one run of ``method`` on ``TASKS[task]`` with the
+    protocol's step sizes."""
     options = dict(lr=C_L / (I * np.sqrt(R)), server_lr=C_ETA * N * np.sqrt(I / M), local_steps=I,
                    clients_per_round=M, eps=EPS, seed=seed)
-    alg = AFGA(task, W, **options) if cls is AFGA else cls(task, **options)
+    alg = AFGA(TASKS[task], W, **options) if method == "AFGA" else FedAMSGrad(TASKS[task], **options)
     return float(np.mean(run(alg, R).grad_norm2[:R]))
 
 
-def sweep(task, grid, seeds):
-    """{(I, M, R): [Phi per seed]} over grid = [(I, M, R), ...]."""
-    return {key: np.array([phi(task, *key, seed) for seed in range(seeds)]) for key in grid}
+def points(evaluation, **fixed):
+    """{(I, M, R): [Phi per seed]} over the configurations of ``evaluation`` that match ``fixed``."""
+    return {(c["I"], c["M"], c["R"]): v for c, v in evaluation.items() if fixed.items() <= c.items()}
 
 
 def slope(points, axis):
@@ -89,11 +93,10 @@ def agrees(fit, target=-0.5, band=0.1):
 
 # %%
 I0, M0 = 4, 2
-noisy1 = q1.with_noise(SIGMA)
-noisy2 = q2.with_noise(SIGMA, kind="sphere")
+TASKS = {"Q1": q1.with_noise(SIGMA), "Q2": q2.with_noise(SIGMA, kind="sphere")}
 R_grid = [I0 * M0 * 2 ** k for k in range(CFG["doublings"] + 1)]
-in_R = {name: sweep(t, [(I0, M0, R) for R in R_grid], CFG["seeds"])
-        for name, t in (("Q1", noisy1), ("Q2", noisy2))}
+ev_R = sweep.evaluate(phi, {"task": ["Q1", "Q2"], "I": I0, "M": M0, "R": R_grid}, CFG["seeds"])
+in_R = {name: points(ev_R, task=name) for name in TASKS}
 fits = {}
 for name, pts in in_R.items():
     fits[name, "R"] = slope(pts, 2)
@@ -108,11 +111,12 @@ print(f"{time.time() - started:.0f} s")
 
 # %%
 R_fixed = 4 * max(CFG["Is"]) * max(CFG["Ms"])
-in_I = sweep(noisy1, [(I, M0, R_fixed) for I in CFG["Is"]], CFG["seeds"])
-in_M = sweep(noisy1, [(I0, M, R_fixed) for M in CFG["Ms"]], CFG["seeds"])
+ev_I = sweep.evaluate(phi, {"method": ["AFGA", "FedAMSGrad"], "task": "Q1", "I": CFG["Is"], "M": M0,
+                             "R": R_fixed}, CFG["seeds"])
+ev_M = sweep.evaluate(phi, {"task": "Q1", "I": I0, "M": CFG["Ms"], "R": R_fixed}, CFG["seeds"])
+in_I, in_M = points(ev_I, method="AFGA"), points(ev_M)
 fits["Q1", "I"], fits["Q1", "M"] = slope(in_I, 0), slope(in_M, 1)
-fedams_I = {(I, M0, R_fixed): np.array([phi(noisy1, I, M0, R_fixed, s, FedAMSGrad)
-                                        for s in range(CFG["seeds"])]) for I in CFG["Is"]}
+fedams_I = points(ev_I, method="FedAMSGrad")
 fits["Q1 FedAMSGrad", "I"] = slope(fedams_I, 0)
 for key, f in fits.items():
     print(f"{key[0]}: slope in {key[1]} = {f.slope:.3f} [{f.low:.3f}, {f.high:.3f}]")
