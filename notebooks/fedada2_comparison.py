@@ -15,7 +15,9 @@
 # AdaGrad (DJA, JointZero) or SM3-AdaGrad over the rows and columns of each weight matrix (FedAda2).
 # Client and server learning rates chosen per algorithm on a 2 x 2 grid (FedAvg: 3 client rates) by
 # the mean training loss of the last 5 of 40 rounds (seed 0), then 3 seeds (2 at small scale, 12
-# rounds, no grid) with 95% Student-t intervals.
+# rounds, no grid) with 95% Student-t intervals. The Monte-Carlo grids over seeds (the algorithms, the
+# delays z, the blended clients) run through `fedbound.sweep.evaluate`, so
+# `with sweep.using(sweep.Executor(ray=True))` puts them on Ray.
 #
 # **Paper's claims.** Joint adaptivity beats FedAvg and server-only adaptivity; not transmitting the
 # preconditioner (JointZero, FedAda2) does not hurt; FedAda2 keeps the gains at FedAvg's
@@ -31,6 +33,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from fedbound import sweep
 from fedbound.algorithms import FedAdagrad, FedAdam, FedAvg, run
 from fedbound.algorithms.fedada2 import DJA, Blended, FedAda2, JointZero, Strategy
 from fedbound.algorithms.optim import client
@@ -74,6 +77,16 @@ def trajectory(name, lrs, seed, **extra):
                                 **extra), CFG["rounds"])
 
 
+def measured(seed, name, lrs, **extra):
+    """One run's training loss (per round, and its mean over the last 5 rounds), test accuracy,
+    cumulative floats, and last round's communication and client-state floats per participant."""
+    tr = trajectory(name, lrs, seed, **extra)
+    last = tr.final_state.last_comm
+    return {"final": tr.loss[-5:].mean(), "loss": tr.loss, "accuracy": task.accuracy(tr.x_g[-1]),
+            "floats": tr.comm["upload_floats"] + tr.comm["download_floats"],
+            "comm": (last.upload_floats + last.download_floats) // C, "state": last.client_state_floats // C}
+
+
 chosen = {}
 for name in ALGORITHMS:
     if CFG["grid"]:
@@ -88,11 +101,13 @@ for name in ALGORITHMS:
 print(f"grid search in {time.time() - started:.0f} s")
 
 # %%
-results = {name: [trajectory(name, chosen[name], seed) for seed in range(1, CFG["seeds"] + 1)]
-           for name in ALGORITHMS}
-final = {name: mean_ci(np.array([tr.loss[-5:].mean() for tr in trs])) for name, trs in results.items()}
-accuracy = {name: mean_ci(np.array([task.accuracy(tr.x_g[-1]) for tr in trs])) for name, trs in results.items()}
-floats = {name: trs[0].comm["upload_floats"] + trs[0].comm["download_floats"] for name, trs in results.items()}
+SEEDS = list(range(1, CFG["seeds"] + 1))
+evaluation = sweep.evaluate(measured, grid={"zip": {"name": list(ALGORITHMS),
+                                                    "lrs": [chosen[name] for name in ALGORITHMS]}}, seeds=SEEDS)
+results = {c["name"]: out for c, out in evaluation.items()}   # outputs stacked over the seeds
+final = {name: mean_ci(out["final"]) for name, out in results.items()}
+accuracy = {name: mean_ci(out["accuracy"]) for name, out in results.items()}
+floats = {name: out["floats"][0] for name, out in results.items()}
 for name in ALGORITHMS:
     f, a = final[name], accuracy[name]
     print(f"{name:10s} (lr, server lr) {chosen[name]} final loss {float(f.mean):.4f} [{float(f.low):.4f}, {float(f.high):.4f}]"
@@ -110,9 +125,8 @@ for name in ALGORITHMS:
 printed, refined = costs.table2(task.parameter_shapes), costs.table2(task.parameter_shapes, "refined")
 table_cases = []
 for name in ("FedAvg", "FedAdaGrad", "DJA", "FedAda2"):
-    last = results[name][0].final_state.last_comm
-    comm = (last.upload_floats + last.download_floats) // C
-    memory = task.d + last.client_state_floats // C
+    comm = int(results[name]["comm"][0])
+    memory = task.d + int(results[name]["state"][0])
     ok = comm == printed[name].communication and memory == refined[name].memory
     table_cases.append((ok, not ok))
     print(f"{name:10s} communication {comm} (Table 2: {printed[name].communication}), client memory {memory} "
@@ -125,8 +139,8 @@ print("Table 2 communication and memory for the actual shapes:", reproduction_ve
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.2), sharey=True)
-for name, trs in results.items():
-    est = mean_ci(np.stack([tr.loss for tr in trs]))
+for name, out in results.items():
+    est = mean_ci(out["loss"])
     for ax, x in zip(axes, (np.arange(CFG["rounds"] + 1), floats[name] / floats["FedAvg"][1])):
         line, = ax.plot(x, est.mean, label=name)
         ax.fill_between(x, est.low, est.high, color=line.get_color(), alpha=0.2)
@@ -170,9 +184,9 @@ for claim, (ok, bad) in claims.items():
 # (Thm 25's requirements 1 <= K <= K_max and 0 < Xi^- < w < Xi^+).
 
 # %%
-delayed = {z: [trajectory("FedAda2", chosen["FedAda2"], seed, delay=z) for seed in range(1, CFG["seeds"] + 1)]
-           for z in (1, 2, 5)}
-delay_final = {z: mean_ci(np.array([tr.loss[-5:].mean() for tr in trs])) for z, trs in delayed.items()}
+delayed = {c["delay"]: out for c, out in sweep.evaluate(
+    measured, grid={"name": "FedAda2", "lrs": [chosen["FedAda2"]], "delay": [1, 2, 5]}, seeds=SEEDS).items()}
+delay_final = {z: mean_ci(out["final"]) for z, out in delayed.items()}
 for z, est in delay_final.items():
     print(f"z = {z}: final loss {float(est.mean):.4f} [{float(est.low):.4f}, {float(est.high):.4f}]")
 z_case = (not float(delay_final[5].low) > float(delay_final[1].high), float(delay_final[5].low) > float(delay_final[1].high))
@@ -185,18 +199,26 @@ strategies = [Strategy(client.sgd(0.3), int(rng.integers(1, K + 1)), float(rng.u
 assignment = rng.integers(0, 3, task.n)
 print("strategies (K, w):", [(s.local_steps, round(s.weight, 3)) for s in strategies],
       "clients per strategy:", np.bincount(assignment, minlength=3).tolist())
-blend = [run(Blended(task, strategies=strategies, assignment=assignment, clients_per_round=C, seed=seed,
-                     server_lr=chosen["FedAda2"][1], tau=1e-3, beta1=0.9), CFG["rounds"]) for seed in range(1, CFG["seeds"] + 1)]
-blend_final = mean_ci(np.array([tr.loss[-5:].mean() for tr in blend]))
+
+
+def blended(seed):
+    """One run of the blended clients: its training loss per round and over the last 5 rounds."""
+    tr = run(Blended(task, strategies=strategies, assignment=assignment, clients_per_round=C, seed=seed,
+                     server_lr=chosen["FedAda2"][1], tau=1e-3, beta1=0.9), CFG["rounds"])
+    return {"final": tr.loss[-5:].mean(), "loss": tr.loss}
+
+
+blend = sweep.evaluate(blended, seeds=SEEDS).stack()
+blend_final = mean_ci(blend["final"])
 print(f"blended: final loss {float(blend_final.mean):.4f} [{float(blend_final.low):.4f}, "
-      f"{float(blend_final.high):.4f}] (initial {blend[0].loss[0]:.4f}; FedAvg {float(final['FedAvg'].mean):.4f})")
-decreased = float(blend_final.high) < blend[0].loss[0]
+      f"{float(blend_final.high):.4f}] (initial {blend['loss'][0, 0]:.4f}; FedAvg {float(final['FedAvg'].mean):.4f})")
+decreased = float(blend_final.high) < blend["loss"][0, 0]
 print("blended clients make progress:", reproduction_verdict([(decreased, not decreased)]))
 
 fig, ax = plt.subplots(figsize=(6, 4))
-for z, trs in delayed.items():
-    ax.plot(mean_ci(np.stack([tr.loss for tr in trs])).mean, label=f"FedAda2, z = {z}")
-ax.plot(mean_ci(np.stack([tr.loss for tr in blend])).mean, "k--", label="blended (Alg. 5)")
+for z, out in delayed.items():
+    ax.plot(mean_ci(out["loss"]).mean, label=f"FedAda2, z = {z}")
+ax.plot(mean_ci(blend["loss"]).mean, "k--", label="blended (Alg. 5)")
 ax.set_xlabel("round")
 ax.set_ylabel("training loss")
 ax.grid(True, alpha=0.3)

@@ -20,7 +20,8 @@
 # clients a handful of examples), eta = 0.05 (0.02 with momentum
 # 0.9, as the paper's tuned values), FedProx mu = 0.005, 40 rounds (10 at small scale), 2 seeds
 # (1 at small scale). Claim checked: the ordering, FedNova >= FedAvg test accuracy for each local
-# solver (vanilla, momentum, proximal).
+# solver (vanilla, momentum, proximal). Its Monte-Carlo grid (solvers x aggregations x seeds) runs
+# through `fedbound.sweep.evaluate`, so `with sweep.using(sweep.Executor(ray=True))` puts it on Ray.
 
 # %%
 import os
@@ -30,6 +31,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from fedbound import sweep
 from fedbound.algorithms import FedAvg, Federated, FedNova, RandomEpochSteps, run
 from fedbound.algorithms.fednova import local_solver
 from fedbound.algorithms.optim import server
@@ -38,7 +40,6 @@ from fedbound.tasks import LogisticRegression, MLPClassifier
 from fedbound.tasks.datasets import digits, train_test_split
 from fedbound.tasks.partition import dirichlet_partition
 from fedbound.verify.check import reproduction_verdict
-from fedbound.verify.montecarlo import mean_ci
 
 torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")
@@ -95,7 +96,7 @@ print(f"client sizes {sorted(mlp.num_examples.tolist())}; tau_i {sorted(mlp_step
 SOLVERS = {"vanilla": (0.05, {}), "momentum": (0.02, {"momentum": 0.9}), "proximal": (0.05, {"mu": 0.005})}
 
 
-def accuracy(aggregation, solver, seed):
+def accuracy(seed, aggregation, solver):
     lr, options = SOLVERS[solver]
     if aggregation == "FedNova":
         alg = FedNova(mlp, lr=lr, local_steps=mlp_steps, seed=seed, **options)
@@ -106,8 +107,9 @@ def accuracy(aggregation, solver, seed):
     return mlp.accuracy(x)
 
 
-table = {(agg, s): mean_ci(np.array([accuracy(agg, s, seed) for seed in range(CFG["seeds"])]))
-         for s in SOLVERS for agg in ("FedAvg", "FedNova")}
+evaluation = sweep.evaluate(accuracy, grid={"solver": list(SOLVERS), "aggregation": ["FedAvg", "FedNova"]},
+                            seeds=CFG["seeds"])
+table = {(c["aggregation"], c["solver"]): evaluation.estimate(**c) for c in evaluation.configurations}
 print(f"{'client opt.':12s} {'FedAvg':>18s} {'FedNova':>18s}   (test accuracy %, mean +- stderr over "
       f"{CFG['seeds']} seed(s))")
 for s in SOLVERS:
