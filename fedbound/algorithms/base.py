@@ -178,8 +178,13 @@ class _Recorder:
             # a finite model so large that f or its gradient overflows has diverged as well
             raise DivergenceError(f"diverged at round {state.t}: f(x_g) = {loss:g}, ||grad f(x_g)||^2 = "
                                   f"{grad2:g} (reduce the step size)", round_index=state.t)
+        metrics = getattr(state, "metrics", None) or {}
+        for key, value in metrics.items():
+            if not np.isfinite(value):   # e.g. a consensus error of finite models that overflows
+                raise DivergenceError(f"diverged at round {state.t}: the metric {key} = {value:g} "
+                                      f"(reduce the step size)", round_index=state.t)
         self.rows.append((state.t, x.clone(), loss, gap, dist2, grad2, state.K,
-                          state.comm.as_dict(), getattr(state, "metrics", None) or {}))
+                          state.comm.as_dict(), metrics))
 
     def trajectory(self, name: str, state: State) -> Trajectory:
         t, xs, loss, gap, dist2, grad2, K, comm, extra = zip(*self.rows)

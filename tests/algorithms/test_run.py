@@ -66,6 +66,17 @@ def test_divergence_stops_the_run_and_names_the_round(make_network, make_quadrat
     assert f"round {info.value.round_index}:" in str(info.value)
 
 
+def test_a_metric_that_overflows_is_a_divergence():
+    """Finite models so far apart that a per-round metric overflows (CAFGA's consensus errors at
+    lr = 1e200; found by the fuzz suite as NaN/inf metrics in a returned trajectory)."""
+    from fedbound.algorithms import registry
+    from fedbound.tasks import LeastSquares
+
+    alg = registry.build("cafga-a", LeastSquares.generate(10, 4, 3, seed=0), seed=0, lr=1e200)
+    with pytest.raises(DivergenceError, match=r"diverged at round 1: the metric consensus_\w+ = inf"):
+        run(alg, 2)
+
+
 def test_check_finite_accepts_finite_and_flags_nan(make_network, make_quadratic):
     task = make_quadratic(12, 5)
     alg = SDGT(task, make_network(SIZES), gamma=0.05, K=2)
