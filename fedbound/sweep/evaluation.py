@@ -68,7 +68,9 @@ class Evaluation:
 
     ``configurations``: the grid's configurations in order; ``seeds``: the seeds;
     ``outputs[c][s]``: the output for configuration ``c`` and seed ``seeds[s]`` (None where the run
-    diverged: ``failures[(c, s)]`` holds the message)."""
+    diverged: ``failures[(c, s)]`` holds the message). Read one configuration with
+    :meth:`values` (the outputs as returned, e.g. runs of different lengths), :meth:`stack`
+    (stacked over seeds) or :meth:`estimate` (mean and interval); :meth:`items` reads them all."""
 
     configurations: list[dict]
     seeds: list[int]
