@@ -18,7 +18,15 @@ from fedbound.validate import number
 
 
 class ControlVariates:
-    """Option-II control variates for a client step size ``lr``."""
+    """Option-II control variates for a client step size ``lr``.
+
+    The round's hook (:class:`~fedbound.algorithms.federated.Federated`, ``control_variates``):
+    ``init``, ``correction``, ``update``, ``server_model`` and ``vectors``; FedDyn's
+    :class:`~fedbound.algorithms.feddyn.DynamicRegularization` is another strategy with the same
+    interface."""
+
+    #: d-vectors each participant downloads and uploads per round: (x, c) and (Delta y_i, Delta c_i)
+    vectors = 2
 
     def __init__(self, lr: float):
         self.lr = number("lr", lr, low=0.0, low_open=True)
@@ -44,3 +52,7 @@ class ControlVariates:
         C_plus = C_i - c + (x - Y) / (tau.to(Y.dtype)[:, None] * self.lr)
         c_new = c + (C_plus - C_i).sum(dim=0) / C.shape[0]
         return C.index_copy(0, clients, C_plus), c_new
+
+    def server_model(self, x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        """The round's server model from the server transform's x and the new c: x itself."""
+        return x

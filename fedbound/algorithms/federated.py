@@ -15,6 +15,8 @@ FedAda2 Alg. 1 [004 L108-L120]):
            X^{(s+1)} = W X^{(s+1)}                  (optional in-round gossip, block-diagonal W)
     3. Delta_j = X_j^{(tau)} - x, aggregated: Delta = rule(Delta, w, tau)   (mean, or normalized)
     4. server: g = -Delta (the pseudo-gradient x - aggregate), x <- x + server.update(g)
+       (with a control-variates strategy: (C, c) updated from the participants' models, then
+       x <- strategy.server_model(x, c): unchanged for SCAFFOLD, FedDyn's x - h / alpha)
 
 Rows are the participants only (a round costs in proportion to k: the task's data of S_t is gathered
 once per round), except with gossip, where every one of the n clients runs the local steps and
@@ -24,11 +26,12 @@ local-step counts, the compute sets of all steps, then block by block and step b
 stochastic gradients of the active rows (a client past its tau_j steps draws none). All of it comes
 from the generator whose state travels in the state, so ``step`` is pure.
 
-Accounting per round (CommCounts): each participant downloads x and uploads Delta_j (d floats each,
-2d with control variates); gossip: one D2D exchange per local step over the directed links of W;
-gradient evaluations as computed; client optimizer state floats = Transform.state_floats(d) per
-client that runs local steps; energy: the sampled fraction of each group times its round-trip cost
-(one group of n clients without gossip) plus the D2D cost per exchange (accounting.py).
+Accounting per round (CommCounts): each participant downloads x and uploads Delta_j (d floats each;
+``vectors`` d with control variates: 2d for SCAFFOLD, d for FedDyn); gossip: one D2D exchange per
+local step over the directed links of W; gradient evaluations as computed; client optimizer state
+floats = Transform.state_floats(d) per client that runs local steps; energy: the sampled fraction of
+each group times its round-trip cost (one group of n clients without gossip) plus the D2D cost per
+exchange (accounting.py).
 """
 from __future__ import annotations
 
@@ -51,7 +54,8 @@ from fedbound.validate import integer
 
 @dataclass(frozen=True)
 class FederatedState(State):
-    """server: the server transform's state; C (n, d), c (d,): control variates (None without);
+    """server: the server transform's state; C (n, d), c (d,): control variates (None without;
+    FedDyn: the clients' lagged gradients g_i and the server's h);
     clients (k,), weights (k,), tau (k,): participants, their weights and local steps in the last
     round (None before the first). K (in State) is the last round's max_j tau_j. metrics: the last
     round's extra metrics (``Federated.round_metrics``; None without), recorded by ``run``."""
@@ -248,20 +252,22 @@ class Federated(Algorithm):
         delta = self.aggregation(Y - x, part.weights, tau, self.client)
         updates, server = self.server.update(-delta, state.server, x)
         C, c = state.C, state.c
+        x_new = x + updates
         if cv is not None:
             C, c = cv.update(C, c, part.clients, x, Y, tau)
+            x_new = cv.server_model(x_new, c)
         steps = int(tau_rows.max()) if tau_rows.numel() else 0
-        return self.advance(state, x_g=x + updates, rng=gen.get_state(), K=steps,
+        return self.advance(state, x_g=x_new, rng=gen.get_state(), K=steps,
                             last_comm=self.counts(part, gradients, len(row_ids), steps),
                             server=server, C=C, c=c, clients=part.clients, weights=part.weights,
                             tau=tau, metrics=self.round_metrics(x, X, row_ids, delta, server))
 
     def counts(self, part, gradients: int, workers: int, steps: int) -> CommCounts:
-        """Each participant downloads x and uploads Delta_j (d floats each; 2d with control
-        variates); gossip: one model exchange per local step; optimizer state held by every client
-        that runs local steps."""
+        """Each participant downloads x and uploads Delta_j (d floats each; ``vectors`` d with
+        control variates); gossip: one model exchange per local step; optimizer state held by
+        every client that runs local steps."""
         d = self.task.d
-        floats = d if self.control_variates is None else 2 * d
+        floats = d if self.control_variates is None else self.control_variates.vectors * d
         per_group = np.bincount(self._subnet_of.index_select(0, part.clients).numpy(),
                                 minlength=self._groups.size)
         exchanges = steps if self._mixes else 0
