@@ -17,6 +17,7 @@ from fedbound.algorithms.federated import Federated, FederatedState
 from fedbound.algorithms.fedopt import (FedAdagrad, FedAdam, FedAvg, FedAvgM, FedProx, FedYogi,
                                        ScaffoldFL)
 from fedbound.algorithms.fednova import FedAvgVR, FedNova
+from fedbound.algorithms.feddyn import DynamicRegularization, FedDyn
 from fedbound.algorithms.dsgd import DSGD, DSGDState
 from fedbound.algorithms.gradient_tracking import GradientTracking, GradientTrackingState
 from fedbound.algorithms.local_steps import (EpochSteps, FixedSteps, GaussianSteps, RandomEpochSteps,
@@ -38,4 +39,5 @@ __all__ = [
     "WeightedMean", "Normalized", "ControlVariates", "FixedSteps", "RandomSteps", "EpochSteps",
     "FedNova", "FedAvgVR", "GaussianSteps", "RandomEpochSteps",
     "FedAMSGrad", "AFGA", "CAFGA",
+    "FedDyn", "DynamicRegularization",
 ]

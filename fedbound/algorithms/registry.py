@@ -171,6 +171,8 @@ PARTICIPATION = Option("participation", "--participation", str,
                        "(weights p_i n/q) or with-replacement (draws by p_i), with "
                        "--clients-per-round q", lambda name, value: one_of(name, value, PARTICIPATIONS))
 MU = Option("mu", "--mu", float, "proximal coefficient mu >= 0", _nonnegative, required=True)
+ALPHA = Option("alpha", "--alpha", float, "FedDyn's dynamic regularization coefficient alpha > 0",
+               _positive, required=True)
 
 #: modules whose ``specs()`` gives their algorithms' AlgorithmSpecs, registered in this order (one
 #: line per module: a paper's algorithms live in its own module)
@@ -180,6 +182,7 @@ SPEC_MODULES = (
     "fedbound.algorithms.fednova",
     "fedbound.algorithms.afga",
     "fedbound.algorithms.fedada2",
+    "fedbound.algorithms.feddyn",
 )
 
 

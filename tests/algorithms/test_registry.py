@@ -30,6 +30,8 @@ def configurations(draw, name):
             options["lr"] = draw(st.sampled_from([0.02, 0.05]))
         elif o.name == "mu":
             options["mu"] = draw(st.sampled_from([0.0, 0.3]))
+        elif o.name == "alpha":
+            options["alpha"] = draw(st.sampled_from([0.1, 1.0]))
         elif o.name == "K":
             options[o.name] = draw(st.integers(1, 3))
         elif o.name == "local_steps" and name in GOSSIP:   # AFGA's I: one count for all
@@ -107,8 +109,10 @@ def test_registered_algorithm_is_pure_reproducible_and_counts_its_participants(n
         k = expected_participants(name, alg, a)
         last = a.last_comm
         assert last.uploads == k and last.downloads <= N
-        # SCAFFOLD sends (Delta y_i, Delta c_i): 2d floats; everything else one model
-        two = name == "scaffold" or getattr(alg, "control_variates", None) is not None
+        # SCAFFOLD sends (Delta y_i, Delta c_i): 2d floats; everything else one model (FedDyn's
+        # g_i stays on the client, its h on the server)
+        two = name == "scaffold" or (getattr(alg, "control_variates", None) is not None
+                                     and name != "feddyn")
         floats_each = 2 * D if two else D
         assert last.upload_floats == k * floats_each
         if registry.get(name).family == "federated":
@@ -131,7 +135,8 @@ def test_cumulative_counters_are_the_sum_of_the_rounds():
 def test_registry_names_and_errors():
     assert {"sdgt", "sd-fedavg", "scaffold", "gt", "dsgd", "scaffnew", "fedavg", "fedprox", "fedavgm",
             "fedadagrad", "fedadam", "fedyogi", "scaffold-fl", "fednova", "fedavg-vr", "fedamsgrad",
-            "afga", "cafga", "afga-a", "cafga-a", "fedada2", "jointzero", "dja"} == set(registry.names())
+            "afga", "cafga", "afga-a", "cafga-a", "fedada2", "jointzero", "dja",
+            "feddyn"} == set(registry.names())
     with pytest.raises(UnknownNameError, match="did you mean 'fedavg'"):
         registry.get("fedavgg")
     with pytest.raises(UnknownNameError, match="did you mean 'local_steps'"):

@@ -158,7 +158,7 @@ def _algorithm_base():
 
 
 #: valid values of registered options that have no default
-VALID_OPTIONS = {"lr": 0.05, "mu": 0.1, "gamma": 0.01, "K": 2, "local_steps": 2}
+VALID_OPTIONS = {"lr": 0.05, "mu": 0.1, "gamma": 0.01, "K": 2, "local_steps": 2, "alpha": 0.1}
 
 #: what every algorithm takes besides its registered options
 ALGORITHM_ARGUMENTS = ("task", "network", "seed")
