@@ -43,7 +43,8 @@ class ControlVariates:
     def require_distinct(clients: torch.Tensor) -> None:
         """Per-client state needs each participant once."""
         require(bool(torch.unique(clients).numel() == clients.numel()),
-                "control variates need participants without repeats (no sampling with replacement)")
+                "per-client state (control variates, FedDyn's lagged gradients) needs participants "
+                "without repeats (no sampling with replacement)")
 
     def update(self, C, c, clients, x, Y, tau) -> tuple[torch.Tensor, torch.Tensor]:
         """The new (C, c) after the participants ``clients`` ran tau (k,) steps from x to Y (k, d)."""
