@@ -18,6 +18,7 @@ from fedbound.algorithms.fedopt import (FedAdagrad, FedAdam, FedAvg, FedAvgM, Fe
                                        ScaffoldFL)
 from fedbound.algorithms.fednova import FedAvgVR, FedNova
 from fedbound.algorithms.dsgd import DSGD, DSGDState
+from fedbound.algorithms.gossip_baselines import PGA, DAdam, DAdamState
 from fedbound.algorithms.gradient_tracking import GradientTracking, GradientTrackingState
 from fedbound.algorithms.local_steps import (EpochSteps, FixedSteps, GaussianSteps, RandomEpochSteps,
                                              RandomSteps)
@@ -33,7 +34,8 @@ __all__ = [
     "StackedNetwork", "EnergyModel", "RoundTraffic", "CommCounts", "count_round",
     "SDGT", "SDGTState", "SDGTRound", "sdgt_round",
     "SDFedAvg", "SDFedAvgState", "SCAFFOLD", "SCAFFOLDState", "Scaffnew", "ScaffnewState",
-    "GradientTracking", "GradientTrackingState", "DSGD", "DSGDState", "SemiDecentralized",
+    "GradientTracking", "GradientTrackingState", "DSGD", "DSGDState", "PGA", "DAdam", "DAdamState",
+    "SemiDecentralized",
     "Federated", "FederatedState", "FedAvg", "FedProx", "FedAvgM", "FedAdagrad", "FedAdam", "FedYogi", "ScaffoldFL",
     "WeightedMean", "Normalized", "ControlVariates", "FixedSteps", "RandomSteps", "EpochSteps",
     "FedNova", "FedAvgVR", "GaussianSteps", "RandomEpochSteps",
