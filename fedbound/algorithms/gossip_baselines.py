@@ -21,7 +21,8 @@ averaging is not DSGD row by row; their averages follow the same recursion
 x_bar^{k+1} = x_bar^k - gamma (1/n) sum_i g_i(x_i^k) for a doubly stochastic W. Traffic: a gossip
 iteration is one model exchange over the links of W; an averaging iteration is counted as a server
 round trip of the whole subnet (every client uploads d floats and downloads the d-float average;
-energy E_s for it, no D2D energy), whatever all-reduce implements it.
+energy E_s for it, no D2D energy), whatever all-reduce implements it. The default period H = 10
+is fedbound's choice.
 
 DAdam: Nazari, Tarzanagh, Michailidis, "DADAM: A Consensus-based Distributed Adaptive Gradient
 Method for Online Optimization" (arXiv 1901.09109, 2019; IEEE TSP 2022), Alg. 1, unconstrained
@@ -32,15 +33,17 @@ Method for Online Optimization" (arXiv 1901.09109, 2019; IEEE TSP 2022), Alg. 1,
     vhat_i^t = max(vhat_i^{t-1}, v_i^t)
     x_i^{t+1} = sum_j w_ij x_j^t - gamma m_i^t / (sqrt(vhat_i^t) + tau)
 
-with m_i^0 = v_i^0 = vhat_i^0 = 0 and NO bias correction (the paper has none). Choices: the paper's
-Alg. 1 also has a third decay beta3, vhat^t = beta3 vhat^{t-1} + (1 - beta3) max(vhat^{t-1}, v^t)
-(from memory of the paper, which is not in the seeds); this is beta3 = 0, the AMSGrad max. The
-paper divides by sqrt(vhat) without an epsilon; ``tau`` > 0 is added OUTSIDE the root, as torch.optim.Adam(amsgrad=
-True) and FedAdam's tau do (fedbound's AFGA/FedAMSGrad server puts its eps inside). The per-client
-step is fedbound's AMSGrad transform (optim.server.amsgrad, eps_inside_sqrt=False, no bias
-correction) applied to the stacked rows. Only the models travel (one model exchange per iteration);
-m, v, vhat stay local (3d floats per client, counted as client state). Defaults beta1 = 0.9,
-beta2 = 0.999, tau = 1e-8 are torch.optim.Adam's.
+with m_i^0 = v_i^0 = vhat_i^0 = 0 and NO bias correction (none in Alg. 1, as in Reddi et al.'s
+AMSGrad). Choices: the paper's Alg. 1 also has a third decay beta3,
+vhat^t = beta3 vhat^{t-1} + (1 - beta3) max(vhat^{t-1}, v^t) (from memory of the paper, which is
+not in the seeds); this is beta3 = 0, the AMSGrad max. The paper divides by sqrt(vhat) without an
+epsilon; ``tau`` > 0 is added OUTSIDE the root, as torch.optim.Adam(amsgrad=True) and FedAdam's tau
+do (fedbound's AFGA/FedAMSGrad server puts its eps inside). The per-client step is fedbound's
+AMSGrad transform (optim.server.amsgrad with eps_inside_sqrt=False, no bias correction) applied to
+the stacked rows. Only the models travel (one model exchange per iteration); m, v, vhat stay local
+(3d floats per client, counted as client state). Defaults beta1 = 0.9, beta2 = 0.999, tau = 1e-8
+are torch.optim.Adam's. Identical clients make it AMSGrad on f whatever W; W = J leaves only the
+last steps' spread as disagreement; W = I is independent AMSGrad per client (tests).
 """
 from __future__ import annotations
 
