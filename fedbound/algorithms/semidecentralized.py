@@ -64,8 +64,6 @@ class SemiDecentralized(Algorithm):
 
 def specs():
     """The semi-decentralized family's registry entries (:mod:`fedbound.algorithms.registry`)."""
-    from dataclasses import replace
-
     from fedbound.algorithms.dsgd import DSGD
     from fedbound.algorithms.gossip_baselines import PGA, DAdam
     from fedbound.algorithms.gradient_tracking import GradientTracking
@@ -79,9 +77,6 @@ def specs():
     semi = "semi-decentralized"
     period = Option("period", "--period", int, "iterations between global averages H >= 1 "
                     "(default 10)", _at_least_one)
-    moments = (replace(BETA1, help="first-moment decay in [0, 1) (default 0.9)"),
-               replace(BETA2, help="second-moment decay in [0, 1) (default 0.999)"),
-               replace(TAU, help="epsilon tau > 0 added to sqrt(vhat) (default 1e-8)"))
     return (
         AlgorithmSpec("sdgt", SDGT, "SD-GT: semi-decentralized gradient tracking (seed 003, Alg. 1)",
                       semi, (GAMMA, K, SAMPLE), network="required", default_subnets=3),
@@ -100,7 +95,7 @@ def specs():
                       network="required", default_subnets=1),
         AlgorithmSpec("dadam", DAdam, "DAdam: decentralized AMSGrad over one connected subnet "
                       "(Nazari et al. 2019; AFGA's decentralized baseline)", semi,
-                      (GAMMA, *moments), network="required", default_subnets=1),
+                      (GAMMA, BETA1, BETA2, TAU), network="required", default_subnets=1),
         AlgorithmSpec("scaffnew", Scaffnew, "Scaffnew / ProxSkip with communication every K steps",
                       semi, (GAMMA, K)),
     )

@@ -122,7 +122,7 @@ def test_registry_cli_and_validation(tmp_path, capsys, quad):
     assert registry.build("pga", quad, ring, gamma=0.05).period == 10
     with pytest.raises(ValueError, match="period must be an integer >= 1"):
         PGA(quad, ring, gamma=0.05, period=0)
-    with pytest.raises(ValueError, match="one connected subnet"):
+    with pytest.raises(ValueError, match="PGA runs over one connected subnet"):
         PGA(quad, Network.from_topology("ring", 2, [4, 4]), gamma=0.05)
     assert main(["run", "pga", "--n", "6", "--d", "3", "--rounds", "6", "--period", "3",
                  "--out", str(tmp_path), "--json"]) == 0
