@@ -22,7 +22,8 @@ x_bar^{k+1} = x_bar^k - gamma (1/n) sum_i g_i(x_i^k) for a doubly stochastic W. 
 iteration is one model exchange over the links of W; an averaging iteration is counted as a server
 round trip of the whole subnet (every client uploads d floats and downloads the d-float average;
 energy E_s for it, no D2D energy), whatever all-reduce implements it. The default period H = 10
-is fedbound's choice.
+is fedbound's choice. On heterogeneous quadratics with a constant step the consensus bias of gossip
+SGD shrinks monotonically as H decreases and vanishes at H = 1 (tests/algorithms/test_pga.py).
 
 DAdam: Nazari, Tarzanagh, Michailidis, "DADAM: A Consensus-based Distributed Adaptive Gradient
 Method for Online Optimization" (arXiv 1901.09109, 2019; IEEE TSP 2022), Alg. 1, unconstrained
@@ -43,7 +44,10 @@ AMSGrad transform (optim.server.amsgrad with eps_inside_sqrt=False, no bias corr
 the stacked rows. Only the models travel (one model exchange per iteration); m, v, vhat stay local
 (3d floats per client, counted as client state). Defaults beta1 = 0.9, beta2 = 0.999, tau = 1e-8
 are torch.optim.Adam's. Identical clients make it AMSGrad on f whatever W; W = J leaves only the
-last steps' spread as disagreement; W = I is independent AMSGrad per client (tests).
+last steps' spread as disagreement; W = I is independent AMSGrad per client. With heterogeneous f_i
+and a constant step it stalls where sum_i grad f_i(x_i) / (sqrt(vhat_i) + tau) = 0 (each client's own
+preconditioner), not at a stationary point of f, with a gap that does not shrink with gamma (the
+non-convergence Chen et al. 2021a point out; measured in tests/algorithms/test_dadam.py).
 """
 from __future__ import annotations
 

@@ -129,3 +129,15 @@ def test_registry_cli_and_validation(tmp_path, capsys, quad):
     capsys.readouterr()
     assert main(["list", "algorithms"]) == 0
     assert "pga" in capsys.readouterr().out
+
+
+def test_the_constant_step_bias_shrinks_with_the_period_and_vanishes_at_one(quad):
+    """Heterogeneous f_i, no noise, constant step: gossip SGD stalls at an O(gamma) consensus bias;
+    the periodic average shrinks it monotonically in H, and H = 1 (gradient descent on f from a
+    common model) converges to x* exactly. Measured (ring, n = 8, gamma = 0.05, 1500 iterations):
+    ||x_g - x*||^2 = 2e-25 (H = 1), 7.8e-7 (2), 6.5e-6 (5), 3.4e-5 (20), 5.5e-5 (never), DSGD 1.6e-4."""
+    ring = Network.from_topology("ring", 1, [N])
+    gaps = [run(PGA(quad, ring, gamma=0.05, period=H), 1500).dist2[-1] for H in (1, 2, 5, 20, 10**9)]
+    assert gaps[0] <= 1e-20
+    assert all(a < b for a, b in zip(gaps, gaps[1:]))
+    assert gaps[-1] > 1e-5 and run(DSGD(quad, ring, gamma=0.05), 1500).dist2[-1] > 1e-5
