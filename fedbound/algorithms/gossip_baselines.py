@@ -76,9 +76,10 @@ class PGA(DSGD):
         """Whether iteration t (0-based) ends with the global average: (t + 1) mod H = 0."""
         return (t + 1) % self.period == 0
 
-    def traffic(self, average: bool) -> RoundTraffic:
+    def round_traffic(self, K: int = 1, h: np.ndarray | None = None, *,
+                      average: bool = False) -> RoundTraffic:
         """A gossip iteration: one model exchange; an averaging one: every client uploads and
-        downloads d floats, no D2D exchange."""
+        downloads d floats, no D2D exchange (K, h unused)."""
         everyone = self.net.m if average else np.zeros(self.net.S, dtype=np.int64)
         d = self.task.d if average else 0
         return RoundTraffic(model_exchanges=0 if average else 1, tracking_exchanges=0,
@@ -96,7 +97,7 @@ class PGA(DSGD):
             X = self.net.mix(Y)
             x_g = X.mean(dim=0)
         return self.advance(state, x_g=x_g, rng=gen.get_state(), K=1,
-                            last_comm=self.counts(self.traffic(average)), X=X)
+                            last_comm=self.counts(self.round_traffic(average=average)), X=X)
 
 
 @dataclass(frozen=True)
