@@ -19,6 +19,7 @@ from fedbound.algorithms.fedopt import (FedAdagrad, FedAdam, FedAvg, FedAvgM, Fe
 from fedbound.algorithms.fednova import FedAvgVR, FedNova
 from fedbound.algorithms.feddyn import DynamicRegularization, FedDyn
 from fedbound.algorithms.dsgd import DSGD, DSGDState
+from fedbound.algorithms.gossip_baselines import PGA, DAdam, DAdamState
 from fedbound.algorithms.gradient_tracking import GradientTracking, GradientTrackingState
 from fedbound.algorithms.local_steps import (EpochSteps, FixedSteps, GaussianSteps, RandomEpochSteps,
                                              RandomSteps)
@@ -34,7 +35,8 @@ __all__ = [
     "StackedNetwork", "EnergyModel", "RoundTraffic", "CommCounts", "count_round",
     "SDGT", "SDGTState", "SDGTRound", "sdgt_round",
     "SDFedAvg", "SDFedAvgState", "SCAFFOLD", "SCAFFOLDState", "Scaffnew", "ScaffnewState",
-    "GradientTracking", "GradientTrackingState", "DSGD", "DSGDState", "SemiDecentralized",
+    "GradientTracking", "GradientTrackingState", "DSGD", "DSGDState", "PGA", "DAdam", "DAdamState",
+    "SemiDecentralized",
     "Federated", "FederatedState", "FedAvg", "FedProx", "FedAvgM", "FedAdagrad", "FedAdam", "FedYogi", "ScaffoldFL",
     "WeightedMean", "Normalized", "ControlVariates", "FixedSteps", "RandomSteps", "EpochSteps",
     "FedNova", "FedAvgVR", "GaussianSteps", "RandomEpochSteps",

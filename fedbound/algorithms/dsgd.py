@@ -37,7 +37,7 @@ class DSGD(SemiDecentralized):
 
     def __init__(self, task, network, *, gamma, seed: int = 0, energy: EnergyModel | None = None):
         net = StackedNetwork.from_network(network, check_task(task).dtype)
-        require(net.S == 1, f"DSGD runs over one connected subnet (S = 1), got S={net.S}")
+        require(net.S == 1, f"{self.name} runs over one connected subnet (S = 1), got S={net.S}")
         super().__init__(task, net, gamma=gamma, K=1, seed=seed, energy=energy)
 
     def init(self, x0=None) -> DSGDState:

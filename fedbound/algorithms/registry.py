@@ -163,9 +163,12 @@ CLIENTS_PER_ROUND = Option("clients_per_round", "--clients-per-round", int,
 SERVER_LR = Option("server_lr", "--server-lr", float, "server learning rate", _positive)
 SERVER_MOMENTUM = Option("server_momentum", "--server-momentum", float, "server momentum in [0, 1)",
                          _beta)
-BETA1 = Option("beta1", "--beta1", float, "server first-moment decay in [0, 1)", _beta)
-BETA2 = Option("beta2", "--beta2", float, "server second-moment decay in [0, 1)", _beta)
-TAU = Option("tau", "--tau", float, "server adaptivity epsilon tau > 0", _positive)
+BETA1 = Option("beta1", "--beta1", float, "first-moment decay in [0, 1) (the server's; DAdam: "
+               "every client's)", _beta)
+BETA2 = Option("beta2", "--beta2", float, "second-moment decay in [0, 1) (the server's; DAdam: "
+               "every client's)", _beta)
+TAU = Option("tau", "--tau", float, "adaptivity epsilon tau > 0 (the server's; DAdam: every "
+             "client's)", _positive)
 PARTICIPATION = Option("participation", "--participation", str,
                        "client participation: full, uniform (renormalized weights), unbiased "
                        "(weights p_i n/q) or with-replacement (draws by p_i), with "

@@ -65,14 +65,18 @@ class SemiDecentralized(Algorithm):
 def specs():
     """The semi-decentralized family's registry entries (:mod:`fedbound.algorithms.registry`)."""
     from fedbound.algorithms.dsgd import DSGD
+    from fedbound.algorithms.gossip_baselines import PGA, DAdam
     from fedbound.algorithms.gradient_tracking import GradientTracking
-    from fedbound.algorithms.registry import GAMMA, K, SAMPLE, AlgorithmSpec
+    from fedbound.algorithms.registry import (BETA1, BETA2, GAMMA, K, SAMPLE, TAU, AlgorithmSpec,
+                                              Option, _at_least_one)
     from fedbound.algorithms.scaffnew import Scaffnew
     from fedbound.algorithms.scaffold import SCAFFOLD
     from fedbound.algorithms.sd_fedavg import SDFedAvg
     from fedbound.algorithms.sdgt import SDGT
 
     semi = "semi-decentralized"
+    period = Option("period", "--period", int, "iterations between global averages H >= 1 "
+                    "(default 10)", _at_least_one)
     return (
         AlgorithmSpec("sdgt", SDGT, "SD-GT: semi-decentralized gradient tracking (seed 003, Alg. 1)",
                       semi, (GAMMA, K, SAMPLE), network="required", default_subnets=3),
@@ -86,6 +90,12 @@ def specs():
         AlgorithmSpec("dsgd", DSGD, "D-PSGD: decentralized SGD over one connected subnet "
                       "(Lian et al. 2017; AFGA's decentralized baseline)", semi, (GAMMA,),
                       network="required", default_subnets=1),
+        AlgorithmSpec("pga", PGA, "Gossip-PGA: gossip SGD with a global average every H iterations "
+                      "(Chen et al. 2021; AFGA's decentralized baseline)", semi, (GAMMA, period),
+                      network="required", default_subnets=1),
+        AlgorithmSpec("dadam", DAdam, "DAdam: decentralized AMSGrad over one connected subnet "
+                      "(Nazari et al. 2019; AFGA's decentralized baseline)", semi,
+                      (GAMMA, BETA1, BETA2, TAU), network="required", default_subnets=1),
         AlgorithmSpec("scaffnew", Scaffnew, "Scaffnew / ProxSkip with communication every K steps",
                       semi, (GAMMA, K)),
     )

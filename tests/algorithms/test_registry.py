@@ -19,6 +19,7 @@ ONE_RING = Network.from_topology("ring", 1, N)
 EQUAL_RINGS = Network.from_topology("ring", 2, N // 2)
 CLUSTERED = ("cafga", "cafga-a")     # equal clusters (N = K n), M = K m
 GOSSIP = ("afga", "afga-a", *CLUSTERED)
+ONE_SUBNET = ("gt", "dsgd", "pga", "dadam")   # decentralized over one connected subnet
 
 
 @st.composite
@@ -49,9 +50,11 @@ def configurations(draw, name):
             options[o.name] = draw(st.sampled_from([2, 4, 6]) if name in CLUSTERED else st.integers(1, N))
         elif o.name == "h":
             options["h"] = draw(st.integers(1, min(SIZES)))
+        elif o.name == "period":
+            options["period"] = draw(st.integers(1, 3))
     if options.get("momentum") is not None:   # FedNova's solvers: one of prox, momentum
         options.pop("mu", None)
-    network = {"required": ONE_RING if name in ("gt", "dsgd") else RINGS,
+    network = {"required": ONE_RING if name in ONE_SUBNET else RINGS,
                "optional": EQUAL_RINGS if name in CLUSTERED else RINGS, "none": None}[spec.network]
     if name == "scaffold" and draw(st.booleans()):
         network = None
@@ -81,7 +84,9 @@ def expected_participants(name, alg, state) -> int:
     spec = registry.get(name)
     if spec.family == "federated":
         return int(state.clients.numel())
-    if name in ("gt", "dsgd"):
+    if name == "pga":   # every client uploads in the rounds that end with the global average
+        return N if alg.averages(state.t - 1) else 0
+    if name in ONE_SUBNET:
         return 0
     if name == "scaffnew":
         return N
@@ -133,9 +138,9 @@ def test_cumulative_counters_are_the_sum_of_the_rounds():
 
 
 def test_registry_names_and_errors():
-    assert {"sdgt", "sd-fedavg", "scaffold", "gt", "dsgd", "scaffnew", "fedavg", "fedprox", "fedavgm",
-            "fedadagrad", "fedadam", "fedyogi", "scaffold-fl", "fednova", "fedavg-vr", "fedamsgrad",
-            "afga", "cafga", "afga-a", "cafga-a", "fedada2", "jointzero", "dja",
+    assert {"sdgt", "sd-fedavg", "scaffold", "gt", "dsgd", "pga", "dadam", "scaffnew", "fedavg",
+            "fedprox", "fedavgm", "fedadagrad", "fedadam", "fedyogi", "scaffold-fl", "fednova",
+            "fedavg-vr", "fedamsgrad", "afga", "cafga", "afga-a", "cafga-a", "fedada2", "jointzero", "dja",
             "feddyn"} == set(registry.names())
     with pytest.raises(UnknownNameError, match="did you mean 'fedavg'"):
         registry.get("fedavgg")

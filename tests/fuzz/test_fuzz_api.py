@@ -178,8 +178,8 @@ def test_algorithms(entry, name, param, value):
 
     spec = algorithm_specs()[name]
     base = _algorithm_base()
-    args = {"task": base["task"], "network": None if spec.network == "none" else base["network"],
-            "seed": 0}
+    network = N.Network.from_topology("ring", 1, 4) if spec.default_subnets == 1 else base["network"]
+    args = {"task": base["task"], "network": None if spec.network == "none" else network, "seed": 0}
     # valid values for the other options: the registered default, else a small valid one
     options = {o.name: o.default if o.default is not None else VALID_OPTIONS[o.name]
                for o in spec.options if o.required or o.default is not None}
