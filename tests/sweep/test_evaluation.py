@@ -153,3 +153,15 @@ def test_a_diverged_run_is_recorded_and_refused_when_read(noisy_task):
 def test_runs_refuses_what_is_not_an_algorithm():
     with pytest.raises(InputTypeError, match="algorithm"):
         runs(lambda seed: 3, 5)
+
+
+def test_run_cells_batches_only_algorithms_that_batch(noisy_task):
+    """Several algorithms that do not batch (per-client state) run one by one, not as one batch."""
+    from fedbound.sweep.batch import run_cells
+
+    algs = [registry.build("scaffold-fl", noisy_task, seed=s, lr=0.05, local_steps=3,
+                           clients_per_round=4) for s in (0, 1)]
+    assert not any(batchable(a) for a in algs)
+    for alg, (status, cols, _, _) in zip(algs, run_cells(algs, 8)):
+        assert status == "done"
+        assert np.array_equal(cols["dist2"], columns(run(alg, 8))["dist2"])
