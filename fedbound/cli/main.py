@@ -6,7 +6,8 @@ namespace and returning an exit code).
 
 The contract of every command (issue 8): exit 0 on success; 2 on bad input, with one line on
 stderr and no traceback (any :class:`~fedbound.errors.FedboundError`, argparse usage errors, a
-non-finite float option, memory exhaustion); 130 on Ctrl-C, with one line; 1 only for an internal
+non-finite float option, memory exhaustion); 130 on Ctrl-C, with one line; 141, silently, when the
+reader of stdout closes the pipe (``| head``); 1 only for an internal
 error, with one line asking for a bug report (the traceback with ``FEDBOUND_DEBUG=1``). ``verify``
 also exits 1 when a check is violated. Every command with ``--out`` gets ``--overwrite``: an
 existing non-empty output folder is refused without it, before any work
@@ -122,6 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("fedbound: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader of stdout left (`fedbound list --json | head`): stop quietly, as a shell tool
+        # killed by SIGPIPE would; stdout goes to /dev/null so that the final flush cannot fail
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except MemoryError:
         print("fedbound: error: out of memory; use a smaller problem or lower "
               "FEDBOUND_MEMORY_BUDGET so that it is refused up front", file=sys.stderr)

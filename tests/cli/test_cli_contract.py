@@ -55,6 +55,16 @@ def test_sigint_exits_130_with_one_line_and_leaves_an_incomplete_folder(tmp_path
     assert main([*LONG_RUN[:-4], "--rounds", "2", "--out", str(out)]) == 2   # refused without --overwrite
 
 
+def test_a_reader_that_closes_the_pipe_ends_the_command_quietly():
+    """`fedbound list --json | head -c 10`: exit 141 (as a tool killed by SIGPIPE), nothing on
+    stderr (it was an internal error, a BrokenPipeError)."""
+    proc = fedbound_process("list", "--json")
+    proc.stdout.read(10)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 141 and err == ""
+
+
 def test_sigkill_leaves_an_incomplete_folder_that_reruns_refuse(tmp_path, capsys):
     out = tmp_path / "run"
     proc = fedbound_process(*LONG_RUN, "--out", str(out))
