@@ -236,6 +236,8 @@ for ax, title, xlabel in zip(axes, ("Table 1 (Setting 2 shape)", "Table 8, equal
     ax.legend(fontsize=7)
 axes[0].set_ylabel("test accuracy (seed mean; legend: last-5-round mean)")
 axes[0].set_ylim(0.3, 0.85)
+axes[2].set_xlim(left=10)
+axes[3].set_xlim(left=1e4)
 fig.tight_layout()
 plt.show()
 
