@@ -108,7 +108,8 @@ def _verify(args) -> int:
     from fedbound.sweep.executor import Executor, using
     from fedbound.verify import checks as C
 
-    require(not (args.ray or args.ray_address is not None) or args.check not in DETERMINISTIC,
+    on_ray = args.ray or args.ray_address is not None
+    require(not on_ray or args.check not in DETERMINISTIC,
             f"{args.check} runs one deterministic seed: --ray and --ray-address apply to the "
             f"Monte-Carlo checks ({', '.join(c for c in CHECKS if c not in DETERMINISTIC)})")
     setting, practical = _setting(args)
@@ -120,7 +121,6 @@ def _verify(args) -> int:
             f"--seeds must be >= 2 for Monte-Carlo intervals, got {seeds}")
     resources.require_run_memory(f"verify {args.check}", rounds or 1, setting.task.n,
                                  setting.task.d, seeds=max(seeds, 1))
-    on_ray = args.ray or args.ray_address is not None
     with using(Executor(ray=args.ray, address=args.ray_address)) if on_ray else contextlib.nullcontext():
         if args.check == "fixed-point":
             results = C.fixed_point(setting, rounds=rounds, seed=args.seed)

@@ -179,13 +179,14 @@ def run_seeds(algs: list, rounds: int) -> list[dict[str, np.ndarray]]:
 
 def run_cells(algs: list, rounds: int) -> list[tuple]:
     """``(status, columns, error, wall_s)`` of ``run(alg, rounds)`` for each of ``algs``: in one
-    batch (:func:`run_seeds`) when there are several and each batches (the caller groups only seeds
-    of one configuration), else, or when the batch diverges, one by one; status "done" with the
+    batch (:func:`run_seeds`) when there are several and their configuration batches (the caller
+    groups only seeds of one configuration, so the first one is probed), else, or when the batch
+    diverges, one by one; status "done" with the
     per-round :func:`columns`, or "diverged" with the message (no columns). ``wall_s`` is each
     run's share of the batch's wall time."""
     from fedbound.algorithms import run
 
-    if len(algs) > 1 and all(batchable(a) for a in algs):
+    if len(algs) > 1 and batchable(algs[0]):
         start = time.perf_counter()
         try:
             cols = run_seeds(algs, rounds)

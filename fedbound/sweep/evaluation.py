@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
@@ -77,9 +78,11 @@ class Evaluation:
     outputs: list[list]
     failures: dict = field(default_factory=dict)
 
+    @cached_property
+    def _positions(self) -> dict[str, int]:
+        return {_key(c): i for i, c in enumerate(self.configurations)}
+
     def _index(self, configuration: dict) -> int:
-        if not hasattr(self, "_positions"):
-            self._positions = {_key(c): i for i, c in enumerate(self.configurations)}
         i = self._positions.get(_key(configuration))
         if i is None:
             shown = "; ".join(", ".join(f"{k}={v!r}" for k, v in c.items()) or "(no options)"
