@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from fedbound.algorithms import registry, run  # noqa: E402
 from fedbound.sweep import loads, run_sweep  # noqa: E402
-from fedbound.sweep.batch import columns, run_seeds  # noqa: E402
+from fedbound.sweep.batch import run_seeds  # noqa: E402
 from fedbound.sweep.runner import Problem  # noqa: E402
 from fedbound.tasks import LeastSquares  # noqa: E402
 
@@ -61,7 +61,7 @@ def cpu_timed(fn, repeats: int) -> tuple[float, float]:
 def plain_loop(text: str) -> None:
     spec = loads(text)
     problem = Problem(spec)
-    [columns(run(problem.algorithm(cell), spec.rounds)) for cell in spec.cells]
+    [run(problem.algorithm(cell), spec.rounds).columns() for cell in spec.cells]
 
 
 def sweep_64(quick: bool, with_ray: bool) -> None:
@@ -107,7 +107,7 @@ def batched_seeds(quick: bool) -> None:
     noisy = task.with_noise(0.3)
     algs = [registry.build("fedavg", noisy, seed=s, lr=0.05, local_steps=5, clients_per_round=4)
             for s in range(seeds)]
-    one_by_one = cpu_timed(lambda: [columns(run(a, rounds)) for a in algs], 3)
+    one_by_one = cpu_timed(lambda: [run(a, rounds).columns() for a in algs], 3)
     batched = cpu_timed(lambda: run_seeds(algs, rounds), 3)
     print(f"2. {seeds} seeds of FedAvg (n = 10, d = 5, {rounds} rounds), best of 3, one torch thread:")
     for what, i in (("wall", 0), ("CPU", 1)):

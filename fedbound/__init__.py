@@ -3,9 +3,12 @@ verified objects (theory/, control/, algorithms/), fed by network/ and tasks/ an
 
 See DESIGN.md in the shared folder and README.md for the layout and data flow.
 """
+from fedbound import deprecation
 from fedbound.errors import (
     FedboundError, ValidationError, DivergenceError, SolverError, UnknownNameError,
 )
+
+deprecation.install()
 
 __version__ = "0.1.0"
 __all__ = ["FedboundError", "ValidationError", "DivergenceError", "SolverError",

@@ -52,3 +52,4 @@ def require(condition: bool, message: str) -> None:
     """Raise :class:`ValidationError` with ``message`` unless ``condition`` holds."""
     if not condition:
         raise ValidationError(message)
+

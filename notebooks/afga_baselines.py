@@ -53,7 +53,7 @@ import torch
 
 from fedbound import sweep
 from fedbound.algorithms import DSGD, PGA, DAdam, FedAdam, FedAvg, FedDyn, FedProx, ScaffoldFL, run
-from fedbound.algorithms.afga import AFGA, CAFGA, FedAMSGrad
+from fedbound.algorithms.federated.afga import AFGA, CAFGA, FedAMSGrad
 from fedbound.errors import DivergenceError
 from fedbound.network import Network
 from fedbound.tasks import MLPClassifier

@@ -37,7 +37,7 @@ import torch
 
 from fedbound import sweep
 from fedbound.algorithms import run
-from fedbound.algorithms.afga import AFGA, CAFGA, FedAMSGrad
+from fedbound.algorithms.federated.afga import AFGA, CAFGA, FedAMSGrad
 from fedbound.network import Network
 from fedbound.tasks import MLPClassifier
 from fedbound.verify.check import reproduction_verdict

@@ -34,7 +34,7 @@ import torch
 
 from fedbound import sweep
 from fedbound.algorithms import run
-from fedbound.algorithms.afga import AFGA, FedAMSGrad
+from fedbound.algorithms.federated.afga import AFGA, FedAMSGrad
 from fedbound.network import Network
 from fedbound.tasks import Quadratic, RobustRegression
 from fedbound.verify.check import reproduction_verdict

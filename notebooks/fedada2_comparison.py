@@ -35,7 +35,7 @@ import torch
 
 from fedbound import sweep
 from fedbound.algorithms import FedAdagrad, FedAdam, FedAvg, run
-from fedbound.algorithms.fedada2 import DJA, Blended, FedAda2, JointZero, Strategy
+from fedbound.algorithms.federated.fedada2 import DJA, Blended, FedAda2, JointZero, Strategy
 from fedbound.algorithms.optim import client
 from fedbound.tasks import MLPClassifier
 from fedbound.theory.fedada2 import costs

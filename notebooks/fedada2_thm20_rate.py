@@ -12,7 +12,7 @@
 #
 # **Setup (here).** `RobustRegression` (f_i(x) = sum_j log(1 + (x_j - b_ij)^2): L = 2, coordinate
 # bound G = 1 exactly, non-convex), n = 5 clients, d = 4, heterogeneity 1, full participation, exact
-# gradients. FedAda2 (`fedbound.algorithms.fedada2.FedAda2`; singleton covers of the vector model, so
+# gradients. FedAda2 (`fedbound.algorithms.federated.fedada2.FedAda2`; singleton covers of the vector model, so
 # SM3 is diagonal AdaGrad) with K = 3, z = 1, eps = 0.1, eps_s = 1e-3, eta = 1, tau = 1e-2,
 # beta~_1 = 0.9, eta_l = 0.3 T^(-1/2), for T = 2^6 .. 2^12 (2^6 .. 2^9 at small scale). The right side
 # is evaluated by `fedbound.theory.get("fedada2.thm20")` in the printed combination and with all four
@@ -34,7 +34,7 @@ import torch
 from scipy import optimize, stats
 
 from fedbound.algorithms import run
-from fedbound.algorithms.fedada2 import Blended, FedAda2, Strategy
+from fedbound.algorithms.federated.fedada2 import Blended, FedAda2, Strategy
 from fedbound.algorithms.optim import chain, client
 from fedbound.tasks.robust_regression import RobustRegression
 from fedbound.theory import get

@@ -33,7 +33,7 @@ import numpy as np
 import torch
 
 from fedbound.algorithms import FedAvg, FedNova, run
-from fedbound.algorithms.fednova import assumption3
+from fedbound.algorithms.federated.fednova import assumption3
 from fedbound.tasks import Quadratic
 from fedbound.theory import get
 from fedbound.theory.fednova.accumulation import theorem_constants

@@ -33,9 +33,9 @@ import torch
 
 from fedbound import sweep
 from fedbound.algorithms import FedAvg, Federated, FedNova, RandomEpochSteps, run
-from fedbound.algorithms.fednova import local_solver
+from fedbound.algorithms.federated.fednova import local_solver
 from fedbound.algorithms.optim import server
-from fedbound.algorithms.local_steps import EpochSteps
+from fedbound.algorithms.federated.local_steps import EpochSteps
 from fedbound.tasks import LogisticRegression, MLPClassifier
 from fedbound.tasks.datasets import digits, train_test_split
 from fedbound.tasks.partition import dirichlet_partition

@@ -107,6 +107,10 @@ class CommCounts:
         return out
 
 
+#: the counters of a round, in the order of ``CommCounts.as_dict`` (``energy`` = their sum of energies)
+COUNTERS: tuple[str, ...] = tuple(CommCounts().as_dict())
+
+
 def count_round(traffic: RoundTraffic, directed_links: np.ndarray, m: np.ndarray, d: int,
                 energy: EnergyModel) -> CommCounts:
     """Counters of one round.

@@ -1,5 +1,5 @@
-"""Shared machinery of the algorithms: explicit state, seeded randomness, the run loop, divergence
-detection and the per-round trajectory.
+"""Shared machinery of the algorithms: explicit state, seeded randomness and divergence detection
+(the run loop and its trajectory: :mod:`fedbound.algorithms.run`).
 
 Every algorithm is a small object in the optax style (DESIGN.md, "Algorithms"):
 
@@ -15,14 +15,12 @@ gives a bitwise-identical run. There are no module-level globals.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass
 
-import numpy as np
 import torch
-from tqdm import tqdm  # text bars: tqdm.auto warns in notebooks without ipywidgets
 
 from fedbound.algorithms.accounting import CommCounts
+from fedbound.deprecation import renamed_attributes
 from fedbound.errors import DivergenceError, require
 from fedbound.validate import instance
 from fedbound.validate import seed as check_seed
@@ -78,8 +76,8 @@ class Algorithm:
     Subclasses implement ``init(x0=None)`` and ``step(state, **overrides)`` (a pure function of the
     state) and set ``name``. The semi-decentralized family (SD-GT and its baselines, with a step
     size gamma, K D2D rounds and per-subnet sampling h) derives from
-    :class:`fedbound.algorithms.semidecentralized.SemiDecentralized`; the federated round template
-    from :class:`fedbound.algorithms.federated.Federated`.
+    :class:`fedbound.algorithms.semidecentralized.base.SemiDecentralized`; the federated round template
+    from :class:`fedbound.algorithms.federated.round.Federated`.
     """
 
     name = "algorithm"
@@ -123,98 +121,5 @@ def check_finite(state: State, name: str = "algorithm") -> None:
                     f"(reduce the step size)", round_index=state.t)
 
 
-@dataclass
-class Trajectory:
-    """Per-round record of a run; index r = after r rounds (r = 0 is the initial state).
-
-    loss: f(x_g); loss_gap: f(x_g) - f* (nan when f* unknown); dist2: ||x_g - x*||^2 (nan when
-    x* unknown); grad_norm2: ||grad f(x_g)||^2; K: local steps of round r (0 at r = 0);
-    comm: cumulative counters (CommCounts field name -> array (T+1,)); metrics: the algorithm's
-    extra per-round metrics (``state.metrics``, e.g. AFGA's consensus errors; name -> array (T+1,),
-    nan in rounds that do not report one, such as r = 0).
-    """
-
-    algorithm: str
-    rounds: np.ndarray
-    x_g: torch.Tensor
-    loss: np.ndarray
-    loss_gap: np.ndarray
-    dist2: np.ndarray
-    grad_norm2: np.ndarray
-    K: np.ndarray
-    comm: dict[str, np.ndarray]
-    final_state: State = field(repr=False)
-    metrics: dict[str, np.ndarray] = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        """JSON-ready summary (lists of floats)."""
-        return {
-            "algorithm": self.algorithm,
-            "rounds": self.rounds.tolist(),
-            "loss": self.loss.tolist(),
-            "loss_gap": self.loss_gap.tolist(),
-            "dist2": self.dist2.tolist(),
-            "grad_norm2": self.grad_norm2.tolist(),
-            "K": self.K.tolist(),
-            "comm": {k: v.tolist() for k, v in self.comm.items()},
-            **({"metrics": {k: v.tolist() for k, v in self.metrics.items()}} if self.metrics else {}),
-        }
-
-
-class _Recorder:
-    def __init__(self, task):
-        self.task = task
-        self.rows: list[tuple] = []
-
-    def record(self, state: State) -> None:
-        task, x = self.task, state.x_g
-        loss = float(task.loss(x))
-        f_star = getattr(task, "f_star", None)
-        x_star = getattr(task, "x_star", None)
-        gap = loss - float(f_star) if f_star is not None else float("nan")
-        dist2 = float(torch.sum((x - x_star) ** 2)) if x_star is not None else float("nan")
-        grad2 = float(torch.sum(task.global_grad(x) ** 2))
-        if not (np.isfinite(loss) and np.isfinite(grad2)):
-            # a finite model so large that f or its gradient overflows has diverged as well
-            raise DivergenceError(f"diverged at round {state.t}: f(x_g) = {loss:g}, ||grad f(x_g)||^2 = "
-                                  f"{grad2:g} (reduce the step size)", round_index=state.t)
-        metrics = getattr(state, "metrics", None) or {}
-        for key, value in metrics.items():
-            if not np.isfinite(value):   # e.g. a consensus error of finite models that overflows
-                raise DivergenceError(f"diverged at round {state.t}: the metric {key} = {value:g} "
-                                      f"(reduce the step size)", round_index=state.t)
-        self.rows.append((state.t, x.clone(), loss, gap, dist2, grad2, state.K,
-                          state.comm.as_dict(), metrics))
-
-    def trajectory(self, name: str, state: State) -> Trajectory:
-        t, xs, loss, gap, dist2, grad2, K, comm, extra = zip(*self.rows)
-        names = dict.fromkeys(k for e in extra for k in e)
-        return Trajectory(
-            algorithm=name, rounds=np.array(t), x_g=torch.stack(xs), loss=np.array(loss),
-            loss_gap=np.array(gap), dist2=np.array(dist2), grad_norm2=np.array(grad2),
-            K=np.array(K), comm={k: np.array([c[k] for c in comm]) for k in comm[0]},
-            final_state=state,
-            metrics={k: np.array([e.get(k, np.nan) for e in extra], dtype=float) for k in names})
-
-
-def run(alg: Algorithm, rounds: int, callback: Callable[[State], dict | None] | None = None,
-        progress: bool = False, state: State | None = None) -> Trajectory:
-    """Run ``rounds`` global rounds from ``state`` (default ``alg.init()``) and record metrics.
-
-    ``callback(state)`` is called after every round; a dict it returns is passed as keyword
-    overrides (e.g. ``{"K": 4, "h": [2, 3]}``) to the next ``step`` -- the controller hook.
-    Raises DivergenceError naming the round as soon as any state tensor is non-finite.
-    """
-    require(isinstance(rounds, (int, np.integer)) and rounds >= 0,
-            f"rounds must be an integer >= 0, got {rounds!r}")
-    state = alg.init() if state is None else state
-    check_finite(state, alg.name)
-    recorder = _Recorder(alg.task)
-    recorder.record(state)
-    overrides: dict = {}
-    for _ in tqdm(range(int(rounds)), disable=not progress, desc=alg.name):
-        state = alg.step(state, **overrides)
-        check_finite(state, alg.name)
-        recorder.record(state)
-        overrides = (callback(state) if callback is not None else None) or {}
-    return recorder.trajectory(alg.name, state)
+__getattr__ = renamed_attributes(__name__, {name: f"fedbound.algorithms.run:{name}"
+                                            for name in ("Trajectory", "run")})

@@ -2,15 +2,15 @@
 
 Example (the paper's setting: 3 subnets of 10 clients, weights (1, 0.1, 1e-5))::
 
-    fedbound run sdgt --controller net.json --task mlp-digits --rgg --gamma 0.05 --rounds 50 \\
+    fedbound run sdgt --controller net.json --task mlp-digits --rgg --lr 0.05 --rounds 50 \\
         --lambdas 1,0.1,1e-5 --kcap 49 --control-every 1 --out DIR
 
 SPEC.json is the controller's network spec (``fedbound control plan --spec``): subnet sizes m_s,
-device-server costs E_s and D2D costs E_s^D2D (optional "gamma", which must equal --gamma). The
+device-server costs E_s and D2D costs E_s^D2D (optional "gamma", which must equal --lr). The
 run starts from K_1 = 1 and 20% sampling (seed 003 [L552]); after every r-th round
 (--control-every r) Algorithm 2 estimates H-hat (28)-(30) and sets K and h_s for the next rounds by
-the certified integer plan of (31) (:class:`fedbound.control.ClosedLoop`). --K and --sample are
-not used: the controller chooses them. Without a network option the network has one subnet per
+the certified integer plan of (31) (:class:`fedbound.control.ClosedLoop`). --local-steps and
+--clients-per-subnet are not used: the controller chooses them. Without a network option the network has one subnet per
 spec entry (equal sizes needed; use --network FILE.json otherwise) and n defaults to sum_s m_s.
 
 Writes DIR/controller.csv and DIR/controller.json (per round: K_t, h_t, p_t, Y-hat, Gamma-hat,
@@ -134,39 +134,45 @@ def write_outputs(out: Path, traj, config: dict, S: int) -> dict[str, str]:
     return {k: str(v) for k, v in paths.items()}
 
 
-def run_controlled(args) -> int:
-    """``fedbound run sdgt --controller SPEC.json ...`` (module docstring)."""
+def run_controlled(args, options: dict) -> int:
+    """``fedbound run sdgt --controller SPEC.json ...`` (module docstring); ``options`` are SD-GT's
+    checked options (its step size ``lr``; the controller chooses the local steps and the
+    clients per subnet)."""
     import torch
 
     from fedbound.algorithms import SDGT, EnergyModel
     from fedbound.cli.control_cmd import kcap_from, lambdas_from, load_spec_file
-    from fedbound.cli.problem import build_network, build_task
+    from fedbound.cli.problem import problem_from
     from fedbound.control import ClosedLoop
+    from fedbound.network.build import build_network
 
     require(args.algorithm == "sdgt", f"--controller steers SD-GT only, got {args.algorithm}")
-    require(args.sample is None, "--sample is chosen by the controller; drop it")
+    require(options.get("clients_per_subnet") is None,
+            "--clients-per-subnet is chosen by the controller; drop it")
     require(args.rounds >= 0, f"--rounds must be an integer >= 0, got {args.rounds}")
-    require(args.gamma > 0 and np.isfinite(args.gamma), f"--gamma must be > 0, got {args.gamma}")
+    gamma = options["lr"]
     require(args.sigma >= 0 and np.isfinite(args.sigma), f"--sigma must be >= 0, got {args.sigma}")
     require(args.control_every >= 1, f"--control-every must be an integer >= 1, got {args.control_every}")
     spec = load_spec_file(args.controller)
-    require(spec.gamma is None or spec.gamma == args.gamma,
-            f"the spec's gamma {spec.gamma!r} differs from --gamma {args.gamma!r}; pass --gamma {spec.gamma!r}")
+    require(spec.gamma is None or spec.gamma == gamma,
+            f"the spec's gamma {spec.gamma!r} differs from --lr {gamma!r}; pass --lr {spec.gamma!r}")
     lambdas = lambdas_from(args)
-    task = build_task(args, n=int(spec.m.sum()))
-    network = build_network(args, task.n, spec.S)
+    problem = problem_from(args, n=int(spec.m.sum()))
+    task = problem.task
+    network = build_network(task.n, seed=problem.task_options["seed"], default_subnets=spec.S,
+                            **problem.network_options)
     resources.require_run_memory("the closed-loop run", args.rounds, task.n, task.d)
     require(np.array_equal(network.m, spec.m),
             f"the network's subnet sizes {network.m.tolist()} differ from the spec's {spec.m.tolist()}")
     noisy = task.with_noise(args.sigma) if args.sigma > 0 else task
-    alg = SDGT(noisy, network, gamma=args.gamma, K=1, seed=args.seed,
+    alg = SDGT(noisy, network, gamma=gamma, K=1, seed=problem.task_options["seed"],
                energy=EnergyModel(spec.E, spec.E_d2d))
     loop = ClosedLoop(alg, spec, lambdas, kcap_from(args), every=args.control_every,
                       variant=args.variant, method=args.method)
     out = output_folder(args).create()   # marked incomplete until the command succeeds
     torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
     traj = loop.run(args.rounds, progress=True)
-    config = {"algorithm": "sdgt", "task": args.data or args.task, "n": task.n, "d": task.d,
+    config = {"algorithm": "sdgt", "task": problem.task_options.get("data") or args.task, "n": task.n, "d": task.d,
               "S": network.S, "m": network.m.tolist(), "q": network.q, "sigma": args.sigma,
               "rounds": args.rounds, "controller": {**loop.settings, "K_cap": loop.problem.K_cap}}
     files = write_outputs(out, traj, config, network.S)

@@ -20,22 +20,22 @@ import json
 import numpy as np
 
 from fedbound.algorithms import registry
-from fedbound.cli.problem import add_problem_arguments, build_task
+from fedbound.cli.flags import add_flags, flag_table, given
+from fedbound.cli.problem import add_problem_arguments, problem_from
 from fedbound.errors import require
 from fedbound.jsonable import jsonable
+from fedbound.registry import OptionSet
 
 ALGORITHMS = ("fedavg", "fedprox", "fednova")
-#: (flag, option name, argparse type, help) of the options this command reads
-OPTIONS = (
-    ("--local-steps", "local_steps", registry.steps_list,
-     "local steps: one count, or one per client as 1,3,5 (default 1)"),
-    ("--lr", "lr", float, "client learning rate eta (required)"),
-    ("--mu", "mu", float, "proximal coefficient mu >= 0 (fedprox; fednova's proximal solver)"),
-    ("--momentum", "momentum", float, "client momentum rho in [0, 1) (fednova)"),
-    ("--lr-decay", "lr_decay", float, "per-step learning-rate decay gamma in (0, 1] (fednova)"),
-    ("--tau-eff", "tau_eff", str, "fednova's tau_eff: accumulation (default), steps or a number"),
-    ("--participation", "participation", str, "full (the only scheme with an exact round map)"),
-)
+#: the options this command reads (the algorithms' own declarations)
+OPTIONS = ("local_steps", "lr", "mu", "momentum", "lr_decay", "tau_eff", "participation")
+
+
+def _entries():
+    """The algorithms restricted to :data:`OPTIONS` (their flags and checks)."""
+    return [OptionSet(name, registry.get(name).summary,
+                      tuple(o for o in registry.get(name).options if o.name in OPTIONS))
+            for name in ALGORITHMS]
 
 
 def _problem(task):
@@ -49,15 +49,15 @@ def _problem(task):
 def fixed_point_command(args) -> int:
     from fedbound.verify.quadratic_rounds import LinearSolver, fixed_point, limit_fixed_point
 
-    require(not (args.rgg or args.subnets or args.topology or args.network),
-            "fixed-point takes no network: drop --rgg, --subnets, --topology and --network")
-    spec = registry.get(args.algorithm)
-    given = {name: getattr(args, name) for _, name, _, _ in OPTIONS if getattr(args, name) is not None}
-    options = spec.check(given, flags=True)
+    entries = _entries()
+    entry = entries[ALGORITHMS.index(args.algorithm)]
+    options = entry.check(given(args, entry, flag_table(entries)), flags=True)
     require(options.get("participation", "full") == "full",
             "the exact round map is that of full participation: use --participation full")
-    task = build_task(args)
-    problem = _problem(task)
+    run_problem = problem_from(args)
+    require(not run_problem.network_options,
+            "fixed-point takes no network: drop --rgg, --subnets, --topology and --network")
+    problem = _problem(run_problem.task)
     tau = np.atleast_1d(np.asarray(options.get("local_steps", 1), dtype=np.int64))
     require(tau.size in (1, problem.n), f"--local-steps needs one count or one per client "
                                         f"(n = {problem.n}), got {tau.size}")
@@ -95,8 +95,6 @@ def register(subparsers) -> None:
     parser.add_argument("algorithm", choices=ALGORITHMS, metavar="ALGORITHM",
                         help="; ".join(ALGORITHMS))
     add_problem_arguments(parser, tasks=("quadratic",))
-    opts = parser.add_argument_group("algorithm options")
-    for flag, name, kind, text in OPTIONS:
-        opts.add_argument(flag, dest=name, type=kind, default=None, help=text)
+    add_flags(parser.add_argument_group("algorithm options"), flag_table(_entries()))
     parser.add_argument("--json", action="store_true", help="print JSON to stdout")
     parser.set_defaults(func=fixed_point_command)

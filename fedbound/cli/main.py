@@ -22,7 +22,9 @@ import math
 import os
 import sys
 import traceback
+import warnings
 
+from fedbound.deprecation import FedboundDeprecationWarning
 from fedbound.errors import FedboundError
 from fedbound.outputs import OutputFolder
 
@@ -98,10 +100,27 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line_warnings() -> None:
+    """Deprecation warnings as one line on stderr: ``fedbound: warning: --gamma is deprecated;
+    use --lr``."""
+    shown = warnings.showwarning
+    if getattr(shown, "one_line", False):
+        return
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, FedboundDeprecationWarning):
+            print(f"fedbound: warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+    show.one_line = True
+    warnings.showwarning = show
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command of ``argv`` (default ``sys.argv[1:]``) and return its exit status (module
     doc); never raises except SystemExit from ``--help`` and usage errors (status 0 and 2)."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    _one_line_warnings()
     debug = os.environ.get(DEBUG_ENV, "") not in ("", "0")
     try:
         args = build_parser(argv).parse_args(argv)

@@ -4,8 +4,8 @@ FedOpt family) on a task, over a network where it takes one, and save metrics.
 Examples (SD-GT: n clients of FILE.npz split evenly into 2 ring subnets, 4 sampled per subnet;
 FedAvg: C of the n clients sampled uniformly per round, K local full-gradient steps of size ETA)::
 
-    fedbound run sdgt --task lsq --data FILE.npz --subnets 2 --topology ring --K 5 --sample 4 \\
-        --gamma 0.01 --rounds 400 --sigma 0 --float64 --seed 0 --out DIR
+    fedbound run sdgt --task lsq --data FILE.npz --subnets 2 --topology ring --local-steps 5 \\
+        --clients-per-subnet 4 --lr 0.01 --rounds 400 --sigma 0 --float64 --seed 0 --out DIR
     fedbound run fedavg --task lsq --data FILE.npz --clients-per-round C --local-steps K --lr ETA \\
         --rounds R --sigma 0 --float64 --seed 0 --out DIR
 
@@ -15,10 +15,11 @@ that the chosen algorithm does not take is an error.
 Writes DIR/metrics.csv and DIR/metrics.json (per round: loss, loss gap f - f*, squared distance
 to x*, squared gradient norm, K, cumulative communication), DIR/plot.png (loss gap and distance to
 x* against rounds, semilog) and DIR/x_final.npy (the final global model). A progress bar goes to
-stderr. Bad input (n not divisible by S, --sample > m_s, gamma <= 0, a missing or malformed file)
+stderr. Bad input (n not divisible by S, --clients-per-subnet > m_s, lr <= 0, a missing or malformed file)
 is one line on stderr and exit status 2.
 
-Task and network options: :mod:`fedbound.cli.problem`.
+Task and network options: :mod:`fedbound.cli.problem`. Old flags (``--gamma``, ``--K``,
+``--sample``, ``--amsgrad-eps``, ``--server``) still work and warn.
 
 With ``--controller SPEC.json`` SD-GT runs in closed loop with its controller, Algorithm 2
 (fedbound/cli/controller_run.py).
@@ -34,11 +35,11 @@ import torch
 
 from fedbound.algorithms import registry
 from fedbound.cli import controller_run
-from fedbound.cli.problem import add_problem_arguments, build_network, build_task, check_sample
-from fedbound.errors import ValidationError, require
+from fedbound.cli.flags import add_flags, flag_table, given
+from fedbound.cli.problem import add_problem_arguments, problem_from
+from fedbound.errors import require
 from fedbound.jsonable import jsonable
 from fedbound.outputs import atomic_open, atomic_path, output_folder, write_json
-from fedbound.resources import require_run_memory
 
 # ---- the run command -----------------------------------------------------------------------
 #: torch threads of a run: 1, see benchmarks/bench_fedavg_round.py (with a busy second core, two
@@ -46,42 +47,14 @@ from fedbound.resources import require_run_memory
 THREADS = 1
 
 
-def _dest(flag: str) -> str:
-    return flag[2:].replace("-", "_")
-
-
-def _flags() -> dict[str, list]:
-    """flag -> [the first Option declaring it, the algorithms taking it]."""
-    out: dict[str, list] = {}
-    for spec in registry.specs():
-        for o in spec.options:
-            out.setdefault(o.flag, [o, []])[1].append(spec.name)
-    return out
+def algorithm_table():
+    return flag_table(registry.specs())
 
 
 def algorithm_options(args, spec) -> dict:
-    """The options of ``spec`` from ``args`` (defaults filled in, so that ``args`` carries them);
-    a flag of another algorithm that was given is an error."""
-    own = {o.flag for o in spec.options}
-    for flag in _flags():
-        if flag not in own and getattr(args, _dest(flag)) is not None:
-            raise ValidationError(f"{flag} does not apply to {spec.name}; its options are "
-                                  f"{', '.join(sorted(own)) or 'none'}")
-    for o in spec.options:
-        if getattr(args, _dest(o.flag)) is None and o.default is not None:
-            setattr(args, _dest(o.flag), o.default)
-    return {o.name: getattr(args, _dest(o.flag)) for o in spec.options}
-
-
-def build_algorithm(args, spec, task, network):
-    """The algorithm ``spec`` on ``task`` with the options of ``args``."""
-    options = spec.check(algorithm_options(args, spec), flags=True)
-    if options.get("h") is not None:
-        if network is not None:
-            options["h"] = check_sample(options["h"], network)
-        else:
-            require(options["h"] <= task.n, f"--sample must be in [1, n = {task.n}], got {options['h']}")
-    return registry.build(spec.name, task, network, seed=args.seed, **options)
+    """The options of ``spec`` given on the command line, checked, registered defaults filled
+    in (a flag of another algorithm that was given is an error)."""
+    return spec.check(given(args, spec, algorithm_table()), flags=True)
 
 
 METRICS = ("loss", "loss_gap", "dist2", "grad_norm2", "K")
@@ -131,33 +104,27 @@ def run_command(args) -> int:
     spec = registry.get(args.algorithm)
     options = algorithm_options(args, spec)
     if args.controller:  # SD-GT in closed loop with Algorithm 2: fedbound/cli/controller_run.py
-        return controller_run.run_controlled(args)
+        return controller_run.run_controlled(args, options)
     require(args.rounds >= 0, f"--rounds must be an integer >= 0, got {args.rounds}")
-    require(args.gamma is None or (args.gamma > 0 and np.isfinite(args.gamma)),
-            f"--gamma must be > 0, got {args.gamma}")
     require(args.sigma >= 0 and np.isfinite(args.sigma), f"--sigma must be >= 0, got {args.sigma}")
     torch.set_num_threads(THREADS)
-    task = build_task(args)
-    if spec.network == "none":
-        require(not (args.rgg or args.subnets or args.topology or args.network),
-                f"{spec.name} takes no network (it runs on a star of the n clients): drop "
-                "--rgg, --subnets, --topology and --network")
-        network = None
-    else:
-        network = build_network(args, task.n, spec.default_subnets)
-    require_run_memory(f"run {args.algorithm}", args.rounds, task.n, task.d)
-    noisy = task.with_noise(args.sigma) if args.sigma > 0 else task
-    algorithm = build_algorithm(args, spec, noisy, network)
+    problem = problem_from(args)
+    require(spec.network != "none" or not problem.network_options,
+            f"{spec.name} takes no network (it runs on a star of the n clients): drop "
+            "--rgg, --subnets, --topology and --network")
+    task, seed = problem.task, problem.task_options["seed"]
+    algorithm = problem.algorithm(spec.name, options, seed=seed, sigma=args.sigma, rounds=args.rounds)
+    network = problem.network(spec.name)
     out = output_folder(args).create()   # marked incomplete until the command succeeds
     traj = run(algorithm, args.rounds, progress=True)
-    config = {"algorithm": args.algorithm, "task": args.data or args.task, "n": task.n, "d": task.d,
+    config = {"algorithm": args.algorithm, "task": problem.task_options.get("data") or args.task,
+              "n": task.n, "d": task.d,
               "S": None if network is None else network.S,
               "m": None if network is None else network.m.tolist(),
               "q": None if network is None else network.q,
-              **{_dest(o.flag): options[o.name] for o in spec.options},
-              "sigma": args.sigma, "rounds": args.rounds, "seed": args.seed,
-              "weights": args.weights, "dtype": str(task.dtype).replace("torch.", ""),
-              "constants": task.constants()}
+              **options, "sigma": args.sigma, "rounds": args.rounds, "seed": seed,
+              "weights": problem.task_options.get("weights", "uniform"),
+              "dtype": str(task.dtype).replace("torch.", ""), "constants": task.constants()}
     files = write_outputs(out, traj, config)
     final = {k: float(getattr(traj, k)[-1]) for k in ("loss", "loss_gap", "dist2", "grad_norm2")}
     if args.json:
@@ -176,16 +143,14 @@ def register(subparsers) -> None:
                     "a plot and the final model",
         description=__doc__.split("\n\n")[0].split(": ", 1)[1],
         epilog="Examples: fedbound run sdgt --task lsq --data FILE.npz --subnets 2 --topology ring "
-               "--K 5 --sample 4 --gamma 0.01 --rounds 400 --float64 --out DIR;  fedbound run fedavg "
+               "--local-steps 5 --clients-per-subnet 4 --lr 0.01 --rounds 400 --float64 --out DIR;  fedbound run fedavg "
                "--task lsq --data FILE.npz --clients-per-round 10 --local-steps 5 --lr 0.05 "
                "--rounds 100 --float64 --out DIR")
     parser.add_argument("algorithm", choices=registry.names(), metavar="ALGORITHM",
                         help="; ".join(f"{s.name}: {s.summary}" for s in registry.specs()))
     add_problem_arguments(parser)
     opts = parser.add_argument_group("algorithm options (each applies to the algorithms listed)")
-    for flag, (option, users) in _flags().items():
-        opts.add_argument(flag, dest=_dest(flag), type=option.type, default=None,
-                          help=f"{option.help} [{', '.join(users)}]")
+    add_flags(opts, algorithm_table())
     opts.add_argument("--sigma", type=float, default=0.0,
                       help="gradient-noise std: E||noise||^2 = sigma^2 per gradient (default 0)")
     opts.add_argument("--rounds", type=int, default=100, help="global rounds (default 100)")

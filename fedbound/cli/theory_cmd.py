@@ -154,8 +154,9 @@ def _entry(r) -> dict:
 def _algorithm_entry(spec) -> dict:
     return {"name": spec.name, "summary": spec.summary, "family": spec.family,
             "network": spec.network,
-            "options": [{"name": o.name, "flag": o.flag, "type": o.type.__name__, "help": o.help,
-                         "default": jsonable(o.default), "required": o.required}
+            "options": [{"name": o.name, "flag": o.flag, "type": getattr(o.parse, "__name__", "str"),
+                         "help": o.help, "default": jsonable(o.default), "required": o.required,
+                         "deprecated": list(o.old_flags)}
                         for o in spec.options]}
 
 

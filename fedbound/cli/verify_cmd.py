@@ -22,6 +22,7 @@ Exit status: 0 when no check is violated, 1 when one is (a counterexample), 2 on
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 from dataclasses import replace
@@ -30,7 +31,8 @@ import torch
 from threadpoolctl import threadpool_limits
 
 from fedbound import resources
-from fedbound.cli.problem import add_problem_arguments, build_network, build_task, check_sample
+from fedbound.cli.problem import add_problem_arguments, network_options, task_options
+from fedbound.deprecation import deprecated
 from fedbound.errors import require
 from fedbound.jsonable import jsonable
 
@@ -55,26 +57,34 @@ DETERMINISTIC = ("fixed-point", "linear-rate")
 def _setting(args):
     from fedbound.verify.checks import SDGTSetting, lemma_step, step_for, thm3_step
 
+    from fedbound.algorithms.problem import Problem
+
     defaults = DEFAULTS[args.check]
-    args.float64 = True
-    if args.d is None and args.task == "quadratic" and args.data is None:
-        args.d = VERIFY_D
-    task = build_task(args)
+    options = {"float64": True, **task_options(args)}
+    if args.task == "quadratic" and "data" not in options:
+        options.setdefault("d", VERIFY_D)
+    problem = Problem(args.task, options, network_options(args))
+    task = problem.task
     require(task.L is not None and task.mu is not None and task.x_star is not None,
             f"verify needs a quadratic task with known L, mu and x*, got --task {args.task}")
-    network = build_network(args, task.n, default_subnets=3)
-    sample = args.sample
+    network = problem.network("sdgt")
+    args.seed = problem.task_options["seed"]
+    _renamed(args)
+    sample = args.clients_per_subnet
     if sample is None and defaults["sample"] is not None:
         sample = min(defaults["sample"], int(network.m.min()))
-    check_sample(sample, network)
+    smallest = int(network.m.min())
+    require(sample is None or 1 <= sample <= smallest,
+            f"--clients-per-subnet must be in [1, min_s m_s = {smallest}], got {sample}")
     sigma = args.sigma if args.sigma is not None else defaults["sigma"]
     require(sigma >= 0, f"--sigma must be >= 0, got {sigma}")
-    require(args.K >= 1, f"--K must be an integer >= 1, got {args.K}")
-    practical = 1.0 / (4 * args.K * task.L)     # Lemma 1's cap: a step with a visible contraction
-    setting = SDGTSetting(task, network, args.K, practical, sample, sigma)
-    if args.gamma is not None:
-        require(args.gamma > 0, f"--gamma must be > 0, got {args.gamma}")
-        gamma = args.gamma
+    K = args.local_steps
+    require(K >= 1, f"--local-steps must be an integer >= 1, got {K}")
+    practical = 1.0 / (4 * K * task.L)     # Lemma 1's cap: a step with a visible contraction
+    setting = SDGTSetting(task, network, K, practical, sample, sigma)
+    if args.lr is not None:
+        require(args.lr > 0, f"--lr must be > 0, got {args.lr}")
+        gamma = args.lr
     elif args.check in ("thm3-bound", "noise-floor"):
         gamma = thm3_step(setting)
     elif args.check == "lemmas":
@@ -85,6 +95,24 @@ def _setting(args):
     else:
         gamma = practical
     return replace(setting, gamma=gamma), practical
+
+
+#: old flag -> (new flag, type)
+OLD_FLAGS = {"--K": ("--local-steps", int), "--sample": ("--clients-per-subnet", int),
+             "--gamma": ("--lr", float)}
+
+
+def _renamed(args) -> None:
+    """The run flags under their new names (old spellings warn; default K = 3)."""
+    for old, (new, _) in OLD_FLAGS.items():
+        value = getattr(args, f"old_{old[2:]}")
+        if value is not None:
+            require(getattr(args, new[2:].replace("-", "_")) is None,
+                    f"give {new} or its old spelling {old}, not both")
+            deprecated(old, new)
+            setattr(args, new[2:].replace("-", "_"), value)
+    if args.local_steps is None:
+        args.local_steps = 3
 
 
 def _average_bound_options(args) -> tuple:
@@ -162,13 +190,18 @@ def register(subparsers) -> None:
     parser.add_argument("check", choices=CHECKS, metavar="CHECK", help=f"one of: {', '.join(CHECKS)}")
     add_problem_arguments(parser, tasks=("quadratic", "lsq", "lsq-convex"))
     opts = parser.add_argument_group("run")
-    opts.add_argument("--K", type=int, default=3, help="D2D rounds per global round (default 3)")
-    opts.add_argument("--sample", type=int, default=None, metavar="h",
-                      help="clients sampled per subnet (default per check: 2, or all where the "
-                           "check needs full participation)")
-    opts.add_argument("--gamma", type=float, default=None,
-                      help="step size (default per check: gamma_bar for thm3-bound/noise-floor, half "
-                           "the smallest lemma cap for lemmas, 1/(4KL) otherwise)")
+    opts.add_argument("--local-steps", type=int, default=None, help="SD-GT's K, D2D rounds per "
+                      "global round (default 3)")
+    opts.add_argument("--clients-per-subnet", type=int, default=None, metavar="h",
+                      help="SD-GT's h, clients sampled per subnet (default per check: 2, or all "
+                           "where the check needs full participation)")
+    opts.add_argument("--lr", type=float, default=None,
+                      help="SD-GT's step size gamma (default per check: gamma_bar for "
+                           "thm3-bound/noise-floor, half the smallest lemma cap for lemmas, "
+                           "1/(4KL) otherwise)")
+    for old in OLD_FLAGS:
+        opts.add_argument(old, dest=f"old_{old[2:]}", type=OLD_FLAGS[old][1], default=None,
+                          help=argparse.SUPPRESS)
     opts.add_argument("--mc-gamma", type=float, default=None,
                       help="noise-floor: step size of the Monte-Carlo check (default 1/(4KL))")
     opts.add_argument("--c2", type=float, default=2.01,

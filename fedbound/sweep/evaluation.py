@@ -4,7 +4,7 @@ configurations times seeds, computed on the sweep's executor and gathered per co
 :func:`evaluate` calls ``fn(seed, **configuration)`` for every configuration of ``grid``
 (:mod:`fedbound.sweep.grid`: lists crossed, zip groups paired) and every seed; :func:`runs` builds
 ``make(seed, **configuration)`` (an algorithm) and records its per-round metrics and communication
-(:func:`fedbound.sweep.batch.columns`), running the seeds of one configuration together when the
+(:meth:`fedbound.algorithms.run.Trajectory.columns`), running the seeds of one configuration together when the
 algorithm batches (:mod:`fedbound.sweep.batch`, bitwise equal to one run per seed). Both run where
 :func:`fedbound.sweep.using` says (embedded by default, or on Ray) and return an
 :class:`Evaluation`: the outputs per configuration and seed, stacked over seeds, and their means
@@ -200,7 +200,7 @@ def _run_batch(common, payload) -> list:
 
 def runs(make: Callable, rounds: int, grid: dict | None = None, seeds=1, *, batch: bool = True,
          progress: bool | None = None) -> Evaluation:
-    """The per-round metrics and cumulative communication (:func:`fedbound.sweep.batch.columns`)
+    """The per-round metrics and cumulative communication (:meth:`fedbound.algorithms.run.Trajectory.columns`)
     of ``run(make(seed, **configuration), rounds)`` for every configuration of ``grid`` and every
     seed; the seeds of a configuration run together where its algorithm batches (and ``batch``).
     A diverged run is recorded (``Evaluation.failures``) and refused when its configuration is

@@ -29,6 +29,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from fedbound.errors import require
+from fedbound.resources import require_run_memory
 from fedbound.sweep import spec as spec_mod
 from fedbound.sweep.batch import batchable, run_cells, seeds_per_batch
 from fedbound.sweep.executor import Executor, current
@@ -38,42 +39,14 @@ class Problem:
     """The task (noise-free) and networks of a SPEC, built once per process, and its algorithms."""
 
     def __init__(self, spec: spec_mod.Spec):
-        from fedbound.cli.problem import build_task
-        from fedbound.resources import require_run_memory
-
         self.spec = spec
-        self.args = spec.namespace()
-        self.task = build_task(self.args)
+        self.problem = spec.build_problem()
+        self.task = self.problem.task
         require_run_memory("sweep cell", spec.rounds, self.task.n, self.task.d)
-        self.networks: dict = {}
-
-    def network(self, name: str):
-        from fedbound.algorithms import registry
-        from fedbound.cli.problem import build_network
-
-        algo = registry.get(name)
-        if algo.network == "none":
-            return None
-        if algo.default_subnets not in self.networks:
-            self.networks[algo.default_subnets] = build_network(self.args, self.task.n,
-                                                                algo.default_subnets)
-        return self.networks[algo.default_subnets]
 
     def algorithm(self, cell: spec_mod.Cell):
-        """The algorithm of ``cell`` (``h`` checked against the network as ``fedbound run`` does)."""
-        from fedbound.algorithms import registry
-        from fedbound.cli.problem import check_sample
-
-        network = self.network(cell.algorithm)
-        options = dict(cell.options)
-        if options.get("h") is not None:
-            if network is not None:
-                options["h"] = check_sample(options["h"], network)
-            else:
-                require(options["h"] <= self.task.n,
-                        f"h must be in [1, n = {self.task.n}], got {options['h']}")
-        task = self.task.with_noise(cell.sigma) if cell.sigma > 0 else self.task
-        return registry.build(cell.algorithm, task, network, seed=cell.seed, **options)
+        """The algorithm of ``cell``."""
+        return self.problem.algorithm(cell.algorithm, cell.options, seed=cell.seed, sigma=cell.sigma)
 
 
 @lru_cache(maxsize=4)

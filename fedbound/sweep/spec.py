@@ -12,10 +12,11 @@ A SPEC is a strict-JSON object (:func:`fedbound.validate.parse_json`)::
               "zip": {"local_steps": [1, 5], "clients_per_round": [30, 10]}},   # paired
      "batch": true}                                      # optional: batch seeds (default true)
 
-Task keys: ``name`` (one of :data:`fedbound.cli.problem.TASKS`), ``n``, ``d``, ``rows``, ``seed``
-(the task generator's seed), ``float64`` (default true: sweeps verify), ``weights``, ``data`` (a
-least-squares .npz; a relative path is relative to the working directory, as on the command line).
-Network keys: ``subnets``, ``topology``, ``rgg``, ``file`` (a network JSON);
+Task keys: ``name`` (a task preset of :data:`fedbound.tasks.registry.TASKS`) and the preset's
+options, as ``fedbound run`` takes them (``n``, ``d``, ``rows``, ``seed`` (the task generator's
+seed), ``float64`` (default true: sweeps verify), ``weights``, ``data`` (a .npz; a relative path is
+relative to the working directory, as on the command line)). Network keys: the network options
+``subnets``, ``topology``, ``rgg`` and ``file`` (a network JSON: ``fedbound run``'s ``--network``);
 an algorithm with ``network: required`` and no network gets its registry default.
 
 Grid keys: any option of an algorithm of the SPEC (its registry name, e.g. ``local_steps``), ``seed``
@@ -28,7 +29,6 @@ grid value is refused before anything runs, naming the option.
 """
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 from dataclasses import dataclass
@@ -40,8 +40,6 @@ from fedbound.validate import boolean, integer, json_file, known_names, number, 
 from fedbound.validate import seed as check_seed
 
 TOP_KEYS = ("algorithm", "task", "network", "rounds", "grid", "batch")
-TASK_KEYS = ("name", "n", "d", "rows", "seed", "float64", "weights", "data")
-NETWORK_KEYS = ("subnets", "topology", "rgg", "file")
 RUN_KEYS = ("seed", "sigma")
 #: the most cells one SPEC may expand to, and the most rounds of a cell
 MAX_CELLS = 100_000
@@ -61,41 +59,39 @@ def _text(name: str, value) -> str:
 
 
 def _task(raw) -> dict:
-    from fedbound.cli.problem import TASKS
+    """The task object: a preset's name and its options, checked by the preset."""
+    from fedbound.tasks.registry import TASKS
 
-    raw = _object("task", raw)
-    known_names("task key", raw, TASK_KEYS)
-    require("name" in raw, "task needs a name (one of " + ", ".join(TASKS) + ")")
-    out = {"name": one_of("task name", raw["name"], TASKS), "float64": True}
-    for key in ("n", "d", "rows"):
-        if key in raw:
-            out[key] = integer(f"task {key}", raw[key], low=1)
-    if "seed" in raw:
-        out["seed"] = check_seed(raw["seed"], "task seed")
-    if "float64" in raw:
-        out["float64"] = boolean("task float64", raw["float64"])
-    if "weights" in raw:
-        out["weights"] = one_of("task weights", raw["weights"], ("uniform", "examples"))
-    if "data" in raw:
-        out["data"] = _text("task data", raw["data"])
-    return out
+    raw = dict(_object("task", raw))
+    require("name" in raw, "task needs a name (one of " + ", ".join(TASKS.names()) + ")")
+    name = one_of("task name", raw.pop("name"), TASKS.names())
+    spec = TASKS.get(name)
+    if "float64" in {o.name for o in spec.options}:
+        raw.setdefault("float64", True)
+    try:
+        options = spec.check(raw)
+    except (ValidationError, InputTypeError) as exc:
+        raise type(exc)(f"task: {exc}") from None
+    return {"name": name, **{k: options[k] for k in raw}}   # the given keys: the store's identity
 
 
 def _network(raw) -> dict | None:
+    """The network object: the network options (``file`` is ``fedbound run``'s --network)."""
+    from fedbound.network.build import NETWORK
+
     if raw is None:
         return None
-    raw = _object("network", raw)
-    known_names("network key", raw, NETWORK_KEYS)
-    out = {}
-    if "subnets" in raw:
-        out["subnets"] = integer("network subnets", raw["subnets"], low=1)
-    if "topology" in raw:
-        out["topology"] = _text("network topology", raw["topology"])
-    if "rgg" in raw:
-        out["rgg"] = boolean("network rgg", raw["rgg"])
+    raw = dict(_object("network", raw))
+    known_names("network key", raw, ("file",) + tuple(o.name for o in NETWORK.options if o.name != "network"))
     if "file" in raw:
-        out["file"] = _text("network file", raw["file"])
-    return out
+        raw["network"] = _text("network file", raw.pop("file"))
+    try:
+        options = NETWORK.check(raw)
+    except (ValidationError, InputTypeError) as exc:
+        raise type(exc)(f"network: {exc}") from None
+    if "network" in options:
+        options["file"] = options.pop("network")
+    return options
 
 
 def _run_value(key: str, value):
@@ -155,14 +151,15 @@ class Spec:
         return json.dumps({"task": self.task, "network": self.network, "rounds": self.rounds},
                           sort_keys=True)
 
-    def namespace(self) -> argparse.Namespace:
-        """The task and network as the `fedbound run` namespace of :mod:`fedbound.cli.problem`."""
-        t, net = self.task, self.network or {}
-        return argparse.Namespace(
-            task=t["name"], data=t.get("data"), n=t.get("n"), d=t.get("d"), rows=t.get("rows", 30),
-            seed=t.get("seed", 0), float64=t["float64"], weights=t.get("weights", "uniform"),
-            rgg=net.get("rgg", False), subnets=net.get("subnets"), topology=net.get("topology"),
-            network=net.get("file"))
+    def build_problem(self):
+        """The :class:`~fedbound.algorithms.problem.Problem` of the task and network."""
+        from fedbound.algorithms.problem import Problem
+
+        task = dict(self.task)
+        network = dict(self.network or {})
+        if "file" in network:
+            network["network"] = network.pop("file")
+        return Problem(task.pop("name"), task, network)
 
     @cached_property
     def cells(self) -> tuple[Cell, ...]:
@@ -181,7 +178,7 @@ def parse(raw) -> Spec:
     require(len(algorithms) >= 1, "algorithm must name at least one algorithm, got []")
     algorithms = tuple(dict.fromkeys(one_of("algorithm", a, registry.names()) for a in algorithms))
     rounds = integer("rounds", raw["rounds"], low=0, high=MAX_ROUNDS)
-    options = {o.name for a in algorithms for o in registry.get(a).options}
+    options = {name for a in algorithms for o in registry.get(a).options for name in (o.name, *o.aliases)}
     clean = grid_mod.normalize(_object("grid", raw.get("grid", {})), options | set(RUN_KEYS),
                                lambda key, x: _run_value(key, x) if key in RUN_KEYS else x)
     spec = Spec(algorithms, _task(raw["task"]), _network(raw.get("network")), rounds, clean,
@@ -212,7 +209,7 @@ def expand(spec: Spec) -> list[Cell]:
     cells: dict[str, Cell] = {}
     for name in spec.algorithms:
         algo = registry.get(name)
-        own = {o.name for o in algo.options}
+        own = {name for o in algo.options for name in (o.name, *o.aliases)}
         for combo in itertools.product(*axes):
             values = {k: v for part in combo for k, v in part.items()}
             try:

@@ -30,13 +30,13 @@ from pathlib import Path
 
 import numpy as np
 
-from fedbound.algorithms.accounting import CommCounts
+from fedbound.algorithms.accounting import COUNTERS
 from fedbound.errors import ValidationError, require
 
 DB_NAME = "sweep.sqlite"
 SCHEMA = 1
 METRICS = ("loss", "loss_gap", "dist2", "grad_norm2", "K")
-COMM = tuple(CommCounts().as_dict())
+COMM = COUNTERS
 FINISHED = ("done", "diverged")
 
 

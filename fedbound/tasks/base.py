@@ -47,7 +47,7 @@ from fedbound.tasks.heterogeneity import (
     check_weights, fednova_matrix, inter_cluster_matrix, intra_cluster_matrices, measure_at,
     sigma_g_matrix,
 )
-from fedbound.tasks.noise import check_noise, gradient_noise
+from fedbound.tasks.noise import check_noise, noise_from_normals
 
 
 #: largest |entry| of user data: squares and sums of squares (Hessians, Lipschitz constants) of
@@ -233,10 +233,37 @@ class Task:
 
     # ---- stochastic gradients and noise ---------------------------------------------------------
     def _stochastic_on(self, X: torch.Tensor, data, generator: torch.Generator) -> torch.Tensor:
-        out = self._sampled_grad_on(X, data, generator)
+        return self.add_noise(self._sampled_grad_on(X, data, generator), [generator])
+
+    @property
+    def noises(self) -> tuple[tuple[float, str], ...]:
+        """The added gradient noises (sigma, kind) (:meth:`with_noise`), in the order
+        ``stochastic_grad`` adds them."""
+        return self._noises
+
+    @property
+    def samples_gradients(self) -> bool:
+        """Whether the task's own stochastic gradient is random (minibatches, heavy-tailed noise);
+        False: ``stochastic_grad`` is the exact gradient plus the added noises."""
+        return type(self)._sampled_grad_on is not Task._sampled_grad_on
+
+    def add_noise(self, G: torch.Tensor, generators, counts=None) -> torch.Tensor:
+        """G (k, d) plus the added gradient noises, exactly as ``stochastic_grad`` adds them: rows
+        in consecutive groups of ``counts`` (default: one group of k), group b drawn from
+        ``generators[b]`` (noise by noise, each generator drawing its rows' normals in order), so
+        that several independent runs stacked row-wise (seeds batched) get the numbers of their
+        own runs."""
+        if not self._noises:
+            return G
+        counts = [int(G.shape[0])] if counts is None else [int(c) for c in counts]
+        require(len(counts) == len(generators) and sum(counts) == G.shape[0],
+                f"add_noise: {len(generators)} generators for row groups {counts} of {G.shape[0]} rows")
         for sigma, kind in self._noises:
-            out = out + gradient_noise((X.shape[0], self.d), sigma, kind, generator, self.dtype)
-        return out
+            z = torch.empty(int(G.shape[0]), self.d, dtype=torch.float64)
+            for part, generator in zip(z.split(counts), generators):
+                torch.randn(part.shape, generator=generator, dtype=torch.float64, out=part)
+            G = G + noise_from_normals(z, sigma, kind).to(self.dtype)
+        return G
 
     def stochastic_grad(self, X, generator: torch.Generator, clients=None) -> torch.Tensor:
         """(k, d) unbiased estimates of grad f_{i_j}(X[j]), independent across rows and calls (a client

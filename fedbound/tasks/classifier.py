@@ -24,6 +24,8 @@ from fedbound.tasks.base import as_float64, check_dtype, check_size
 from fedbound.tasks.clientdata import ClientData, ClientDataTask
 from fedbound.tasks.datasets import digits, gaussian_mixture, train_test_split
 from fedbound.tasks.partition import dirichlet_partition, one_class_partition
+from fedbound.tasks.registry import (D, FLOAT64, N, SEED, TaskSpec, dtype_of, n_or_default,
+                                     register)
 
 ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
 DATASETS = ("gaussian_mixture", "digits")
@@ -135,3 +137,21 @@ class MLPClassifier(ClientDataTask):
             pred = torch.argmax(self.logits(self.point(x), self.test_features), dim=1)
         return float(torch.mean((pred == self.test_labels).to(torch.float64)))
 
+
+def _gmm(n=None, d=None, seed=0, float64=False):
+    """``--task mlp-gmm``: an MLP on a Gaussian mixture of dim d = 16, 100 examples per client."""
+    n = n_or_default(n)
+    return MLPClassifier.generate(n, dataset="gaussian_mixture", dim=16 if d is None else d,
+                                  num_samples=100 * n, seed=seed, dtype=dtype_of({"float64": float64}))
+
+
+def _digits(n=None, seed=0, float64=False):
+    """``--task mlp-digits``: an MLP on sklearn's bundled 8x8 digits."""
+    return MLPClassifier.generate(n_or_default(n), dataset="digits", seed=seed,
+                                  dtype=dtype_of({"float64": float64}))
+
+
+register(TaskSpec("mlp-gmm", _gmm, "an MLP classifier on a Gaussian mixture (Dirichlet partition)",
+                  (N, D, SEED, FLOAT64)))
+register(TaskSpec("mlp-digits", _digits, "an MLP classifier on the 8x8 digits (Dirichlet partition)",
+                  (N, SEED, FLOAT64)))

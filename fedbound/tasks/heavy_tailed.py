@@ -23,6 +23,8 @@ from fedbound.errors import require
 from fedbound.tasks.base import as_float64, check_size
 from fedbound.tasks.noise import check_law, law_variance, open_uniform, scalar_noise
 from fedbound.tasks.quadratic import QuadraticTask
+from fedbound.tasks.registry import (D, FLOAT64, N, SEED, TaskSpec, dtype_of, n_or_default,
+                                     register)
 
 
 class HeavyTailedQuadratic(QuadraticTask):
@@ -117,3 +119,13 @@ class HeavyTailedQuadratic(QuadraticTask):
     def _sampled_grad_on(self, X: torch.Tensor, data, generator: torch.Generator) -> torch.Tensor:
         xi = scalar_noise(data["laws"], data["params"], open_uniform(tuple(X.shape), generator))
         return self._grad_on(X, data) + xi.to(self.dtype)
+
+
+def _preset(n=None, d=None, seed=0, float64=False):
+    """``--task heavy-tailed``: FedAda2's quadratic with Student-t (nu) noise of section 3, d = 1."""
+    return HeavyTailedQuadratic.generate(n_or_default(n), 1 if d is None else d, seed=seed,
+                                         dtype=dtype_of({"float64": float64}))
+
+
+register(TaskSpec("heavy-tailed", _preset, "quadratics with heavy-tailed gradient noise (FedAda2 sec. 3)",
+                  (N, D, SEED, FLOAT64)))

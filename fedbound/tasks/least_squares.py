@@ -24,6 +24,8 @@ from fedbound.errors import require
 from fedbound.tasks.base import as_float64, check_size
 from fedbound.tasks.npz import load_arrays
 from fedbound.tasks.quadratic import QuadraticTask
+from fedbound.tasks.registry import (D, DATA, DEFAULT_ROWS, FLOAT64, N, ROWS, SEED, WEIGHTS,
+                                     TaskSpec, dtype_of, n_or_default, read_data, register)
 
 
 def ar1_rows(z: np.ndarray, omega: float) -> np.ndarray:
@@ -191,3 +193,32 @@ class LeastSquares(QuadraticTask):
         QA = Q @ A
         M = A.T @ QA
         return (M + M.T) / 2.0, QA.T @ y, float(y @ Q @ y)
+
+
+def _lsq(n=None, d=None, rows=DEFAULT_ROWS, seed=0, float64=False, weights="uniform", data=None):
+    """``--task lsq``: a user's .npz (A, y), or the SD-GT AR(1) generator with omega = 0.5 and
+    ``rows`` rows per client (d = 20). Every client holds ``rows`` examples (the data's m), so
+    example weights are uniform."""
+    dtype = dtype_of({"float64": float64})
+    if data is not None:
+        require(d is None, "d comes from the data file; drop it")
+        return read_data(data, LeastSquares.from_npz, "lsq", dtype, n)
+    return LeastSquares.generate(n_or_default(n), rows, 20 if d is None else d, omega=0.5, seed=seed,
+                                 dtype=dtype)
+
+
+def _lsq_convex(n=None, d=None, rows=DEFAULT_ROWS, seed=0, float64=False, weights="uniform", data=None):
+    """``--task lsq-convex``: least squares with d > n rows (not strongly convex; default d =
+    n rows + 10), or a user's .npz."""
+    if data is not None:
+        return _lsq(n, d, rows, seed, float64, weights, data)
+    n = n_or_default(n)
+    d = n * rows + 10 if d is None else d
+    require(d > n * rows, f"lsq-convex needs d > n * rows = {n * rows} (not strongly convex), got d = {d}")
+    return LeastSquares.generate(n, rows, d, omega=0.5, seed=seed, dtype=dtype_of({"float64": float64}))
+
+
+register(TaskSpec("lsq", _lsq, "least squares f_i(x) = ||A_i x - y_i||^2 / (2m) (SD-GT's AR(1) data), "
+                  "or a user's A, y", (DATA, N, D, ROWS, SEED, FLOAT64, WEIGHTS)))
+register(TaskSpec("lsq-convex", _lsq_convex, "least squares with d > n rows: convex, not strongly",
+                  (DATA, N, D, ROWS, SEED, FLOAT64, WEIGHTS)))

@@ -35,6 +35,8 @@ from fedbound import resources, validate
 from fedbound.errors import SolverError, require
 from fedbound.tasks.base import as_float64, check_size
 from fedbound.tasks.clientdata import ClientData, ClientDataTask
+from fedbound.tasks.registry import (D, FLOAT64, N, SEED, WEIGHTS, TaskSpec, dtype_of,
+                                     n_or_default, register)
 
 NEWTON_TOL = 1e-12
 
@@ -187,3 +189,15 @@ class LogisticRegression(ClientDataTask):
         if not gnorm <= 1e-10:
             raise SolverError(f"Newton's method stopped at ||grad f|| = {gnorm:.3g}, above 1e-10")
         return x
+
+
+def _preset(n=None, d=None, seed=0, float64=False, weights="uniform"):
+    """``--task logistic``: Synthetic(1, 1) with dim d = 10, at most 200 examples per client,
+    weights uniform or by the clients' numbers of examples."""
+    return LogisticRegression.generate(n_or_default(n), dim=10 if d is None else d, max_size=200,
+                                       seed=seed, dtype=dtype_of({"float64": float64}),
+                                       weighting="data" if weights == "examples" else "uniform")
+
+
+register(TaskSpec("logistic", _preset, "multinomial logistic regression on Synthetic(1, 1)",
+                  (N, D, SEED, FLOAT64, WEIGHTS)))

@@ -30,12 +30,15 @@ def gradient_noise(shape: tuple[int, int], sigma: float, kind: str, generator: t
     """Noise of shape (n, d) whose rows have E||row||^2 = sigma^2 exactly (see module docstring)."""
     check_noise(sigma, kind)
     n, d = shape
-    z = torch.randn(n, d, generator=generator, dtype=torch.float64)
+    return noise_from_normals(torch.randn(n, d, generator=generator, dtype=torch.float64), sigma,
+                              kind).to(dtype)
+
+
+def noise_from_normals(z: torch.Tensor, sigma: float, kind: str) -> torch.Tensor:
+    """The noise of :func:`gradient_noise` from its standard normal draws z (n, d), float64."""
     if kind == "gaussian":
-        out = z * (sigma / math.sqrt(d))
-    else:
-        out = z * (sigma / torch.linalg.vector_norm(z, dim=1, keepdim=True))
-    return out.to(dtype)
+        return z * (sigma / math.sqrt(z.shape[1]))
+    return z * (sigma / torch.linalg.vector_norm(z, dim=1, keepdim=True))
 
 
 def check_noise(sigma: float, kind: str) -> None:

@@ -22,6 +22,8 @@ from fedbound import resources, validate
 from fedbound.errors import ValidationError, require
 from fedbound.tasks.base import Task, as_float64, check_size
 from fedbound.tasks.heterogeneity import check_weights, quadratic_sup
+from fedbound.tasks.registry import (D, DATA, FLOAT64, N, SEED, TaskSpec, dtype_of, n_or_default,
+                                     read_data, register)
 
 #: eigenvalues at most this fraction of the largest one are reported as 0 (rank deficiency)
 RANK_TOL = 1e-12
@@ -258,3 +260,18 @@ class Quadratic(QuadraticTask):
         b = np.einsum("iab,ib->a", H, K @ e)
         c = float(np.sum(K * (e @ e.T)))
         return (M + M.T) / 2.0, b, c
+
+
+def _preset(n=None, d=None, seed=0, float64=False, data=None) -> "Quadratic":
+    """``--task quadratic``: a user's .npz (H, b, optional p), or Quadratic.generate(n, d = 10,
+    kappa = 10, mu = 0.1, heterogeneity = 1)."""
+    dtype = dtype_of({"float64": float64})
+    if data is not None:
+        require(d is None, "d comes from the data file; drop it")
+        return read_data(data, Quadratic.from_npz, "quadratic", dtype, n)
+    return Quadratic.generate(n_or_default(n), 10 if d is None else d, kappa=10.0, mu=0.1,
+                              heterogeneity=1.0, seed=seed, dtype=dtype)
+
+
+register(TaskSpec("quadratic", _preset, "heterogeneous quadratics f_i(x) = 1/2 (x - b_i)^T H_i (x - b_i) "
+                  "(kappa 10, mu 0.1), or a user's H, b, p", (DATA, N, D, SEED, FLOAT64)))

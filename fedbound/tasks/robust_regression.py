@@ -22,6 +22,8 @@ import torch
 
 from fedbound import resources, validate
 from fedbound.tasks.base import Task, as_float64, check_size
+from fedbound.tasks.registry import (D, FLOAT64, N, SEED, TaskSpec, dtype_of, n_or_default,
+                                     register)
 
 GRID_STEP = 0.01
 MARGIN = 20.0
@@ -143,3 +145,12 @@ class RobustRegression(Task):
         lo, hi = self._b.min(dim=0).values - MARGIN, self._b.max(dim=0).values + MARGIN
         _, best = coordinatewise_max(measure, lo, hi, self._chunk)
         return float(torch.clamp(best, min=0.0).sum())
+
+
+def _preset(n=None, d=None, seed=0, float64=False):
+    """``--task robust``: AFGA's Q2 robust regression with d = 10."""
+    return RobustRegression.generate(n_or_default(n), 10 if d is None else d, seed=seed,
+                                     dtype=dtype_of({"float64": float64}))
+
+
+register(TaskSpec("robust", _preset, "robust regression (AFGA's Q2, non-convex)", (N, D, SEED, FLOAT64)))

@@ -30,8 +30,8 @@ import numpy as np
 import torch
 from scipy import stats
 
-from fedbound.algorithms.base import run
-from fedbound.algorithms.sdgt import SDGT
+from fedbound.algorithms.run import run
+from fedbound.algorithms.semidecentralized.sdgt import SDGT
 from fedbound import resources, validate
 from fedbound.errors import require
 from fedbound.network import Network

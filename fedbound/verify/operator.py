@@ -7,7 +7,7 @@ With exact gradients :math:`\nabla f_i(x) = A_i x - b_i` and every client sample
 .. math:: s^{t+1} = M s^t + c .
 
 :func:`sdgt_operator` builds M exactly with ``torch.func.jacrev`` of SD-GT's pure round function
-(:func:`fedbound.algorithms.sdgt.sdgt_round`, the map behind ``SDGT.step`` and ``SDGT.round_fn``),
+(:func:`fedbound.algorithms.semidecentralized.sdgt.sdgt_round`, the map behind ``SDGT.step`` and ``SDGT.round_fn``),
 c as the image of the zero state, and checks that the map is affine. The gradient noise of the K
 inner steps enters as an extra input, :math:`s^{t+1} = M s^t + c + B\xi^t`, which gives the
 stationary error of :mod:`fedbound.verify.stationary`.
@@ -40,7 +40,7 @@ import numpy as np
 import torch
 from torch.func import jacrev
 
-from fedbound.algorithms.sdgt import sdgt_round
+from fedbound.algorithms.semidecentralized.sdgt import sdgt_round
 from fedbound.errors import require
 
 FIELDS = ("X", "Y", "Z", "x_g", "psi")
@@ -98,8 +98,8 @@ def _flatten(tensors) -> torch.Tensor:
 def sdgt_operator(algorithm, affine_tol: float = 1e-9) -> LinearOperator:
     """The exact affine round map of an SD-GT instance with full participation (module doc).
 
-    ``algorithm`` is a :class:`fedbound.algorithms.sdgt.SDGT` on a quadratic task; its pure round
-    function :func:`fedbound.algorithms.sdgt.sdgt_round` is differentiated with
+    ``algorithm`` is a :class:`fedbound.algorithms.semidecentralized.sdgt.SDGT` on a quadratic task; its pure round
+    function :func:`fedbound.algorithms.semidecentralized.sdgt.sdgt_round` is differentiated with
     ``torch.func.jacrev``, the noise entering as an additive input to each of the K gradient calls.
     Raises ValidationError if the map is not affine (non-quadratic task) within ``affine_tol``
     times the roundoff amplification max(1, 1/(K gamma L)) of the map: (7) and (11) divide O(gamma)

@@ -1,4 +1,4 @@
-"""AFGA / CAFGA / FedAMSGrad (fedbound.algorithms.afga; seed 000, notes papers/afga.md 2 and 7.1).
+"""AFGA / CAFGA / FedAMSGrad (fedbound.algorithms.federated.afga; seed 000, notes papers/afga.md 2 and 7.1).
 
 The exact reductions of notes 2.2: AFGA with W = I and no re-sampling is FedAMSGrad; AFGA with
 W = J is averaged local SGD with step eta_l M/N (a reference written here, drawing S_r and S_{r,t}
@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedbound.algorithms import registry, run
-from fedbound.algorithms.afga import AFGA, CAFGA, FedAMSGrad, server_optimizer
+from fedbound.algorithms.federated.afga import AFGA, CAFGA, FedAMSGrad, server_optimizer
 from fedbound.algorithms.stacked import StackedNetwork
 from fedbound.errors import FedboundError
 from fedbound.network import Network, ring_weights, topology_weights

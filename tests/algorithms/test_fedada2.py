@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from fedbound.algorithms import FedAvg, Federated, run
-from fedbound.algorithms.fedada2 import (DJA, DP, Blended, ClippedMean, FedAda2, JointZero, Strategy,
+from fedbound.algorithms.federated.fedada2 import (DJA, DP, Blended, ClippedMean, FedAda2, JointZero, Strategy,
                                          gaussian_noise, make_server, noise_seed, per_client)
 from fedbound.algorithms.optim import client, server
 from fedbound.errors import FedboundError

@@ -185,6 +185,6 @@ def test_registered_runs_from_the_cli_and_does_not_claim_to_batch(quad, tmp_path
 def test_docstring_example_runs():
     import doctest
 
-    import fedbound.algorithms.feddyn as module
+    import fedbound.algorithms.federated.feddyn as module
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0

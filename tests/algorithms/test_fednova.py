@@ -14,13 +14,14 @@ from hypothesis import strategies as st
 
 from fedbound.algorithms import (FedAvg, FedAvgVR, FedNova, FedProx, Federated, GaussianSteps,
                                  Normalized, RandomEpochSteps, run)
-from fedbound.algorithms.fednova import assumption3, local_solver, surrogate_weights
+from fedbound.algorithms.federated.fednova import local_solver
 from fedbound.algorithms.optim import server
 from fedbound.errors import FedboundError
 from fedbound.network.sampling import (FullParticipation, UniformParticipation, WithReplacement,
                                        named_participation)
 from fedbound.tasks import Quadratic
 from fedbound.theory.fednova.accumulation import implicit_weights
+from fedbound.theory.fednova.adapter import assumption3, surrogate_weights
 from fedbound.verify.quadratic_rounds import (LinearSolver, QuadraticProblem, accumulation,
                                               fixed_point, limit_fixed_point, round_map)
 
@@ -269,15 +270,15 @@ def test_surrogate_weights_and_assumption3():
     b = rng.standard_normal((4, 3))
     task = Quadratic(np.stack([np.eye(3)] * 4), b, weights=[0.1, 0.2, 0.3, 0.4])
     tau = np.array([1, 3, 5, 8])
-    tau_eff, w = surrogate_weights(FedAvg(task, lr=LR, local_steps=tau))
+    tau_eff, w = surrogate_weights(task, "fedavg", {"lr": LR, "local_steps": tau})
     p = task.arrays()[2]
     np.testing.assert_allclose(w, p * tau / (p @ tau), rtol=1e-14)
     assert tau_eff == pytest.approx(p @ tau, rel=1e-14)
-    nova = assumption3(FedNova(task, lr=LR, local_steps=tau))
+    nova = assumption3(task, "fednova", {"lr": LR, "local_steps": tau})
     np.testing.assert_allclose(nova["w"], p)
     assert nova["chi2"] == 0.0 and nova["beta2"] == 1.0
     # H_i = I: kappa^2 = sum_i w_i ||b_i - b_w||^2 at beta^2 = 1 (fednova.md 4.12)
-    avg = assumption3(FedAvg(task, lr=LR, local_steps=tau))
+    avg = assumption3(task, "fedavg", {"lr": LR, "local_steps": tau})
     centre = avg["w"] @ b
     assert avg["kappa2"] == pytest.approx(float(avg["w"] @ np.sum((b - centre) ** 2, 1)), rel=1e-10)
     assert avg["chi2"] == pytest.approx(float(np.sum((p - avg["w"]) ** 2 / avg["w"])), rel=1e-12)

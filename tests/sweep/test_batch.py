@@ -7,7 +7,7 @@ import pytest
 
 from fedbound.algorithms import registry, run
 from fedbound.sweep import runner
-from fedbound.sweep.batch import batchable, columns, run_seeds
+from fedbound.sweep.batch import batchable, run_seeds
 from fedbound.tasks import LeastSquares, Quadratic
 
 #: values for required options of the registry (by option name); others: 0.05 (float), 2 (int)
@@ -65,7 +65,7 @@ def test_batched_seeds_match_single_runs(name, kind, sigma):
         assert name not in CLAIMED, f"{name} is documented to batch"
         return
     for alg, cols in zip(algs, run_seeds(algs, ROUNDS)):
-        assert_close(columns(run(alg, ROUNDS)), cols)
+        assert_close(run(alg, ROUNDS).columns(), cols)
 
 
 def test_the_documented_algorithms_batch_and_sdgt_does_not():
@@ -95,7 +95,7 @@ def test_a_diverging_seed_in_a_batch_falls_back_to_single_runs():
     for (_, key), result in zip(cells, results):
         alg = problem.algorithm(runner.spec_mod.Cell.from_key(key))
         try:
-            single = columns(run(alg, spec.rounds))
+            single = run(alg, spec.rounds).columns()
         except Exception as exc:  # noqa: BLE001 - compared with the batch's record
             assert result.status == "diverged" and result.error == str(exc)
         else:
@@ -105,7 +105,7 @@ def test_a_diverging_seed_in_a_batch_falls_back_to_single_runs():
 
 
 def test_batches_are_bounded_by_seeds_and_memory():
-    from fedbound.sweep.batch import BATCH_BYTES, MAX_SEEDS, seeds_per_batch
+    from fedbound.algorithms.federated.seeds import BATCH_BYTES, MAX_SEEDS, seeds_per_batch
 
     small = LeastSquares.generate(10, 20, 5, seed=0)
     assert seeds_per_batch(small, 50) == MAX_SEEDS

@@ -12,7 +12,7 @@ from fedbound.algorithms import registry, run
 from fedbound.errors import FedboundError, InputTypeError, UnknownNameError, ValidationError
 from fedbound.sweep import Executor, evaluate, runs, using
 from fedbound.sweep import grid as G
-from fedbound.sweep.batch import batchable, columns
+from fedbound.sweep.batch import batchable
 from fedbound.tasks import LeastSquares
 from fedbound.verify.montecarlo import mean_ci, monte_carlo
 
@@ -127,7 +127,7 @@ def test_runs_batch_seeds_bitwise_like_single_runs(noisy_task):
     for c in ev.configurations:
         stacked = ev.stack(**c)
         for i, seed in enumerate(ev.seeds):
-            single = columns(run(make(seed, **c), 15))
+            single = run(make(seed, **c), 15).columns()
             for key, value in single.items():
                 assert np.array_equal(stacked[key][i], value, equal_nan=True), (c, seed, key)
 
@@ -139,7 +139,7 @@ def test_runs_of_an_algorithm_that_does_not_batch(noisy_task):
     make = lambda seed, gamma: registry.build("sdgt", noisy_task, net, seed=seed, gamma=gamma, K=2, h=2)
     assert not batchable(make(0, 0.02))
     ev = runs(make, 10, {"gamma": [0.02]}, seeds=2)
-    assert np.array_equal(ev.stack(gamma=0.02)["dist2"][1], columns(run(make(1, 0.02), 10))["dist2"])
+    assert np.array_equal(ev.stack(gamma=0.02)["dist2"][1], run(make(1, 0.02), 10).columns()["dist2"])
 
 
 def test_a_diverged_run_is_recorded_and_refused_when_read(noisy_task):
@@ -164,4 +164,4 @@ def test_run_cells_batches_only_algorithms_that_batch(noisy_task):
     assert not any(batchable(a) for a in algs)
     for alg, (status, cols, _, _) in zip(algs, run_cells(algs, 8)):
         assert status == "done"
-        assert np.array_equal(cols["dist2"], columns(run(alg, 8))["dist2"])
+        assert np.array_equal(cols["dist2"], run(alg, 8).columns()["dist2"])

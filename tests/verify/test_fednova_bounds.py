@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from fedbound.algorithms import FedAvg, FedNova, run
-from fedbound.algorithms.fednova import assumption3
+from fedbound.algorithms.federated.fednova import assumption3
 from fedbound.tasks import Quadratic
 from fedbound.theory.fednova.accumulation import theorem_constants
 from fedbound.theory.registry import get

@@ -47,7 +47,7 @@ import torch
 from tqdm import tqdm  # text bars: tqdm.auto warns in notebooks without ipywidgets
 
 from fedbound.algorithms.base import check_finite
-from fedbound.algorithms.sdgt import SDGT, SDGTState
+from fedbound.algorithms.semidecentralized.sdgt import SDGT, SDGTState
 from fedbound.control.sdgt.estimators import WEIGHTINGS, estimate_Gamma, estimate_H, estimate_Y
 from fedbound.control.sdgt.integer import METHODS, plan
 from fedbound.control.sdgt.objective import (DEFAULT_K_CAP, DEFAULT_LAMBDAS, VARIANTS, ControlProblem,

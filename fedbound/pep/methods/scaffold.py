@@ -1,5 +1,5 @@
 """SCAFFOLD, deterministic, full participation (Karimireddy et al., ICML 2020, Algorithm 1 with
-option-II control variates, as :mod:`fedbound.algorithms.scaffold`; issue 13).
+option-II control variates, as :mod:`fedbound.algorithms.federated.scaffold`; issue 13).
 
 Per round, from y_i = x each client takes K steps y_i <- y_i - gamma (grad f_i(y_i) - c_i + c),
 then c_i <- c_i - c + (x - y_i)/(K gamma), x <- x + eta_g (1/n) sum_i (y_i - x), c <- (1/n) sum_i c_i.

@@ -22,7 +22,9 @@ import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic
 from fedbound.algorithms.base import State, check_task, generator_from, new_rng
-from fedbound.algorithms.semidecentralized import SemiDecentralized
+from fedbound.algorithms.options import CLIENTS_PER_SUBNET, LOCAL_STEPS_K, LR_GAMMA
+from fedbound.algorithms.registry import AlgorithmSpec, register
+from fedbound.algorithms.semidecentralized.base import SemiDecentralized
 from fedbound.algorithms.stacked import StackedNetwork
 from fedbound.errors import UnknownNameError
 
@@ -94,3 +96,8 @@ class SDFedAvg(SemiDecentralized):
         return self.advance(state, x_g=x_g, rng=gen.get_state(), K=K,
                             last_comm=self.counts(self.round_traffic(K, h)), X=X, h=h,
                             mask=net.mask_of(sampled, h), X_end=Xk)
+
+
+register(AlgorithmSpec("sd-fedavg", SDFedAvg, "SD-FedAvg: SD-GT without trackers (Lin et al. 2021)",
+                       "semi-decentralized", (LR_GAMMA, LOCAL_STEPS_K, CLIENTS_PER_SUBNET),
+                       network="required", default_subnets=3))

@@ -1,6 +1,6 @@
 r"""AFGA and CAFGA (Wang & Chen, "On the Data Heterogeneity in Adaptive Federated Learning", TMLR
 2024; seed 000_bd1b5016b2d2bc05.txt, notes papers/afga.md) and the FedAMSGrad baseline, on the
-federated round template (:mod:`fedbound.algorithms.federated`).
+federated round template (:mod:`fedbound.algorithms.federated.round`).
 
 Problem (1) [000 L97-L109]: min_x f(x) = (1/N) sum_{i=1}^N f_i(x).
 
@@ -63,7 +63,7 @@ Example::
 
     >>> from fedbound.tasks import Quadratic
     >>> from fedbound.algorithms import run
-    >>> from fedbound.algorithms.afga import AFGA
+    >>> from fedbound.algorithms.federated.afga import AFGA
     >>> task = Quadratic.generate(20, 5, hessian="diagonal", shared=True, seed=0)
     >>> traj = run(AFGA(task, lr=0.05, server_lr=0.05, local_steps=4, clients_per_round=2, eps=1e-2), 20)
     >>> int(traj.comm["gradient_evaluations"][-1]) == 20 * 4 * 2
@@ -77,16 +77,23 @@ import numpy as np
 import torch
 
 from fedbound.algorithms.base import MAX_LOCAL_STEPS, check_task
-from fedbound.algorithms.federated import Federated, participation_scheme
+from fedbound.algorithms.federated.round import Federated, participation_scheme
 from fedbound.algorithms.optim import client, server
 from fedbound.algorithms.optim.base import Transform
+from fedbound.algorithms.options import (BETA1, BETA2, CLIENTS_PER_ROUND, LR, SERVER_LR,
+                                         at_least_one, positive)
+from fedbound.algorithms.registry import AlgorithmSpec, register
 from fedbound.algorithms.stacked import StackedNetwork
 from fedbound.errors import require
+from fedbound.registry import choice_option, integer_option
 from fedbound.network.sampling import UniformParticipation, compute_mask, sample_mask
 from fedbound.network.topology import ring_weights
 from fedbound.validate import boolean, integer, one_of
 
 SERVERS = ("amsgrad", "adam", "sgd")
+#: AFGA's I: one count of local steps for every client (it gossips after each one)
+LOCAL_STEPS_I = integer_option("local_steps", "local steps I per round, one count for all clients "
+                               "(default 1)", low=1, high=MAX_LOCAL_STEPS, examples=(1, 3))
 
 
 def server_optimizer(kind: str, lr: float, beta1: float = 0.9, beta2: float = 0.99,
@@ -209,21 +216,21 @@ class AFGA(_Logged, Federated):
             self.m = M
             participation = participation_scheme(task, M)
         self.M = M
-        super().__init__(task, client=client.sgd(lr),
-                         server=server_optimizer(self.server_kind, server_lr, beta1, beta2, eps),
-                         local_steps=local_steps, participation=participation,
-                         gossip=None if self.comm_adapted else clusters, seed=seed)
         self.clusters = clusters
-        if self.comm_adapted:
-            groups = clusters.S if self.per_cluster else 1
-            self.ring = StackedNetwork([ring_weights(self.m)] * groups, task.dtype)
+        links = None
+        if self.comm_adapted:   # the (a) variant: S_r gossips on a fresh ring (one per cluster)
+            self.ring = StackedNetwork([ring_weights(self.m)] * (clusters.S if self.per_cluster else 1),
+                                       task.dtype)
             self.adapted_compute = (self.m if adapted_compute is None else
                                     integer("adapted_compute", adapted_compute, low=1, high=self.m))
-            self._mixes = True
-            self._links = np.array([int(self.ring.directed_links.sum())])
+            links = [int(self.ring.directed_links.sum())]
             self.name = f"{self.name}(a)"
         else:
             require(adapted_compute is None, "adapted_compute applies to the comm_adapted variant only")
+        super().__init__(task, client=client.sgd(lr),
+                         server=server_optimizer(self.server_kind, server_lr, beta1, beta2, eps),
+                         local_steps=local_steps, participation=participation,
+                         gossip=None if self.comm_adapted else clusters, d2d_links=links, seed=seed)
 
     # ---- S_{r,t} ---------------------------------------------------------------------------------
     def compute_masks(self, k, steps, gen, reporters=None):
@@ -244,18 +251,22 @@ class AFGA(_Logged, Federated):
         return torch.stack([compute_mask(k, self.M, gen) for _ in range(steps)])
 
     # ---- the (a) variant: only S_r runs, on a fresh ring ------------------------------------------
-    def local_work(self, x, rows, tau, correction, gen, reporters=None):
+    def local_work(self, x, rows, tau, correction, gen, reporters=None, client=None):
         """The template's local work, or in the (a) variant: the reporters only, in a uniformly
         random ring order (within their cluster for CAFGA (a)), mixing on :attr:`ring`."""
         if not self.comm_adapted:
-            return super().local_work(x, rows, tau, correction, gen, reporters)
+            return super().local_work(x, rows, tau, correction, gen, reporters, client)
         ids = torch.arange(self.task.n) if rows is None else rows
         group = (self.clusters.subnet_of.index_select(0, ids) if self.per_cluster
                  else torch.zeros(ids.numel(), dtype=torch.int64))
         order = torch.argsort(torch.rand(ids.numel(), generator=gen, dtype=torch.float64) + group)
         masks = self.compute_masks(ids.numel(), int(tau.max()), gen)
-        X, gradients = self._steps(x, self.task.clients(ids.index_select(0, order)),
-                                   tau.index_select(0, order), None, masks, gen, gossip=self.ring)
+        view = self.task.clients(ids.index_select(0, order))
+        X, gradients = self.local_steps_from(x.expand(ids.numel(), x.shape[0]), view,
+                                             tau.index_select(0, order), None, masks,
+                                             lambda X, r: view.stochastic_grad(X, gen, rows=r),
+                                             self.client if client is None else client,
+                                             gossip=self.ring)
         return torch.empty_like(X).index_copy_(0, order, X), gradients
 
     def clusters_of(self, row_ids):
@@ -289,42 +300,31 @@ def _adapted(cls):
     return build
 
 
-def specs():
-    """Registry entries: fedamsgrad, afga, cafga and the (a) variants afga-a, cafga-a."""
-    from fedbound.algorithms.registry import (BETA1, BETA2, CLIENTS_PER_ROUND, LOCAL_STEPS, LR,
-                                              SERVER_LR, AlgorithmSpec, Option, _at_least_one,
-                                              _positive)
+_TAU = positive("tau", "server adaptivity epsilon tau > 0, inside the square root for AMSGrad "
+                "(default 1e-8)", keyword="eps", aliases=("eps",), alias_flags=("--amsgrad-eps",),
+                examples=(1e-8, 1e-3))
+_SERVER = choice_option("server_optimizer", f"server optimizer: {', '.join(SERVERS)} (default amsgrad)",
+                        SERVERS, keyword="server", aliases=("server",), examples=SERVERS)
+_CLUSTERS = at_least_one("clusters", "equal clusters K when no network is given (default 5)",
+                         examples=(2, 3))
+_ADAPTED = at_least_one("adapted_compute", "clients of S_r (per cluster) computing at each step in "
+                        "the (a) variant (default all)", examples=(1, 2))
+_COMMON = (LR, LOCAL_STEPS_I, CLIENTS_PER_ROUND, SERVER_LR, BETA1, BETA2, _TAU)
 
-    def _server(label, value):
-        return one_of(label, value, SERVERS)
-
-    eps = Option("eps", "--amsgrad-eps", float,
-                 "server epsilon, inside the square root for AMSGrad (default 1e-8)", _positive)
-    server_kind = Option("server", "--server", str, f"server optimizer: {', '.join(SERVERS)} "
-                         "(default amsgrad)", _server)
-    clusters = Option("clusters", "--clusters", int,
-                      "equal clusters K when no network is given (default 5)", _at_least_one)
-    adapted = Option("adapted_compute", "--adapted-compute", int,
-                     "clients of S_r (per cluster) computing at each step in the (a) variant "
-                     "(default all)", _at_least_one)
-    common = (LR, LOCAL_STEPS, CLIENTS_PER_ROUND, SERVER_LR, BETA1, BETA2, eps)
-    return (
-        AlgorithmSpec("fedamsgrad", FedAMSGrad,
-                      "FedAMSGrad: local SGD, server AMSGrad, eps inside the root (AFGA eq. (2))",
-                      "federated", common),
-        AlgorithmSpec("afga", AFGA, "AFGA: re-sampled compute sets and gossip every local step, "
-                      "server AMSGrad (seed 000, Alg. 1)", "federated", (*common, server_kind),
-                      network="optional"),
-        AlgorithmSpec("cafga", CAFGA, "CAFGA: AFGA over equal clusters, per-cluster sampling "
-                      "(seed 000, Alg. 2)", "federated", (*common, server_kind, clusters),
-                      network="optional"),
-        AlgorithmSpec("afga-a", _adapted(AFGA), "AFGA (a): gossip only among S_r on a fresh ring "
-                      "(seed 000, Table 5)", "federated", (*common, server_kind, adapted),
-                      network="optional"),
-        AlgorithmSpec("cafga-a", _adapted(CAFGA), "CAFGA (a): gossip only among each cluster's "
-                      "S^k_r on a fresh ring (seed 000, Table 5)", "federated",
-                      (*common, server_kind, clusters, adapted), network="optional"),
-    )
+register(AlgorithmSpec("fedamsgrad", FedAMSGrad, "FedAMSGrad: local SGD, server AMSGrad, eps inside "
+                       "the root (AFGA eq. (2))", "federated", _COMMON))
+register(AlgorithmSpec("afga", AFGA, "AFGA: re-sampled compute sets and gossip every local step, "
+                       "server AMSGrad (seed 000, Alg. 1)", "federated", (*_COMMON, _SERVER),
+                       network="optional"))
+register(AlgorithmSpec("cafga", CAFGA, "CAFGA: AFGA over equal clusters, per-cluster sampling "
+                       "(seed 000, Alg. 2)", "federated", (*_COMMON, _SERVER, _CLUSTERS),
+                       network="optional"))
+register(AlgorithmSpec("afga-a", _adapted(AFGA), "AFGA (a): gossip only among S_r on a fresh ring "
+                       "(seed 000, Table 5)", "federated", (*_COMMON, _SERVER, _ADAPTED),
+                       network="optional"))
+register(AlgorithmSpec("cafga-a", _adapted(CAFGA), "CAFGA (a): gossip only among each cluster's "
+                       "S^k_r on a fresh ring (seed 000, Table 5)", "federated",
+                       (*_COMMON, _SERVER, _CLUSTERS, _ADAPTED), network="optional"))
 
 
 __all__ = ["FedAMSGrad", "AFGA", "CAFGA", "SERVERS", "server_optimizer", "round_statistics"]

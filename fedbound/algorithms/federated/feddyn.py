@@ -1,7 +1,7 @@
 r"""FedDyn (Acar, Zhao, Matas Navarro, Mattina, Whatmough, Saligrama, "Federated Learning Based on
 Dynamic Regularization", ICLR 2021, Algorithm 1), one of AFGA's federated baselines (Table 4;
 afga.md 2.5, its alpha not stated), on the federated round template
-(:mod:`fedbound.algorithms.federated`).
+(:mod:`fedbound.algorithms.federated.round`).
 
 Round t, server model theta^{t-1}, m clients with lagged gradients g_i (start 0) and server state h
 (start 0); every client i in P_t:
@@ -55,15 +55,18 @@ from __future__ import annotations
 import torch
 
 from fedbound.algorithms.base import check_task
-from fedbound.algorithms.control_variates import ControlVariates
-from fedbound.algorithms.federated import Federated
+from fedbound.algorithms.federated.control_variates import ControlVariates
+from fedbound.algorithms.federated.fedopt import ROUND_OPTIONS
+from fedbound.algorithms.federated.round import Federated
 from fedbound.algorithms.optim import client, server
+from fedbound.algorithms.options import ALPHA
+from fedbound.algorithms.registry import AlgorithmSpec, register
 from fedbound.validate import number
 
 
 class DynamicRegularization:
     """FedDyn's per-client and server state as a control-variates strategy of the round (the
-    interface of :class:`~fedbound.algorithms.control_variates.ControlVariates`): C (n, d) the
+    interface of :class:`~fedbound.algorithms.federated.control_variates.ControlVariates`): C (n, d) the
     lagged gradients g_i, c (d,) the server's h, for ``alpha`` > 0 and the task's weights ``p``."""
 
     #: d-vectors each participant downloads and uploads per round: theta^{t-1} and theta_i^t
@@ -110,16 +113,7 @@ class FedDyn(Federated):
                          local_steps=local_steps, control_variates=strategy, **round_options)
 
 
-def specs():
-    """FedDyn's registry entry (:mod:`fedbound.algorithms.registry`)."""
-    from fedbound.algorithms.registry import (ALPHA, CLIENTS_PER_ROUND, LOCAL_STEPS, LR,
-                                              PARTICIPATION, AlgorithmSpec)
-
-    return (
-        AlgorithmSpec("feddyn", FedDyn, "FedDyn: dynamic regularization, lagged client gradients "
-                      "and a server correction h (Acar et al. 2021)", "federated",
-                      (LR, LOCAL_STEPS, CLIENTS_PER_ROUND, PARTICIPATION, ALPHA)),
-    )
-
+register(AlgorithmSpec("feddyn", FedDyn, "FedDyn: dynamic regularization, lagged client gradients and "
+                       "a server correction h (Acar et al. 2021)", "federated", (*ROUND_OPTIONS, ALPHA)))
 
 __all__ = ["FedDyn", "DynamicRegularization"]

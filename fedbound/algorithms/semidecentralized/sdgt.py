@@ -39,7 +39,9 @@ import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic
 from fedbound.algorithms.base import State, check_task, generator_from, new_rng
-from fedbound.algorithms.semidecentralized import SemiDecentralized
+from fedbound.algorithms.options import CLIENTS_PER_SUBNET, LOCAL_STEPS_K, LR_GAMMA
+from fedbound.algorithms.registry import AlgorithmSpec, register
+from fedbound.algorithms.semidecentralized.base import SemiDecentralized
 from fedbound.algorithms.stacked import StackedNetwork
 from fedbound.errors import UnknownNameError
 
@@ -213,3 +215,8 @@ class SDGT(SemiDecentralized):
                             last_comm=self.counts(self.round_traffic(K, h)), X=out.X, Y=out.Y,
                             Z=out.Z, psi=out.psi, h=h, mask=self.net.mask_of(sampled, h),
                             X_end=out.X_end, inner_X=out.inner_X, inner_G=out.inner_G)
+
+
+register(AlgorithmSpec("sdgt", SDGT, "SD-GT: semi-decentralized gradient tracking (seed 003, Alg. 1)",
+                       "semi-decentralized", (LR_GAMMA, LOCAL_STEPS_K, CLIENTS_PER_SUBNET),
+                       network="required", default_subnets=3))

@@ -1,6 +1,6 @@
-r"""The FedOpt family on the federated round template (:mod:`fedbound.algorithms.federated`):
-FedAvg, FedProx, FedAvgM, FedAdagrad, FedAdam and FedYogi, the strategies Flower users know, and
-SCAFFOLD's control variates on the same round (:class:`ScaffoldFL`).
+r"""The FedOpt family on the federated round template (:mod:`fedbound.algorithms.federated.round`):
+FedAvg, FedProx, FedAvgM, FedAdagrad, FedAdam and FedYogi, the strategies Flower users know
+(SCAFFOLD, on the same round: :mod:`fedbound.algorithms.federated.scaffold`).
 
 Common setting (FedNova sec. 2.0 [001 L46-L54]; Reddi et al., "Adaptive Federated Optimization",
 ICLR 2021, Alg. 2): minimise f(x) = sum_i p_i f_i(x) (p from the task: uniform or by example
@@ -18,7 +18,6 @@ FedAvgM        x <- x - lr g                      v <- beta v + g;  x <- x - ser
 FedAdagrad     x <- x - lr g                      v <- v + g^2;     x <- x - server_lr m / (sqrt(v) + tau)
 FedAdam        x <- x - lr g                      Adam moments (b1, b2), no bias correction
 FedYogi        x <- x - lr g                      Yogi second moment (b1, b2)
-SCAFFOLD       x <- x - lr (g - c_i + c)          x <- x + server_lr Delta; c, c_i option II
 =============  ===============================  =============================================
 
 (adaptive rules: m <- b1 m + (1 - b1) g; see :mod:`fedbound.algorithms.optim.server` for the
@@ -37,9 +36,11 @@ Example::
 """
 from __future__ import annotations
 
-from fedbound.algorithms.control_variates import ControlVariates
-from fedbound.algorithms.federated import Federated
+from fedbound.algorithms.federated.round import Federated
 from fedbound.algorithms.optim import client, server
+from fedbound.algorithms.options import (BETA1, BETA2, CLIENTS_PER_ROUND, LOCAL_STEPS, LR, MU,
+                                         PARTICIPATION, SERVER_LR, SERVER_MOMENTUM, TAU)
+from fedbound.algorithms.registry import AlgorithmSpec, register
 
 
 class FedAvg(Federated):
@@ -117,50 +118,20 @@ class FedYogi(Federated):
                          local_steps=local_steps, **round_options)
 
 
-class ScaffoldFL(Federated):
-    """SCAFFOLD (Karimireddy et al., ICML 2020, Alg. 1 with option II) on the federated round
-    template: every participant corrects its local gradients by c - c_i, runs its tau_i local steps
-    of size lr, and returns (Delta y_i, Delta c_i); the server applies x <- x + server_lr Delta and
-    c <- c + (1/n) sum_{i in S} Delta c_i (:class:`~fedbound.algorithms.control_variates.ControlVariates`,
-    c_i^+ = c_i - c + (x - y_i)/(tau_i lr)). Any participation scheme without repeats and any
-    per-client local-step scheme apply; only the participants are computed.
+#: the options of every algorithm on the round with uniform or named participation
+ROUND_OPTIONS = (LR, LOCAL_STEPS, CLIENTS_PER_ROUND, PARTICIPATION)
 
-    ``SCAFFOLD`` (registry ``scaffold``) is SD-GT's baseline of the same algorithm with per-subnet
-    sampling and its own round function, kept bitwise as recorded before the federated core; the two
-    agree to 1e-12 under full participation (tests/algorithms/test_fedopt.py)."""
+register(AlgorithmSpec("fedavg", FedAvg, "FedAvg: local SGD, server average (McMahan et al. 2017)",
+                       "federated", (*ROUND_OPTIONS, SERVER_LR)))
+register(AlgorithmSpec("fedprox", FedProx, "FedProx: proximal local SGD (Li et al. 2020)", "federated",
+                       (*ROUND_OPTIONS, MU, SERVER_LR)))
+register(AlgorithmSpec("fedavgm", FedAvgM, "FedAvgM: FedAvg with server momentum (Hsu et al. 2019)",
+                       "federated", (*ROUND_OPTIONS, SERVER_LR, SERVER_MOMENTUM)))
+register(AlgorithmSpec("fedadagrad", FedAdagrad, "FedAdagrad: server AdaGrad (Reddi et al. 2021)",
+                       "federated", (*ROUND_OPTIONS, SERVER_LR, TAU, BETA1)))
+register(AlgorithmSpec("fedadam", FedAdam, "FedAdam: server Adam (Reddi et al. 2021)", "federated",
+                       (*ROUND_OPTIONS, SERVER_LR, BETA1, BETA2, TAU)))
+register(AlgorithmSpec("fedyogi", FedYogi, "FedYogi: server Yogi (Reddi et al. 2021)", "federated",
+                       (*ROUND_OPTIONS, SERVER_LR, BETA1, BETA2, TAU)))
 
-    name = "SCAFFOLD-FL"
-
-    def __init__(self, task, *, lr, local_steps=1, server_lr: float = 1.0, **round_options):
-        super().__init__(task, client=client.sgd(lr), server=server.sgd(server_lr),
-                         local_steps=local_steps, control_variates=ControlVariates(lr),
-                         **round_options)
-
-
-def specs():
-    """The FedOpt family's registry entries (:mod:`fedbound.algorithms.registry`)."""
-    from fedbound.algorithms.registry import (BETA1, BETA2, CLIENTS_PER_ROUND, LOCAL_STEPS, LR, MU,
-                                              PARTICIPATION, SERVER_LR, SERVER_MOMENTUM, TAU,
-                                              AlgorithmSpec)
-
-    base = (LR, LOCAL_STEPS, CLIENTS_PER_ROUND, PARTICIPATION)
-    return (
-        AlgorithmSpec("fedavg", FedAvg, "FedAvg: local SGD, server average (McMahan et al. 2017)",
-                      "federated", (*base, SERVER_LR)),
-        AlgorithmSpec("fedprox", FedProx, "FedProx: proximal local SGD (Li et al. 2020)",
-                      "federated", (*base, MU, SERVER_LR)),
-        AlgorithmSpec("fedavgm", FedAvgM, "FedAvgM: FedAvg with server momentum (Hsu et al. 2019)",
-                      "federated", (*base, SERVER_LR, SERVER_MOMENTUM)),
-        AlgorithmSpec("fedadagrad", FedAdagrad, "FedAdagrad: server AdaGrad (Reddi et al. 2021)",
-                      "federated", (*base, SERVER_LR, TAU, BETA1)),
-        AlgorithmSpec("fedadam", FedAdam, "FedAdam: server Adam (Reddi et al. 2021)",
-                      "federated", (*base, SERVER_LR, BETA1, BETA2, TAU)),
-        AlgorithmSpec("fedyogi", FedYogi, "FedYogi: server Yogi (Reddi et al. 2021)",
-                      "federated", (*base, SERVER_LR, BETA1, BETA2, TAU)),
-        AlgorithmSpec("scaffold-fl", ScaffoldFL, "SCAFFOLD on the federated round: option-II control "
-                      "variates, any participation, per-client local steps (Karimireddy et al. 2020)",
-                      "federated", (*base, SERVER_LR)),
-    )
-
-
-__all__ = ["FedAvg", "FedProx", "FedAvgM", "FedAdagrad", "FedAdam", "FedYogi", "ScaffoldFL"]
+__all__ = ["FedAvg", "FedProx", "FedAvgM", "FedAdagrad", "FedAdam", "FedYogi", "ROUND_OPTIONS"]

@@ -1,5 +1,5 @@
 r"""FedNova (Wang, Liu, Liang, Joshi, Poor, NeurIPS 2020; seed 001_530825e753327090.txt) on the
-federated round template (:mod:`fedbound.algorithms.federated`), and the FedAvg + cross-client VR
+federated round template (:mod:`fedbound.algorithms.federated.round`), and the FedAvg + cross-client VR
 baseline.
 
 Setting [001 L42-L54]: minimise F(x) = sum_i p_i F_i(x). In round t every participant i runs tau_i
@@ -23,10 +23,10 @@ proximal (FedProx)  x <- x - eta (g + mu (x - x^{(t,0)}))           [(1-eta mu)^
 momentum            u <- rho u + g, x <- x - eta u, u_0 = 0         (1-rho^(tau-k))/(1-rho)    (43)
 ==================  =============================================  ===================================
 
-tau_eff (:class:`~fedbound.algorithms.aggregation.Normalized`): "accumulation" = sum_i w_i ||a_i||_1
+tau_eff (:class:`~fedbound.algorithms.federated.aggregation.Normalized`): "accumulation" = sum_i w_i ||a_i||_1
 (default, App. H [L961]), "steps" = sum_i w_i tau_i (FedNova-Prox [L202]), a number, or a callable.
 Options: cross-client variance reduction (Alg. 2 [L972-L989],
-:class:`~fedbound.algorithms.variance_reduction.CrossClientVR`), server momentum (the aggregated
+:class:`~fedbound.algorithms.federated.variance_reduction.CrossClientVR`), server momentum (the aggregated
 -tau_eff eta sum_i p_i d_i feeds a heavy-ball buffer v <- beta v + g, x <- x - server_lr v; the
 paper gives no form [L204, L244], fednova.md 2.9 flag) and hybrid momentum (client and server).
 
@@ -48,17 +48,17 @@ Example::
 """
 from __future__ import annotations
 
-import numpy as np
-import torch
-
-from fedbound.algorithms.aggregation import Normalized, WeightedMean, tau_eff_policy
 from fedbound.algorithms.base import check_task
-from fedbound.algorithms.federated import Federated
-from fedbound.algorithms.local_steps import FixedSteps
+from fedbound.algorithms.federated.aggregation import Normalized, tau_eff_policy
+from fedbound.algorithms.federated.fedopt import ROUND_OPTIONS
+from fedbound.algorithms.federated.round import Federated
+from fedbound.algorithms.federated.variance_reduction import VR_MODES, CrossClientVR
 from fedbound.algorithms.optim import client as client_opt
 from fedbound.algorithms.optim import server as server_opt
-from fedbound.algorithms.variance_reduction import VR_MODES, CrossClientVR
+from fedbound.algorithms.options import SERVER_LR, SERVER_MOMENTUM, unit_interval
+from fedbound.algorithms.registry import AlgorithmSpec, register
 from fedbound.errors import ValidationError, require
+from fedbound.registry import Option, choice_option, number_option
 from fedbound.validate import number, one_of
 
 
@@ -94,7 +94,7 @@ class FedNova(Federated):
     local solver ``mu`` / ``momentum`` / ``lr_decay`` (at most one), ``tau_eff`` policy, ``vr``
     (None/"none", "corrected", "literal"), ``server_lr`` and ``server_momentum`` (hybrid momentum
     with ``momentum``); participation and the other round options as in
-    :class:`~fedbound.algorithms.federated.Federated`."""
+    :class:`~fedbound.algorithms.federated.round.Federated`."""
 
     name = "FedNova"
 
@@ -128,71 +128,22 @@ class FedAvgVR(Federated):
                          **round_options)
 
 
-# ---- the surrogate objective of an algorithm (Theorem 1/2's weights) --------------------------------
-def surrogate_weights(algorithm: Federated) -> tuple[float, np.ndarray]:
-    """(tau_eff, w) of the objective F~ = sum_i w_i F_i that a full-participation, fixed-steps
-    ``algorithm`` optimizes: for weighted-mean averaging the implicit ones of (6) [L115-L116]
-    (tau_eff = sum_i p_i ||a_i||_1, w_i = p_i ||a_i||_1 / tau_eff), for FedNova w = p and its
-    tau_eff policy's value."""
-    from fedbound.theory.fednova.accumulation import implicit_weights
+_VR = choice_option("vr", "cross-client variance reduction: none, corrected (default of FedAvg-VR) "
+                    "or literal (Alg. 2 as printed)", ("none",) + VR_MODES,
+                    examples=("corrected", "literal"))
+register(AlgorithmSpec("fednova", FedNova, "FedNova: normalized averaging (Wang et al. 2020)",
+                       "federated", (
+    *ROUND_OPTIONS,
+    number_option("mu", "proximal coefficient mu >= 0", low=0.0, examples=(0.0, 0.3)),
+    unit_interval("momentum", "client momentum factor rho in [0, 1) (buffer reset every round)",
+                  examples=(0.5,)),
+    number_option("lr_decay", "per-step local learning-rate decay gamma in (0, 1]", low=0.0,
+                  high=1.0, low_open=True, examples=(0.8,)),
+    Option("tau_eff", "FedNova's tau_eff: accumulation (sum_i p_i ||a_i||_1, default), steps "
+           "(sum_i p_i tau_i) or a number", lambda n, v: tau_eff_policy(v, n),
+           examples=("accumulation", "steps", 2.5)),
+    _VR, SERVER_LR, SERVER_MOMENTUM)))
+register(AlgorithmSpec("fedavg-vr", FedAvgVR, "FedAvg with cross-client variance reduction "
+                       "(SCAFFOLD-like, FedNova Table 1)", "federated", (*ROUND_OPTIONS, _VR, SERVER_LR)))
 
-    require(isinstance(algorithm.local_steps, FixedSteps),
-            "the surrogate weights need fixed local steps (tau_i the same every round)")
-    task = algorithm.task
-    p = task.weights.detach().to(torch.float64).numpy()
-    tau = algorithm.local_steps.tau
-    rule = algorithm.aggregation
-    if isinstance(rule, Normalized):
-        factors = rule.factors(task.weights.to(torch.float64), tau, algorithm.client).numpy()
-        norms = rule.norms(tau, algorithm.client).numpy()
-        return float(factors[0] * norms[0]), p
-    require(isinstance(rule, WeightedMean), f"unknown aggregation {type(rule).__name__}")
-    require(algorithm.client.accumulation is not None,
-            "the implicit weights (6) need a local solver that is linear in the gradients")
-    norms = Normalized().norms(tau, algorithm.client).numpy()
-    tau_eff, w = implicit_weights(p, norms)
-    return float(tau_eff), np.asarray(w)
-
-
-def assumption3(algorithm: Federated, beta2: float | None = None) -> dict:
-    """beta^2 and kappa^2 of Assumption 3 [L149] at the weights w of ``algorithm``'s surrogate
-    objective (:func:`surrogate_weights`; the proofs use Assumption 3 only there, fednova.md 3 (d)),
-    computed by the task (exact for quadratic tasks; None where the task cannot). ``beta2``
-    defaults to the smallest admissible value. Also returns w, tau_eff and chi^2_{p||w} (L175)."""
-    tau_eff, w = surrogate_weights(algorithm)
-    task = algorithm.task
-    if beta2 is None:
-        beta2 = task.beta2_min(w)
-    else:
-        beta2 = number("beta2", beta2, low=1.0)
-    kappa2 = None if beta2 is None else task.kappa2(w, beta2)
-    p = task.weights.detach().to(torch.float64).numpy()
-    chi2 = float(np.sum((p - w) ** 2 / w)) if np.all(w > 0) else float("inf")
-    return {"beta2": beta2, "kappa2": kappa2, "w": w, "tau_eff": tau_eff, "chi2": chi2}
-
-
-def specs():
-    """FedNova's registry entries (:mod:`fedbound.algorithms.registry`)."""
-    from fedbound.algorithms.registry import (CLIENTS_PER_ROUND, LOCAL_STEPS, LR, PARTICIPATION,
-                                              SERVER_LR, SERVER_MOMENTUM, AlgorithmSpec, Option, _beta,
-                                              _nonnegative)
-
-    base = (LR, LOCAL_STEPS, CLIENTS_PER_ROUND, PARTICIPATION)
-    mu = Option("mu", "--mu", float, "proximal coefficient mu >= 0", _nonnegative)
-    momentum = Option("momentum", "--momentum", float, "client momentum factor rho in [0, 1) "
-                      "(buffer reset every round)", _beta)
-    decay = Option("lr_decay", "--lr-decay", float, "per-step local learning-rate decay gamma in (0, 1]",
-                   lambda n, v: number(n, v, low=0.0, high=1.0, low_open=True))
-    tau_eff = Option("tau_eff", "--tau-eff", str, "FedNova's tau_eff: accumulation (sum_i p_i ||a_i||_1, "
-                     "default), steps (sum_i p_i tau_i) or a number", lambda n, v: tau_eff_policy(v, n))
-    vr = Option("vr", "--vr", str, "cross-client variance reduction: none, corrected (default of "
-                "FedAvg-VR) or literal (Alg. 2 as printed)", lambda n, v: one_of(n, v, ("none",) + VR_MODES))
-    return (
-        AlgorithmSpec("fednova", FedNova, "FedNova: normalized averaging (Wang et al. 2020)",
-                      "federated", (*base, mu, momentum, decay, tau_eff, vr, SERVER_LR, SERVER_MOMENTUM)),
-        AlgorithmSpec("fedavg-vr", FedAvgVR, "FedAvg with cross-client variance reduction "
-                      "(SCAFFOLD-like, FedNova Table 1)", "federated", (*base, vr, SERVER_LR)),
-    )
-
-
-__all__ = ["FedNova", "FedAvgVR", "local_solver", "surrogate_weights", "assumption3"]
+__all__ = ["FedNova", "FedAvgVR", "local_solver"]

@@ -19,9 +19,11 @@ FedAda2 Alg. 1 [004 L108-L120]):
        x <- strategy.server_model(x, c): unchanged for SCAFFOLD, FedDyn's x - h / alpha)
 
 Rows are the participants only (a round costs in proportion to k: the task's data of S_t is gathered
-once per round), except with gossip, where every one of the n clients runs the local steps and
-mixes (AFGA: all N clients gossip, S_t only reports). Without gossip the rows run in cache-sized
-blocks of clients (``Federated.block_bytes``). Randomness, in order per round: participation,
+once per round), except when every client computes (``all_clients_compute``): with gossip, where
+every one of the n clients runs the local steps and mixes (AFGA: all N clients gossip, S_t only
+reports), and in the SD-GT paper's convention for its SCAFFOLD baseline (every device computes,
+the server takes the sampled ones' results). Otherwise the rows run in cache-sized blocks of
+clients (``Federated.block_bytes``). Randomness, in order per round: participation,
 local-step counts, the compute sets of all steps, then block by block and step by step the
 stochastic gradients of the active rows (a client past its tau_j steps draws none). All of it comes
 from the generator whose state travels in the state, so ``step`` is pure.
@@ -30,26 +32,33 @@ Accounting per round (CommCounts): each participant downloads x and uploads Delt
 ``vectors`` d with control variates: 2d for SCAFFOLD, d for FedDyn); gossip: one D2D exchange per
 local step over the directed links of W; gradient evaluations as computed; client optimizer state
 floats = Transform.state_floats(d) per client that runs local steps; energy: the sampled fraction of
-each group times its round-trip cost (one group of n clients without gossip) plus the D2D cost per
-exchange (accounting.py).
+each group (the subnets of ``groups``, by default the gossip network's, else one group of n
+clients) times its round-trip cost plus the D2D cost per exchange (accounting.py).
+
+The stages of a round are methods, so that a variant replaces one stage and the batched-seeds path
+(:mod:`fedbound.algorithms.federated.seeds`) runs the same stages for many seeds at once:
+:meth:`Federated.plan` (participation and tau), :meth:`Federated.client_for_round`,
+:meth:`Federated.local_work` / :meth:`Federated.local_steps_from` (the local steps, given a
+gradient oracle), the aggregation rule, the server transform, :meth:`Federated.counts`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, NamedTuple
 
 import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic, count_round
-from fedbound.algorithms.aggregation import WeightedMean
 from fedbound.algorithms.base import Algorithm, State, generator_from, new_rng
-from fedbound.algorithms.local_steps import local_steps as steps_scheme
+from fedbound.algorithms.federated.aggregation import WeightedMean
+from fedbound.algorithms.federated.local_steps import local_steps as steps_scheme
 from fedbound.algorithms.optim.base import Transform, masked
 from fedbound.algorithms.stacked import StackedNetwork
 from fedbound.errors import InputTypeError, require
-from fedbound.network.sampling import (PARTICIPATIONS, FullParticipation, UniformParticipation,
-                                       compute_mask, named_participation)
-from fedbound.validate import integer
+from fedbound.network.sampling import (PARTICIPATIONS, FullParticipation, Participation,
+                                       UniformParticipation, compute_mask, named_participation)
+from fedbound.validate import boolean, integer
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,22 @@ class FederatedState(State):
     weights: torch.Tensor | None = None
     tau: torch.Tensor | None = None
     metrics: dict | None = None
+
+
+class RoundPlan(NamedTuple):
+    """What a round's randomness decides before any local step: the participation ``part``, the
+    ``rows`` that compute (None: all n clients), their client ids ``row_ids`` and local steps
+    ``tau`` (one per row)."""
+
+    part: Participation
+    rows: torch.Tensor | None
+    row_ids: torch.Tensor
+    tau: torch.Tensor
+
+
+#: a gradient oracle of the local steps: oracle(X, rows) -> stochastic gradients of the view's rows
+#: ``rows`` (None: all rows) at X, drawing whatever randomness it needs
+Oracle = Callable[[torch.Tensor, "torch.Tensor | None"], torch.Tensor]
 
 
 def participation_scheme(task, clients_per_round=None, participation=None):
@@ -88,6 +113,16 @@ def participation_scheme(task, clients_per_round=None, participation=None):
     return FullParticipation() if q == task.n else UniformParticipation(task.n, q)
 
 
+def _stacked(network, task, name: str) -> StackedNetwork | None:
+    """``network`` (a Network or StackedNetwork over the task's n clients) as a StackedNetwork."""
+    if network is None:
+        return None
+    if not isinstance(network, StackedNetwork):
+        network = StackedNetwork.from_network(network, task.dtype)
+    require(network.n == task.n, f"the {name} network has {network.n} clients, the task n={task.n}")
+    return network
+
+
 class Federated(Algorithm):
     """The federated round template over a task (see the module docstring).
 
@@ -95,14 +130,18 @@ class Federated(Algorithm):
     heterogeneous one, with ``for_clients`` set, is bound to each block's client ids: FedAda2's
     blended optimization),
     ``server`` (a server Transform on (d,) receiving the pseudo-gradient), ``local_steps`` (int,
-    (n,) ints, or a scheme of :mod:`fedbound.algorithms.local_steps`), ``clients_per_round`` or
-    ``participation`` (a scheme of :mod:`fedbound.network.sampling`; default full), ``aggregation``
-    (default :class:`~fedbound.algorithms.aggregation.WeightedMean`), ``control_variates``
-    (:class:`~fedbound.algorithms.control_variates.ControlVariates` or None), ``gossip`` (a
-    :class:`~fedbound.network.Network` or StackedNetwork over the n clients: one mixing X <- W X
-    after every local step), ``compute_per_step`` (M: only M uniformly drawn rows compute a gradient
-    at each local step, AFGA's S_{r,t}), ``seed``, ``energy`` (EnergyModel over the gossip subnets,
-    or over one group of n clients).
+    (n,) ints, or a scheme of :mod:`fedbound.algorithms.federated.local_steps`),
+    ``clients_per_round`` or ``participation`` (a scheme of :mod:`fedbound.network.sampling`;
+    default full), ``aggregation`` (default
+    :class:`~fedbound.algorithms.federated.aggregation.WeightedMean`), ``control_variates``
+    (:class:`~fedbound.algorithms.federated.control_variates.ControlVariates` or None),
+    ``gossip`` (a :class:`~fedbound.network.Network` or StackedNetwork over the n clients: one
+    mixing X <- W X after every local step), ``groups`` (a network whose subnets group the clients
+    for the accounting; default the gossip network, else one group), ``d2d_links`` (directed links
+    used per local step, per group, when the mixing is not ``gossip``'s: AFGA's (a) rings),
+    ``all_clients_compute`` (every client runs the local steps; default: with gossip),
+    ``compute_per_step`` (M: only M uniformly drawn rows compute a gradient at each local step,
+    AFGA's S_{r,t}), ``seed``, ``energy`` (EnergyModel over the groups).
     """
 
     name = "federated"
@@ -114,7 +153,8 @@ class Federated(Algorithm):
 
     def __init__(self, task, *, client: Transform, server: Transform, local_steps=1,
                  clients_per_round=None, participation=None, aggregation=None,
-                 control_variates=None, gossip=None, compute_per_step=None, seed: int = 0,
+                 control_variates=None, gossip=None, groups=None, d2d_links=None,
+                 all_clients_compute=None, compute_per_step=None, seed: int = 0,
                  energy: EnergyModel | None = None):
         super().__init__(task, seed=seed)
         self.client, self.server = client, server
@@ -122,24 +162,28 @@ class Federated(Algorithm):
         self.participation = participation_scheme(task, clients_per_round, participation)
         self.aggregation = WeightedMean() if aggregation is None else aggregation
         self.control_variates = control_variates
-        if gossip is not None and not isinstance(gossip, StackedNetwork):
-            gossip = StackedNetwork.from_network(gossip, task.dtype)
-        require(gossip is None or gossip.n == task.n,
-                f"the gossip network has {gossip.n if gossip is not None else 0} clients, the task n={task.n}")
-        self.gossip = gossip
-        self._mixes = gossip is not None    # one D2D exchange per local step (counts)
-        rows = task.n
+        self.gossip = _stacked(gossip, task, "gossip")
+        groups = _stacked(groups, task, "groups") or self.gossip
+        self.all_clients_compute = (self.gossip is not None if all_clients_compute is None
+                                    else boolean("all_clients_compute", all_clients_compute))
+        require(self.all_clients_compute or self.gossip is None,
+                "gossip mixes every client's model: every client computes (all_clients_compute)")
         self.compute_per_step = (None if compute_per_step is None
-                                 else integer("compute_per_step", compute_per_step, low=1, high=rows))
-        if gossip is not None:
-            self._groups, self._links = gossip.m, gossip.directed_links
-            self._subnet_of = gossip.subnet_of
+                                 else integer("compute_per_step", compute_per_step, low=1, high=task.n))
+        if groups is not None:
+            self.group_sizes, self.group_of = groups.m, groups.subnet_of
         else:
-            self._groups, self._links = np.array([task.n]), np.zeros(1, dtype=np.int64)
-            self._subnet_of = torch.zeros(task.n, dtype=torch.int64)
-        self.energy = EnergyModel.unit(self._groups.size) if energy is None else energy
-        require(self.energy.E_ds.size == self._groups.size,
-                f"energy model has {self.energy.E_ds.size} groups, the round has {self._groups.size}")
+            self.group_sizes, self.group_of = np.array([task.n]), torch.zeros(task.n, dtype=torch.int64)
+        if d2d_links is not None:
+            self.d2d_links = np.asarray(d2d_links, dtype=np.int64)
+        elif self.gossip is not None:
+            self.d2d_links = self.gossip.directed_links
+        else:
+            self.d2d_links = np.zeros(self.group_sizes.size, dtype=np.int64)
+        self.mixes = self.gossip is not None or d2d_links is not None   # a D2D exchange per step
+        self.energy = EnergyModel.unit(self.group_sizes.size) if energy is None else energy
+        require(self.energy.E_ds.size == self.group_sizes.size,
+                f"energy model has {self.energy.E_ds.size} groups, the round has {self.group_sizes.size}")
 
     # ---- state ---------------------------------------------------------------------------------
     def init(self, x0=None) -> FederatedState:
@@ -151,7 +195,20 @@ class Federated(Algorithm):
         return FederatedState(t=0, x_g=x0, rng=new_rng(self.seed), K=0, comm=zero, last_comm=zero,
                               server=self.server.init(x0), C=C, c=c)
 
-    # ---- one round -----------------------------------------------------------------------------
+    # ---- the stages of a round -----------------------------------------------------------------
+    def plan(self, gen: torch.Generator) -> RoundPlan:
+        """Stage 1: the participation, the rows that compute and their local steps (drawn in
+        this order from ``gen``)."""
+        part = self.participation.draw(self.task.weights, gen)
+        rows = None if (self.all_clients_compute or part.full) else part.clients
+        row_ids = torch.arange(self.task.n) if rows is None else rows
+        return RoundPlan(part, rows, row_ids, self.local_steps.draw(row_ids, gen))
+
+    def client_for_round(self, state: FederatedState) -> Transform:
+        """The client transform of this round (the same every round here; DJA initializes it
+        from the server's state)."""
+        return self.client
+
     def compute_masks(self, k: int, steps: int, gen: torch.Generator,
                       reporters: torch.Tensor | None = None) -> torch.Tensor | None:
         """(steps, k) bool: the rows that compute a gradient at each local step (AFGA's S_{r,t}:
@@ -172,38 +229,47 @@ class Federated(Algorithm):
 
     def local_work(self, x: torch.Tensor, rows: torch.Tensor | None, tau: torch.Tensor,
                    correction: torch.Tensor | None, gen: torch.Generator,
-                   reporters: torch.Tensor | None = None) -> tuple[torch.Tensor, int]:
-        """Step 2 for the rows ``rows`` (None: all n clients): (X after the local steps, number of
-        gradients computed).
+                   reporters: torch.Tensor | None = None,
+                   client: Transform | None = None) -> tuple[torch.Tensor, int]:
+        """Stage 2 for the rows ``rows`` (None: all n clients): (X after the local steps, number of
+        gradients computed), with the round's ``client`` (default ``self.client``).
 
-        Without gossip the clients are independent, so the rows run in blocks of
-        ``block_rows`` clients, all local steps of one block before the next: a block's data stays
-        in cache for its tau steps instead of streaming every client's data from memory at every
-        step (benchmarks/bench_fedavg_round.py). Randomness is then drawn block by block (the
-        compute sets first, for all rows and steps)."""
+        Unless every client computes, the clients are independent, so the rows run in blocks of
+        ``block_bytes`` of data, all local steps of one block before the next: a block's data
+        stays in cache for its tau steps instead of streaming every client's data from memory at
+        every step (benchmarks/bench_fedavg_round.py). Randomness is then drawn block by block
+        (the compute sets first, for all rows and steps)."""
+        client = self.client if client is None else client
         k = self.task.n if rows is None else int(rows.shape[0])
         steps = int(tau.max()) if k else 0
         masks = self.compute_masks(k, steps, gen, reporters)
-        block = k if self.gossip is not None else max(1, self.block_bytes // self.task.client_bytes)
+        block = k if self.all_clients_compute else max(1, self.block_bytes // self.task.client_bytes)
         if block >= k:
-            return self._steps(x, self.task.clients(rows), tau, correction, masks, gen)
+            view = self.task.clients(rows)
+            return self.local_steps_from(x.expand(k, x.shape[0]), view, tau, correction, masks,
+                                         _oracle(view, gen), client)
         parts, gradients = [], 0
         for start in range(0, k, block):
             part = slice(start, min(start + block, k))
             view = self.task.clients(part if rows is None else rows[part])
-            X, g = self._steps(x, view, tau[part], None if correction is None else correction[part],
-                               None if masks is None else masks[:, part], gen)
+            n_rows = part.stop - part.start
+            X, g = self.local_steps_from(x.expand(n_rows, x.shape[0]), view, tau[part],
+                                         None if correction is None else correction[part],
+                                         None if masks is None else masks[:, part],
+                                         _oracle(view, gen), client)
             parts.append(X)
             gradients += g
         return torch.cat(parts), gradients
 
-    def _steps(self, x, view, tau, correction, masks, gen, gossip=None) -> tuple[torch.Tensor, int]:
-        """The local steps of the clients of ``view`` (see the module docstring), mixing with
-        ``gossip`` (a StackedNetwork over the rows of ``view``; default ``self.gossip``)."""
+    def local_steps_from(self, X: torch.Tensor, view, tau: torch.Tensor,
+                         correction: torch.Tensor | None, masks: torch.Tensor | None,
+                         oracle: Oracle, client: Transform,
+                         gossip: StackedNetwork | None = None) -> tuple[torch.Tensor, int]:
+        """The local steps of the clients of ``view`` from their models X (see the module
+        docstring), gradients from ``oracle``, mixing with ``gossip`` (a StackedNetwork over the
+        rows of ``view``; default ``self.gossip``)."""
         gossip = self.gossip if gossip is None else gossip
         k = view.n
-        X = x.expand(k, x.shape[0])
-        client = self.client
         if client.for_clients is not None:   # heterogeneous clients: bind to these rows' ids
             ids = torch.arange(self.task.n)
             client = client.for_clients(ids if view.idx is None else ids[view.idx]
@@ -217,13 +283,12 @@ class Federated(Algorithm):
             if masks is not None:
                 active = masks[s] if active is None else active & masks[s]
             if active is None:
-                G = view.stochastic_grad(X, gen)
+                G = oracle(X, None)
                 gradients += k
                 transform = client
             else:
                 act = torch.nonzero(active).squeeze(1)
-                G = torch.zeros_like(X).index_copy_(
-                    0, act, view.stochastic_grad(X.index_select(0, act), gen, rows=act))
+                G = torch.zeros_like(X).index_copy_(0, act, oracle(X.index_select(0, act), act))
                 gradients += int(act.numel())
                 transform = masked(client, active)
             if correction is not None:
@@ -236,20 +301,18 @@ class Federated(Algorithm):
 
     def step(self, state: FederatedState) -> FederatedState:
         gen = generator_from(state.rng)
-        task, x = self.task, state.x_g
-        part = self.participation.draw(task.weights, gen)
-        everyone = self.gossip is not None
-        rows = None if (everyone or part.full) else part.clients
-        row_ids = torch.arange(task.n) if rows is None else rows
-        tau_rows = self.local_steps.draw(row_ids, gen)
+        x = state.x_g
+        part, rows, row_ids, tau_rows = self.plan(gen)
+        client = self.client_for_round(state)
         cv = self.control_variates
         correction = None if cv is None else cv.correction(state.C, state.c, row_ids)
-        X, gradients = self.local_work(x, rows, tau_rows, correction, gen, reporters=part.clients)
-        if everyone and not part.full:
+        X, gradients = self.local_work(x, rows, tau_rows, correction, gen, reporters=part.clients,
+                                       client=client)
+        if rows is None and not part.full:
             Y, tau = X.index_select(0, part.clients), tau_rows.index_select(0, part.clients)
         else:
             Y, tau = X, tau_rows
-        delta = self.aggregation(Y - x, part.weights, tau, self.client)
+        delta = self.aggregation(Y - x, part.weights, tau, client)
         updates, server = self.server.update(-delta, state.server, x)
         C, c = state.C, state.c
         x_new = x + updates
@@ -264,16 +327,24 @@ class Federated(Algorithm):
 
     def counts(self, part, gradients: int, workers: int, steps: int) -> CommCounts:
         """Each participant downloads x and uploads Delta_j (d floats each; ``vectors`` d with
-        control variates); gossip: one model exchange per local step; optimizer state held by
-        every client that runs local steps."""
+        control variates); with mixing, one model exchange per local step; optimizer state held
+        by every client that runs local steps."""
         d = self.task.d
         floats = d if self.control_variates is None else self.control_variates.vectors * d
-        per_group = np.bincount(self._subnet_of.index_select(0, part.clients).numpy(),
-                                minlength=self._groups.size)
-        exchanges = steps if self._mixes else 0
+        per_group = np.bincount(self.group_of.index_select(0, part.clients).numpy(),
+                                minlength=self.group_sizes.size)
+        exchanges = steps if self.mixes else 0
         state_floats = 0 if self.client.state_floats is None else self.client.state_floats(d) * workers
         traffic = RoundTraffic(model_exchanges=exchanges, tracking_exchanges=0, uploaders=per_group,
                                upload_floats_each=floats, receivers=per_group,
                                download_floats_each=floats, gradients=gradients,
                                client_state_floats=state_floats)
-        return count_round(traffic, self._links, self._groups, d, self.energy)
+        return count_round(traffic, self.d2d_links, self.group_sizes, d, self.energy)
+
+
+def _oracle(view, gen: torch.Generator) -> Oracle:
+    """The single run's gradient oracle: the view's stochastic gradients drawn from ``gen``."""
+    return lambda X, rows: view.stochastic_grad(X, gen, rows=rows)
+
+
+__all__ = ["Federated", "FederatedState", "RoundPlan", "participation_scheme"]

@@ -20,9 +20,9 @@ from fedbound.validate import number
 class ControlVariates:
     """Option-II control variates for a client step size ``lr``.
 
-    The round's hook (:class:`~fedbound.algorithms.federated.Federated`, ``control_variates``):
+    The round's hook (:class:`~fedbound.algorithms.federated.round.Federated`, ``control_variates``):
     ``init``, ``correction``, ``update``, ``server_model`` and ``vectors``; FedDyn's
-    :class:`~fedbound.algorithms.feddyn.DynamicRegularization` is another strategy with the same
+    :class:`~fedbound.algorithms.federated.feddyn.DynamicRegularization` is another strategy with the same
     interface."""
 
     #: d-vectors each participant downloads and uploads per round: (x, c) and (Delta y_i, Delta c_i)

@@ -1,6 +1,6 @@
 r"""FedAda2 (Lee, Sharma, Zaheer, Li, "Efficient Adaptive Federated Optimization", seed
 004_a1d7c636af01c22e.txt; notes papers/fedada2.md) and its baselines on the federated round template
-(:mod:`fedbound.algorithms.federated`).
+(:mod:`fedbound.algorithms.federated.round`).
 
 Jointly adaptive FL: an adaptive server optimizer on the pseudo-gradient and an adaptive client
 optimizer whose state is re-initialized every round (stateless clients [L92]). Round t (Alg. 1
@@ -46,7 +46,6 @@ alone, Table 2 [L1627-L1633]). Client memory per participant is the client trans
 """
 from __future__ import annotations
 
-import copy
 import dataclasses
 from typing import Callable, NamedTuple, Sequence
 
@@ -54,11 +53,15 @@ import numpy as np
 import torch
 
 from fedbound.algorithms.base import check_task
-from fedbound.algorithms.federated import Federated, participation_scheme
+from fedbound.algorithms.federated.round import Federated, participation_scheme
 from fedbound.algorithms.optim import chain, client, server, tree_map
 from fedbound.algorithms.optim.base import Transform
+from fedbound.algorithms.options import (BETA1, BETA2, CLIENTS_PER_ROUND, LOCAL_STEPS, LR, SERVER_LR,
+                                         TAU, at_least_one, positive, unit_interval)
+from fedbound.algorithms.registry import AlgorithmSpec, register
 from fedbound.errors import InputTypeError, require
 from fedbound.network.sampling import Participation
+from fedbound.registry import choice_option
 from fedbound.validate import integer, number, one_of, real_array
 
 SERVER_OPTIMIZERS = ("adagrad", "adam")
@@ -329,11 +332,9 @@ class DJA(JointlyAdaptive):
         eps_s, lr = self.eps_s_lr
         return mapped if eps_s is None else chain(mapped, client.drop_small_steps(eps_s, lr=lr))
 
-    def step(self, state):
-        """The template's round with this round's client (the server state sent down)."""
-        this_round = copy.copy(self)
-        this_round.client = self.round_client(self.server_state(state))
-        return Federated.step(this_round, state)
+    def client_for_round(self, state) -> Transform:
+        """This round's client: initialized from the server state sent down."""
+        return self.round_client(self.server_state(state))
 
     def server_state(self, state):
         """The state of the server optimizer (without the DP noise generator)."""
@@ -455,45 +456,30 @@ class Blended(JointlyAdaptive):
 
 
 # ---- registry ------------------------------------------------------------------------------------
-def specs():
-    """FedAda2's registry entries (:mod:`fedbound.algorithms.registry`); FedAvg, FedAdaGrad and
-    FedAdam are the FedOpt family's."""
-    from fedbound.algorithms.registry import (BETA1, BETA2, CLIENTS_PER_ROUND, LOCAL_STEPS, LR,
-                                              SERVER_LR, TAU, AlgorithmSpec, Option, _at_least_one,
-                                              _beta, _positive)
+_SERVER = choice_option("server_optimizer", "server optimizer: adagrad (SU) or adam (default adagrad)",
+                        SERVER_OPTIMIZERS, examples=SERVER_OPTIMIZERS)
+_CLIENT_HELP = ("client optimizer (FedAda2: sm3 or sm3_adam, default sm3; JointZero, DJA: adagrad or "
+                "adam, default adagrad)")
+_COMMON = (LR, LOCAL_STEPS, CLIENTS_PER_ROUND, SERVER_LR, TAU, BETA1, BETA2, _SERVER,
+           positive("client_eps", "client adaptivity eps > 0, outside the root (default 1e-3)",
+                    examples=(1e-3,)),
+           at_least_one("delay", "client preconditioner delay z >= 1 (default 1)", examples=(1, 2)),
+           positive("eps_s", "zero client steps with norm below eps_s (default off)", examples=(1e-6,)))
+_BETAS = (unit_interval("client_beta1", "client Adam beta1 (default 0.9)", examples=(0.9,)),
+          unit_interval("client_beta2", "client Adam beta2 (default 0.999)", examples=(0.999,)))
+_FULL_DIAGONAL = choice_option("client_optimizer", _CLIENT_HELP, ("adagrad", "adam"),
+                               examples=("adagrad", "adam"))
 
-    server_kind = Option("server_optimizer", "--server-optimizer", str,
-                         "server optimizer: adagrad (SU) or adam (default adagrad)",
-                         lambda n, v: one_of(n, v, SERVER_OPTIMIZERS))
-    client_kind = Option("client_optimizer", "--client-optimizer", str,
-                         "client optimizer (FedAda2: sm3 or sm3_adam, default sm3; JointZero, DJA: "
-                         "adagrad or adam, default adagrad)",
-                         lambda n, v: one_of(n, v, ("adagrad", "adam")))
-    sm3_kind = Option("client_optimizer", "--client-optimizer", str,
-                      "client optimizer (FedAda2: sm3 or sm3_adam, default sm3; JointZero, DJA: "
-                      "adagrad or adam, default adagrad)",
-                      lambda n, v: one_of(n, v, ("sm3", "sm3_adam")))
-    client_eps = Option("client_eps", "--client-eps", float,
-                        "client adaptivity eps > 0, outside the root (default 1e-3)", _positive)
-    delay = Option("delay", "--delay", int, "client preconditioner delay z >= 1 (default 1)",
-                   _at_least_one)
-    eps_s = Option("eps_s", "--eps-s", float, "zero client steps with norm below eps_s (default off)",
-                   _positive)
-    variant = Option("sm3_variant", "--sm3-variant", str, "SM3 variant I or II (default II)",
-                     lambda n, v: one_of(n, v, ("I", "II")))
-    client_b1 = Option("client_beta1", "--client-beta1", float, "client Adam beta1 (default 0.9)", _beta)
-    client_b2 = Option("client_beta2", "--client-beta2", float, "client Adam beta2 (default 0.999)",
-                       _beta)
-    base = (LR, LOCAL_STEPS, CLIENTS_PER_ROUND, SERVER_LR, TAU, BETA1, BETA2, server_kind,
-            client_eps, delay, eps_s)
-    return (
-        AlgorithmSpec("fedada2", FedAda2, "FedAda2: adaptive server, zero-initialized SM3 clients "
-                      "(Lee et al. 2025)", "federated", (*base, variant, sm3_kind, client_b1, client_b2)),
-        AlgorithmSpec("jointzero", JointZero, "Joint adaptivity with zero-initialized full-diagonal "
-                      "clients (FedAda2 baseline)", "federated", (*base, client_kind, client_b1, client_b2)),
-        AlgorithmSpec("dja", DJA, "Direct joint adaptivity: server second moment sent to the clients "
-                      "(FedAda2 baseline)", "federated", (*base, client_kind, client_b1, client_b2)),
-    )
+register(AlgorithmSpec("fedada2", FedAda2, "FedAda2: adaptive server, zero-initialized SM3 clients "
+                       "(Lee et al. 2025)", "federated", (
+    *_COMMON, choice_option("sm3_variant", "SM3 variant I or II (default II)", ("I", "II"),
+                            examples=("I", "II")),
+    choice_option("client_optimizer", _CLIENT_HELP, ("sm3", "sm3_adam"), examples=("sm3", "sm3_adam")),
+    *_BETAS)))
+register(AlgorithmSpec("jointzero", JointZero, "Joint adaptivity with zero-initialized full-diagonal "
+                       "clients (FedAda2 baseline)", "federated", (*_COMMON, _FULL_DIAGONAL, *_BETAS)))
+register(AlgorithmSpec("dja", DJA, "Direct joint adaptivity: server second moment sent to the clients "
+                       "(FedAda2 baseline)", "federated", (*_COMMON, _FULL_DIAGONAL, *_BETAS)))
 
 
 __all__ = ["SERVER_OPTIMIZERS", "CLIENT_OPTIMIZERS", "make_server", "make_client", "DP",

@@ -22,7 +22,9 @@ import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic
 from fedbound.algorithms.base import State, check_task, generator_from, new_rng
-from fedbound.algorithms.semidecentralized import SemiDecentralized
+from fedbound.algorithms.options import LOCAL_STEPS_K, LR_GAMMA
+from fedbound.algorithms.registry import AlgorithmSpec, register
+from fedbound.algorithms.semidecentralized.base import SemiDecentralized
 from fedbound.algorithms.stacked import StackedNetwork
 
 
@@ -71,3 +73,7 @@ class Scaffnew(SemiDecentralized):
         return self.advance(state, x_g=x_bar, rng=gen.get_state(), K=K,
                             last_comm=self.counts(self.round_traffic(K, h)),
                             X=x_bar.expand_as(X).clone(), H=H_new)
+
+
+register(AlgorithmSpec("scaffnew", Scaffnew, "Scaffnew / ProxSkip with communication every K steps",
+                       "semi-decentralized", (LR_GAMMA, LOCAL_STEPS_K)))

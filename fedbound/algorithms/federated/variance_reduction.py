@@ -1,6 +1,6 @@
 r"""FedNova's cross-client variance reduction (Algorithm 2 of 001_530825e753327090.txt [L972-L989],
 main text [L204]; fednova.md 2.7 and its flag) as a control-variates option of the federated round
-(the same interface as :class:`~fedbound.algorithms.control_variates.ControlVariates`).
+(the same interface as :class:`~fedbound.algorithms.federated.control_variates.ControlVariates`).
 
 Every participating client adds a correction that is constant within the round to each local
 gradient,
@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import torch
 
-from fedbound.algorithms.aggregation import Normalized
-from fedbound.algorithms.control_variates import ControlVariates
+from fedbound.algorithms.federated.aggregation import Normalized
+from fedbound.algorithms.federated.control_variates import ControlVariates
 from fedbound.validate import one_of
 
 VR_MODES = ("corrected", "literal")

@@ -1,0 +1,177 @@
+r"""Seeds run together: B runs of one federated algorithm that differ only in their seed, stacked
+like clients, so that a Monte-Carlo over seeds costs a few large tensor operations per local step
+instead of B small ones. The batch runs the round's own stages
+(:class:`~fedbound.algorithms.federated.round.Federated`): each seed's plan (participation and
+tau) from its generator, one local-steps call over the rows of all seeds with a gradient oracle
+that adds each seed's noise from its own generator (:meth:`fedbound.tasks.Task.add_noise`), the
+aggregation rule per seed, one call of the server transform on the (B, d) stack, the counters of
+each seed.
+
+Which algorithms batch (:func:`batchable`): those on the federated round that replace none of its
+stages, without gossip, control variates, per-step compute sets or all-clients computation, with
+the same number of local steps for every client (FixedSteps) and a fixed number of participants,
+on a task whose gradients are exact up to the added noise (not ``samples_gradients``) and whose
+clients fit in one cache block (so that the single run draws its randomness in one block too),
+with a server transform that acts row by row. In the registry today: fedavg, fedprox, fedavgm,
+fedadagrad, fedadam, fedyogi, and any new round algorithm of the same shape
+(tests/sweep/test_batch.py checks every registered algorithm that batches).
+
+Every generator draws exactly the numbers, in the order, of its single run (participation, then
+the noise of each local step), and every reduction over clients is the single run's operation on
+that seed's rows (the batched gradient is one batched matrix product per client row, as in the
+single run; the loss is a per-seed dot product, since a matrix-vector product sums in another
+order), so a batched seed reproduces its single run bitwise: every recorded column of every
+registered algorithm that batches, on least squares and quadratics, with and without noise
+(tests/sweep/test_batch.py asserts it). A non-finite value in any seed raises
+:class:`BatchDiverged`.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from fedbound.algorithms.accounting import COUNTERS
+from fedbound.algorithms.base import generator_from, new_rng
+from fedbound.algorithms.federated.local_steps import FixedSteps
+from fedbound.algorithms.federated.round import Federated
+from fedbound.errors import FedboundError
+from fedbound.network.sampling import FullParticipation, UniformParticipation
+
+#: the stages a batchable algorithm must not replace
+STAGES = ("step", "plan", "client_for_round", "local_work", "local_steps_from", "counts")
+
+
+class BatchDiverged(FedboundError):
+    """A non-finite value in a batch of seeds (run them one by one)."""
+
+
+def batchable(alg) -> bool:
+    """Whether ``alg`` can run in a batch of seeds (module doc); the server transform is probed
+    (:func:`_rowwise`)."""
+    if not isinstance(alg, Federated):
+        return False
+    cls, task = type(alg), alg.task
+    return (all(getattr(cls, stage) is getattr(Federated, stage) for stage in STAGES)
+            and alg.gossip is None and alg.control_variates is None
+            and alg.compute_per_step is None and not alg.all_clients_compute
+            and isinstance(alg.local_steps, FixedSteps) and alg.local_steps.uniform
+            and isinstance(alg.participation, (FullParticipation, UniformParticipation))
+            and not task.samples_gradients
+            and alg.block_bytes // task.client_bytes >= task.n
+            and _rowwise(alg.server, task.d, task.dtype))
+
+
+def _rowwise(server, d: int, dtype) -> bool:
+    """Whether three steps of the server transform on a (2, d) stack equal its steps on each row
+    alone (a transform that reduces over the whole model, e.g. a norm clip, does not batch)."""
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(2, d, generator=gen, dtype=torch.float64).to(dtype)
+    grads = [torch.randn(2, d, generator=gen, dtype=torch.float64).to(dtype) for _ in range(3)]
+    try:
+        stacked, rows = server.init(x), [server.init(x[i]) for i in range(2)]
+        for g in grads:
+            u, stacked = server.update(g, stacked, x)
+            for i in range(2):
+                v, rows[i] = server.update(g[i], rows[i], x[i])
+                if not torch.allclose(u[i], v, rtol=1e-12, atol=0.0):
+                    return False
+    except (RuntimeError, ValueError, IndexError, FedboundError):
+        return False
+    return True
+
+
+#: most seeds in one batch, and the most memory a batch may hold (data of every row, client
+#: tensors, recorded metrics): batching pays for small tasks, where per-call overhead dominates
+MAX_SEEDS = 128
+BATCH_BYTES = 1 << 28
+
+
+def seeds_per_batch(task, rounds: int) -> int:
+    """How many seeds of ``task`` one batch of ``rounds`` rounds holds: at most MAX_SEEDS and at
+    most BATCH_BYTES (the clients' data gathered twice, eight (n, d) tensors, 16 numbers per
+    round), at least 1. Machine-independent, so that a sweep's batches are the same everywhere."""
+    per_seed = 2 * task.client_bytes * task.n + 8 * (8 * task.n * task.d + 16 * (rounds + 1))
+    return int(max(1, min(MAX_SEEDS, BATCH_BYTES // per_seed)))
+
+
+def run_seeds(algs: list, rounds: int) -> list[dict[str, np.ndarray]]:
+    """The per-round columns (:func:`fedbound.algorithms.run.columns`) of ``run(alg, rounds)``
+    for each of ``algs`` (one algorithm built with B seeds on one task, each batchable) in one
+    batched run."""
+    alg = algs[0]
+    task = alg.task
+    gens = [generator_from(new_rng(a.seed)) for a in algs]
+    x = torch.stack([a.initial_models(None) for a in algs])
+    server = alg.server.init(x)
+    view_all = task.clients(torch.arange(task.n).repeat(len(algs)))
+    record = _Record(len(algs), rounds, task)
+    record.add(0, x, view_all, np.zeros(len(COUNTERS)), 0)
+    counts: dict = {}
+    for t in range(1, rounds + 1):
+        plans = [alg.plan(g) for g in gens]
+        k = [int(p.row_ids.shape[0]) for p in plans]
+        steps = int(plans[0].tau.max())   # fixed participants (k >= 1) and one tau for all
+        view = task.clients(torch.cat([p.row_ids for p in plans]))
+        X, _ = alg.local_steps_from(torch.repeat_interleave(x, torch.tensor(k), dim=0), view,
+                                    torch.cat([p.tau for p in plans]), None, None,
+                                    lambda X, rows: task.add_noise(view.grad(X, rows), gens, k),
+                                    alg.client)
+        delta = torch.stack([alg.aggregation(Y - x[b], p.part.weights, p.tau, alg.client)
+                             for b, (Y, p) in enumerate(zip(X.split(k), plans))])
+        updates, server = alg.server.update(-delta, server, x)
+        x = x + updates
+        if not bool(torch.isfinite(x.sum())):
+            raise BatchDiverged(f"a seed diverged at round {t}")
+        per_round = np.empty((len(algs), len(COUNTERS)))
+        for b, p in enumerate(plans):
+            # no gossip: one group of n clients, so a round's counters depend on k alone
+            key = (p.part.k, k[b] * steps, k[b], steps)
+            if key not in counts:
+                counts[key] = list(alg.counts(p.part, *key[1:]).as_dict().values())
+            per_round[b] = counts[key]
+        record.add(t, x, view_all, per_round, steps)
+    return record.columns()
+
+
+class _Record:
+    """Per-round metrics of B seeds, as :func:`fedbound.algorithms.run.run` records them."""
+
+    def __init__(self, B: int, rounds: int, task):
+        self.B, self.task = B, task
+        self.f_star = None if task.f_star is None else float(task.f_star)
+        self.metrics = np.empty((rounds + 1, 4, B))
+        self.K = np.zeros(rounds + 1, dtype=np.int64)
+        self.comm = np.zeros((rounds + 1, B, len(COUNTERS)))
+
+    def add(self, t: int, x, view_all, per_round, steps: int) -> None:
+        B, task = self.B, self.task
+        n = task.n
+        X = torch.repeat_interleave(x, n, dim=0)
+        # f = p . f_i(x) per seed as the single run computes it (a dot product: a matrix-vector
+        # product sums in another order and would differ in the last bits)
+        losses = torch.stack([task.weights @ row for row in view_all.local_losses(X).reshape(B, n)])
+        grads = torch.matmul(task.weights, view_all.grad(X).reshape(B, n, task.d))
+        gap = losses - self.f_star if self.f_star is not None else torch.full((B,), float("nan"))
+        dist2 = (torch.sum((x - task.x_star) ** 2, dim=1) if task.x_star is not None
+                 else torch.full((B,), float("nan")))
+        grad2 = torch.sum(grads ** 2, dim=1)
+        self.metrics[t] = torch.stack([losses, gap.to(losses.dtype), dist2.to(losses.dtype),
+                                       grad2]).numpy()
+        if not np.all(np.isfinite(self.metrics[t, [0, 3]])):
+            raise BatchDiverged(f"a seed diverged at round {t}")
+        self.K[t] = steps
+        self.comm[t] = (self.comm[t - 1] + per_round) if t else per_round
+
+    def columns(self) -> list[dict[str, np.ndarray]]:
+        out = []
+        for b in range(self.B):
+            cols = {m: self.metrics[:, i, b].copy()
+                    for i, m in enumerate(("loss", "loss_gap", "dist2", "grad_norm2"))}
+            cols["K"] = self.K.copy()
+            cols.update({c: self.comm[:, b, j].copy() for j, c in enumerate(COUNTERS)})
+            cols["energy"] = cols["energy_ds"] + cols["energy_d2d"]   # as CommCounts.as_dict sums it
+            out.append(cols)
+        return out
+
+
+__all__ = ["batchable", "seeds_per_batch", "run_seeds", "BatchDiverged", "MAX_SEEDS", "BATCH_BYTES"]

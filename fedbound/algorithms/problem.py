@@ -1,0 +1,62 @@
+"""A run's problem from options: the task of a task preset (:mod:`fedbound.tasks.registry`), the
+network of each algorithm (:mod:`fedbound.network.build`, with the algorithm's registry default) and
+the algorithms by name (:mod:`fedbound.algorithms.registry`). ``fedbound run``, ``fedbound verify``
+and the sweeps build their runs here, so that the same options give the same run everywhere.
+
+    >>> from fedbound.algorithms.problem import Problem
+    >>> problem = Problem("quadratic", {"n": 6, "d": 3, "float64": True})
+    >>> alg = problem.algorithm("sdgt", {"lr": 0.05, "local_steps": 2}, seed=1)
+    >>> alg.name, problem.network("sdgt").S
+    ('SD-GT', 3)
+"""
+from __future__ import annotations
+
+from fedbound.algorithms.registry import build, get
+from fedbound.network.build import NETWORK, build_network, network_file_size
+from fedbound.resources import require_run_memory
+from fedbound.tasks.registry import TASKS
+
+
+class Problem:
+    """The task (noise-free) of ``task`` with ``task_options``, the networks of ``network_options``
+    (validated now) and the algorithms on them. ``n`` is the clients when the task options do not
+    give them (default: the network file's, else the preset's)."""
+
+    def __init__(self, task: str, task_options: dict, network_options: dict | None = None,
+                 n: int | None = None):
+        spec = TASKS.get(task)
+        self.network_options = NETWORK.check(network_options or {})
+        options = spec.check(task_options)
+        if options.get("n") is None and options.get("data") is None and "n" in {o.name for o in spec.options}:
+            file = self.network_options.get("network")
+            n = n if n is not None else (network_file_size(file) if file is not None else None)
+            if n is not None:
+                options["n"] = n
+        self.task_name, self.task_options = task, options
+        self.task = spec.build(**options)
+        self._networks: dict = {}
+
+    def network(self, name: str):
+        """The network of algorithm ``name``: None for an algorithm without one, else the one the
+        options give, or the algorithm's default subnets."""
+        algo = get(name)
+        if algo.network == "none":
+            return None
+        if algo.default_subnets not in self._networks:
+            self._networks[algo.default_subnets] = build_network(
+                self.task.n, seed=self.task_options.get("seed", 0),
+                default_subnets=algo.default_subnets, **self.network_options)
+        return self._networks[algo.default_subnets]
+
+    def algorithm(self, name: str, options: dict, *, seed: int = 0, sigma: float = 0.0,
+                  rounds: int | None = None):
+        """The algorithm ``name`` with ``options`` (by option name) on the task with gradient noise
+        of std ``sigma`` (an algorithm without a network ignores the network options); ``rounds``
+        given: refused up front if the run's memory exceeds the budget."""
+        if rounds is not None:
+            require_run_memory(f"run {name}", rounds, self.task.n, self.task.d)
+        task = self.task.with_noise(sigma) if sigma > 0 else self.task
+        return build(name, task, self.network(name), seed=seed, **options)
+
+
+__all__ = ["Problem"]

@@ -1,0 +1,280 @@
+"""The one registration mechanism: everything a user picks by name is an entry of a typed
+:class:`Registry`, registered where it is defined.
+
+A registry holds the entries of one kind (algorithms, results, papers, PEP methods, tasks,
+participation schemes, client and server optimizers); each layer that defines a kind creates its
+registry with the entry type and the packages that hold the built-in entries::
+
+    ALGORITHMS = Registry("algorithm", AlgorithmSpec, packages=("fedbound.algorithms",))
+    FEDAVG = ALGORITHMS.register(AlgorithmSpec("fedavg", FedAvg, ..., options=(LR, ...)))
+
+The first look-up (``get``, ``names``, ``entries``) imports every module of those packages, so a
+module that registers an entry is found by being there: adding an algorithm or a theorem is one
+module, no central list. Plugins register the same way into the same registries (issue 21).
+
+An entry (:class:`Entry`) has a ``name``, a one-line ``summary`` and its :class:`Option` s. An
+option is declared once with its validation (``check``, from :mod:`fedbound.validate`), its text
+parser for the command line (``parse``), its default, and small valid ``examples`` that the
+generated tests and the fuzz suite use. One name per option: the Python keyword, the sweep SPEC
+key and the JSON field are ``name``; the command-line flag is ``--name`` with dashes. Deprecated
+spellings (``aliases``) still work and warn once (:func:`fedbound.deprecation.deprecated`).
+"""
+from __future__ import annotations
+
+import importlib
+import math
+import pkgutil
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable, Generic, Iterator, TypeVar
+
+from fedbound import validate
+from fedbound.deprecation import deprecated
+from fedbound.errors import ValidationError, require
+
+
+@dataclass(frozen=True)
+class Option:
+    """One named option of an entry (module doc). ``check(label, value) -> value`` validates and
+    canonicalizes (``label`` is the name or the flag, for the message); ``parse(text)`` reads the
+    command line; ``default`` None means no value (the entry's own default applies); ``keyword``
+    is the constructor's parameter when it differs from ``name``; ``aliases`` are deprecated
+    names (their flags are derived the same way; ``alias_flags`` adds old flags that were not
+    derived from a name)."""
+
+    name: str
+    help: str
+    check: Callable[[str, Any], Any]
+    parse: Callable[[str], Any] = str
+    default: Any = None
+    required: bool = False
+    examples: tuple = ()
+    keyword: str = ""
+    aliases: tuple[str, ...] = ()
+    alias_flags: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if not self.keyword:
+            object.__setattr__(self, "keyword", self.name)
+        for value in self.examples:
+            self.check(self.name, value)   # an example that fails its own check is a bug here
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag: ``--`` + the name with dashes (``local_steps`` -> ``--local-steps``)."""
+        return flag_of(self.name)
+
+    @property
+    def old_flags(self) -> tuple[str, ...]:
+        """Deprecated flags: those of the aliases and the explicit ``alias_flags``."""
+        return tuple(dict.fromkeys([*(flag_of(a) for a in self.aliases), *self.alias_flags]))
+
+
+def flag_of(name: str) -> str:
+    """``--`` + ``name`` with underscores as dashes."""
+    return "--" + name.replace("_", "-")
+
+
+# ---- option constructors: the common kinds of values ---------------------------------------------
+def number_option(name: str, help: str, *, low: float = -math.inf, high: float = math.inf,
+                  low_open: bool = False, high_open: bool = False, **fields) -> Option:
+    """A real number in an interval (:func:`fedbound.validate.number`)."""
+    def check(label, value):
+        return validate.number(label, value, low=low, high=high, low_open=low_open,
+                               high_open=high_open)
+    return Option(name, help, check, float, **fields)
+
+
+def integer_option(name: str, help: str, *, low: int | None = None, high: int | None = None,
+                   **fields) -> Option:
+    """An integer in a range (:func:`fedbound.validate.integer`)."""
+    def check(label, value):
+        return validate.integer(label, value, low=low, high=high)
+    return Option(name, help, check, int, **fields)
+
+
+def choice_option(name: str, help: str, choices, **fields) -> Option:
+    """One of ``choices`` (a sequence of names, or a callable giving them, e.g. a registry's
+    ``names``), with a did-you-mean (:func:`fedbound.validate.one_of`)."""
+    def check(label, value):
+        return validate.one_of(label, value, choices() if callable(choices) else choices)
+    return Option(name, help, check, str, **fields)
+
+
+# ---- entries ------------------------------------------------------------------------------------
+class Entry:
+    """What a registry holds: an object with a ``name``, a one-line ``summary`` and ``options``
+    (module doc). Entry types are frozen dataclasses deriving from this class (their own field
+    order); it checks the names at construction and validates options by name."""
+
+    name: str
+    summary: str
+    options: tuple[Option, ...] = ()
+
+    def __post_init__(self):
+        require(isinstance(self.name, str) and self.name.strip() == self.name and self.name != "",
+                f"an entry's name must be a non-empty string without surrounding spaces, "
+                f"got {self.name!r}")
+        seen: dict[str, str] = {}
+        for o in self.options:
+            if not isinstance(o, Option):
+                raise ValidationError(f"{self.name}: options must be fedbound.registry.Option "
+                                      f"objects, got {type(o).__name__}")
+            for spelling in (o.name, *o.aliases):
+                require(spelling not in seen, f"{self.name}: option name {spelling!r} declared "
+                                              f"twice ({seen.get(spelling)} and {o.name})")
+                seen[spelling] = o.name
+
+    def option(self, name: str) -> Option:
+        """The option ``name`` (or one of its deprecated aliases)."""
+        for o in self.options:
+            if name == o.name or name in o.aliases:
+                return o
+        raise validate_unknown(f"option of {self.name}", name, [o.name for o in self.options])
+
+    def check(self, options: dict, *, flags: bool = False) -> dict:
+        """``options`` validated: deprecated names renamed (with a warning), unknown names refused
+        with a did-you-mean, required ones named when missing, registered defaults filled in;
+        values in canonical form, keyed by option name. ``flags``: messages name the flags."""
+        given = {}
+        for key, value in options.items():
+            o = self.option(key)
+            if key != o.name:
+                if o.name in options:
+                    raise ValidationError(f"{self.name}: give {o.name} or its old name {key}, not both")
+                deprecated(f"the option {key}", o.name)
+            given[o.name] = value
+        out = {}
+        for o in self.options:
+            label = o.flag if flags else o.name
+            value = given.get(o.name)
+            if value is None:
+                require(not o.required, f"{self.name} needs {label}")
+                if o.default is None:
+                    continue
+                value = o.default
+            out[o.name] = o.check(label, value)
+        return out
+
+    def keywords(self, checked: dict) -> dict:
+        """Checked options as the constructor's keyword arguments (``Option.keyword``)."""
+        by_name = {o.name: o for o in self.options}
+        return {by_name[k].keyword: v for k, v in checked.items()}
+
+
+@dataclass(frozen=True)
+class OptionSet(Entry):
+    """A named set of options that is not itself picked by name (a run's network options, a
+    command's): validated like an entry's."""
+
+    name: str
+    summary: str
+    options: tuple[Option, ...] = ()
+
+
+def validate_unknown(what: str, name, known) -> Exception:
+    """The UnknownNameError for ``name`` among ``known`` (with a did-you-mean)."""
+    try:
+        validate.one_of(what, name, list(known))
+    except Exception as exc:   # noqa: BLE001 - one_of raises the error we hand back
+        return exc
+    return ValidationError(f"{what} {name!r} is not known")   # pragma: no cover
+
+
+# ---- registries -----------------------------------------------------------------------------------
+E = TypeVar("E")
+
+#: every registry by kind, in the order they were created
+REGISTRIES: dict[str, "Registry"] = {}
+
+
+class Registry(Generic[E]):
+    """The entries of one ``kind`` (module doc): ``entry_type`` is what ``register`` accepts,
+    ``packages`` hold the built-in entries (imported on the first look-up), ``key`` is the
+    attribute that names an entry (``name``; results use ``id``)."""
+
+    def __init__(self, kind: str, entry_type: type, *, packages: tuple[str, ...] = (),
+                 key: str = "name"):
+        require(kind not in REGISTRIES, f"a registry of {kind}s exists already")
+        self.kind, self.entry_type, self.packages, self.key = kind, entry_type, tuple(packages), key
+        self._entries: dict[str, E] = {}
+        self._origins: dict[str, str] = {}
+        self._order: tuple[str, ...] | None = None
+        self._loaded = False
+        REGISTRIES[kind] = self
+
+    def register(self, entry: E) -> E:
+        """Add ``entry``; another entry of the same name is an error naming both."""
+        if not isinstance(entry, self.entry_type):
+            raise ValidationError(f"a {self.kind} must be a {self.entry_type.__name__}, got "
+                                  f"{type(entry).__name__}")
+        name = getattr(entry, self.key)
+        origin = sys._getframe(1).f_globals.get("__name__", "?")
+        old = self._entries.get(name)
+        if old is not None and old is not entry:
+            raise ValidationError(f"{self.kind} {name!r} is already registered (by "
+                                  f"{self._origins[name]}); {origin} registers it again")
+        self._entries[name] = entry
+        self._origins[name] = origin
+        self._order = None
+        return entry
+
+    def origin(self, name: str) -> str:
+        """The module that registered ``name``."""
+        self.get(name)
+        return self._origins[name]
+
+    def load(self) -> None:
+        """Import the modules of ``packages`` once (each registers its entries)."""
+        if self._loaded:
+            return
+        self._loaded = True
+        for package in self.packages:
+            for module in modules_of(package):
+                importlib.import_module(module)
+
+    def get(self, name: str) -> E:
+        """The entry ``name`` (UnknownNameError with a did-you-mean)."""
+        self.load()
+        if isinstance(name, str) and name in self._entries:
+            return self._entries[name]
+        raise validate_unknown(self.kind, name, self._entries)
+
+    def names(self) -> tuple[str, ...]:
+        """The names in a fixed order whatever was imported first: fedbound's own entries, then
+        the plugins', each by the module that registered them, then in registration order."""
+        self.load()
+        if self._order is None:
+            seq = {name: i for i, name in enumerate(self._entries)}
+            self._order = tuple(sorted(self._entries, key=lambda nm: (
+                not self._origins[nm].startswith("fedbound."), self._origins[nm], seq[nm])))
+        return self._order
+
+    def entries(self) -> tuple[E, ...]:
+        return tuple(self._entries[name] for name in self.names())
+
+    def __contains__(self, name) -> bool:
+        self.load()
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[E]:
+        return iter(self.entries())
+
+    def __len__(self) -> int:
+        return len(self.names())
+
+    def __repr__(self) -> str:
+        return f"Registry({self.kind!r}, {len(self._entries)} entries)"
+
+
+def modules_of(package: str) -> list[str]:
+    """Every module of ``package`` and its subpackages, in name order (the package first)."""
+    pkg = importlib.import_module(package)
+    out = [package]
+    for info in pkgutil.walk_packages(pkg.__path__, prefix=package + "."):
+        out.append(info.name)
+    return sorted(dict.fromkeys(out), key=lambda m: (m != package, m))
+
+
+__all__ = ["Option", "Entry", "OptionSet", "Registry", "REGISTRIES", "flag_of", "number_option",
+           "integer_option", "choice_option", "modules_of"]
