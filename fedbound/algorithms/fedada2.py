@@ -267,19 +267,20 @@ class JointZero(JointlyAdaptive):
 
 # ---- DJA: the server state sent to the clients ---------------------------------------------------
 def _second_moment(server_state, client_state):
-    """client v_0 <- server v~_{t-1} (AdaGrad or Adam client; the last state entry is v)."""
-    v = client_state[-1]
-    return client_state[:-1] + (server_state[2].expand_as(v).clone(),)
+    """client v_0 <- server v~_{t-1} (AdaGrad or Adam client)."""
+    v = client_state.second_moment
+    return client_state._replace(second_moment=server_state.second_moment.expand_as(v).clone())
 
 
 def _moments(server_state, client_state):
     """Adam client: m_0 <- server m~_{t-1}, v_0 <- server v~_{t-1}."""
-    k, m, v = client_state
-    return (k, server_state[1].expand_as(m).clone(), server_state[2].expand_as(v).clone())
+    m, v = client_state.first_moment, client_state.second_moment
+    return client_state._replace(first_moment=server_state.first_moment.expand_as(m).clone(),
+                                 second_moment=server_state.second_moment.expand_as(v).clone())
 
 
-#: named DJA mappings: name -> (function(server state (t, m, v), fresh client state) -> client
-#: state, d-vectors sent down)
+#: named DJA mappings: name -> (function(server state (server.MomentsState), fresh client state
+#: (client.AdagradState or client.AdamState)) -> client state, d-vectors sent down)
 DJA_MAPPINGS = {"second_moment": (_second_moment, 1), "moments": (_moments, 2)}
 
 
@@ -295,10 +296,11 @@ class DJA(JointlyAdaptive):
     "second_moment" (client v_0 <- v~_{t-1}; one d-vector sent: 3d floats per client, 1.5x FedAvg),
     "moments" (Adam client: m_0 <- m~_{t-1}, v_0 <- v~_{t-1}; 4d), or a callable
     ``(server_state, client_state) -> client_state`` with ``sent_vectors`` d-vectors sent. The
-    server's state is that of :func:`make_server`: (t, m~, v~) of the pseudo-gradient
-    g = -Delta (same v~; m~ has the sign of a gradient, like the client's m). Note the scales: v~
-    accumulates squared model differences, the client's v squared gradients; the mapping is where a
-    user rescales."""
+    server's state is that of :func:`make_server`, a server.MomentsState (count t, first_moment m~,
+    second_moment v~) of the pseudo-gradient g = -Delta (same v~; m~ has the sign of a gradient,
+    like the client's m); the client's is a client.AdagradState or client.AdamState. Note the
+    scales: v~ accumulates squared model differences, the client's v squared gradients; the mapping
+    is where a user rescales."""
 
     name = "DJA"
 
@@ -497,5 +499,6 @@ def specs():
 
 
 __all__ = ["SERVER_OPTIMIZERS", "CLIENT_OPTIMIZERS", "make_server", "make_client", "DP",
-           "ClippedMean", "noise_seed", "gaussian_noise", "JointlyAdaptive", "FedAda2", "JointZero", "DJA",
-           "DJA_MAPPINGS", "with_init", "Strategy", "per_client", "StrategyWeights", "Blended"]
+           "ClippedMean", "noise_seed", "gaussian_noise", "JointlyAdaptive", "FedAda2",
+           "JointZero", "DJA", "DJA_MAPPINGS", "with_init", "Strategy", "per_client",
+           "StrategyWeights", "Blended"]

@@ -102,10 +102,10 @@ class PGA(DSGD):
 
 @dataclass(frozen=True)
 class DAdamState(DSGDState):
-    """X (n, d): the clients' models; moments: the AMSGrad state (t, m, v, vhat), each (n, d)
-    but the 0-d iteration counter t."""
+    """X (n, d): the clients' models; moments: the AMSGrad state (count t, first_moment m,
+    second_moment v, max_second_moment vhat), each (n, d) but the 0-d iteration counter t."""
 
-    moments: tuple
+    moments: server.AMSGradState
 
 
 class DAdam(DSGD):
