@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Callable, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 import torch
@@ -140,24 +140,32 @@ def noise_seed(seed: int) -> int:
     return (integer("seed", seed, low=0) * 6364136223846793005 + 1442695040888963407) % 2 ** 63
 
 
+class NoisyState(NamedTuple):
+    """State of :func:`gaussian_noise`: ``generator`` = the noise generator's state (a torch
+    ByteTensor), ``inner`` = the wrapped server transform's state."""
+
+    generator: torch.Tensor
+    inner: Any
+
+
 def gaussian_noise(transform: Transform, std: float, seed: int) -> Transform:
     """The server transform fed g + N(0, std^2 I): the noise of the Gaussian mechanism on the
     aggregate (-Delta and Delta get the same symmetric noise), drawn from a generator seeded with
-    ``seed``. The generator state travels in the transform's state (first entry), so the update
-    stays pure."""
+    ``seed``. The generator state travels in the transform's state (:class:`NoisyState`), so the
+    update stays pure."""
     std = number("noise std", std, low=0.0)
     seed = integer("seed", seed, low=0)
 
     def init(params):
         gen = torch.Generator().manual_seed(seed)
-        return (gen.get_state(), transform.init(params))
+        return NoisyState(gen.get_state(), transform.init(params))
 
     def update(grads, state, params):
         gen = torch.Generator()
-        gen.set_state(state[0])
+        gen.set_state(state.generator)
         noise = torch.randn(grads.shape, generator=gen, dtype=grads.dtype)
-        updates, inner = transform.update(grads + std * noise, state[1], params)
-        return updates, (gen.get_state(), inner)
+        updates, inner = transform.update(grads + std * noise, state.inner, params)
+        return updates, NoisyState(gen.get_state(), inner)
 
     return Transform(init, update, transform.state_floats, None)
 
@@ -339,7 +347,7 @@ class DJA(JointlyAdaptive):
 
     def server_state(self, state):
         """The state of the server optimizer (without the DP noise generator)."""
-        return state.server[1] if self.dp is not None else state.server
+        return state.server.inner if self.dp is not None else state.server
 
 
 # ---- blended optimization (Alg. 5) ---------------------------------------------------------------
@@ -499,6 +507,6 @@ def specs():
 
 
 __all__ = ["SERVER_OPTIMIZERS", "CLIENT_OPTIMIZERS", "make_server", "make_client", "DP",
-           "ClippedMean", "noise_seed", "gaussian_noise", "JointlyAdaptive", "FedAda2",
+           "ClippedMean", "noise_seed", "NoisyState", "gaussian_noise", "JointlyAdaptive", "FedAda2",
            "JointZero", "DJA", "DJA_MAPPINGS", "with_init", "Strategy", "per_client",
            "StrategyWeights", "Blended"]
