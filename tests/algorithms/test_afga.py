@@ -133,7 +133,8 @@ def test_server_equals_optax_amsgrad():
         oupd, ostate = opt.update(jax.numpy.asarray(-delta), ostate, ox)
         ox = optax.apply_updates(ox, oupd)
         np.testing.assert_allclose(x.numpy(), np.asarray(ox), rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(state[3].numpy(), np.asarray(ostate[0].nu_max), rtol=1e-12)
+    np.testing.assert_allclose(state.max_second_moment.numpy(), np.asarray(ostate[0].nu_max),
+                               rtol=1e-12)
     # the other placement (optax's default eps outside the root) is a different optimizer
     outside = optax.amsgrad(eta, b1=b1, b2=b2, eps=eps, bias_correction_mu=False, bias_correction_nu=False)
     ostate, ox = outside.init(jax.numpy.zeros(7)), jax.numpy.zeros(7)

@@ -42,9 +42,10 @@ from fedbound.validate import number
 
 @dataclass(frozen=True)
 class DAdamState(DecentralizedState):
-    """X (n, d): the clients' models; moments: every client's AMSGrad state (rows = clients)."""
+    """X (n, d): the clients' models; moments: every client's AMSGrad state (count t, first_moment
+    m, second_moment v, max_second_moment vhat), each (n, d) but the 0-d iteration counter t."""
 
-    moments: tuple
+    moments: server.AMSGradState
 
 
 class DAdam(Decentralized):

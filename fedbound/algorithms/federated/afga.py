@@ -128,8 +128,10 @@ def round_statistics(x: torch.Tensor, X: torch.Tensor, group: torch.Tensor, delt
 
 
 def _second_moment(kind: str, state) -> torch.Tensor | None:
-    """vhat (AMSGrad state (t, m, v, vhat)) or v (Adam state (t, m, v)); None for SGD."""
-    return state[3] if kind == "amsgrad" else state[2] if kind == "adam" else None
+    """vhat (AMSGrad's max_second_moment) or v (Adam's second_moment); None for SGD."""
+    if kind == "amsgrad":
+        return state.max_second_moment
+    return state.second_moment if kind == "adam" else None
 
 
 def _gossip_network(task, network) -> StackedNetwork:

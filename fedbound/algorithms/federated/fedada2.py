@@ -47,7 +47,7 @@ alone, Table 2 [L1627-L1633]). Client memory per participant is the client trans
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 import torch
@@ -143,24 +143,32 @@ def noise_seed(seed: int) -> int:
     return (integer("seed", seed, low=0) * 6364136223846793005 + 1442695040888963407) % 2 ** 63
 
 
+class NoisyState(NamedTuple):
+    """State of :func:`gaussian_noise`: ``generator`` = the noise generator's state (a torch
+    ByteTensor), ``inner`` = the wrapped server transform's state."""
+
+    generator: torch.Tensor
+    inner: Any
+
+
 def gaussian_noise(transform: Transform, std: float, seed: int) -> Transform:
     """The server transform fed g + N(0, std^2 I): the noise of the Gaussian mechanism on the
     aggregate (-Delta and Delta get the same symmetric noise), drawn from a generator seeded with
-    ``seed``. The generator state travels in the transform's state (first entry), so the update
-    stays pure."""
+    ``seed``. The generator state travels in the transform's state (:class:`NoisyState`), so the
+    update stays pure."""
     std = number("noise std", std, low=0.0)
     seed = integer("seed", seed, low=0)
 
     def init(params):
         gen = torch.Generator().manual_seed(seed)
-        return (gen.get_state(), transform.init(params))
+        return NoisyState(gen.get_state(), transform.init(params))
 
     def update(grads, state, params):
         gen = torch.Generator()
-        gen.set_state(state[0])
+        gen.set_state(state.generator)
         noise = torch.randn(grads.shape, generator=gen, dtype=grads.dtype)
-        updates, inner = transform.update(grads + std * noise, state[1], params)
-        return updates, (gen.get_state(), inner)
+        updates, inner = transform.update(grads + std * noise, state.inner, params)
+        return updates, NoisyState(gen.get_state(), inner)
 
     return Transform(init, update, transform.state_floats, None)
 
@@ -270,19 +278,20 @@ class JointZero(JointlyAdaptive):
 
 # ---- DJA: the server state sent to the clients ---------------------------------------------------
 def _second_moment(server_state, client_state):
-    """client v_0 <- server v~_{t-1} (AdaGrad or Adam client; the last state entry is v)."""
-    v = client_state[-1]
-    return client_state[:-1] + (server_state[2].expand_as(v).clone(),)
+    """client v_0 <- server v~_{t-1} (AdaGrad or Adam client)."""
+    v = client_state.second_moment
+    return client_state._replace(second_moment=server_state.second_moment.expand_as(v).clone())
 
 
 def _moments(server_state, client_state):
     """Adam client: m_0 <- server m~_{t-1}, v_0 <- server v~_{t-1}."""
-    k, m, v = client_state
-    return (k, server_state[1].expand_as(m).clone(), server_state[2].expand_as(v).clone())
+    m, v = client_state.first_moment, client_state.second_moment
+    return client_state._replace(first_moment=server_state.first_moment.expand_as(m).clone(),
+                                 second_moment=server_state.second_moment.expand_as(v).clone())
 
 
-#: named DJA mappings: name -> (function(server state (t, m, v), fresh client state) -> client
-#: state, d-vectors sent down)
+#: named DJA mappings: name -> (function(server state (server.MomentsState), fresh client state
+#: (client.AdagradState or client.AdamState)) -> client state, d-vectors sent down)
 DJA_MAPPINGS = {"second_moment": (_second_moment, 1), "moments": (_moments, 2)}
 
 
@@ -298,10 +307,11 @@ class DJA(JointlyAdaptive):
     "second_moment" (client v_0 <- v~_{t-1}; one d-vector sent: 3d floats per client, 1.5x FedAvg),
     "moments" (Adam client: m_0 <- m~_{t-1}, v_0 <- v~_{t-1}; 4d), or a callable
     ``(server_state, client_state) -> client_state`` with ``sent_vectors`` d-vectors sent. The
-    server's state is that of :func:`make_server`: (t, m~, v~) of the pseudo-gradient
-    g = -Delta (same v~; m~ has the sign of a gradient, like the client's m). Note the scales: v~
-    accumulates squared model differences, the client's v squared gradients; the mapping is where a
-    user rescales."""
+    server's state is that of :func:`make_server`, a server.MomentsState (count t, first_moment m~,
+    second_moment v~) of the pseudo-gradient g = -Delta (same v~; m~ has the sign of a gradient,
+    like the client's m); the client's is a client.AdagradState or client.AdamState. Note the
+    scales: v~ accumulates squared model differences, the client's v squared gradients; the mapping
+    is where a user rescales."""
 
     name = "DJA"
 
@@ -338,7 +348,7 @@ class DJA(JointlyAdaptive):
 
     def server_state(self, state):
         """The state of the server optimizer (without the DP noise generator)."""
-        return state.server[1] if self.dp is not None else state.server
+        return state.server.inner if self.dp is not None else state.server
 
 
 # ---- blended optimization (Alg. 5) ---------------------------------------------------------------
@@ -483,5 +493,6 @@ register(AlgorithmSpec("dja", DJA, "Direct joint adaptivity: server second momen
 
 
 __all__ = ["SERVER_OPTIMIZERS", "CLIENT_OPTIMIZERS", "make_server", "make_client", "DP",
-           "ClippedMean", "noise_seed", "gaussian_noise", "JointlyAdaptive", "FedAda2", "JointZero", "DJA",
-           "DJA_MAPPINGS", "with_init", "Strategy", "per_client", "StrategyWeights", "Blended"]
+           "ClippedMean", "noise_seed", "NoisyState", "gaussian_noise", "JointlyAdaptive", "FedAda2",
+           "JointZero", "DJA", "DJA_MAPPINGS", "with_init", "Strategy", "per_client",
+           "StrategyWeights", "Blended"]

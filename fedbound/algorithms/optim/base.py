@@ -6,9 +6,11 @@ A :class:`Transform` is a pair of pure functions
     updates, state = t.update(grads, state, params) # new params = params + updates
 
 ``updates`` is the additive change (SGD: ``-lr * grads``), never an in-place edit: inputs are not
-modified, so stepping the same state twice gives the same result. A state is a tuple of tensors
-(nested tuples allowed); for client transforms every tensor has the clients as its leading axis, so
-that :func:`masked` can freeze the rows of clients that are done with their local steps.
+modified, so stepping the same state twice gives the same result. A state is a NamedTuple with named
+fields, defined next to its transform (optax's states; ``()`` for a stateless transform), whose
+leaves are tensors (nested tuples and None fields allowed); for client transforms every tensor has
+the clients as its leading axis, so that :func:`masked` can freeze the rows of clients that are
+done with their local steps.
 
 ``chain(a, b, ...)`` feeds each transform's updates to the next as its "gradients" (optax.chain).
 """
@@ -23,7 +25,7 @@ from fedbound.errors import ValidationError
 if TYPE_CHECKING:
     import numpy
 
-State = Any  # a tensor, or a (nested) tuple of tensors
+State = Any  # a NamedTuple (or tuple) of tensors, nested tuples and None
 
 
 class Transform(NamedTuple):
@@ -48,7 +50,8 @@ class Transform(NamedTuple):
 
 
 def tree_map(fn: Callable, *trees: State) -> State:
-    """``fn`` applied leaf-wise to tensors of (nested) tuples of the same structure."""
+    """``fn`` applied leaf-wise to tensors of (nested) tuples of the same structure (NamedTuples
+    rebuilt as their own type, None leaves kept)."""
     first = trees[0]
     if isinstance(first, tuple):
         mapped = [tree_map(fn, *parts) for parts in zip(*trees)]

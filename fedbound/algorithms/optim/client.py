@@ -2,11 +2,11 @@
 
 Conventions shared by every transform of this module:
 
-* ``params`` and ``grads`` have shape ``(rows, d)``: one row per participating client. Every state
-  tensor has ``rows`` as its leading axis, the per-client step counter ``k`` (int64, shape
-  ``(rows,)``, the number of local steps taken) included, so that
-  :func:`~fedbound.algorithms.optim.base.masked` can freeze the clients that are done and clients may
-  be at different local steps.
+* ``params`` and ``grads`` have shape ``(rows, d)``: one row per participating client. A state is a
+  NamedTuple defined next to its transform (stateless transforms: ``()``); every state tensor has
+  ``rows`` as its leading axis, the per-client step counter ``count`` = k (int64, shape ``(rows,)``,
+  the number of local steps taken) included, so that :func:`~fedbound.algorithms.optim.base.masked`
+  can freeze the clients that are done and clients may be at different local steps.
 * ``init(params)`` is called at the start of every round (stateless clients: FedNova L130 of
   001_530825e753327090.txt, FedAda2 Alg. 1 "local_statistics <- 0", L108-120 of
   004_a1d7c636af01c22e.txt), so ``prox`` keeps the round's starting point in its state and momentum
@@ -24,13 +24,13 @@ Conventions shared by every transform of this module:
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 import torch
 
 from fedbound.algorithms.base import MAX_LOCAL_STEPS
-from fedbound.algorithms.optim.base import Transform
+from fedbound.algorithms.optim.base import Transform, tree_map
 from fedbound.errors import InputTypeError, ValidationError
 from fedbound.theory.fednova.accumulation import accumulation_vector
 from fedbound.validate import boolean, integer, number, one_of
@@ -65,13 +65,28 @@ def _refresh(k: torch.Tensor, delay: int) -> torch.Tensor:
     return k % delay == 0
 
 
-def _bias_corrected(m: torch.Tensor, v: torch.Tensor, k: torch.Tensor, delay: int, b1: float,
-                    b2: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """ADMU's bias correction after k steps (per row): m / (1 - b1^k) and v / (1 - b2^ceil(k/z)),
-    the second moment having been refreshed ceil(k/z) times (FedAda2 Alg. 9, L1490-1512)."""
-    updates_done = torch.div(k + delay - 1, delay, rounding_mode="floor")   # ceil(k/z)
-    return (m / _rows(1.0 - torch.pow(b1, k.to(m.dtype)), m),
-            v / _rows(1.0 - torch.pow(b2, updates_done.to(v.dtype)), v))
+def _where_rows(mask: torch.Tensor, new: torch.Tensor, old: torch.Tensor) -> torch.Tensor:
+    """``new`` on the rows where ``mask`` (rows,) is True, ``old`` on the others."""
+    return torch.where(_rows(mask, new), new, old)
+
+
+def _adam_updates(m: torch.Tensor, v: torch.Tensor, k: torch.Tensor, lr: float, eps: float,
+                  b1: float, b2: float, delay: int, bias_correction: bool) -> torch.Tensor:
+    """ADMU's step -lr * m^ / (sqrt(v^) + eps) after k steps (per row), with the bias correction
+    m^ = m / (1 - b1^k), v^ = v / (1 - b2^ceil(k/z)), the second moment having been refreshed
+    ceil(k/z) times (FedAda2 Alg. 9, L1490-1512); m^ = m, v^ = v without ``bias_correction``."""
+    if bias_correction:
+        updates_done = torch.div(k + delay - 1, delay, rounding_mode="floor")   # ceil(k/z)
+        m = m / _rows(1.0 - torch.pow(b1, k.to(m.dtype)), m)
+        v = v / _rows(1.0 - torch.pow(b2, updates_done.to(v.dtype)), v)
+    return -lr * m / (torch.sqrt(v) + eps)
+
+
+class DecayState(NamedTuple):
+    """State of :func:`sgd` with a decay: ``count`` = k (rows,), the local steps taken, so the next
+    step's learning rate is lr * gamma^k."""
+
+    count: torch.Tensor
 
 
 def sgd(lr: float, decay: float | None = None) -> Transform:
@@ -89,12 +104,17 @@ def sgd(lr: float, decay: float | None = None) -> Transform:
     gamma = number("decay", decay, low=0.0, high=1.0, low_open=True)
 
     def update(grads, state, params):
-        (k,) = state
-        factor = torch.pow(gamma, k.to(grads.dtype))
-        return -lr * _rows(factor, grads) * grads, (k + 1,)
+        factor = torch.pow(gamma, state.count.to(grads.dtype))
+        return -lr * _rows(factor, grads) * grads, DecayState(state.count + 1)
 
-    return Transform(lambda params: (_counter(params),), update, lambda d: 1,
+    return Transform(lambda params: DecayState(_counter(params)), update, lambda d: 1,
                      lambda tau: accumulation_vector("decay", tau, gamma=gamma))
+
+
+class ProxState(NamedTuple):
+    """State of :func:`prox`: ``start`` = x_0 (rows, d), the round's starting point."""
+
+    start: torch.Tensor
 
 
 def prox(lr: float, mu: float) -> Transform:
@@ -110,8 +130,7 @@ def prox(lr: float, mu: float) -> Transform:
     alpha = lr * mu
 
     def update(grads, state, params):
-        (start,) = state
-        return -lr * (grads + mu * (params - start)), state
+        return -lr * (grads + mu * (params - state.start)), state
 
     def accumulation(tau):
         if 0 < alpha <= 1:      # FedNova's range of alpha (31)
@@ -121,7 +140,14 @@ def prox(lr: float, mu: float) -> Transform:
         # lr * mu > 1, outside the paper (a_k alternates in sign): the same (1 - alpha)^(tau-1-k)
         return (1.0 - alpha) ** np.arange(_tau(tau) - 1, -1, -1, dtype=np.float64)
 
-    return Transform(lambda params: (params.clone(),), update, lambda d: d, accumulation)
+    return Transform(lambda params: ProxState(params.clone()), update, lambda d: d, accumulation)
+
+
+class MomentumState(NamedTuple):
+    """State of :func:`momentum` (and of the server's): ``velocity`` = v (rows, d; the server's
+    (d,)), the momentum buffer v_k = beta v_{k-1} + g_k (torch's momentum_buffer), v_0 = 0."""
+
+    velocity: torch.Tensor
 
 
 def momentum(lr: float, beta: float, nesterov: bool = False) -> Transform:
@@ -141,16 +167,24 @@ def momentum(lr: float, beta: float, nesterov: bool = False) -> Transform:
     nesterov = boolean("nesterov", nesterov)
 
     def update(grads, state, params):
-        (buf,) = state
-        buf = beta * buf + grads
-        direction = grads + beta * buf if nesterov else buf
-        return -lr * direction, (buf,)
+        velocity = beta * state.velocity + grads
+        direction = grads + beta * velocity if nesterov else velocity
+        return -lr * direction, MomentumState(velocity)
 
     def accumulation(tau):
         heavy_ball = accumulation_vector("momentum", tau, rho=beta)
         return 1.0 + beta * heavy_ball if nesterov else heavy_ball
 
-    return Transform(lambda params: (torch.zeros_like(params),), update, lambda d: d, accumulation)
+    return Transform(lambda params: MomentumState(torch.zeros_like(params)), update, lambda d: d,
+                     accumulation)
+
+
+class AdagradState(NamedTuple):
+    """State of :func:`adagrad`: ``count`` = k (rows,), the local steps taken; ``second_moment`` =
+    v_k (rows, d), the accumulated squared gradients v_0 + sum_{r=1}^{ceil(k/z)} g_{(r-1)z+1}^2."""
+
+    count: torch.Tensor
+    second_moment: torch.Tensor
 
 
 def adagrad(lr: float, eps: float, initial_accumulator: float = 0.0, delay: int = 1) -> Transform:
@@ -169,14 +203,23 @@ def adagrad(lr: float, eps: float, initial_accumulator: float = 0.0, delay: int 
     delay = _delay(delay)
 
     def init(params):
-        return _counter(params), torch.full_like(params, v0)
+        return AdagradState(_counter(params), torch.full_like(params, v0))
 
     def update(grads, state, params):
-        k, v = state
-        v = torch.where(_rows(_refresh(k, delay), grads), v + grads * grads, v)
-        return -lr * grads / (torch.sqrt(v) + eps), (k + 1, v)
+        v = state.second_moment
+        v = _where_rows(_refresh(state.count, delay), v + grads * grads, v)
+        return -lr * grads / (torch.sqrt(v) + eps), AdagradState(state.count + 1, v)
 
     return Transform(init, update, lambda d: d + 1, None)
+
+
+class AdamState(NamedTuple):
+    """State of :func:`adam`: ``count`` = k (rows,), the local steps taken; ``first_moment`` = m_k
+    and ``second_moment`` = v_k (rows, d), the moving averages before bias correction."""
+
+    count: torch.Tensor
+    first_moment: torch.Tensor
+    second_moment: torch.Tensor
 
 
 def adam(lr: float, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
@@ -202,15 +245,14 @@ def adam(lr: float, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
     delay = _delay(delay)
 
     def init(params):
-        return _counter(params), torch.zeros_like(params), torch.zeros_like(params)
+        return AdamState(_counter(params), torch.zeros_like(params), torch.zeros_like(params))
 
     def update(grads, state, params):
-        k, m, v = state
-        m = b1 * m + (1.0 - b1) * grads
-        v = torch.where(_rows(_refresh(k, delay), grads), b2 * v + (1.0 - b2) * grads * grads, v)
-        k = k + 1
-        m_hat, v_hat = _bias_corrected(m, v, k, delay, b1, b2) if bias_correction else (m, v)
-        return -lr * m_hat / (torch.sqrt(v_hat) + eps), (k, m, v)
+        m = b1 * state.first_moment + (1.0 - b1) * grads
+        v = state.second_moment
+        v = _where_rows(_refresh(state.count, delay), b2 * v + (1.0 - b2) * grads * grads, v)
+        k = state.count + 1
+        return _adam_updates(m, v, k, lr, eps, b1, b2, delay, bias_correction), AdamState(k, m, v)
 
     return Transform(init, update, lambda d: 2 * d + 1, None)
 
@@ -231,12 +273,15 @@ def _shapes(shapes) -> list[tuple[int, ...]]:
 
 
 def _covers(name: str, shapes):
-    """(sizes, q, check_d, zero_covers) of the row/column covers of ``shapes``: the sizes of the
-    shapes (their sum is d), q = the sum of their side lengths (SM3's accumulator floats),
-    check_d(d) refuses a parameter vector of another length, and zero_covers(params) gives the zero
-    accumulators, one (rows, side) tensor per side of each shape."""
+    """(blocks, q, check_d, zero_covers) of the row/column covers of ``shapes``: blocks(flat) splits
+    a (rows, d) tensor into one (rows, *shape) tensor per shape, q = the sum of the shapes' side
+    lengths (SM3's accumulator floats), check_d(d) refuses a parameter vector of another length, and
+    zero_covers(params) gives the zero accumulators, one (rows, side) tensor per side of each shape."""
     sizes = [math.prod(s) for s in shapes]
     total, q = sum(sizes), sum(sum(s) for s in shapes)
+
+    def blocks(flat):
+        return [b.reshape(flat.shape[0], *s) for b, s in zip(flat.split(sizes, dim=1), shapes)]
 
     def check_d(d: int) -> None:
         if d != total:
@@ -248,7 +293,18 @@ def _covers(name: str, shapes):
         rows = params.shape[0]
         return tuple(tuple(params.new_zeros(rows, n) for n in s) for s in shapes)
 
-    return sizes, q, check_d, zero_covers
+    return blocks, q, check_d, zero_covers
+
+
+class SM3State(NamedTuple):
+    """State of :func:`sm3`: ``count`` = k (rows,), the local steps taken; ``accumulators`` = the
+    cover accumulators mu_k(r), for each shape a tuple of one (rows, side) tensor per axis (the
+    cover sets along that axis); ``preconditioner`` = nu_k (rows, d), kept only by SM3-II with
+    z > 1 (where nu_k = nu_{k-1} on non-refresh steps), None otherwise."""
+
+    count: torch.Tensor
+    accumulators: tuple
+    preconditioner: torch.Tensor | None
 
 
 def sm3(lr: float, shapes, variant: str = "II", delay: int = 1, eps: float = 1e-8,
@@ -292,39 +348,30 @@ def sm3(lr: float, shapes, variant: str = "II", delay: int = 1, eps: float = 1e-
     if variant == "I" and not carry_over:
         raise ValidationError("carry_over=False is the literal SM3-II reset (Alg. 2/4, L675/L723); "
                               "SM3-I (Alg. 3) never resets its accumulators: use carry_over=True")
-    sizes, q, check_d, zero_covers = _covers("sm3", shapes)
+    blocks, q, check_d, zero_covers = _covers("sm3", shapes)
     keep_nu = variant == "II" and delay > 1
 
     def init(params):
-        mu = zero_covers(params)
-        return (_counter(params), mu) + ((torch.zeros_like(params),) if keep_nu else ())
+        return SM3State(_counter(params), zero_covers(params),
+                        torch.zeros_like(params) if keep_nu else None)
 
     def update(grads, state, params):
-        k, mu = state[0], state[1]
-        rows = grads.shape[0]
-        refresh = _refresh(k, delay)
-        new_mu, nus, offset = [], [], 0
-        for s, n, acc in zip(shapes, sizes, mu):
-            g = grads[:, offset:offset + n].reshape(rows, *s)
-            offset += n
-            if variant == "I":
-                fresh = tuple(a + m for a, m in zip(acc, _cover_max(g * g)))
-            else:
-                nu = _cover_min(acc, s) + g * g
-                nus.append(nu.reshape(rows, n))
-                fresh = _cover_max(nu)
-            kept = acc if carry_over else tuple(torch.zeros_like(a) for a in acc)
-            new_mu.append(tuple(torch.where(_rows(refresh, f), f, old)
-                                for f, old in zip(fresh, kept)))
-        new_mu = tuple(new_mu)
+        refresh = _refresh(state.count, delay)
+        parts = blocks(grads)
         if variant == "I":  # nu_k = min mu_k, with mu_k = mu_{k-1} on non-refresh steps
-            nu = torch.cat([_cover_min(acc, s).reshape(rows, -1)
-                            for s, acc in zip(shapes, new_mu)], dim=1)
+            fresh = tuple(tuple(a + m for a, m in zip(acc, _cover_max(g * g)))
+                          for g, acc in zip(parts, state.accumulators))
+            accumulators = _refreshed(refresh, fresh, state.accumulators)
+            nu = torch.cat([_cover_min(acc, g.shape[1:]).reshape(g.shape[0], -1)
+                            for g, acc in zip(parts, accumulators)], dim=1)
         else:
-            nu = torch.cat(nus, dim=1)
+            kept = (state.accumulators if carry_over
+                    else tree_map(torch.zeros_like, state.accumulators))
+            nu, accumulators = _sm3_ii(parts, state.accumulators, kept, refresh,
+                                       lambda low, g: low + g * g)
             if keep_nu:  # nu_k = nu_{k-1} on non-refresh steps
-                nu = torch.where(_rows(refresh, nu), nu, state[2])
-        new_state = (k + 1, new_mu) + ((nu,) if keep_nu else ())
+                nu = _where_rows(refresh, nu, state.preconditioner)
+        new_state = SM3State(state.count + 1, accumulators, nu if keep_nu else None)
         return -lr * grads / (torch.sqrt(nu) + eps), new_state
 
     def state_floats(d: int) -> int:
@@ -350,6 +397,37 @@ def _cover_max(t: torch.Tensor) -> tuple[torch.Tensor, ...]:
     axes = range(1, t.dim())
     return tuple(torch.amax(t, dim=tuple(o for o in axes if o != a)) if t.dim() > 2 else t
                  for a in axes)
+
+
+def _refreshed(refresh: torch.Tensor, fresh: tuple, kept: tuple) -> tuple:
+    """The accumulators: ``fresh`` on the rows that ``refresh`` (rows,), ``kept`` on the others."""
+    return tree_map(lambda f, old: _where_rows(refresh, f, old), fresh, kept)
+
+
+def _sm3_ii(parts: list, accumulators: tuple, kept: tuple, refresh: torch.Tensor,
+            estimate) -> tuple[torch.Tensor, tuple]:
+    """SM3-II's step over the covers, block by block (g (rows, *shape), its accumulators mu):
+    nu(j) = estimate(min_{r: S_r contains j} mu(r), g(j)); the new accumulators are
+    mu(r) = max_{j in S_r} nu(j) on the rows that ``refresh``, ``kept`` on the others.
+    Returns nu (rows, d) and the new accumulators."""
+    nus, fresh = [], []
+    for g, acc in zip(parts, accumulators):
+        nu = estimate(_cover_min(acc, g.shape[1:]), g)
+        nus.append(nu.reshape(g.shape[0], -1))
+        fresh.append(_cover_max(nu))
+    return torch.cat(nus, dim=1), _refreshed(refresh, tuple(fresh), kept)
+
+
+class SM3AdamState(NamedTuple):
+    """State of :func:`sm3_adam`: ``count`` = k (rows,), the local steps taken; ``first_moment`` =
+    m_k (rows, d), before bias correction; ``accumulators`` = the cover accumulators mu_k(r) (as in
+    :class:`SM3State`); ``preconditioner`` = nu_k (rows, d), before bias correction, kept only
+    with z > 1 (nu_k = nu_{k-1} on non-refresh steps), None otherwise."""
+
+    count: torch.Tensor
+    first_moment: torch.Tensor
+    accumulators: tuple
+    preconditioner: torch.Tensor | None
 
 
 def sm3_adam(lr: float, shapes, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
@@ -378,33 +456,23 @@ def sm3_adam(lr: float, shapes, b1: float = 0.9, b2: float = 0.999, eps: float =
     eps = _positive("eps", eps)
     bias_correction = boolean("bias_correction", bias_correction)
     delay = _delay(delay)
-    sizes, q, check_d, zero_covers = _covers("sm3_adam", shapes)
+    blocks, q, check_d, zero_covers = _covers("sm3_adam", shapes)
     keep_nu = delay > 1
 
     def init(params):
-        mu = zero_covers(params)
-        return (_counter(params), torch.zeros_like(params), mu) + ((torch.zeros_like(params),) if keep_nu else ())
+        return SM3AdamState(_counter(params), torch.zeros_like(params), zero_covers(params),
+                            torch.zeros_like(params) if keep_nu else None)
 
     def update(grads, state, params):
-        k, m, mu = state[0], state[1], state[2]
-        rows = grads.shape[0]
-        refresh = _refresh(k, delay)
-        m = b1 * m + (1.0 - b1) * grads
-        new_mu, nus, offset = [], [], 0
-        for s, n, acc in zip(shapes, sizes, mu):
-            g = grads[:, offset:offset + n].reshape(rows, *s)
-            offset += n
-            nu = b2 * _cover_min(acc, s) + (1.0 - b2) * g * g
-            nus.append(nu.reshape(rows, n))
-            new_mu.append(tuple(torch.where(_rows(refresh, f), f, old)
-                                for f, old in zip(_cover_max(nu), acc)))
-        nu = torch.cat(nus, dim=1)
-        if keep_nu:
-            nu = torch.where(_rows(refresh, nu), nu, state[3])
-        k = k + 1
-        m_hat, nu_hat = _bias_corrected(m, nu, k, delay, b1, b2) if bias_correction else (m, nu)
-        new_state = (k, m, tuple(new_mu)) + ((nu,) if keep_nu else ())
-        return -lr * m_hat / (torch.sqrt(nu_hat) + eps), new_state
+        refresh = _refresh(state.count, delay)
+        m = b1 * state.first_moment + (1.0 - b1) * grads
+        nu, accumulators = _sm3_ii(blocks(grads), state.accumulators, state.accumulators, refresh,
+                                   lambda low, g: b2 * low + (1.0 - b2) * g * g)
+        if keep_nu:  # nu_k = nu_{k-1} on non-refresh steps
+            nu = _where_rows(refresh, nu, state.preconditioner)
+        k = state.count + 1
+        return (_adam_updates(m, nu, k, lr, eps, b1, b2, delay, bias_correction),
+                SM3AdamState(k, m, accumulators, nu if keep_nu else None))
 
     def state_floats(d: int) -> int:
         check_d(integer("d", d, low=1))
@@ -438,4 +506,6 @@ def _tau(tau) -> int:
     return integer("tau", tau, low=1)
 
 
-__all__ = ["sgd", "prox", "momentum", "adagrad", "adam", "sm3", "sm3_adam", "drop_small_steps"]
+__all__ = ["sgd", "prox", "momentum", "adagrad", "adam", "sm3", "sm3_adam", "drop_small_steps",
+           "DecayState", "ProxState", "MomentumState", "AdagradState", "AdamState", "SM3State",
+           "SM3AdamState"]

@@ -11,15 +11,20 @@ the same update, as m(g) = -m(Delta) and v depends on g^2 only.
 Defaults are those of Flower's strategies (flwr.serverapp.strategy, 2025: FedAvgM, FedAdagrad,
 FedAdam, FedYogi; their ``tau`` is ``eps`` here) and of the FedOpt paper where Flower has none; the
 paper-faithful choices of FedAda2 and AFGA are explicit flags (``eps_inside_sqrt``,
-``bias_correction``, ``v0``, ``b1``). The adaptive transforms' states are (t, m, v) (+ vhat for
-AMSGrad), t the round counter (0-d int64).
+``bias_correction``, ``v0``, ``b1``). The adaptive transforms (adagrad, adam, yogi, amsgrad) differ
+only in their second-moment rule; the rest of the step is :func:`_adaptive`'s. Their states are
+:class:`MomentsState` (:class:`AMSGradState` for amsgrad); sgd is stateless and momentum's state is
+:class:`~fedbound.algorithms.optim.client.MomentumState`.
 """
 from __future__ import annotations
+
+from typing import Callable, NamedTuple
 
 import torch
 
 from fedbound.algorithms.optim import client
 from fedbound.algorithms.optim.base import Transform
+from fedbound.algorithms.optim.client import _beta, _positive
 from fedbound.validate import boolean, number
 
 
@@ -36,51 +41,64 @@ def momentum(lr: float = 1.0, beta: float = 0.0, nesterov: bool = False) -> Tran
     return client.momentum(lr, beta, nesterov)._replace(accumulation=None)
 
 
-def _adaptive(lr, b1, b2, eps, rule: str, amsgrad: bool, bias_correction: bool,
-              eps_inside_sqrt: bool, v0) -> Transform:
-    """The one adaptive server step:
+class MomentsState(NamedTuple):
+    """State of :func:`adagrad`, :func:`adam` and :func:`yogi`: ``count`` = t, the rounds taken
+    (0-d int64); ``first_moment`` = m_t = b1 m_{t-1} + (1 - b1) g_t (m_0 = 0) and
+    ``second_moment`` = v_t (v_0 = v0, then the transform's own rule), both before bias correction."""
+
+    count: torch.Tensor
+    first_moment: torch.Tensor
+    second_moment: torch.Tensor
+
+
+class AMSGradState(NamedTuple):
+    """State of :func:`amsgrad`: :class:`MomentsState`'s fields and ``max_second_moment`` =
+    vhat_t = max(vhat_{t-1}, v_t), vhat_0 = 0."""
+
+    count: torch.Tensor
+    first_moment: torch.Tensor
+    second_moment: torch.Tensor
+    max_second_moment: torch.Tensor
+
+
+def _adaptive(lr, b1, b2, eps, bias_correction: bool, eps_inside_sqrt: bool, v0,
+              second_moment: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+              amsgrad: bool = False) -> Transform:
+    """The adaptive server step shared by the FedOpt family, v_t = ``second_moment``(v_{t-1}, g_t^2)
+    being each optimizer's own rule:
 
         m_t = b1 m_{t-1} + (1 - b1) g_t
-        v_t = v_{t-1} + g_t^2                                     (rule "adagrad")
-              b2 v_{t-1} + (1 - b2) g_t^2                          (rule "adam")
-              v_{t-1} - (1 - b2) g_t^2 sign(v_{t-1} - g_t^2)       (rule "yogi")
+        v_t = second_moment(v_{t-1}, g_t^2)
         vhat_t = max(vhat_{t-1}, v_t) if amsgrad else v_t          (vhat_0 = 0)
         m^ = m_t / (1 - b1^t), v^ = vhat_t / (1 - b2^t)   if bias_correction else m_t, vhat_t
         x_{t+1} = x_t - lr * m^ / (sqrt(v^) + eps)   or   / sqrt(v^ + eps)   (eps_inside_sqrt)
 
-    with m_0 = 0, v_0 = v0.
+    with m_0 = 0, v_0 = v0. ``b2`` is used by the bias correction only (None where there is none).
     """
-    lr = number("lr", lr, low=0.0, low_open=True)
-    b1 = number("b1", b1, low=0.0, high=1.0, high_open=True)
-    if b2 is not None:
-        b2 = number("b2", b2, low=0.0, high=1.0, high_open=True)
-    eps = number("eps", eps, low=0.0, low_open=True)
+    lr = _positive("lr", lr)
+    b1 = _beta("b1", b1)
+    eps = _positive("eps", eps)
     bias_correction = boolean("bias_correction", bias_correction)
     eps_inside_sqrt = boolean("eps_inside_sqrt", eps_inside_sqrt)
     v0 = number("v0", v0, low=0.0)
 
     def init(params):
         t = torch.zeros((), dtype=torch.long, device=params.device)
-        moments = (torch.zeros_like(params), torch.full_like(params, v0))
-        return (t,) + moments + ((torch.zeros_like(params),) if amsgrad else ())
+        moments = (t, torch.zeros_like(params), torch.full_like(params, v0))
+        return AMSGradState(*moments, torch.zeros_like(params)) if amsgrad else MomentsState(*moments)
 
     def update(grads, state, params):
-        t, m, v = state[0] + 1, state[1], state[2]
-        g2 = grads * grads
-        m = b1 * m + (1.0 - b1) * grads
-        if rule == "adagrad":
-            v = v + g2
-        elif rule == "adam":
-            v = b2 * v + (1.0 - b2) * g2
-        else:
-            v = v - (1.0 - b2) * g2 * torch.sign(v - g2)
-        v_hat = torch.maximum(state[3], v) if amsgrad else v
+        t = state.count + 1
+        m = b1 * state.first_moment + (1.0 - b1) * grads
+        v = second_moment(state.second_moment, grads * grads)
+        v_hat = torch.maximum(state.max_second_moment, v) if amsgrad else v
         m_use, v_use = m, v_hat
         if bias_correction:
             m_use = m / (1.0 - b1 ** int(t))
             v_use = v_hat / (1.0 - b2 ** int(t))
         denom = torch.sqrt(v_use + eps) if eps_inside_sqrt else torch.sqrt(v_use) + eps
-        return -lr * m_use / denom, (t, m, v) + ((v_hat,) if amsgrad else ())
+        new_state = AMSGradState(t, m, v, v_hat) if amsgrad else MomentsState(t, m, v)
+        return -lr * m_use / denom, new_state
 
     return Transform(init, update, lambda d: (3 if amsgrad else 2) * d + 1, None)
 
@@ -97,7 +115,7 @@ def adagrad(lr: float = 0.1, eps: float = 1e-3, v0: float = 0.0, eps_inside_sqrt
     ``adagrad(lr=eta, eps=tau, v0=tau**2, b1=beta1_server)``.
     b1 = 0 and v0 = initial_accumulator_value is torch.optim.Adagrad fed with g.
     """
-    return _adaptive(lr, b1, None, eps, "adagrad", False, False, eps_inside_sqrt, v0)
+    return _adaptive(lr, b1, None, eps, False, eps_inside_sqrt, v0, lambda v, g2: v + g2)
 
 
 def adam(lr: float = 0.1, b1: float = 0.9, b2: float = 0.99, eps: float = 1e-3,
@@ -111,7 +129,9 @@ def adam(lr: float = 0.1, b1: float = 0.9, b2: float = 0.99, eps: float = 1e-3,
     torch.optim.Adam fed with g: m/(1 - b1^t) over sqrt(v/(1 - b2^t)) + eps. FedAda2's server Adam
     (C.2, L1128-1136; bias correction unspecified there, fedada2.md 2.2) takes v0 = tau^2.
     """
-    return _adaptive(lr, b1, b2, eps, "adam", False, bias_correction, eps_inside_sqrt, v0)
+    b2 = _beta("b2", b2)
+    return _adaptive(lr, b1, b2, eps, bias_correction, eps_inside_sqrt, v0,
+                     lambda v, g2: b2 * v + (1.0 - b2) * g2)
 
 
 def yogi(lr: float = 0.01, b1: float = 0.9, b2: float = 0.99, eps: float = 1e-3,
@@ -121,7 +141,9 @@ def yogi(lr: float = 0.01, b1: float = 0.9, b2: float = 0.99, eps: float = 1e-3,
     correction. Defaults are Flower's FedYogi (eta = 1e-2, beta_1 = 0.9, beta_2 = 0.99, tau = 1e-3,
     v_0 = 0); Reddi et al. require v_0 >= tau^2. optax.yogi differs: bias correction
     (``bias_correction=True`` here) and m_0 = v_0 = initial_accumulator_value = 1e-6."""
-    return _adaptive(lr, b1, b2, eps, "yogi", False, bias_correction, False, v0)
+    b2 = _beta("b2", b2)
+    return _adaptive(lr, b1, b2, eps, bias_correction, False, v0,
+                     lambda v, g2: v - (1.0 - b2) * g2 * torch.sign(v - g2))
 
 
 def amsgrad(lr: float = 0.01, b1: float = 0.9, b2: float = 0.99, eps: float = 1e-8,
@@ -139,7 +161,9 @@ def amsgrad(lr: float = 0.01, b1: float = 0.9, b2: float = 0.99, eps: float = 1e
     bias_correction=True`` is torch.optim.Adam(amsgrad=True) fed with g (the max taken before the
     bias correction).
     """
-    return _adaptive(lr, b1, b2, eps, "adam", True, bias_correction, eps_inside_sqrt, 0.0)
+    b2 = _beta("b2", b2)
+    return _adaptive(lr, b1, b2, eps, bias_correction, eps_inside_sqrt, 0.0,
+                     lambda v, g2: b2 * v + (1.0 - b2) * g2, amsgrad=True)
 
 
-__all__ = ["sgd", "momentum", "adagrad", "adam", "yogi", "amsgrad"]
+__all__ = ["sgd", "momentum", "adagrad", "adam", "yogi", "amsgrad", "MomentsState", "AMSGradState"]

@@ -238,7 +238,7 @@ def test_sm3_ii_equals_optax_sm3(oracles):
             x = x + np.concatenate([np.asarray(u).ravel() for u in upd])
             np.testing.assert_allclose(ours[k, row].numpy(), x, **oracles.TOL)
         optax_mu = opt_state[0].mu
-        for ours_acc, ref_acc in zip(state[1], optax_mu):
+        for ours_acc, ref_acc in zip(state.accumulators, optax_mu):
             for a, b in zip(ours_acc, ref_acc):
                 np.testing.assert_allclose(a[row].numpy(), np.asarray(b), **oracles.TOL)
 
@@ -282,8 +282,8 @@ def test_sm3_state_floats_show_memory_saving():
     assert client.sm3(0.1, shapes, variant="I", delay=2).state_floats(d) == 200 + 1
     params = torch.zeros(4, d, dtype=torch.float64)
     state = client.sm3(0.1, shapes).init(params)
-    assert state[0].shape == (4,) and len(state) == 2  # step counter, accumulators
-    assert sum(a.shape[1] for acc in state[1] for a in acc) == 150 + 50
+    assert state.count.shape == (4,) and state.preconditioner is None
+    assert sum(a.shape[1] for acc in state.accumulators for a in acc) == 150 + 50
     with pytest.raises(ValidationError, match="d = 5051"):
         client.sm3(0.1, shapes).state_floats(5051)
 
@@ -292,7 +292,7 @@ def test_sm3_shapes_checked_at_init():
     t = client.sm3(0.1, [(2, 3), 4])
     with pytest.raises(ValidationError, match="hold 10 parameters.*d = 11"):
         t.init(torch.zeros(2, 11, dtype=torch.float64))
-    assert t.init(torch.zeros(2, 10, dtype=torch.float64))[0].shape == (2,)
+    assert t.init(torch.zeros(2, 10, dtype=torch.float64)).count.shape == (2,)
 
 
 # --------------------------------------------------------------------------------------- validation

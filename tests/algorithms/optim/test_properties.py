@@ -1,8 +1,10 @@
-"""Properties of every optimizer transform (hypothesis): purity, per-client masking, chaining with the
-small-step rule, and FedNova's accumulation vectors against the transforms themselves."""
+"""Properties of every optimizer transform (hypothesis): named (NamedTuple) states, purity, per-client
+masking, chaining with the small-step rule, and FedNova's accumulation vectors against the transforms
+themselves."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -80,6 +82,20 @@ def test_update_is_pure(name, rows, warmup, seed):
     assert torch.equal(u1, u2) and _same(s1, s2)
     assert torch.equal(grads[-1], g) and torch.equal(x, x_copy) and _same(state, s_copy)
     assert all(leaf.shape[:1] == (rows,) for leaf in _leaves(s1)) or is_server
+
+
+@pytest.mark.parametrize("name", sorted(CLIENTS) + [f"server:{s}" for s in sorted(SERVERS)])
+def test_states_are_named(name):
+    """Every state is a NamedTuple whose fields the update keeps (stateless: ()); a chain's state is
+    the tuple of its transforms' states."""
+    is_server = name.startswith("server:")
+    t = SERVERS[name[7:]]() if is_server else CLIENTS[name]()
+    x, grads = _data(0, (D,) if is_server else (2, D), 1)
+    state = t.init(x)
+    _, new = t.update(grads[0], state, x)
+    parts = zip(state, new) if name == "adagrad_drop" else [(state, new)]
+    for s, n in parts:
+        assert s == () == n or (hasattr(s, "_fields") and type(n) is type(s))
 
 
 @settings(max_examples=40)
