@@ -5,7 +5,7 @@ with PAPER a registered paper (``sdgt``, see :data:`fedbound.theory.audit.PAPERS
 For each paper it prints one row per claim: claim, variant, verdict (holds / fails, computed),
 violation ratio (max lhs/rhs; for a claim that holds, the closest approach) and the worst point
 found (the counterexample when it fails, with the failing parts). ``--json`` prints the same as a
-list of objects for one paper (see :class:`fedbound.theory.audit.ClaimReport`), and as
+list of objects for one paper (see :class:`fedbound.theory.audit_report.ClaimReport`), and as
 {paper: list} for ``all``.
 """
 from __future__ import annotations
@@ -15,7 +15,8 @@ import json
 
 from fedbound import validate
 from fedbound.errors import ValidationError
-from fedbound.theory.audit import PAPERS, format_table, run_audits
+from fedbound.theory.audit import PAPERS, run_audits
+from fedbound.theory.audit_report import format_table
 
 
 def _run(args: argparse.Namespace) -> int:

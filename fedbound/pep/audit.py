@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from fedbound.pep.certificate import RTOL, method, worst_case
-from fedbound.theory.audit import ClaimReport
+from fedbound.theory.audit_report import ClaimReport
 from fedbound.theory.registry import get
 
 

@@ -16,9 +16,10 @@ import importlib
 #: public name -> the module of fedbound.theory that defines it
 _EXPORTS = {
     "get": "registry", "register": "registry", "results": "registry",
-    "Result": "result", "Variant": "result", "StepCondition": "result", "Predicate": "result",
-    "Switch": "result", "switch_variants": "result", "Preparation": "result", "Provenance": "result",
-    "Flag": "result", "Evaluation": "result", "spectral_quantities": "linalg",
+    "Result": "result", "Variant": "variant", "StepCondition": "variant", "Predicate": "variant",
+    "Switch": "variant", "switch_variants": "variant", "Preparation": "statement",
+    "Provenance": "statement", "Flag": "statement", "Evaluation": "evaluation",
+    "spectral_quantities": "linalg",
 }
 __all__ = list(_EXPORTS)
 

@@ -1,12 +1,8 @@
 """Audit: test a paper's checkable claims over random and adversarial constants.
 
-A :class:`Claim` is a statement "lhs <= rhs" (or "<") that a paper asserts for every admissible choice
-of constants, e.g. "gamma <= gamma_bar implies ||A||_1 <= 1 - mu K gamma/4" (SD-GT Theorem 3). It
-carries a :class:`Sampler` (the domain: each parameter a log-uniform or uniform interval, integers
-rounded, and a ``build`` hook that turns raw parameters into the paper's constants, e.g. gamma as a
-fraction of its cap) and a ``check`` that returns the arrays ``lhs`` and ``rhs`` (vectorized over
-samples, optionally with a trailing axis of named parts) and optionally ``excess`` = lhs - rhs when
-the check can compute it without cancellation.
+A claim (:class:`~fedbound.theory.claim.Claim`) is a statement "lhs <= rhs" (or "<") that a paper
+asserts for every admissible choice of constants, with its domain and a vectorized check (see
+:mod:`fedbound.theory.claim`).
 
 :func:`audit_claim` evaluates a claim
 
@@ -19,9 +15,10 @@ the check can compute it without cancellation.
 The verdict is computed, never written: a claim ``fails`` if some evaluated point has
 lhs > rhs + rtol max(|lhs|, |rhs|) (``rtol`` = 1e-12 absorbs rounding at points where the claim
 holds with equality; strict claims fail at excess >= 0), and ``holds`` otherwise (no counterexample
-found: evidence, not proof). The report gives the worst point's constants (the counterexample when the
-claim fails), the violation ratio max lhs/rhs (inf where rhs <= 0 < lhs - rhs; for claims that hold,
-the closest approach), per-part ratios, and the fraction of random samples that violate the claim.
+found: evidence, not proof). The report (:class:`~fedbound.theory.audit_report.ClaimReport`) gives
+the worst point's constants (the counterexample when the claim fails), the violation ratio max
+lhs/rhs (inf where rhs <= 0 < lhs - rhs; for claims that hold, the closest approach), per-part
+ratios, and the fraction of random samples that violate the claim.
 Everything is deterministic for a given seed (each claim draws from its own stream seeded by
 (seed, crc32 of claim id and variant))).
 
@@ -36,18 +33,16 @@ import itertools
 import math
 import time
 import zlib
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass
 
 import numpy as np
-import sympy as sp
 from scipy.optimize import differential_evolution, minimize
 
 from fedbound.errors import UnknownNameError, ValidationError
-from fedbound.jsonable import jsonable
 from fedbound import resources, validate
 from fedbound.validate import integer, suggest
-from fedbound.theory import symbols as S
+from fedbound.theory.audit_report import ClaimReport
+from fedbound.theory.claim import Claim
 
 #: paper name -> module whose ``claims()`` returns its list of :class:`Claim`
 PAPERS = {"sdgt": "fedbound.theory.sdgt.audit", "fednova": "fedbound.theory.fednova.audit",
@@ -60,98 +55,6 @@ MAX_ITERATIONS = 10_000
 #: memory allowance per random sample for the arrays a claim's check evaluates (lhs, rhs, parts)
 ARRAYS_PER_SAMPLE = 16
 _BIG = 1e100  # search objective clip (a log ratio; DE's statistics overflow near 1e300)
-
-
-@dataclass(frozen=True)
-class Param:
-    """One sampled parameter: an interval, log-uniform (``log``) or uniform, optionally integer."""
-
-    name: str
-    low: float
-    high: float
-    log: bool = True
-    integer: bool = False
-
-    def from_unit(self, z: np.ndarray) -> np.ndarray:
-        z = np.clip(z, 0.0, 1.0)
-        if self.log:
-            v = np.exp(math.log(self.low) + z * (math.log(self.high) - math.log(self.low)))
-        else:
-            v = self.low + z * (self.high - self.low)
-        v = np.where(z == 0, self.low, np.where(z == 1, self.high, v))   # exact extremes
-        return np.clip(np.round(v), self.low, self.high) if self.integer else np.clip(v, self.low, self.high)
-
-
-def _identity(raw: dict) -> dict:
-    return raw
-
-
-@dataclass(frozen=True)
-class Sampler:
-    """The domain of a claim: parameters and a ``build`` hook from raw parameters to constants."""
-
-    params: tuple[Param, ...]
-    build: Callable[[dict], dict] = _identity
-
-    @property
-    def dim(self) -> int:
-        return len(self.params)
-
-    def constants(self, z: np.ndarray) -> dict[str, np.ndarray]:
-        """Constants at unit-cube points ``z`` of shape (N, dim)."""
-        raw = {p.name: p.from_unit(z[:, i]) for i, p in enumerate(self.params)}
-        return self.build(raw)
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A claim ``lhs <= rhs`` (``<`` if ``strict``; logs of both sides if ``log``) of a paper.
-
-    ``id`` names the claim ("thm3.A_l1"), ``result_id``/``variant`` the registered result it tests,
-    ``statement`` says it in words, ``flag`` is the notes' flag it tests ("F18", or ""),
-    ``sampler`` its domain, ``check(constants) -> (lhs, rhs[, excess])`` with arrays of shape (N,)
-    or (N, len(parts)) (scalars broadcast), ``parts`` names the inequalities of a claim made of
-    several, and ``rtol`` the rounding tolerance of a non-strict comparison.
-    """
-
-    id: str
-    result_id: str
-    variant: str
-    statement: str
-    flag: str
-    sampler: Sampler
-    check: Callable[[dict], tuple]
-    parts: tuple[str, ...] = ()
-    strict: bool = False
-    log: bool = False
-    rtol: float = 1e-12
-
-
-@dataclass
-class ClaimReport:
-    """The outcome of :func:`audit_claim` (see the module docstring)."""
-
-    claim: str
-    result_id: str
-    variant: str
-    statement: str
-    flag: str
-    verdict: str
-    violation_ratio: float
-    log10_ratio: float
-    worst: dict[str, float]
-    worst_part: str | None
-    part_ratios: dict[str, float]
-    failing_parts: list[str]
-    random_violation_fraction: float
-    n_evaluated: int
-    n_invalid: int
-    found_by: str
-    seconds: float = field(default=0.0)
-
-    def to_dict(self) -> dict:
-        """JSON-ready dict (inf written as the string "inf")."""
-        return jsonable(self.__dict__)
 
 
 # -- evaluation ----------------------------------------------------------------------------------
@@ -325,67 +228,3 @@ def run_audits(paper: str = "all", samples: int = 20000, seed: int = 0, iteratio
     if not out:
         raise ValidationError(f"no claim of {paper} matches {', '.join(only or [])}")
     return out
-
-
-# -- helpers for writing claims ----------------------------------------------------------------
-
-def sign_parts(expr: sp.Expr) -> tuple[sp.Expr, sp.Expr]:
-    """(pos, neg) with expr = pos - neg, both sums of nonnegative terms: ``expr >= 0`` becomes the
-    claim ``neg <= pos``. The constants must be declared nonnegative so that a monomial's sign is its
-    numeric coefficient's; anything else is refused."""
-    pos, neg = [], []
-    for term in sp.Add.make_args(sp.expand(expr)):
-        coeff, rest = term.as_coeff_Mul()
-        if rest.is_nonnegative is not True:
-            raise ValueError(f"cannot decide the sign of {term}")
-        (pos if coeff > 0 else neg).append(abs(coeff) * rest)
-    return sp.Add(*pos), sp.Add(*neg)
-
-
-def compile_expr(expr) -> Callable[[dict], np.ndarray]:
-    """A numpy function of a constants dict for a sympy expression or Matrix, broadcast to the
-    shape of the dict's arrays (matrices come back with shape (..., rows, cols))."""
-    if isinstance(expr, sp.MatrixBase):
-        entries = [[compile_expr(e) for e in expr.row(i)] for i in range(expr.rows)]
-        return lambda values: np.stack([np.stack([f(values) for f in row], -1) for row in entries], -2)
-    symbols = sorted(expr.free_symbols, key=S.short_name)
-    names = [S.short_name(s) for s in symbols]
-    fn = sp.lambdify(symbols, expr, modules="numpy", cse=True)
-
-    def call(values: dict) -> np.ndarray:
-        shape = np.broadcast_shapes(*(np.shape(v) for v in values.values()))
-        out = fn(*(np.asarray(values[nm], dtype=float) for nm in names))
-        return np.broadcast_to(np.asarray(out, dtype=float), shape)
-
-    return call
-
-
-# -- output ------------------------------------------------------------------------------------
-
-def format_value(v: float) -> str:
-    if not math.isfinite(v):
-        return "inf" if v > 0 else ("-inf" if v < 0 else "nan")
-    if v == round(v) and abs(v) < 1e6:
-        return str(int(round(v)))
-    return f"{v:.4g}"
-
-
-def format_ratio(report: ClaimReport) -> str:
-    """The violation ratio; 1-2.3e-20 style where it rounds to 1, 10^x where it overflows."""
-    v, log10 = report.violation_ratio, report.log10_ratio
-    if not math.isfinite(v) and math.isfinite(log10):
-        return f"10^{log10:.1f}"
-    if math.isfinite(log10) and log10 != 0 and f"{v:.4g}" == "1":
-        return f"1{math.expm1(log10 * math.log(10)):+.1e}"
-    return format_value(v)
-
-
-def format_table(reports: list[ClaimReport]) -> str:
-    """A plain-text table: claim, variant, verdict, violation ratio, worst point (failing parts)."""
-    rows = [("claim", "variant", "verdict", "ratio", "worst counterexample / closest point")]
-    for r in reports:
-        point = " ".join(f"{k}={format_value(v)}" for k, v in r.worst.items())
-        where_ = f"[{', '.join(r.failing_parts)}] " if r.failing_parts else ""
-        rows.append((r.claim, r.variant, r.verdict, format_ratio(r), where_ + point))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row[:4], widths)) + "  " + row[4] for row in rows)

@@ -10,8 +10,9 @@ import sympy as sp
 
 from fedbound.errors import UnknownNameError
 from fedbound.theory import symbols as S
-from fedbound.theory.audit import (Claim, Param, Sampler, audit_claim, claims_of, compile_expr, format_table,
-                                   run_audit, sign_parts)
+from fedbound.theory.audit import audit_claim, claims_of, run_audit
+from fedbound.theory.audit_report import format_table
+from fedbound.theory.claim import Claim, Param, Sampler, compile_expr, sign_parts
 
 BOX = Sampler((Param("x", 1e-3, 1e3), Param("y", 0.0, 1.0, log=False), Param("k", 1, 50, integer=True)))
 

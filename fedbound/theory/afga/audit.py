@@ -43,7 +43,7 @@ from fedbound.theory.afga.experiments import REPORTED_RHO, SETTINGS, rho_max
 from fedbound.theory.afga.lemmas import LEMMA_F1, LEMMA_F5, LEMMA_F8
 from fedbound.theory.afga.rho import RHO_CONDITION, largest_rho
 from fedbound.theory.afga.stepsize import STEPSIZE
-from fedbound.theory.audit import Claim, Param, Sampler, compile_expr
+from fedbound.theory.claim import Claim, Param, Sampler, compile_expr
 
 N_ = Param("n", 2, 1e4, integer=True)
 FRAC_M = Param("m/n", 1e-4, 1.0)

@@ -22,7 +22,7 @@ import functools
 import numpy as np
 from scipy.special import polygamma
 
-from fedbound.theory.audit import Claim, Param, Sampler, compile_expr
+from fedbound.theory.claim import Claim, Param, Sampler, compile_expr
 from fedbound.theory.registry import get
 
 K_MAX, D_ROWS, D_COLS, PATTERNS = 12, 2, 3, 64

@@ -21,7 +21,7 @@ import functools
 
 import numpy as np
 
-from fedbound.theory.audit import Claim, Param, Sampler, compile_expr
+from fedbound.theory.claim import Claim, Param, Sampler, compile_expr
 from fedbound.theory.fednova import accumulation as acc
 from fedbound.theory import symbols as S
 from fedbound.theory.registry import get

@@ -19,7 +19,7 @@ import functools
 import numpy as np
 import sympy as sp
 
-from fedbound.theory.audit import Claim, Param, Sampler, compile_expr, sign_parts
+from fedbound.theory.claim import Claim, Param, Sampler, compile_expr, sign_parts
 from fedbound.theory.registry import get
 from fedbound.theory.linalg import spectral_quantities
 

@@ -90,7 +90,7 @@ def test_lemma15_counterexamples_recomputed_step_by_step(reports):
 
 
 def test_lemma15_proved_holds_without_carry_over_at_v0_zero():
-    from fedbound.theory.audit import Claim, Sampler, compile_expr
+    from fedbound.theory.claim import Claim, Sampler, compile_expr
     bound = compile_expr(get("fedada2.lemma15").variant("proved").bound)
 
     def check(c):

@@ -1,0 +1,119 @@
+"""A checkable claim of a paper, the input of the audit (:mod:`fedbound.theory.audit`).
+
+A :class:`Claim` is a statement "lhs <= rhs" (or "<") that a paper asserts for every admissible choice
+of constants, e.g. "gamma <= gamma_bar implies ||A||_1 <= 1 - mu K gamma/4" (SD-GT Theorem 3). It
+carries a :class:`Sampler` (the domain: each parameter a log-uniform or uniform interval, integers
+rounded, and a ``build`` hook that turns raw parameters into the paper's constants, e.g. gamma as a
+fraction of its cap) and a ``check`` that returns the arrays ``lhs`` and ``rhs`` (vectorized over
+samples, optionally with a trailing axis of named parts) and optionally ``excess`` = lhs - rhs when
+the check can compute it without cancellation. :func:`sign_parts` and :func:`compile_expr` help
+write checks from sympy expressions.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import sympy as sp
+
+from fedbound.theory import symbols as S
+
+
+@dataclass(frozen=True)
+class Param:
+    """One sampled parameter: an interval, log-uniform (``log``) or uniform, optionally integer."""
+
+    name: str
+    low: float
+    high: float
+    log: bool = True
+    integer: bool = False
+
+    def from_unit(self, z: np.ndarray) -> np.ndarray:
+        z = np.clip(z, 0.0, 1.0)
+        if self.log:
+            v = np.exp(math.log(self.low) + z * (math.log(self.high) - math.log(self.low)))
+        else:
+            v = self.low + z * (self.high - self.low)
+        v = np.where(z == 0, self.low, np.where(z == 1, self.high, v))   # exact extremes
+        return np.clip(np.round(v), self.low, self.high) if self.integer else np.clip(v, self.low, self.high)
+
+
+def _identity(raw: dict) -> dict:
+    return raw
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """The domain of a claim: parameters and a ``build`` hook from raw parameters to constants."""
+
+    params: tuple[Param, ...]
+    build: Callable[[dict], dict] = _identity
+
+    @property
+    def dim(self) -> int:
+        return len(self.params)
+
+    def constants(self, z: np.ndarray) -> dict[str, np.ndarray]:
+        """Constants at unit-cube points ``z`` of shape (N, dim)."""
+        raw = {p.name: p.from_unit(z[:, i]) for i, p in enumerate(self.params)}
+        return self.build(raw)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim ``lhs <= rhs`` (``<`` if ``strict``; logs of both sides if ``log``) of a paper.
+
+    ``id`` names the claim ("thm3.A_l1"), ``result_id``/``variant`` the registered result it tests,
+    ``statement`` says it in words, ``flag`` is the notes' flag it tests ("F18", or ""),
+    ``sampler`` its domain, ``check(constants) -> (lhs, rhs[, excess])`` with arrays of shape (N,)
+    or (N, len(parts)) (scalars broadcast), ``parts`` names the inequalities of a claim made of
+    several, and ``rtol`` the rounding tolerance of a non-strict comparison.
+    """
+
+    id: str
+    result_id: str
+    variant: str
+    statement: str
+    flag: str
+    sampler: Sampler
+    check: Callable[[dict], tuple]
+    parts: tuple[str, ...] = ()
+    strict: bool = False
+    log: bool = False
+    rtol: float = 1e-12
+
+
+# -- helpers for writing claims ----------------------------------------------------------------
+
+def sign_parts(expr: sp.Expr) -> tuple[sp.Expr, sp.Expr]:
+    """(pos, neg) with expr = pos - neg, both sums of nonnegative terms: ``expr >= 0`` becomes the
+    claim ``neg <= pos``. The constants must be declared nonnegative so that a monomial's sign is its
+    numeric coefficient's; anything else is refused."""
+    pos, neg = [], []
+    for term in sp.Add.make_args(sp.expand(expr)):
+        coeff, rest = term.as_coeff_Mul()
+        if rest.is_nonnegative is not True:
+            raise ValueError(f"cannot decide the sign of {term}")
+        (pos if coeff > 0 else neg).append(abs(coeff) * rest)
+    return sp.Add(*pos), sp.Add(*neg)
+
+
+def compile_expr(expr) -> Callable[[dict], np.ndarray]:
+    """A numpy function of a constants dict for a sympy expression or Matrix, broadcast to the
+    shape of the dict's arrays (matrices come back with shape (..., rows, cols))."""
+    if isinstance(expr, sp.MatrixBase):
+        entries = [[compile_expr(e) for e in expr.row(i)] for i in range(expr.rows)]
+        return lambda values: np.stack([np.stack([f(values) for f in row], -1) for row in entries], -2)
+    symbols = sorted(expr.free_symbols, key=S.short_name)
+    names = [S.short_name(s) for s in symbols]
+    fn = sp.lambdify(symbols, expr, modules="numpy", cse=True)
+
+    def call(values: dict) -> np.ndarray:
+        shape = np.broadcast_shapes(*(np.shape(v) for v in values.values()))
+        out = fn(*(np.asarray(values[nm], dtype=float) for nm in names))
+        return np.broadcast_to(np.asarray(out, dtype=float), shape)
+
+    return call

@@ -1,0 +1,247 @@
+"""The statement of a result and the checking of its inputs.
+
+A :class:`Statement` holds a result's id (``"sdgt.thm3"``), the statement in words, provenance
+(seed file, equation, lines), assumptions, its known issues (the flags of the paper notes), and one
+or more :class:`~fedbound.theory.variant.Variant` (the formulas). :class:`~fedbound.theory.result.Result`
+adds the computations to it.
+
+Constants are scoped (:mod:`fedbound.theory.symbols`): a result of scope ``"sdgt"`` (the prefix of
+its id) sees the shared constants and SD-GT's under their short names. A result may declare
+``requires`` (a narrower domain for a constant where its theorem needs it, e.g. mu > 0), its
+``rounds`` variable (T or R) and a :class:`Preparation` that reduces vector inputs (one entry per
+client) to scalar constants.
+
+Every value is checked (:meth:`Statement.check`, :mod:`fedbound.validate`) before anything is
+computed: wrong kinds raise :class:`~fedbound.errors.InputTypeError`, NaN and out-of-domain values
+:class:`~fedbound.errors.ValidationError`, unknown names :class:`~fedbound.errors.UnknownNameError`
+with a did-you-mean.
+"""
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping
+
+import numpy as np
+
+from fedbound import validate
+from fedbound.errors import InputTypeError, UnknownNameError, ValidationError
+from fedbound.theory import symbols as S
+from fedbound.theory.variant import Variant
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a result is printed: seed file, equation label and line range of the seed text."""
+
+    seed: str
+    equation: str
+    lines: str
+
+    def __str__(self) -> str:
+        return f"{self.seed} {self.equation} [L{self.lines}]"
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A known issue of a result, as flagged in the paper notes (F1, F2, ...)."""
+
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Preparation:
+    """The declared reduction of vector inputs to scalar constants: ``inputs`` are short names of
+    vector constants (``ndim=1``, last axis = clients), ``outputs`` of scalar constants, and
+    ``reduce(**arrays) -> {output: array}`` works on arrays of shape (..., m), one vector per
+    constant set of a batch, returning arrays of shape (...) (e.g. FedNova's p_i, tau_i -> tau_eff,
+    A, B, C, chi^2)."""
+
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    reduce: Callable[..., Mapping[str, np.ndarray]]
+    description: str = ""
+
+
+def as_values(name: str, value) -> np.ndarray:
+    """A constant's value as a float64 array: real numbers or arrays of them (lists, numpy, torch);
+    strings, complex, bools and None are :class:`InputTypeError`, NaN is :class:`ValidationError`
+    (infinities are left to the constant's domain)."""
+    if isinstance(value, (numbers.Number, np.generic, str, bytes)) or value is None:
+        return np.asarray(validate.number(name, value, allow_inf=True), dtype=float)
+    arr = validate.real_array(name, value, finite=False)
+    if np.any(np.isnan(arr)):
+        raise ValidationError(f"{name} must be a number, got nan at index "
+                              f"{tuple(np.argwhere(np.isnan(arr))[0].tolist())}")
+    return arr
+
+
+class Statement:
+    """What a result states: id, provenance, assumptions, variants, the domains of its constants
+    (see the module docstring); :meth:`check` validates inputs against them."""
+
+    def __init__(self, id: str, title: str, statement: str, provenance: Provenance,
+                 assumptions: tuple[str, ...], variants: list[Variant], lhs: str = "",
+                 known_issues: tuple[Flag, ...] = (), default_variant: str | None = None,
+                 requires: Mapping[str, tuple[S.Domain, str]] | None = None, rounds: str = "T",
+                 preparation: Preparation | None = None, scope: str | None = None):
+        if not variants:
+            raise ValueError(f"{id}: a result needs at least one variant")
+        self.id = id
+        self.scope = scope if scope is not None else id.split(".")[0]
+        self.title = title
+        self.statement = statement
+        self.provenance = provenance
+        self.assumptions = assumptions
+        self.lhs = lhs
+        self.known_issues = known_issues
+        self.variants: dict[str, Variant] = {}
+        for v in variants:
+            if v.name in self.variants:
+                raise ValueError(f"{id}: variant {v.name!r} defined twice")
+            self.variants[v.name] = v
+        self.default_variant = default_variant or variants[0].name
+        self.requires = dict(requires or {})
+        self.rounds = rounds
+        self.preparation = preparation
+        self._check_scope()
+
+    def _check_scope(self) -> None:
+        """Every symbol of every variant must be visible in the result's scope, and each short name
+        must mean one constant (a scoped constant never mixes with a shared one of the same name)."""
+        seen = S.visible(self.scope)
+        used: dict[str, S.Constant] = {}
+        for v in self.variants.values():
+            symbols = set().union(*(e.free_symbols for e in v.expressions().values()))
+            symbols |= {c.variable for c in v.conditions}
+            for sym in symbols:
+                c = S.all_constants()[S.name_of(sym)]
+                if seen.get(c.name) is not c:
+                    raise S.DeclarationError(
+                        f"{self.id} (scope {self.scope}) uses {c.key} ({c.meaning}), which is not "
+                        f"the {c.name!r} of its scope")
+                used[c.name] = c
+        prep = self.preparation
+        for name in list(self.requires) + [self.rounds] + (list(prep.inputs + prep.outputs) if prep else []):
+            if name not in seen:
+                raise S.DeclarationError(f"{self.id}: {name!r} is not a constant of scope {self.scope}")
+        if prep is not None and any(seen[nm].ndim != 1 for nm in prep.inputs):
+            raise S.DeclarationError(f"{self.id}: preparation inputs must be vector constants (ndim=1)")
+
+    # -- look-up ---------------------------------------------------------------------------
+    def variant(self, name: str | None = None) -> Variant:
+        """The variant ``name`` (default: the result's default). For generated variants the name may
+        be given as switch settings in any order, unspecified switches taking their printed option:
+        ``"delay=rederived,bias=corrected"``."""
+        name = self.default_variant if name is None else name
+        if not isinstance(name, str):
+            raise InputTypeError(f"variant must be a string, got {name!r}")
+        if name in self.variants:
+            return self.variants[name]
+        if "=" in name and "printed" in self.variants and self.variants["printed"].settings:
+            wanted = dict(self.variants["printed"].settings)
+            for pair in name.split(","):
+                switch, _, option = pair.partition("=")
+                validate.one_of("switch", switch.strip(), wanted)
+                wanted[switch.strip()] = option.strip()
+            for v in self.variants.values():
+                if dict(v.settings) == wanted:
+                    return v
+        raise UnknownNameError(f"{self.id} has no variant {name!r}{validate.suggest(name, self.variants)}; "
+                               f"variants: {', '.join(self.variants)}")
+
+    def constants(self, variant: str | None = None) -> list[str]:
+        return self.variant(variant).constants()
+
+    def all_constants(self) -> list[str]:
+        """Every constant some variant uses, plus the preparation's inputs, sorted."""
+        names = {nm for v in self.variants.values() for nm in v.constants()}
+        if self.preparation is not None:
+            names |= set(self.preparation.inputs)
+        return sorted(names)
+
+    def domain(self, name: str) -> tuple[S.Domain, str | None]:
+        """The domain of constant ``name`` for this result, and the assumption that narrows it (or
+        None where the declared domain applies)."""
+        if name in self.requires:
+            return self.requires[name]
+        return S.resolve(name, self.scope).domain, None
+
+    # -- input checking ----------------------------------------------------------------------
+    def check(self, constants: Mapping[str, object]) -> dict[str, np.ndarray]:
+        """Validate user constants: known names (the scope's; a constant of the paper that a variant
+        does not use is accepted and ignored, so one setting serves every result of a paper), real
+        values, each in its domain and the result's assumptions, order relations; then the
+        preparation of vector inputs. Returns {short name: float64 array}."""
+        seen = S.visible(self.scope)
+        for name in constants:
+            if not isinstance(name, str) or name not in seen:
+                mine = self.all_constants()
+                raise UnknownNameError(
+                    f"unknown constant {name!r} for {self.id}{validate.suggest(str(name), mine or seen)} "
+                    f"(its constants: {', '.join(mine)})")
+        values = {}
+        for name, value in constants.items():
+            arr = as_values(name, value)
+            c = seen[name]
+            if c.ndim and (self.preparation is None or name not in self.preparation.inputs):
+                raise ValidationError(f"{name} is a vector input that {self.id} does not use")
+            if arr.size == 0:
+                raise ValidationError(f"{name} ({c.meaning}) is empty; give a number or a non-empty array")
+            if c.ndim and (arr.ndim < 1 or arr.shape[-1] == 0):
+                raise ValidationError(f"{name} ({c.meaning}) must be a vector with one entry per "
+                                      f"client (at least one), got shape {arr.shape}")
+            values[name] = arr
+        S.check_values(values, self.scope)
+        self._check_requires(values)
+        return self._prepare(values)
+
+    def _check_requires(self, values: Mapping[str, np.ndarray]) -> None:
+        for name, (domain, reason) in self.requires.items():
+            if name in values:
+                bad = ~domain.contains(values[name])
+                if np.any(bad):
+                    raise ValidationError(
+                        f"{self.id} assumes {reason}: {name} must be {domain.describe()}, "
+                        f"got {np.asarray(values[name])[bad].flat[0] if bad.ndim else float(values[name]):g}")
+
+    def _prepare(self, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        prep = self.preparation
+        if prep is None or not any(nm in values for nm in prep.inputs):
+            return values
+        missing = [nm for nm in prep.inputs if nm not in values]
+        if missing:
+            raise ValidationError(f"{self.id}: the preparation needs every vector input "
+                                  f"({', '.join(prep.inputs)}); missing {', '.join(missing)}")
+        twice = [nm for nm in prep.outputs if nm in values]
+        if twice:
+            raise ValidationError(f"{self.id}: {', '.join(twice)} are computed from "
+                                  f"{', '.join(prep.inputs)}; give either, not both")
+        lengths = {nm: values[nm].shape[-1] for nm in prep.inputs}
+        if len(set(lengths.values())) != 1 or 0 in lengths.values():
+            raise ValidationError(f"{self.id}: vector inputs need one entry per client, the same "
+                                  f"number (> 0) each; got lengths {lengths}")
+        arrays = {nm: values.pop(nm) for nm in prep.inputs}
+        with np.errstate(all="ignore"):
+            out = {k: np.asarray(v, dtype=float) for k, v in prep.reduce(**arrays).items()}
+        if set(out) != set(prep.outputs):
+            raise ValueError(f"{self.id}: preparation returned {sorted(out)}, declared {prep.outputs}")
+        for name, arr in out.items():
+            if np.any(np.isnan(arr)):
+                raise ValidationError(f"{self.id}: {name} is undefined (nan) for these "
+                                      f"{', '.join(prep.inputs)}")
+        S.check_values(out, self.scope)
+        self._check_requires(out)
+        return {**values, **out}
+
+    def require(self, v: Variant, values: Mapping[str, np.ndarray], names: Iterable[str]) -> None:
+        """An error unless every constant of ``names`` is in ``values``."""
+        missing = [nm for nm in names if nm not in values]
+        if missing:
+            raise ValidationError(
+                f"{self.id} ({v.name}) needs constant(s) {', '.join(missing)}; "
+                f"it uses {', '.join(v.constants())}")
+
+
+__all__ = ["Provenance", "Flag", "Preparation", "as_values", "Statement"]

@@ -1,0 +1,179 @@
+"""Solving a result for a step size or a number of rounds.
+
+:func:`max_step` gives the largest admissible value of a variable its step-size conditions constrain
+(the min of explicit caps, a vectorized bisection where a cap depends on the variable itself);
+:func:`rounds_to_eps` the smallest number of rounds at which the bound reaches a target.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from fedbound import validate
+from fedbound.errors import ValidationError
+from fedbound.theory.evaluation import bound, call
+from fedbound.theory.statement import Statement
+from fedbound.theory.variant import RELATIONS, StepCondition, Variant
+
+#: default relative tolerance of the implicit step-size solve (:func:`max_step`)
+IMPLICIT_RTOL = 1e-12
+#: smallest and largest values the implicit solve brackets in (binary orders of magnitude)
+_TINY, _HUGE = 2.0 ** -1000, 2.0 ** 1000
+#: default limit of the rounds :func:`rounds_to_eps` searches up to
+ROUNDS_MAX = 2.0 ** 60
+
+
+def max_step(result: Statement, /, variant: str | None = None, variable: str | None = None,
+             rtol: float = IMPLICIT_RTOL, **constants) -> tuple[np.ndarray, np.ndarray]:
+    """The largest value of ``variable`` satisfying every condition on it, and the name of the
+    binding condition. ``variable`` may be omitted when the variant constrains only one.
+
+    Strict conditions ``v < cap`` have no maximum; the supremum is returned and the binding name
+    is marked with ``(strict)``. Explicit caps give the min of the caps. Implicit ones (a cap
+    depending on ``variable``) are solved numerically, vectorized: with g(v) = min of every cap
+    at v, the solve brackets the boundary of {v > 0 : v <= g(v)} by doubling from the explicit
+    min (or 1) and halving down to 2^-1000, then bisects until hi <= lo (1 + rtol); it returns
+    lo, an admissible v with an inadmissible point within relative ``rtol`` above it. That is
+    the largest admissible v whenever the admissible set is an interval (0, v*] (g(v) - v
+    changes sign once, e.g. a cap non-increasing in v). No admissible v > 0: ValidationError.
+    A value given for ``variable`` itself is ignored (one setting serves every call).
+    """
+    v = result.variant(variant)
+    if not v.conditions:
+        raise ValidationError(f"{result.id} ({v.name}) has no step-size condition")
+    variables = v.variables()
+    if variable is None:
+        if len(variables) > 1:
+            raise ValidationError(f"{result.id} ({v.name}) constrains {', '.join(variables)}; "
+                                  f"say which with variable=")
+        variable = variables[0]
+    validate.one_of("variable", variable, variables)
+    rtol = validate.number("rtol", rtol, low=1e-15, high=0.1)
+    conds = [c for c in v.conditions if c.variable_name == variable]
+    given = result.check(constants)
+    given.pop(variable, None)  # solved for, not used
+    needed = sorted({nm for c in conds for nm in v.names_of(f"cap:{c.name}")} - {variable})
+    result.require(v, given, needed)
+    values = {nm: given[nm] for nm in needed}
+    names = np.array([c.name + (" (strict)" if c.strict else "") for c in conds])
+    if any(c.implicit for c in conds):
+        best = _solve_implicit(result, v, conds, values, variable, rtol)
+        caps = _caps(result, v, conds, {**values, variable: best})
+        return best, names[np.argmin(caps, axis=0)]
+    caps = _caps(result, v, conds, values)
+    best = np.min(caps, axis=0)
+    _admissible(result, v, variable, best > 0, values)
+    return best, names[np.argmin(caps, axis=0)]
+
+
+def _caps(result: Statement, v: Variant, conds: list[StepCondition], values: Mapping[str, np.ndarray],
+          guard: bool = True) -> np.ndarray:
+    return np.stack(np.broadcast_arrays(*(call(result, v, f"cap:{c.name}", values, guard)
+                                          for c in conds)))
+
+
+def _admissible(result: Statement, v: Variant, variable: str, ok: np.ndarray, values) -> None:
+    if not np.all(ok):
+        i = np.argwhere(~np.asarray(ok))[0] if np.ndim(ok) else ()
+        point = ", ".join(f"{nm}={float(np.broadcast_to(x, np.shape(ok))[tuple(i)]):g}"
+                          for nm, x in values.items())
+        raise ValidationError(f"{result.id} ({v.name}): no admissible {variable} > 0 at {point}")
+
+
+def _solve_implicit(result: Statement, v: Variant, conds: list[StepCondition], values: dict,
+                    variable: str, rtol: float) -> np.ndarray:
+    """The implicit solve of :func:`max_step` (bounded loops: about 2000 halvings/doublings and
+    60 bisection steps at most)."""
+    shape = np.broadcast_shapes(*(np.shape(x) for x in values.values())) if values else ()
+    explicit = [c for c in conds if not c.implicit]
+
+    def admissible(x: np.ndarray) -> np.ndarray:
+        """Every condition holds at x (a cap that is NaN at a probe point counts as failing)."""
+        caps = _caps(result, v, conds, {**values, variable: x}, guard=False)
+        ok = [RELATIONS[c.relation](x, cap) for c, cap in zip(conds, caps)]
+        return np.logical_and.reduce(ok)
+
+    top = np.broadcast_to(np.min(_caps(result, v, explicit, values), axis=0), shape) \
+        if explicit else np.full(shape, np.inf)
+    capped = np.isfinite(top) & (top > 0)   # a finite explicit cap bounds the search
+    hi = np.where(capped, top, 1.0)
+    ok = admissible(hi)
+    for _ in range(2000):   # without a finite cap: double while admissible
+        grow = ok & ~capped & (hi < _HUGE)
+        if not np.any(grow):
+            break
+        hi = np.where(grow, hi * 2, hi)
+        ok = admissible(hi)
+    done = ok  # the explicit cap itself is admissible, or no cap binds up to 2^1000 (inf below)
+    lo = hi / 2
+    for _ in range(2000):
+        shrink = ~done & ~admissible(lo) & (lo > _TINY)
+        if not np.any(shrink):
+            break
+        hi = np.where(shrink, lo, hi)
+        lo = np.where(shrink, lo / 2, lo)
+    _admissible(result, v, variable, done | admissible(lo), values)
+    for _ in range(200):
+        open_ = ~done & (hi > lo * (1 + rtol))
+        if not np.any(open_):
+            break
+        mid = lo + (hi - lo) / 2
+        good = admissible(mid)
+        lo = np.where(open_ & good, mid, lo)
+        hi = np.where(open_ & ~good, mid, hi)
+    grown_out = done & (hi >= _HUGE) & ~capped
+    return np.where(grown_out, np.inf, np.where(done, hi, lo))
+
+
+def rounds_to_eps(result: Statement, eps: float, /, variant: str | None = None,
+                  t_max: float = ROUNDS_MAX, **constants) -> np.ndarray:
+    """Smallest integer value of the result's rounds variable (``result.rounds``: T or R) >= 1
+    with bound <= eps (``inf`` if none below ``t_max``); eps must be finite and > 0.
+
+    Assumes the bound is non-increasing in the rounds (true of every rate bound here);
+    vectorized exponential search followed by bisection on integers (at most about
+    2 log2(t_max) bound evaluations; above 2^53, where floats no longer hold every integer, the
+    answer is the smallest representable value found).
+    """
+    t = result.rounds
+    if isinstance(eps, np.ndarray) and eps.ndim:
+        eps = validate.real_array("eps", eps)
+        if np.any(eps <= 0):
+            raise ValidationError(f"eps must be > 0, got {eps[eps <= 0].flat[0]:g}")
+    else:
+        eps = validate.number("eps", eps, low=0.0, low_open=True)
+    t_max = validate.number("t_max", t_max, low=1.0, high=2.0 ** 1000)
+    if t not in result.constants(variant):
+        raise ValidationError(f"{result.id} does not depend on {t}; no rounds-to-epsilon")
+    if t in constants:
+        raise ValidationError(f"rounds_to_eps solves for {t}; do not give it")
+    result.check(constants)
+
+    def f(x):
+        return bound(result, variant, **{**constants, t: x})
+
+    shape = np.broadcast_shapes(np.shape(eps), *(np.shape(c) for c in constants.values()))
+    lo = np.zeros(shape)  # bound(lo) > eps or lo = 0
+    hi = np.ones(shape)
+    done = f(hi) <= eps
+    for _ in range(1100):   # doubling up to t_max <= 2^1000
+        if np.all(done) or np.max(hi) >= t_max:
+            break
+        lo = np.where(done, lo, hi)
+        hi = np.where(done, hi, hi * 2)
+        done = f(hi) <= eps
+    reached = done
+    hi = np.where(done, hi, lo + 1)
+    for _ in range(1100):   # integer bisection; stops where floats no longer split the gap
+        mid = np.floor((lo + hi) / 2)
+        open_ = (hi - lo > 1) & (mid > lo) & (mid < hi)
+        if not np.any(open_):
+            break
+        ok = f(np.where(open_, np.maximum(mid, 1), hi)) <= eps
+        hi = np.where(open_ & ok, mid, hi)
+        lo = np.where(open_ & ~ok, mid, lo)
+    return np.where(reached, hi, np.inf)
+
+
+__all__ = ["IMPLICIT_RTOL", "ROUNDS_MAX", "max_step", "rounds_to_eps"]

@@ -1,0 +1,186 @@
+"""The formulas of a result: a :class:`Variant` and its parts.
+
+A variant is what a formula *is*: ``"printed"`` is the paper as printed, ``"rederived"`` is
+re-derived from the paper's own lemmas where the notes show the printed constant is wrong (other
+names, e.g. ``"main"``/``"appendix"``, where the paper itself prints two forms; variants generated
+from independent :class:`Switch` es are named by their settings, see :func:`switch_variants`). Every
+variant carries sympy expressions, the single source of truth:
+
+* ``bound``: the right-hand side of the result (``None`` for pure step-size statements);
+* ``conditions``: step-size conditions ``variable <= cap`` (or ``<``), each a
+  :class:`StepCondition` naming its variable (gamma, eta, eta_l, ...); a cap may depend on its own
+  variable (an *implicit* condition, solved numerically by :meth:`Result.max_step`);
+* ``predicates``: conditions that are not step caps (``rho <= m/(m+n)``, ``beta1^2 < beta2``),
+  each a :class:`Predicate` reported as holds / fails;
+* ``extras``: further named expressions (witness step sizes, the D coefficients, the matrix A, ...),
+  scalars or :class:`sympy.Matrix`;
+* ``derived``: an optional numeric post-processing of the evaluated expressions (e.g. the norm of
+  ``(I - A)^{-1} b``), for quantities that have no useful closed form.
+
+Each expression is compiled once with :func:`sympy.lambdify` to numpy (:meth:`Variant.compiled`).
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+import sympy as sp
+
+from fedbound.theory import symbols as S
+
+
+@dataclass(frozen=True)
+class StepCondition:
+    """The condition ``variable <= cap`` (``variable < cap`` when ``strict``); ``variable`` is a
+    declared symbol (gamma by default). The cap may depend on the variable itself (implicit)."""
+
+    name: str
+    cap: sp.Expr
+    strict: bool = False
+    source: str = ""
+    variable: sp.Symbol = S.gamma
+
+    @property
+    def relation(self) -> str:
+        return "<" if self.strict else "<="
+
+    @property
+    def implicit(self) -> bool:
+        """Whether the cap depends on the variable it constrains (e.g. AFGA (27))."""
+        return self.variable in self.cap.free_symbols
+
+    @property
+    def variable_name(self) -> str:
+        return S.short_name(self.variable)
+
+    def __str__(self) -> str:
+        return f"{self.variable_name} {self.relation} {self.cap}"
+
+
+#: the comparison of each predicate relation
+RELATIONS: dict[str, Callable] = {"<=": np.less_equal, "<": np.less, ">=": np.greater_equal,
+                                  ">": np.greater}
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """A condition that is not a step cap, ``lhs relation rhs`` with relation one of <=, <, >=, >
+    (e.g. AFGA's rho_max <= m/(m+n), beta1^2 < beta2, D < 1): reported as holds / fails."""
+
+    name: str
+    lhs: sp.Expr
+    relation: str
+    rhs: sp.Expr
+    source: str = ""
+
+    def __post_init__(self):
+        if self.relation not in RELATIONS:
+            raise ValueError(f"predicate {self.name}: relation must be one of {', '.join(RELATIONS)}")
+        object.__setattr__(self, "lhs", sp.sympify(self.lhs))
+        object.__setattr__(self, "rhs", sp.sympify(self.rhs))
+
+    def __str__(self) -> str:
+        return f"{self.lhs} {self.relation} {self.rhs}"
+
+
+@dataclass
+class Variant:
+    """One version of a result's formulas (see the module docstring). ``derived_needs`` names the
+    extras the ``derived`` hook needs (partial evaluation calls it only when they are computed);
+    ``settings`` are the switch settings of a generated variant (:func:`switch_variants`)."""
+
+    name: str
+    description: str
+    bound: sp.Expr | None = None
+    conditions: tuple[StepCondition, ...] = ()
+    extras: Mapping[str, sp.Expr | sp.Matrix] = field(default_factory=dict)
+    derived: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]] | None = None
+    predicates: tuple[Predicate, ...] = ()
+    derived_needs: tuple[str, ...] = ()
+    settings: Mapping[str, str] = field(default_factory=dict)
+    _compiled: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def expressions(self) -> dict[str, sp.Expr | sp.Matrix]:
+        """All named expressions of the variant: bound, condition caps, predicate sides, extras
+        and the bound's additive terms."""
+        out: dict[str, sp.Expr | sp.Matrix] = {}
+        if self.bound is not None:
+            out["bound"] = self.bound
+        for c in self.conditions:
+            out[f"cap:{c.name}"] = c.cap
+        for pr in self.predicates:
+            out[f"pred:{pr.name}:lhs"] = pr.lhs
+            out[f"pred:{pr.name}:rhs"] = pr.rhs
+        out.update(self.extras)
+        if self.bound is not None:
+            out.update({f"term:{i}": t for i, t in enumerate(sp.Add.make_args(self.bound))})
+        return out
+
+    def constants(self) -> list[str]:
+        """Short names of the constants the variant's expressions depend on, sorted."""
+        free: set[sp.Symbol] = set()
+        for e in self.expressions().values():
+            free |= e.free_symbols
+        return sorted(S.short_name(s) for s in free)
+
+    def variables(self) -> list[str]:
+        """Short names of the variables its step-size conditions constrain, sorted."""
+        return sorted({c.variable_name for c in self.conditions})
+
+    def names_of(self, key: str) -> list[str]:
+        """Short names of the constants expression ``key`` depends on, sorted."""
+        return sorted(S.short_name(s) for s in self.expressions()[key].free_symbols)
+
+    def compiled(self, key: str) -> tuple[Callable, list[str]]:
+        """The lambdified numpy function of expression ``key`` and its argument names (cached)."""
+        if key not in self._compiled:
+            expr = self.expressions()[key]
+            symbols = sorted(expr.free_symbols, key=S.short_name)
+            # a Matrix as nested lists: numpy.array() of entries with different shapes (a constant
+            # entry, or constants broadcast against each other) fails; the evaluation
+            # (evaluation._stack_matrix) broadcasts them
+            target = expr.tolist() if isinstance(expr, sp.MatrixBase) else expr
+            self._compiled[key] = (sp.lambdify(symbols, target, modules="numpy", cse=True),
+                                   [S.short_name(s) for s in symbols])
+        return self._compiled[key]
+
+
+@dataclass(frozen=True)
+class Switch:
+    """A named, independent choice in a result (e.g. one correction of a bound): ``options`` maps
+    each option to what it means, ``printed`` is the option the paper prints."""
+
+    name: str
+    options: Mapping[str, str]
+    printed: str
+
+    def __post_init__(self):
+        if self.printed not in self.options or len(self.options) < 2:
+            raise ValueError(f"switch {self.name}: needs >= 2 options, one of them printed={self.printed!r}")
+
+
+def switch_variants(switches: Sequence[Switch], build: Callable[[dict[str, str]], dict],
+                    description: str = "") -> list[Variant]:
+    """One :class:`Variant` per combination of the switches' options (2 x 2 x 2 x 2 = 16 for four
+    binary switches). ``build(settings)`` returns the variant's fields (bound, conditions, extras,
+    ...) for ``settings`` = {switch: option}. The all-printed combination is named ``"printed"``;
+    every other one by the switches that differ from print, ``"bias=corrected,delay=rederived"``
+    (in switch order). Each description lists every switch setting with its meaning."""
+    names = [s.name for s in switches]
+    if len(set(names)) != len(names):
+        raise ValueError(f"switch names must be distinct: {names}")
+    out = []
+    for combo in itertools.product(*(list(s.options) for s in switches)):
+        settings = dict(zip(names, combo))
+        changed = [f"{s.name}={o}" for s, o in zip(switches, combo) if o != s.printed]
+        listing = "; ".join(f"{s.name}={o}: {s.options[o]}" for s, o in zip(switches, combo))
+        text = f"{description}; " if description else ""
+        label = "the printed combination" if not changed else "changed from print: " + ", ".join(changed)
+        out.append(Variant(",".join(changed) or "printed", f"{text}{label} ({listing})",
+                           settings=settings, **build(settings)))
+    return out
+
+
+__all__ = ["StepCondition", "RELATIONS", "Predicate", "Variant", "Switch", "switch_variants"]
