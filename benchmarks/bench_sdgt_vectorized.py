@@ -153,7 +153,7 @@ def compare_with_loop(n, d, m, S, K, rounds, repeats, seed):
     task = least_squares(n, m, d, seed)
     network = Network.from_topology("ring", S, n // S)
     gamma = 0.2
-    alg = SDGT(task, network, gamma=gamma, K=K, h=max(1, (n // S) // 2), seed=seed)
+    alg = SDGT(task, network, lr=gamma, local_steps=K, clients_per_subnet=max(1, (n // S) // 2), seed=seed)
     loop = LoopSDGT(task, network, K, gamma)
 
     def run_vectorized():
@@ -224,7 +224,7 @@ def bandwidth(n, d, m, S, K, repeats, seed, copy_bytes):
     jobs = {"copy_": ((2 * src.numel() * F64,) * 2, lambda: dst.copy_(src)),
             "gradient alone": ((F64 * (nmd + nm + 2 * nd), F64 * (2 * nmd + 3 * nm + 2 * nd)),
                                lambda: task.grad(X))}
-    alg = SDGT(task, network, gamma=0.2, K=K, h=h, seed=seed)
+    alg = SDGT(task, network, lr=0.2, local_steps=K, clients_per_subnet=h, seed=seed)
     state = alg.init()
     jobs["SD-GT round"] = (round_bytes(n, d, m, K, mixing_bytes(alg.net)), lambda: alg.step(state))
     times = {label: [] for label in jobs}

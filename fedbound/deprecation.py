@@ -32,6 +32,24 @@ def deprecated(old: str, new: str) -> None:
     warnings.warn(f"{old} is deprecated; use {new}", FedboundDeprecationWarning, stacklevel=3)
 
 
+def renamed_keywords(where: str, renames: dict[str, str], old: dict, new: dict) -> dict:
+    """``new`` (keyword -> value, None for not given) completed by the deprecated keywords of
+    ``old`` (old name -> value), each renamed by ``renames`` with a warning; both spellings of one
+    keyword given is an error."""
+    from fedbound.errors import ValidationError
+
+    out = dict(new)
+    for name, value in old.items():
+        if value is None:
+            continue
+        target = renames[name]
+        if out.get(target) is not None:
+            raise ValidationError(f"{where}: give {target} or its old name {name}, not both")
+        deprecated(f"{where}({name}=...)", f"{target}=")
+        out[target] = value
+    return out
+
+
 def renamed_attributes(module: str, renamed: dict[str, str]):
     """A module ``__getattr__`` resolving each old name of ``renamed`` (old -> "module:new") with a
     deprecation warning."""
@@ -91,4 +109,4 @@ def install() -> None:
         sys.meta_path.insert(0, _Moved())
 
 
-__all__ = ["FedboundDeprecationWarning", "deprecated", "renamed_attributes", "MOVED_MODULES", "install"]
+__all__ = ["FedboundDeprecationWarning", "deprecated", "renamed_keywords", "renamed_attributes", "MOVED_MODULES", "install"]

@@ -37,9 +37,8 @@ from fedbound.errors import ValidationError, require
 class Option:
     """One named option of an entry (module doc). ``check(label, value) -> value`` validates and
     canonicalizes (``label`` is the name or the flag, for the message); ``parse(text)`` reads the
-    command line; ``default`` None means no value (the entry's own default applies); ``keyword``
-    is the constructor's parameter when it differs from ``name``; ``aliases`` are deprecated
-    names (their flags are derived the same way; ``alias_flags`` adds old flags that were not
+    command line; ``default`` None means no value (the entry's own default applies); ``aliases``
+    are deprecated names (their flags are derived the same way; ``alias_flags`` adds old flags that were not
     derived from a name)."""
 
     name: str
@@ -49,13 +48,10 @@ class Option:
     default: Any = None
     required: bool = False
     examples: tuple = ()
-    keyword: str = ""
     aliases: tuple[str, ...] = ()
     alias_flags: tuple[str, ...] = ()
 
     def __post_init__(self):
-        if not self.keyword:
-            object.__setattr__(self, "keyword", self.name)
         for value in self.examples:
             self.check(self.name, value)   # an example that fails its own check is a bug here
 
@@ -156,11 +152,6 @@ class Entry:
             out[o.name] = o.check(label, value)
         return out
 
-    def keywords(self, checked: dict) -> dict:
-        """Checked options as the constructor's keyword arguments (``Option.keyword``)."""
-        by_name = {o.name: o for o in self.options}
-        return {by_name[k].keyword: v for k, v in checked.items()}
-
 
 @dataclass(frozen=True)
 class OptionSet(Entry):
@@ -210,8 +201,7 @@ class Registry(Generic[E]):
                                   f"{type(entry).__name__}")
         name = getattr(entry, self.key)
         origin = sys._getframe(1).f_globals.get("__name__", "?")
-        old = self._entries.get(name)
-        if old is not None and old is not entry:
+        if name in self._entries:
             raise ValidationError(f"{self.kind} {name!r} is already registered (by "
                                   f"{self._origins[name]}); {origin} registers it again")
         self._entries[name] = entry
@@ -238,7 +228,7 @@ class Registry(Generic[E]):
         self.load()
         if isinstance(name, str) and name in self._entries:
             return self._entries[name]
-        raise validate_unknown(self.kind, name, self._entries)
+        raise validate_unknown(self.kind, name, self.names())
 
     def names(self) -> tuple[str, ...]:
         """The names in a fixed order whatever was imported first: fedbound's own entries, then

@@ -96,7 +96,7 @@ def experiment(labels, **grid):
 
 
 def common(I, seed, M_=M):
-    return dict(lr=LR, server_lr=SERVER_LR, eps=EPS, local_steps=I, clients_per_round=M_, seed=seed)
+    return dict(lr=LR, server_lr=SERVER_LR, tau=EPS, local_steps=I, clients_per_round=M_, seed=seed)
 
 
 def ordered(better, worse, key):

@@ -64,7 +64,7 @@ def phi(seed, task, I, M, R, method="AFGA"):
     """(1/R) sum_{r<R} ||grad f(x_r)||^2 of one run of ``method`` on ``TASKS[task]`` with the
     protocol's step sizes."""
     options = dict(lr=C_L / (I * np.sqrt(R)), server_lr=C_ETA * N * np.sqrt(I / M), local_steps=I,
-                   clients_per_round=M, eps=EPS, seed=seed)
+                   clients_per_round=M, tau=EPS, seed=seed)
     alg = AFGA(TASKS[task], W, **options) if method == "AFGA" else FedAMSGrad(TASKS[task], **options)
     return float(np.mean(run(alg, R).grad_norm2[:R]))
 

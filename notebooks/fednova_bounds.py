@@ -33,7 +33,7 @@ import numpy as np
 import torch
 
 from fedbound.algorithms import FedAvg, FedNova, run
-from fedbound.algorithms.federated.fednova import assumption3
+from fedbound.theory.fednova.adapter import assumption3
 from fedbound.tasks import Quadratic
 from fedbound.theory import get
 from fedbound.theory.fednova.accumulation import theorem_constants
@@ -78,7 +78,7 @@ p = base._weights_np
 rows, checks = {}, {}
 fig, axes = plt.subplots(1, 2, figsize=(12, 4))
 for ax, (name, build) in zip(axes, BUILD.items()):
-    at_w = assumption3(build(base, lr=ETA, local_steps=TAU))
+    at_w = assumption3(base, name.lower(), {"lr": ETA, "local_steps": TAU})
     w = at_w["w"]
     X = run(build(replicated(R), lr=ETA, local_steps=TAU, seed=0), T).x_g[:T]
     horizons = np.arange(1, T + 1)

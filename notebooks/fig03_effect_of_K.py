@@ -73,7 +73,7 @@ print(f"initial test accuracy {task.accuracy(task.x0):.3f}, loss {task.loss(task
 # %%
 def make(name, gamma, K, seed):
     if name == "SCAFFOLD":
-        return SCAFFOLD(task, network=network, gamma=gamma, K=K, h=H, seed=seed)
+        return SCAFFOLD(task, network=network, lr=gamma, local_steps=K, clients_per_subnet=H, seed=seed)
     cls = {"SD-GT": SDGT, "SD-FedAvg": SDFedAvg}[name]
     return cls(task, network, gamma=gamma, K=K, h=H, seed=seed)
 

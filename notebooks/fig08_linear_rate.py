@@ -81,7 +81,7 @@ print("p for h_s =", {h: round(p, 4) for h, p in P.items()})
 def make(name, task, h, seed):
     gamma, K = 0.5 / task.L, CFG["K"]
     if name == "SCAFFOLD":
-        return SCAFFOLD(task, network=network, gamma=gamma, K=K, h=h, seed=seed)
+        return SCAFFOLD(task, network=network, lr=gamma, local_steps=K, clients_per_subnet=h, seed=seed)
     cls = {"SD-GT": SDGT, "SD-FedAvg": SDFedAvg}[name]
     return cls(task, network, gamma=gamma, K=K, h=h, seed=seed)
 
@@ -158,7 +158,7 @@ thm3 = get("sdgt.thm3")
 fits, theory = {}, {}
 for kappa, task in tasks.items():
     gamma, K = 0.5 / task.L, CFG["K"]
-    op = sdgt_operator(SDGT(task, network, gamma=gamma, K=K))
+    op = sdgt_operator(SDGT(task, network, lr=gamma, local_steps=K))
     tail_ratio, tail_err, _ = asymptotic_factor(np.sqrt(curves[kappa, M, "SD-GT"].mean))
     theory[kappa] = {"gamma": gamma, "rate": 1 - task.mu_global * K * gamma / 4,
                      "rho2": op.spectral_radius ** 2, "tail_ratio2": tail_ratio ** 2,

@@ -68,7 +68,7 @@ def spec_for(seed, delta):
 
 
 def sdgt(spec, seed, **controls):
-    return SDGT(task, network, gamma=GAMMA, seed=seed, energy=EnergyModel(spec.E, spec.E_d2d), **controls)
+    return SDGT(task, network, lr=GAMMA, seed=seed, energy=EnergyModel(spec.E, spec.E_d2d), **controls)
 
 
 def fixed_run(seed, delta):

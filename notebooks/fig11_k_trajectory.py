@@ -57,7 +57,7 @@ print("E_s =", np.round(E, 2))
 trajs = {}
 for delta in DELTAS:
     spec = NetSpec(m=[M] * S, E=E, E_d2d=delta * E)
-    alg = SDGT(task, network, gamma=GAMMA, K=1, seed=0, energy=EnergyModel(spec.E, spec.E_d2d))
+    alg = SDGT(task, network, lr=GAMMA, local_steps=1, seed=0, energy=EnergyModel(spec.E, spec.E_d2d))
     trajs[delta] = ClosedLoop(alg, spec, LAMBDAS, K_CAP, every=1).run(ROUNDS)
 print(f"runs in {time.time() - started:.0f} s")
 

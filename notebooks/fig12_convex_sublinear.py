@@ -91,7 +91,7 @@ print("rounds for the slowest mode to converge, 1/(gamma K lambda_min+): "
 # %%
 def make(name, h, gamma, seed):
     if name == "SCAFFOLD":
-        return SCAFFOLD(task, network=network, gamma=gamma, K=CFG["K"], h=h, seed=seed)
+        return SCAFFOLD(task, network=network, lr=gamma, local_steps=CFG["K"], clients_per_subnet=h, seed=seed)
     cls = {"SD-GT": SDGT, "SD-FedAvg": SDFedAvg}[name]
     return cls(task, network, gamma=gamma, K=CFG["K"], h=h, seed=seed)
 

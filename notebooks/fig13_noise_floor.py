@@ -73,7 +73,7 @@ print(f"L = {task.L:.4g}, per-client mu = {task.mu:.4g}, mu_global = {task.mu_gl
 # %%
 def sdgt(seed, gamma, sigma2):
     noisy = task.with_noise(float(np.sqrt(sigma2))) if sigma2 > 0 else task
-    return SDGT(noisy, network, gamma=gamma, K=K, seed=seed)
+    return SDGT(noisy, network, lr=gamma, local_steps=K, seed=seed)
 
 
 half = CFG["rounds"] // 2
@@ -103,7 +103,7 @@ for gamma in GAMMAS:
 # %%
 unit = {}
 for gamma in GAMMAS:
-    unit[gamma] = stationary_moments(SDGT(task, network, gamma=gamma, K=K), 1.0).dist2
+    unit[gamma] = stationary_moments(SDGT(task, network, lr=gamma, local_steps=K), 1.0).dist2
 exact = {(gamma, s2): s2 * unit[gamma] for gamma in GAMMAS for s2 in SIGMA2}
 for gamma in GAMMAS:
     for sigma2 in SIGMA2:
@@ -182,7 +182,7 @@ def min_gamma_bar(tsk):
 
 
 try:
-    sdgt_operator(SDGT(task, network, gamma=min_gamma_bar(task), K=K))
+    sdgt_operator(SDGT(task, network, lr=min_gamma_bar(task), local_steps=K))
     print(f"exact operator at gamma_bar = {min_gamma_bar(task):.3g} of the unscaled problem: built")
 except ValidationError as err:
     print(f"exact operator at gamma_bar = {min_gamma_bar(task):.3g} of the unscaled problem: {err}")
@@ -198,7 +198,7 @@ gamma_bar = min_gamma_bar(scaled)
 print(f"scale s = {s_best:.4g}: L = {scaled.L:.4g}, mu = {scaled.mu:.4g}, gamma_bar = {gamma_bar:.4g}, "
       f"gamma_bar L = {gamma_bar * scaled.L:.3g} (unscaled problem: {min_gamma_bar(task) * task.L:.3g}); "
       f"x* unchanged: {float(torch.max(torch.abs(scaled.x_star - task.x_star))):.2g}")
-unit_bar = stationary_moments(SDGT(scaled, network, gamma=gamma_bar, K=K), 1.0).dist2
+unit_bar = stationary_moments(SDGT(scaled, network, lr=gamma_bar, local_steps=K), 1.0).dist2
 at_bar = {}
 for sigma2 in SIGMA2:
     st = sigma2 * unit_bar

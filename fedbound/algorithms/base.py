@@ -3,9 +3,9 @@
 
 Every algorithm is a small object in the optax style (DESIGN.md, "Algorithms"):
 
-    alg = SDGT(task, network, gamma=0.05, K=5, h=2, seed=0)    # or FedAvg(task, lr=..., ...)
+    alg = SDGT(task, network, lr=0.05, local_steps=5, clients_per_subnet=2, seed=0)  # or FedAvg
     state = alg.init()                 # State dataclass of tensors
-    state = alg.step(state, K=3)       # one global round; keyword overrides for that round only
+    state = alg.step(state, local_steps=3)  # one global round; overrides for that round only
     traj = run(alg, rounds=100)        # Trajectory of per-round metrics
 
 ``step`` is a pure function of the state: the torch.Generator state travels inside the state

@@ -77,19 +77,19 @@ LR = positive("lr", "client learning rate (step size of the local steps)", requi
               examples=(0.02, 0.05))
 #: the semi-decentralized and decentralized families' step size gamma (default 0.01)
 LR_GAMMA = positive("lr", "client step size (SD-GT's gamma; default 0.01)", default=0.01,
-                    keyword="gamma", aliases=("gamma",), examples=(0.02, 0.05))
+                    aliases=("gamma",), examples=(0.02, 0.05))
 LOCAL_STEPS = Option("local_steps", "local steps per round: one count, or one per client as 1,3,5 "
                      "(default 1)", per_client_steps, steps_list, examples=(1, 3, (1, 2, 3, 1, 2, 3)))
 #: one count for every client (SD-GT's K D2D rounds per round, Scaffnew's steps between averages)
 LOCAL_STEPS_K = integer_option("local_steps", "local steps (D2D rounds) per round (SD-GT's K; "
-                               "default 5)", low=1, high=MAX_LOCAL_STEPS, default=5, keyword="K",
+                               "default 5)", low=1, high=MAX_LOCAL_STEPS, default=5,
                                aliases=("K",), examples=(1, 3))
 
 # ---- participation -----------------------------------------------------------------------------------
 CLIENTS_PER_ROUND = at_least_one("clients_per_round", "clients sampled uniformly per round "
                                  "(default all)", examples=(2, 4))
 CLIENTS_PER_SUBNET = at_least_one("clients_per_subnet", "clients sampled per subnet and round "
-                                  "(SD-GT's h_s; default all)", keyword="h", aliases=("h",),
+                                  "(SD-GT's h_s; default all)", aliases=("h",),
                                   alias_flags=("--sample",), examples=(1, 2))
 PARTICIPATION = choice_option("participation", "client participation: full, uniform "
                               "(renormalized weights), unbiased (weights p_i n/q) or with-replacement "

@@ -11,7 +11,10 @@ and the sweeps build their runs here, so that the same options give the same run
 """
 from __future__ import annotations
 
+import numpy as np
+
 from fedbound.algorithms.registry import build, get
+from fedbound.errors import require
 from fedbound.network.build import NETWORK, build_network, network_file_size
 from fedbound.resources import require_run_memory
 from fedbound.tasks.registry import TASKS
@@ -49,10 +52,19 @@ class Problem:
         return self._networks[algo.default_subnets]
 
     def algorithm(self, name: str, options: dict, *, seed: int = 0, sigma: float = 0.0,
-                  rounds: int | None = None):
+                  rounds: int | None = None, flags: bool = False):
         """The algorithm ``name`` with ``options`` (by option name) on the task with gradient noise
         of std ``sigma`` (an algorithm without a network ignores the network options); ``rounds``
-        given: refused up front if the run's memory exceeds the budget."""
+        given: refused up front if the run's memory exceeds the budget. ``clients_per_subnet`` is
+        checked against the network (``flags``: the message names the flag)."""
+        h = options.get("clients_per_subnet")
+        if h is not None:
+            network = self.network(name)
+            top = self.task.n if network is None else int(network.m.min())
+            where = "n" if network is None else "min_s m_s"
+            label = "--clients-per-subnet" if flags else "clients_per_subnet"
+            require(all(1 <= v <= top for v in np.atleast_1d(h)),
+                    f"{label} must be in [1, {where} = {top}] (clients sampled per subnet), got {h}")
         if rounds is not None:
             require_run_memory(f"run {name}", rounds, self.task.n, self.task.d)
         task = self.task.with_noise(sigma) if sigma > 0 else self.task

@@ -59,7 +59,7 @@ def build(name: str, task, network=None, *, seed: int = 0, **options):
     """The algorithm ``name`` on ``task`` (and ``network`` where it takes one) with ``options``
     (option names; deprecated spellings warn)."""
     spec = get(name)
-    kwargs = spec.keywords(spec.check(options))
+    kwargs = spec.check(options)
     if spec.network == "required":
         require(network is not None, f"{name} needs a network")
         return spec.constructor(task, network, seed=seed, **kwargs)

@@ -104,7 +104,8 @@ def run(alg: Algorithm, rounds: int, callback: Callable[[State], dict | None] | 
     """Run ``rounds`` global rounds from ``state`` (default ``alg.init()``) and record metrics.
 
     ``callback(state)`` is called after every round; a dict it returns is passed as keyword
-    overrides (e.g. ``{"K": 4, "h": [2, 3]}``) to the next ``step`` -- the controller hook.
+    overrides (e.g. ``{"local_steps": 4, "clients_per_subnet": [2, 3]}``) to the next ``step`` --
+    the controller hook.
     Raises DivergenceError naming the round as soon as any state tensor is non-finite.
     """
     require(isinstance(rounds, (int, np.integer)) and rounds >= 0,

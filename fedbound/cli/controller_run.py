@@ -165,7 +165,7 @@ def run_controlled(args, options: dict) -> int:
     require(np.array_equal(network.m, spec.m),
             f"the network's subnet sizes {network.m.tolist()} differ from the spec's {spec.m.tolist()}")
     noisy = task.with_noise(args.sigma) if args.sigma > 0 else task
-    alg = SDGT(noisy, network, gamma=gamma, K=1, seed=problem.task_options["seed"],
+    alg = SDGT(noisy, network, lr=gamma, local_steps=1, seed=problem.task_options["seed"],
                energy=EnergyModel(spec.E, spec.E_d2d))
     loop = ClosedLoop(alg, spec, lambdas, kcap_from(args), every=args.control_every,
                       variant=args.variant, method=args.method)

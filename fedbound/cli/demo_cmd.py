@@ -122,13 +122,14 @@ def _runs(task, net, args, out, summary):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fedbound.algorithms import SCAFFOLD, SDGT, SDFedAvg, run
+    from fedbound.algorithms import registry, run
 
     _show(f"algorithms: {args.rounds} rounds, K = 5, 40% sampling, gamma = 0.5/(K L)")
     gamma = 0.5 / (5 * task.L)
     runs = {}
-    for cls in (SDGT, SDFedAvg, SCAFFOLD):
-        alg = cls(task, network=net, gamma=gamma, K=5, h=4, seed=args.seed)
+    for name in ("sdgt", "sd-fedavg", "scaffold"):
+        alg = registry.build(name, task, net, seed=args.seed, lr=gamma, local_steps=5,
+                             clients_per_subnet=4)
         traj = run(alg, args.rounds)
         runs[traj.algorithm] = traj
         print(f"{traj.algorithm:10s} ||x_g - x*||^2: {traj.dist2[0]:.3e} -> {traj.dist2[-1]:.3e}; "

@@ -113,7 +113,8 @@ def run_command(args) -> int:
             f"{spec.name} takes no network (it runs on a star of the n clients): drop "
             "--rgg, --subnets, --topology and --network")
     task, seed = problem.task, problem.task_options["seed"]
-    algorithm = problem.algorithm(spec.name, options, seed=seed, sigma=args.sigma, rounds=args.rounds)
+    algorithm = problem.algorithm(spec.name, options, seed=seed, sigma=args.sigma, rounds=args.rounds,
+                                  flags=True)
     network = problem.network(spec.name)
     out = output_folder(args).create()   # marked incomplete until the command succeeds
     traj = run(algorithm, args.rounds, progress=True)

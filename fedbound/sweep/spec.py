@@ -71,8 +71,8 @@ def _task(raw) -> dict:
     try:
         options = spec.check(raw)
     except (ValidationError, InputTypeError) as exc:
-        raise type(exc)(f"task: {exc}") from None
-    return {"name": name, **{k: options[k] for k in raw}}   # the given keys: the store's identity
+        raise type(exc)(f"task {exc}") from None
+    return {"name": name, **{k: options[k] for k in raw if k in options}}   # the given keys: the store's identity
 
 
 def _network(raw) -> dict | None:
@@ -88,7 +88,7 @@ def _network(raw) -> dict | None:
     try:
         options = NETWORK.check(raw)
     except (ValidationError, InputTypeError) as exc:
-        raise type(exc)(f"network: {exc}") from None
+        raise type(exc)(f"network {exc}") from None
     if "network" in options:
         options["file"] = options.pop("network")
     return options
@@ -198,6 +198,20 @@ def loads(text: str) -> Spec:
     return parse(parse_json("sweep spec", text))
 
 
+def _taken_by(algo, values: dict) -> dict:
+    """The grid values ``algo`` takes, by option name or deprecated alias. An old spelling beside
+    the new name (a SPEC that mixes families: "gamma" for SD-GT beside "lr" for FedAvg, written
+    before the two became "lr") is the value for the algorithms whose option it was."""
+    out = {}
+    for o in algo.options:
+        old = [a for a in o.aliases if a in values]
+        if old:
+            out[old[0]] = values[old[0]]
+        elif o.name in values:
+            out[o.name] = values[o.name]
+    return out
+
+
 def expand(spec: Spec) -> list[Cell]:
     """The cells of ``spec`` in order (module doc), options checked by the registry, duplicates
     removed; at most :data:`MAX_CELLS`."""
@@ -209,11 +223,10 @@ def expand(spec: Spec) -> list[Cell]:
     cells: dict[str, Cell] = {}
     for name in spec.algorithms:
         algo = registry.get(name)
-        own = {name for o in algo.options for name in (o.name, *o.aliases)}
         for combo in itertools.product(*axes):
             values = {k: v for part in combo for k, v in part.items()}
             try:
-                options = algo.check({k: v for k, v in values.items() if k in own})
+                options = algo.check(_taken_by(algo, values))
             except (ValidationError, InputTypeError) as exc:
                 raise type(exc)(f"grid for {name}: {exc}") from None
             cell = Cell(name, options, values.get("seed", 0), float(values.get("sigma", 0.0)))

@@ -24,6 +24,7 @@ from typing import Callable
 
 import torch
 
+from fedbound.deprecation import deprecated
 from fedbound.errors import ValidationError, require
 from fedbound.registry import Entry, Option, Registry, choice_option, integer_option
 from fedbound.tasks.base import Task
@@ -77,8 +78,24 @@ def dtype_of(options: dict) -> torch.dtype:
     return torch.float64 if options.get("float64") else torch.float32
 
 
+#: make_task's names before issue 20, which called the generators with their own keywords
+_GENERATOR_NAMES = {"least_squares": ("lsq", "fedbound.tasks.least_squares:LeastSquares"),
+                    "robust_regression": ("robust", "fedbound.tasks.robust_regression:RobustRegression"),
+                    "heavy_tailed": ("heavy-tailed", "fedbound.tasks.heavy_tailed:HeavyTailedQuadratic"),
+                    "mlp": ("mlp-gmm", "fedbound.tasks.classifier:MLPClassifier")}
+
+
 def make_task(name: str, **options) -> Task:
-    """The task ``name`` built with ``options`` (validated: unknown names refused, values checked)."""
+    """The task ``name`` built with ``options`` (validated: unknown names refused, values checked).
+    The old names least_squares, robust_regression, heavy_tailed and mlp still call their
+    generators with the generators' keywords, and warn."""
+    if name in _GENERATOR_NAMES:
+        import importlib
+
+        new, target = _GENERATOR_NAMES[name]
+        module, _, cls = target.partition(":")
+        deprecated(f"make_task({name!r}, ...)", f"make_task({new!r}, ...) or {cls}.generate(...)")
+        return getattr(importlib.import_module(module), cls).generate(**options)
     spec = TASKS.get(name)
     return spec.build(**spec.check(options))
 

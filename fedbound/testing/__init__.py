@@ -21,7 +21,7 @@ heterogeneous quadratic, and the subnet sums of the within-subnet tracker stay z
     @settings(max_examples=10, deadline=None)
     @given(networks(S=2, m=3, equal_sizes=True), quadratic_tasks(n=6, d=3, kappa=(1.0, 4.0)))
     def test_sdgt_is_exact(network, task):
-        alg = SDGT(task, network, gamma=1 / (4 * 2 * task.L), K=2, h=2)   # Lemma 1's cap
+        alg = SDGT(task, network, lr=1 / (8 * task.L), local_steps=2, clients_per_subnet=2)  # Lemma 1
         states = [alg.init()]
         for _ in range(400):
             states.append(alg.step(states[-1]))

@@ -86,7 +86,7 @@ class SDGTSetting:
                                              == self.network.m))
 
     def algorithm(self, seed: int = 0, record_inner: bool = False) -> SDGT:
-        return SDGT(self.noisy_task, self.network, gamma=self.gamma, K=self.K, h=self.h,
+        return SDGT(self.noisy_task, self.network, lr=self.gamma, local_steps=self.K, clients_per_subnet=self.h,
                     seed=seed, record_inner=record_inner)
 
     def constants(self) -> dict[str, float]:

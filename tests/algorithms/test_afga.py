@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedbound.algorithms import registry, run
-from fedbound.algorithms.federated.afga import AFGA, CAFGA, FedAMSGrad, server_optimizer
+from fedbound.algorithms.federated.afga import AFGA, CAFGA, FedAMSGrad, server_transform
 from fedbound.algorithms.stacked import StackedNetwork
 from fedbound.errors import FedboundError
 from fedbound.network import Network, ring_weights, topology_weights
@@ -52,7 +52,7 @@ def test_identity_gossip_without_resampling_is_fedamsgrad(task):
     """W = I_N and S_{r,t} = S_r: the unselected clients never move, so AFGA is FedAMSGrad under
     the same random numbers (notes 2.2 (i), flag 4)."""
     noisy = task.with_noise(0.3)
-    options = dict(lr=0.05, server_lr=0.1, local_steps=3, clients_per_round=4, eps=1e-3, seed=7)
+    options = dict(lr=0.05, server_lr=0.1, local_steps=3, clients_per_round=4, tau=1e-3, seed=7)
     afga = run(AFGA(noisy, StackedNetwork([np.eye(N)]), resample=False, **options), 15)
     fedams = run(FedAMSGrad(noisy, **options), 15)
     np.testing.assert_allclose(afga.x_g.numpy(), fedams.x_g.numpy(), rtol=0, atol=1e-12)
@@ -67,7 +67,7 @@ def test_complete_gossip_is_local_sgd_with_step_eta_l_M_over_N(task, M, I):
     clients); Delta_r = xbar_I - x_r whatever S_r is (notes 2.2 (ii))."""
     eta_l, eta, eps, seed, R = 0.1, 0.05, 1e-2, 3, 6
     alg = AFGA(task, Network.from_topology("complete", 1, N), lr=eta_l, server_lr=eta,
-               local_steps=I, clients_per_round=M, eps=eps, seed=seed)
+               local_steps=I, clients_per_round=M, tau=eps, seed=seed)
     traj = run(alg, R)
     gen = torch.Generator().manual_seed(seed)
     server = _numpy_amsgrad(eta, 0.9, 0.99, eps)
@@ -124,7 +124,7 @@ def test_server_equals_optax_amsgrad():
     eta, b1, b2, eps = 0.05, 0.9, 0.99, 1e-6
     opt = optax.amsgrad(eta, b1=b1, b2=b2, eps=0.0, eps_root=eps, bias_correction_mu=False,
                         bias_correction_nu=False)
-    transform = server_optimizer("amsgrad", eta, b1, b2, eps)
+    transform = server_transform("amsgrad", eta, b1, b2, eps)
     x = torch.zeros(7, dtype=torch.float64)
     state, ox, ostate = transform.init(x), jax.numpy.zeros(7), opt.init(jax.numpy.zeros(7))
     for delta in deltas:
@@ -159,7 +159,7 @@ def test_adapted_variant_with_one_reporter_is_fedamsgrad(task):
     """AFGA (a) with M = 1: the ring over S_r is the single client (W = [1]) and S_{r,t} = S_r, so
     without gradient noise it is FedAMSGrad with one client per round (notes 2.4); its ring over
     M >= 3 reporters sends 2M messages per local step."""
-    options = dict(lr=0.05, server_lr=0.1, local_steps=3, eps=1e-3, seed=2)
+    options = dict(lr=0.05, server_lr=0.1, local_steps=3, tau=1e-3, seed=2)
     adapted = AFGA(task, comm_adapted=True, clients_per_round=1, **options)
     fedams = FedAMSGrad(task, clients_per_round=1, **options)
     a, f = adapted.init(), fedams.init()
@@ -191,7 +191,7 @@ def test_adapted_ring_mixes_the_reporters_in_a_fresh_order(task):
 def test_sgd_server_delta_norm_is_the_model_change(task):
     """With the SGD server at eta = 1, x_{r+1} - x_r = Delta_r, so the logged ||Delta_r|| is the
     model change; round 0 logs the initial state (zeros); consensus errors are positive."""
-    traj = run(AFGA(task.with_noise(0.2), lr=0.05, server="sgd", server_lr=1.0, local_steps=3,
+    traj = run(AFGA(task.with_noise(0.2), lr=0.05, server_optimizer="sgd", server_lr=1.0, local_steps=3,
                     clients_per_round=4), 6)
     change = np.linalg.norm(np.diff(traj.x_g.numpy(), axis=0), axis=1)
     np.testing.assert_allclose(traj.metrics["delta_norm"][1:], change, rtol=1e-12)
@@ -202,7 +202,7 @@ def test_sgd_server_delta_norm_is_the_model_change(task):
 @pytest.mark.parametrize("bad", [
     dict(clients_per_round=5, clusters=3),          # M not a multiple of K
     dict(clusters=5),                               # N = 12 not divisible by 5
-    dict(server="adamw"),
+    dict(server_optimizer="adamw"),
     dict(adapted_compute=2),                        # only for the (a) variant
 ])
 def test_bad_options_are_clear_errors(task, bad):

@@ -45,7 +45,7 @@ def local_minimizers(task):
 def test_dadam_equals_a_plain_numpy_loop_with_noise(quad):
     net = Network.from_topology("ring", 1, [N])
     gamma, b1, b2, tau, seed = 0.02, 0.8, 0.95, 1e-3, 7
-    alg = DAdam(quad.with_noise(SIGMA), net, gamma=gamma, beta1=b1, beta2=b2, tau=tau, seed=seed)
+    alg = DAdam(quad.with_noise(SIGMA), net, lr=gamma, beta1=b1, beta2=b2, tau=tau, seed=seed)
     state = alg.init()
     gen = torch.Generator().manual_seed(seed)
     step, moments = amsgrad(gamma, b1, b2, tau)
@@ -69,7 +69,7 @@ def test_identical_clients_run_centralized_amsgrad_whatever_w(topology):
     base = Quadratic.generate(1, D, kappa=5.0, mu=0.2, seed=1)
     same = Quadratic(np.repeat(base.hessians.numpy(), N, axis=0),
                      np.repeat(local_minimizers(base), N, axis=0), x0=base.x0.numpy())
-    traj = run(DAdam(same, Network.from_topology(topology, 1, [N]), gamma=0.05, tau=1e-6), 40)
+    traj = run(DAdam(same, Network.from_topology(topology, 1, [N]), lr=0.05, tau=1e-6), 40)
     step, _ = amsgrad(0.05, 0.9, 0.999, 1e-6)
     x = base.x0.numpy()
     for r in range(40):
@@ -83,7 +83,7 @@ def test_complete_graph_leaves_only_the_last_adaptive_step_as_disagreement(quad)
     """W = J: every client starts each iteration from the previous average, so
     x_i^{t+1} = x_bar^t + u_i^t with u_i^t its own AMSGrad step from the gradient at x_i^t: the
     consensus error is exactly the spread of the last steps, and x_bar moves by mean_i u_i^t."""
-    traj = run(DAdam(quad, Network.from_topology("complete", 1, [N]), gamma=0.05), 12)
+    traj = run(DAdam(quad, Network.from_topology("complete", 1, [N]), lr=0.05), 12)
     step, _ = amsgrad(0.05, 0.9, 0.999, 1e-8)
     X = np.tile(quad.x0.numpy(), (N, 1))
     for r in range(12):
@@ -98,7 +98,7 @@ def test_complete_graph_leaves_only_the_last_adaptive_step_as_disagreement(quad)
 def test_identity_gossip_is_independent_amsgrad_per_client(quad):
     """W = I (no links; not a mixing Network, so set on the algorithm): each client runs AMSGrad on
     its own f_i and approaches its own minimizer x_i* = H_i^{-1} b_i, not the global x*."""
-    alg = DAdam(quad, Network.from_topology("ring", 1, [N]), gamma=0.01, tau=1e-8)
+    alg = DAdam(quad, Network.from_topology("ring", 1, [N]), lr=0.01, tau=1e-8)
     alg.net = StackedNetwork([np.eye(N)])
     state = alg.init()
     step, _ = amsgrad(0.01, 0.9, 0.999, 1e-8)
@@ -117,7 +117,7 @@ def test_counters_of_a_run(quad):
     3d floats of optimizer state per client per iteration; one gradient per client."""
     net = Network.from_topology("ring", 1, [N])
     T = 9
-    comm = {k: v[-1] for k, v in run(DAdam(quad, net, gamma=0.01), T).comm.items()}
+    comm = {k: v[-1] for k, v in run(DAdam(quad, net, lr=0.01), T).comm.items()}
     assert comm["d2d_exchanges"] == T and comm["d2d_messages"] == T * 2 * N
     assert comm["d2d_floats"] == T * 2 * N * D and comm["energy_d2d"] == T
     assert comm["uploads"] == comm["downloads"] == comm["upload_floats"] == comm["energy_ds"] == 0
@@ -126,11 +126,11 @@ def test_counters_of_a_run(quad):
 
 def test_registry_cli_and_validation(tmp_path, capsys, quad):
     ring = Network.from_topology("ring", 1, [N])
-    alg = registry.build("dadam", quad, ring, gamma=0.01, beta1=0.5)
+    alg = registry.build("dadam", quad, ring, lr=0.01, beta1=0.5)
     assert (alg.beta1, alg.beta2, alg.tau) == (0.5, 0.999, 1e-8)
     for bad, match in [({"beta1": 1.0}, "beta1"), ({"beta2": -0.1}, "beta2"), ({"tau": 0.0}, "tau")]:
         with pytest.raises(ValueError, match=match):
-            DAdam(quad, ring, gamma=0.01, **bad)
+            DAdam(quad, ring, lr=0.01, **bad)
     assert main(["run", "dadam", "--n", "6", "--d", "3", "--rounds", "6", "--beta2", "0.99",
                  "--tau", "1e-6", "--out", str(tmp_path), "--json"]) == 0
     capsys.readouterr()
@@ -149,13 +149,13 @@ def test_constant_step_stalls_at_a_preconditioner_weighted_point_not_at_x_star(q
     gaps, dsgd_gaps = [], []
     for gamma in (0.04, 0.02):
         rounds = int(150 / gamma)
-        traj = run(DAdam(quad, ring, gamma=gamma), rounds)
+        traj = run(DAdam(quad, ring, lr=gamma), rounds)
         final = traj.final_state
         balance = (quad.grad(final.X) / (final.moments.max_second_moment.sqrt() + 1e-8)).sum(dim=0)
         assert float(torch.sum(balance ** 2)) < 1e-6                        # a fixed point ...
         assert float(torch.sum((traj.x_g[-1] - traj.x_g[-100]) ** 2)) < 1e-6
         assert traj.grad_norm2[-1] > 1e-2                                   # ... not stationary
         gaps.append(traj.dist2[-1])
-        dsgd_gaps.append(run(DSGD(quad, ring, gamma=gamma), rounds).dist2[-1])
+        dsgd_gaps.append(run(DSGD(quad, ring, lr=gamma), rounds).dist2[-1])
     assert gaps[1] > 0.5 * gaps[0]                          # no shrinking with gamma
     assert dsgd_gaps[1] < dsgd_gaps[0] / 3                  # DSGD's bias ~ gamma^2

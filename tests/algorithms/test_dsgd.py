@@ -22,7 +22,7 @@ def test_dsgd_equals_a_plain_numpy_loop(quad):
     W = net.W
     H, e = quad.hessians.numpy(), quad.linear_terms.numpy()
     X = np.tile(quad.x0.numpy(), (N, 1))
-    state = (alg := DSGD(quad, net, gamma=0.05)).init()
+    state = (alg := DSGD(quad, net, lr=0.05)).init()
     for _ in range(12):
         G = np.einsum("nij,nj->ni", H, X) - e
         X = W @ X - 0.05 * G
@@ -35,7 +35,7 @@ def test_dsgd_equals_a_plain_numpy_loop(quad):
 def test_average_follows_the_mean_gradient_and_mixing_keeps_the_average(quad):
     noisy = quad.with_noise(0.2)
     ring = Network.from_topology("ring", 1, [N])
-    alg = DSGD(noisy, ring, gamma=0.03, seed=1)
+    alg = DSGD(noisy, ring, lr=0.03, seed=1)
     s0 = alg.step(alg.init())
     s1 = alg.step(s0)
     mixed = alg.net.mix(s0.X)
@@ -43,13 +43,13 @@ def test_average_follows_the_mean_gradient_and_mixing_keeps_the_average(quad):
     G = (mixed - s1.X) / 0.03            # the round's stochastic gradients, recovered
     torch.testing.assert_close(s1.x_g, s0.x_g - 0.03 * G.mean(dim=0), rtol=0, atol=1e-14)
     with pytest.raises(ValueError, match="one connected subnet"):
-        DSGD(quad, Network.from_topology("ring", 2, [4, 4]), gamma=0.05)
+        DSGD(quad, Network.from_topology("ring", 2, [4, 4]), lr=0.05)
 
 
 def test_constant_step_leaves_a_consensus_bias_that_tracking_removes(quad):
     ring = Network.from_topology("ring", 1, [N])
-    dsgd = run(DSGD(quad, ring, gamma=0.05), 1500)
-    gt = run(GradientTracking(quad, ring, gamma=0.05), 1500)
+    dsgd = run(DSGD(quad, ring, lr=0.05), 1500)
+    gt = run(GradientTracking(quad, ring, lr=0.05), 1500)
     assert gt.dist2[-1] <= 1e-20
     assert dsgd.dist2[-1] > 1e-8                                           # O(gamma) bias
     assert abs(dsgd.dist2[-1] - dsgd.dist2[-50]) <= 1e-9 * dsgd.dist2[-1]  # a fixed point

@@ -211,7 +211,7 @@ def test_scaffold_fl_equals_a_plain_numpy_scaffold_with_unequal_local_steps(lsq,
 def test_scaffold_fl_reproduces_sdgt_baseline_scaffold_under_full_participation(lsq):
     """The template with option-II control variates is SD-GT's SCAFFOLD baseline (own round)."""
     template = ScaffoldFL(lsq, lr=0.05, local_steps=3)
-    reference = SCAFFOLD(lsq, gamma=0.05, K=3)
+    reference = SCAFFOLD(lsq, lr=0.05, local_steps=3)
     a, b = template.init(), reference.init()
     for _ in range(8):
         a, b = template.step(a), reference.step(b)

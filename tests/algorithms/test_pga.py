@@ -30,7 +30,7 @@ def test_pga_equals_a_plain_numpy_loop_with_noise(quad):
     net = Network.from_topology("ring", 1, [N])
     W, H, e = net.W, quad.hessians.numpy(), quad.linear_terms.numpy()
     gamma, period, seed = 0.05, 3, 11
-    alg = PGA(quad.with_noise(SIGMA), net, gamma=gamma, period=period, seed=seed)
+    alg = PGA(quad.with_noise(SIGMA), net, lr=gamma, period=period, seed=seed)
     state, noise = alg.init(), noise_stream(seed)
     X = np.tile(quad.x0.numpy(), (N, 1))
     for k in range(14):
@@ -49,8 +49,8 @@ def test_period_one_is_exact_global_averaging_every_step_whatever_w(quad):
     """H = 1: every model is the average after each step, which moves by -gamma times the mean of
     the n stochastic gradients at the common model (parallel mini-batch SGD); W never acts."""
     noisy, gamma, seed = quad.with_noise(SIGMA), 0.05, 4
-    ring = run(PGA(noisy, Network.from_topology("ring", 1, [N]), gamma=gamma, period=1, seed=seed), 20)
-    star = run(PGA(noisy, Network.from_topology("star", 1, [N]), gamma=gamma, period=1, seed=seed), 20)
+    ring = run(PGA(noisy, Network.from_topology("ring", 1, [N]), lr=gamma, period=1, seed=seed), 20)
+    star = run(PGA(noisy, Network.from_topology("star", 1, [N]), lr=gamma, period=1, seed=seed), 20)
     torch.testing.assert_close(ring.x_g, star.x_g, rtol=0, atol=0)          # bitwise: W unused
     X = ring.final_state.X
     assert torch.equal(X, X[:1].expand_as(X))                                # exact consensus
@@ -66,8 +66,8 @@ def test_complete_graph_makes_the_periodic_average_redundant(quad):
     """W = J: a gossip round already averages exactly, so any period gives the H = 1 models (to
     rounding); only the counters differ (gossip exchanges instead of uploads)."""
     noisy, complete = quad.with_noise(SIGMA), Network.from_topology("complete", 1, [N])
-    one = run(PGA(noisy, complete, gamma=0.05, period=1, seed=2), 15)
-    four = run(PGA(noisy, complete, gamma=0.05, period=4, seed=2), 15)
+    one = run(PGA(noisy, complete, lr=0.05, period=1, seed=2), 15)
+    four = run(PGA(noisy, complete, lr=0.05, period=4, seed=2), 15)
     np.testing.assert_allclose(four.x_g.numpy(), one.x_g.numpy(), rtol=0, atol=1e-12)
     assert four.comm["uploads"][-1] == 3 * N and four.comm["d2d_exchanges"][-1] == 12
 
@@ -77,7 +77,7 @@ def test_identity_gossip_is_local_sgd_that_is_fedavg_with_h_local_steps(quad):
     runs plain SGD on its own f_i, i.e. FedAvg with H local steps, full participation and server
     step 1; with the same seed even the noise is shared (both draw one (n, d) block per step)."""
     noisy, period, gamma = quad.with_noise(SIGMA), 3, 0.05
-    pga = PGA(noisy, Network.from_topology("ring", 1, [N]), gamma=gamma, period=period, seed=5)
+    pga = PGA(noisy, Network.from_topology("ring", 1, [N]), lr=gamma, period=period, seed=5)
     pga.net = StackedNetwork([np.eye(N)])
     traj = run(pga, 6 * period)
     fedavg = run(FedAvg(noisy, lr=gamma, local_steps=period, seed=5), 6)
@@ -90,7 +90,7 @@ def test_counters_of_a_run(quad):
     energy E^D2D = 1 each); one gradient per client per iteration."""
     net = Network.from_topology("ring", 1, [N])
     T, period = 17, 5
-    comm = {k: v[-1] for k, v in run(PGA(quad, net, gamma=0.05, period=period), T).comm.items()}
+    comm = {k: v[-1] for k, v in run(PGA(quad, net, lr=0.05, period=period), T).comm.items()}
     averages, gossips, links = T // period, T - T // period, 2 * N
     assert comm["uploads"] == comm["downloads"] == averages * N
     assert comm["upload_floats"] == comm["download_floats"] == averages * N * D
@@ -105,7 +105,7 @@ def test_average_follows_the_mean_gradient_like_dsgd(quad):
     the recursion DSGD's average follows too; the periodic average pulls the models together
     (a smaller consensus error than DSGD's after an averaging iteration, exactly 0)."""
     ring = Network.from_topology("ring", 1, [N])
-    alg = PGA(quad, ring, gamma=0.05, period=4)
+    alg = PGA(quad, ring, lr=0.05, period=4)
     state = alg.init()
     for _ in range(8):
         new = alg.step(state)
@@ -113,17 +113,17 @@ def test_average_follows_the_mean_gradient_like_dsgd(quad):
         torch.testing.assert_close(new.x_g, state.x_g - 0.05 * g, rtol=0, atol=1e-14)
         state = new
     assert float(torch.sum((state.X - state.x_g) ** 2)) == 0.0      # iteration 8 averaged
-    dsgd = run(DSGD(quad, ring, gamma=0.05), 8).final_state
+    dsgd = run(DSGD(quad, ring, lr=0.05), 8).final_state
     assert float(torch.sum((dsgd.X - dsgd.x_g) ** 2)) > 1e-6
 
 
 def test_registry_cli_and_validation(tmp_path, capsys, quad):
     ring = Network.from_topology("ring", 1, [N])
-    assert registry.build("pga", quad, ring, gamma=0.05).period == 10
+    assert registry.build("pga", quad, ring, lr=0.05).period == 10
     with pytest.raises(ValueError, match="period must be an integer >= 1"):
-        PGA(quad, ring, gamma=0.05, period=0)
+        PGA(quad, ring, lr=0.05, period=0)
     with pytest.raises(ValueError, match="PGA runs over one connected subnet"):
-        PGA(quad, Network.from_topology("ring", 2, [4, 4]), gamma=0.05)
+        PGA(quad, Network.from_topology("ring", 2, [4, 4]), lr=0.05)
     assert main(["run", "pga", "--n", "6", "--d", "3", "--rounds", "6", "--period", "3",
                  "--out", str(tmp_path), "--json"]) == 0
     capsys.readouterr()
@@ -137,7 +137,7 @@ def test_the_constant_step_bias_shrinks_with_the_period_and_vanishes_at_one(quad
     common model) converges to x* exactly. Measured (ring, n = 8, gamma = 0.05, 1500 iterations):
     ||x_g - x*||^2 = 2e-25 (H = 1), 7.8e-7 (2), 6.5e-6 (5), 3.4e-5 (20), 5.5e-5 (never), DSGD 1.6e-4."""
     ring = Network.from_topology("ring", 1, [N])
-    gaps = [run(PGA(quad, ring, gamma=0.05, period=H), 1500).dist2[-1] for H in (1, 2, 5, 20, 10**9)]
+    gaps = [run(PGA(quad, ring, lr=0.05, period=H), 1500).dist2[-1] for H in (1, 2, 5, 20, 10**9)]
     assert gaps[0] <= 1e-20
     assert all(a < b for a, b in zip(gaps, gaps[1:]))
-    assert gaps[-1] > 1e-5 and run(DSGD(quad, ring, gamma=0.05), 1500).dist2[-1] > 1e-5
+    assert gaps[-1] > 1e-5 and run(DSGD(quad, ring, lr=0.05), 1500).dist2[-1] > 1e-5

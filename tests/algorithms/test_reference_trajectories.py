@@ -1,12 +1,16 @@
-"""SD-GT, SD-FedAvg, SCAFFOLD, Scaffnew and ATC-GT reproduce, bitwise, the trajectories recorded
-from the code before the federated-core refactor (tests/fixtures/reference_trajectories.npz, made
-once by tests/fixtures/make_reference_trajectories.py and never regenerated)."""
+"""SD-GT, SD-FedAvg, SCAFFOLD, Scaffnew and ATC-GT reproduce the trajectories recorded from the code
+before the federated-core refactor (tests/fixtures/reference_trajectories.npz, made once by
+tests/fixtures/make_reference_trajectories.py and never regenerated): the same random draws in the
+same order, so the same numbers up to float64 rounding. Rounding is all that may differ: sums over
+clients taken in another order (SCAFFOLD runs on the federated round since issue 20: its
+subnet-weighted mean is one weighted sum) and other CPUs' or BLAS kernels' summation order move
+entries by a few ulps, never more than RTOL = 1e-12 of the trajectory's largest entry (a wrong
+draw or a wrong formula moves them by orders of magnitude more)."""
 import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 _spec = importlib.util.spec_from_file_location("reference_trajectories",
@@ -26,9 +30,12 @@ def today():
     return reference.trajectories()
 
 
+RTOL = 1e-12
+
+
 @pytest.mark.parametrize("case", [c[0] for c in reference.CASES])
-def test_trajectory_is_bitwise_identical_to_the_reference(case, recorded, today):
+def test_trajectory_is_the_reference_to_rounding(case, recorded, today):
     assert recorded[case].shape == (reference.ROUNDS + 1, today[case].shape[1])
-    assert torch.equal(torch.from_numpy(today[case]), torch.from_numpy(recorded[case]))
-    assert torch.equal(torch.from_numpy(today[case + "/comm"]),
-                       torch.from_numpy(recorded[case + "/comm"]))
+    scale = float(np.max(np.abs(recorded[case])))
+    np.testing.assert_allclose(today[case], recorded[case], rtol=0, atol=RTOL * scale)
+    np.testing.assert_allclose(today[case + "/comm"], recorded[case + "/comm"], rtol=RTOL, atol=0)

@@ -5,10 +5,10 @@ import dataclasses
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from fedbound.algorithms import registry
-from fedbound.errors import UnknownNameError
+from fedbound.errors import FedboundError, UnknownNameError
 from fedbound.network import Network
 from fedbound.tasks import Quadratic
 
@@ -24,41 +24,34 @@ ONE_SUBNET = ("gt", "dsgd", "pga", "dadam")   # decentralized over one connected
 
 @st.composite
 def configurations(draw, name):
+    """Options drawn from each option's registered examples (or left unset), on the network the
+    algorithm takes; combinations the algorithm refuses (e.g. FedNova's proximal and momentum
+    solvers together) are redrawn."""
     spec = registry.get(name)
     options = {}
     for o in spec.options:
-        if o.name == "lr":
-            options["lr"] = draw(st.sampled_from([0.02, 0.05]))
-        elif o.name == "mu":
-            options["mu"] = draw(st.sampled_from([0.0, 0.3]))
-        elif o.name == "alpha":
-            options["alpha"] = draw(st.sampled_from([0.1, 1.0]))
-        elif o.name == "K":
-            options[o.name] = draw(st.integers(1, 3))
-        elif o.name == "local_steps" and name in GOSSIP:   # AFGA's I: one count for all
-            options[o.name] = draw(st.integers(1, 3))
-        elif o.name == "local_steps":   # one count, or one per client
-            options[o.name] = draw(st.one_of(st.integers(1, 3),
-                                             st.lists(st.integers(1, 3), min_size=N, max_size=N)))
-        elif o.name in ("momentum", "server_momentum"):
-            options[o.name] = draw(st.sampled_from([None, 0.5]))
-        elif o.name == "tau_eff":
-            options[o.name] = draw(st.sampled_from(["accumulation", "steps", 2.5]))
-        elif o.name == "vr":
-            options[o.name] = draw(st.sampled_from(["corrected", "literal"]))
-        elif o.name == "clients_per_round":   # CAFGA: m per cluster of EQUAL_RINGS
-            options[o.name] = draw(st.sampled_from([2, 4, 6]) if name in CLUSTERED else st.integers(1, N))
-        elif o.name == "h":
-            options["h"] = draw(st.integers(1, min(SIZES)))
-        elif o.name == "period":
-            options["period"] = draw(st.integers(1, 3))
-    if options.get("momentum") is not None:   # FedNova's solvers: one of prox, momentum
-        options.pop("mu", None)
-    network = {"required": ONE_RING if name in ONE_SUBNET else RINGS,
+        values = list(o.examples)
+        if o.name == "clients_per_round" and name in CLUSTERED:   # CAFGA: m per cluster of EQUAL_RINGS
+            values = [2, 4, 6]
+        if o.name == "clusters" and name in CLUSTERED:             # the clusters are EQUAL_RINGS
+            values = []
+        if o.required:
+            assert values, f"{name}: required option {o.name} declares no examples"
+            options[o.name] = draw(st.sampled_from(values))
+        elif values:
+            value = draw(st.sampled_from([None] + values))
+            if value is not None:
+                options[o.name] = value
+    network = {"required": ONE_RING if spec.default_subnets == 1 else RINGS,
                "optional": EQUAL_RINGS if name in CLUSTERED else RINGS, "none": None}[spec.network]
     if name == "scaffold" and draw(st.booleans()):
         network = None
-    return options, network, draw(st.integers(0, 2**31))
+    seed = draw(st.integers(0, 2**31))
+    try:
+        registry.build(name, TASK, network, seed=seed, **options)
+    except FedboundError:
+        assume(False)
+    return options, network, seed
 
 
 def snapshot(state):
@@ -120,10 +113,13 @@ def test_registered_algorithm_is_pure_reproducible_and_counts_its_participants(n
                                      and name != "feddyn")
         floats_each = 2 * D if two else D
         assert last.upload_floats == k * floats_each
-        if registry.get(name).family == "federated":
-            assert last.downloads == k and last.gradient_evaluations == int(a.tau.sum())
-        else:
+        every = getattr(alg, "all_clients_compute", False) and alg.gossip is None   # SD-GT's SCAFFOLD
+        if every or registry.get(name).family != "federated":
             assert last.gradient_evaluations == a.K * N
+        elif getattr(alg, "comm_adapted", False):   # (a): adapted_compute of each ring's clients per step
+            assert last.gradient_evaluations == alg.adapted_compute * alg.ring.S * a.K
+        else:
+            assert last.downloads == k and last.gradient_evaluations == int(a.tau.sum())
 
     check()
 

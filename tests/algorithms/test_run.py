@@ -16,12 +16,12 @@ SIZES = (3, 4, 5)
 def build(name, task, make_network, seed=0, gamma=0.05):
     network = make_network(SIZES)
     return {
-        "SD-GT": lambda: SDGT(task, network, gamma=gamma, K=3, h=[1, 2, 2], seed=seed),
-        "SD-FedAvg": lambda: SDFedAvg(task, network, gamma=gamma, K=3, h=[1, 2, 2], seed=seed),
-        "SCAFFOLD": lambda: SCAFFOLD(task, gamma=gamma, K=3, network=network, h=[1, 2, 2],
+        "SD-GT": lambda: SDGT(task, network, lr=gamma, local_steps=3, clients_per_subnet=[1, 2, 2], seed=seed),
+        "SD-FedAvg": lambda: SDFedAvg(task, network, lr=gamma, local_steps=3, clients_per_subnet=[1, 2, 2], seed=seed),
+        "SCAFFOLD": lambda: SCAFFOLD(task, lr=gamma, local_steps=3, network=network, clients_per_subnet=[1, 2, 2],
                                      seed=seed),
-        "Scaffnew": lambda: Scaffnew(task, gamma=gamma, K=3, seed=seed),
-        "ATC-GT": lambda: GradientTracking(task, make_network([12]), gamma=gamma, seed=seed),
+        "Scaffnew": lambda: Scaffnew(task, lr=gamma, local_steps=3, seed=seed),
+        "ATC-GT": lambda: GradientTracking(task, make_network([12]), lr=gamma, seed=seed),
     }[name]()
 
 
@@ -79,7 +79,7 @@ def test_a_metric_that_overflows_is_a_divergence():
 
 def test_check_finite_accepts_finite_and_flags_nan(make_network, make_quadratic):
     task = make_quadratic(12, 5)
-    alg = SDGT(task, make_network(SIZES), gamma=0.05, K=2)
+    alg = SDGT(task, make_network(SIZES), lr=0.05, local_steps=2)
     state = alg.init()
     check_finite(state, alg.name)
     bad = dataclasses.replace(state, Z=state.Z.clone().index_fill_(0, torch.tensor([3]), np.nan))
@@ -89,7 +89,7 @@ def test_check_finite_accepts_finite_and_flags_nan(make_network, make_quadratic)
 
 def test_callback_overrides_the_next_round_and_metrics_are_recorded(make_network, make_quadratic):
     task = make_quadratic(12, 5, seed=1)
-    alg = SDGT(task, make_network(SIZES), gamma=0.05, K=2)
+    alg = SDGT(task, make_network(SIZES), lr=0.05, local_steps=2)
     traj = run(alg, 4, callback=lambda state: {"K": state.t + 2})
     assert traj.K.tolist() == [0, 2, 3, 4, 5]
     assert traj.rounds.tolist() == [0, 1, 2, 3, 4] and traj.x_g.shape == (5, 5)
@@ -102,7 +102,7 @@ def test_callback_overrides_the_next_round_and_metrics_are_recorded(make_network
 
 
 def test_run_validates_rounds(make_network, make_quadratic):
-    alg = SDGT(make_quadratic(12, 5), make_network(SIZES), gamma=0.05, K=2)
+    alg = SDGT(make_quadratic(12, 5), make_network(SIZES), lr=0.05, local_steps=2)
     with pytest.raises(ValidationError, match="rounds must be"):
         run(alg, -1)
 

@@ -24,7 +24,7 @@ def fixed_point_state(alg, task):
 
 def test_z_sums_to_zero_in_every_subnet_every_round(make_network, make_quadratic):
     task = make_quadratic(12, 5, seed=1, sigma=0.5)
-    alg = SDGT(task, make_network(SIZES), gamma=0.05, K=3, h=[1, 2, 2], seed=3)
+    alg = SDGT(task, make_network(SIZES), lr=0.05, local_steps=3, clients_per_subnet=[1, 2, 2], seed=3)
     state = alg.init()
     for _ in range(30):
         assert alg.net.subnet_sum(state.Z).abs().max() <= 1e-12
@@ -36,7 +36,7 @@ def test_z_sums_to_zero_in_every_subnet_every_round(make_network, make_quadratic
 def test_server_recursion_40_under_full_participation(make_network, make_quadratic, sigma):
     """x_g^{t+1} = x_g^t - gamma (1/n) sum_k sum_i g_i^{t,k}  (eq. (40) [L684])."""
     task = make_quadratic(12, 5, seed=2, sigma=sigma)
-    alg = SDGT(task, make_network(SIZES), gamma=0.05, K=4, record_inner=True, seed=1)
+    alg = SDGT(task, make_network(SIZES), lr=0.05, local_steps=4, record_inner=True, seed=1)
     state = alg.init()
     for _ in range(20):
         new = alg.step(state)
@@ -50,19 +50,19 @@ def test_server_recursion_40_under_full_participation(make_network, make_quadrat
 def test_initial_trackers_hit_their_targets_without_noise(make_network, make_quadratic):
     """y_i^1 = grad f(x0) - gbar_s(x0), z_i^1 = gbar_s(x0) - grad f_i(x0): Y_1 = Z_1 = 0 [L400]."""
     task = make_quadratic(12, 5, seed=4)
-    alg = SDGT(task, make_network(SIZES), gamma=0.05, K=2)
+    alg = SDGT(task, make_network(SIZES), lr=0.05, local_steps=2)
     state = alg.init()
     G = task.grad(state.X)
     g_sub = alg.net.expand(alg.net.subnet_mean(G))
     assert torch.allclose(state.Y, task.global_grad(task.x0) - g_sub, rtol=0, atol=1e-13)
     assert torch.allclose(state.Z, g_sub - G, rtol=0, atol=1e-13)
-    printed = SDGT(task, make_network(SIZES), gamma=0.05, K=2, init="printed").init()
+    printed = SDGT(task, make_network(SIZES), lr=0.05, local_steps=2, init="printed").init()
     assert torch.count_nonzero(printed.Y) == 0 and torch.count_nonzero(printed.Z) == 0
 
 
 def test_exact_convergence_with_partial_sampling_and_unequal_subnets(make_network, make_quadratic):
     task = make_quadratic(12, 5, seed=1)
-    alg = SDGT(task, make_network(SIZES), gamma=0.05, K=3, h=[1, 2, 2], seed=0)
+    alg = SDGT(task, make_network(SIZES), lr=0.05, local_steps=3, clients_per_subnet=[1, 2, 2], seed=0)
     traj = run(alg, 300)
     assert traj.dist2[-1] <= 1e-20                                     # ||x_g - x*|| <= 1e-10
     assert torch.max(torch.abs(traj.final_state.X - task.x_star)) <= 1e-10
@@ -76,7 +76,7 @@ def test_fixed_point_of_subnet_weighted_aggregator_and_bias_of_papers(make_netwo
     task = make_quadratic(12, 5, seed=1)
     K, gamma = 3, 0.05
     for aggregator in ("subnet_weighted", "paper"):
-        alg = SDGT(task, make_network(SIZES), gamma=gamma, K=K, h=h, aggregator=aggregator)
+        alg = SDGT(task, make_network(SIZES), lr=gamma, local_steps=K, clients_per_subnet=h, aggregator=aggregator)
         start = fixed_point_state(alg, task)
         moved = alg.step(start).x_g - task.x_star
         g_sub = alg.net.subnet_mean(task.grad(task.x_star.expand(task.n, -1)))
@@ -88,7 +88,7 @@ def test_fixed_point_of_subnet_weighted_aggregator_and_bias_of_papers(make_netwo
 
 def test_paper_aggregator_plateaus_away_from_optimum(make_network, make_quadratic):
     task = make_quadratic(12, 5, seed=1)
-    alg = SDGT(task, make_network(SIZES), gamma=0.05, K=3, aggregator="paper")
+    alg = SDGT(task, make_network(SIZES), lr=0.05, local_steps=3, aggregator="paper")
     traj = run(alg, 300)
     assert traj.dist2[-1] > 1e-6
     assert abs(traj.dist2[-1] - traj.dist2[-20]) <= 1e-10 * traj.dist2[-1]  # stationary plateau
@@ -96,8 +96,8 @@ def test_paper_aggregator_plateaus_away_from_optimum(make_network, make_quadrati
 
 def test_time_varying_K_and_h_overrides_apply_to_one_round(make_network, make_quadratic):
     task = make_quadratic(12, 5, seed=5)
-    alg = SDGT(task, make_network(SIZES), gamma=0.05, K=3, h=[1, 1, 1], record_inner=True)
-    state = alg.step(alg.init(), K=5, h=[3, 2, 1])
+    alg = SDGT(task, make_network(SIZES), lr=0.05, local_steps=3, clients_per_subnet=[1, 1, 1], record_inner=True)
+    state = alg.step(alg.init(), local_steps=5, clients_per_subnet=[3, 2, 1])
     assert state.K == 5 and state.inner_X.shape == (5, 12, 5)
     assert state.h.tolist() == [3, 2, 1]
     assert [int(state.mask[alg.net.subnet_of == s].sum()) for s in range(3)] == [3, 2, 1]
@@ -109,7 +109,7 @@ def test_inner_iterates_and_reset_rules(make_network, make_quadratic):
     """inner_X[0] is the round's start X^{t,1}; sampled clients restart at x_g, unsampled ones keep
     x^{t,K+1} and y; z changes for every client."""
     task = make_quadratic(12, 5, seed=6)
-    alg = SDGT(task, make_network(SIZES), gamma=0.05, K=2, h=[1, 2, 3], record_inner=True)
+    alg = SDGT(task, make_network(SIZES), lr=0.05, local_steps=2, clients_per_subnet=[1, 2, 3], record_inner=True)
     s1 = alg.step(alg.init())
     s2 = alg.step(s1)
     assert torch.equal(s2.inner_X[0], s1.X)
@@ -126,7 +126,7 @@ def test_round_fn_is_the_step_and_is_affine_on_quadratics(make_network, make_qua
     """The pure round map reproduces step() and its jacrev Jacobian is the exact linear operator."""
     task = make_quadratic(12, 4, seed=7)
     h = None if sampled is None else [1, 2, 3]
-    alg = SDGT(task, make_network(SIZES), gamma=0.05, K=2, h=h, seed=2)
+    alg = SDGT(task, make_network(SIZES), lr=0.05, local_steps=2, clients_per_subnet=h, seed=2)
     state = alg.step(alg.init())
     nxt = alg.step(state)
     mask = None if sampled is None else nxt.mask
@@ -153,7 +153,7 @@ def test_round_fn_is_the_step_and_is_affine_on_quadratics(make_network, make_qua
 
 def test_sdgt_round_without_global_aggregation_keeps_server_state(make_network, make_quadratic):
     task = make_quadratic(12, 5, seed=8)
-    alg = SDGT(task, make_network(SIZES), gamma=0.05, K=2, global_aggregation=False)
+    alg = SDGT(task, make_network(SIZES), lr=0.05, local_steps=2, global_aggregation=False)
     state = alg.init()
     out = sdgt_round(state.X, state.Y, state.Z, state.x_g, state.psi, grad_fn=task.grad,
                      net=alg.net, K=2, gamma=0.05, omega=alg.omega, global_aggregation=False)
@@ -166,14 +166,14 @@ def test_sdgt_round_without_global_aggregation_keeps_server_state(make_network, 
 def test_invalid_settings_raise_one_line_errors(make_network, make_quadratic):
     task = make_quadratic(12, 5)
     net = make_network(SIZES)
-    with pytest.raises(ValidationError, match="gamma must be"):
-        SDGT(task, net, gamma=-1.0, K=2)
-    with pytest.raises(ValidationError, match="K must be"):
-        SDGT(task, net, gamma=0.1, K=0)
+    with pytest.raises(ValidationError, match="lr must be"):
+        SDGT(task, net, lr=-1.0, local_steps=2)
+    with pytest.raises(ValidationError, match="local_steps must be"):
+        SDGT(task, net, lr=0.1, local_steps=0)
     with pytest.raises(ValidationError, match=r"h_s must be an integer in \[1, 5\], got 6"):
-        SDGT(task, net, gamma=0.1, K=2, h=[1, 2, 6])
+        SDGT(task, net, lr=0.1, local_steps=2, clients_per_subnet=[1, 2, 6])
     with pytest.raises(UnknownNameError, match="aggregator must be one of"):
-        SDGT(task, net, gamma=0.1, K=2, aggregator="mean")
-    alg = SDGT(task, net, gamma=0.1, K=2)
-    with pytest.raises(InputTypeError, match="K must be an integer, got 1.5"):
-        alg.step(alg.init(), K=1.5)
+        SDGT(task, net, lr=0.1, local_steps=2, aggregator="mean")
+    alg = SDGT(task, net, lr=0.1, local_steps=2)
+    with pytest.raises(InputTypeError, match="local_steps must be an integer, got 1.5"):
+        alg.step(alg.init(), local_steps=1.5)

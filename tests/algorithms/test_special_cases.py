@@ -18,8 +18,8 @@ def test_case1_one_client_per_subnet_is_scaffnew(make_network, make_quadratic, s
     """S = n, W_s = [1], h_s = 1: z stays 0 and y = -h of Scaffnew with communication every K."""
     n, K, gamma = 6, 4, 0.05
     task = make_quadratic(n, 5, seed=11, sigma=sigma)
-    sdgt = SDGT(task, make_network([1] * n), gamma=gamma, K=K, h=1, seed=5)
-    scaffnew = Scaffnew(task, gamma=gamma, K=K)
+    sdgt = SDGT(task, make_network([1] * n), lr=gamma, local_steps=K, clients_per_subnet=1, seed=5)
+    scaffnew = Scaffnew(task, lr=gamma, local_steps=K)
     a = sdgt.init()
     # same control variate (h = -y^1) and the same position of the noise stream
     b = dataclasses.replace(scaffnew.init(), H=-a.Y, rng=a.rng)
@@ -39,8 +39,8 @@ def test_case2_single_subnet_one_step_no_aggregation_is_atc_gradient_tracking(
     init gives zhat^0 = (1/n) sum_j grad f_j(x^0)."""
     task = make_quadratic(8, 5, seed=12)
     network = make_network([8])
-    sdgt = SDGT(task, network, gamma=0.05, K=1, init=init, global_aggregation=False)
-    gt = GradientTracking(task, network, gamma=0.05)
+    sdgt = SDGT(task, network, lr=0.05, local_steps=1, init=init, global_aggregation=False)
+    gt = GradientTracking(task, network, lr=0.05)
     a, b = sdgt.init(), gt.init()
     if init == "corrected":
         b = dataclasses.replace(b, T=b.G.mean(dim=0).expand_as(b.G).clone())

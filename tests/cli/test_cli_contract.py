@@ -19,7 +19,7 @@ from fedbound.outputs import STATUS_FILE, status
 
 ROOT = Path(fedbound.__file__).resolve().parent.parent
 LONG_RUN = ["run", "sdgt", "--task", "quadratic", "--n", "6", "--d", "4", "--subnets", "2",
-            "--rounds", "2000000", "--gamma", "0.01"]
+            "--rounds", "2000000", "--lr", "0.01"]
 
 
 def fedbound_process(*argv, **env):
@@ -73,7 +73,7 @@ def test_sigkill_leaves_an_incomplete_folder_that_reruns_refuse(tmp_path, capsys
     proc.communicate(timeout=60)
     assert status(out) == "incomplete"
     assert not [p for p in out.iterdir() if p.name != STATUS_FILE and not p.name.startswith(".")]
-    short = [*LONG_RUN[:-4], "--rounds", "2", "--gamma", "0.01", "--out", str(out)]
+    short = [*LONG_RUN[:-4], "--rounds", "2", "--lr", "0.01", "--out", str(out)]
     assert main(short) == 2
     err = capsys.readouterr().err
     assert error_lines(err) == [line for line in err.splitlines() if line] and len(error_lines(err)) == 1
@@ -120,7 +120,7 @@ def test_interrupt_and_internal_error_in_process(monkeypatch, capsys):
 @pytest.mark.parametrize("argv,message", [
     (["network", "info", "--topology", "ring", "--n", "4", "--self-weight", "nan"],
      "argument --self-weight: must be a finite number, got 'nan'"),
-    (["run", "gt", "--gamma", "inf"], "argument --gamma: must be a finite number, got 'inf'"),
+    (["run", "gt", "--lr", "inf"], "--lr must be finite and > 0, got inf"),
     (["network", "info", "--topology", "ring", "--n", "4", "--seed", "-1"], "seed must be an integer in [0, 2**63), got -1"),
     (["network", "info", "--topology", "ring", "--n", "4", "--seed", str(2 ** 70)], "seed must be an integer in [0, 2**63), got 1180591620717411303424"),
     (["network", "info", "--topology", "ring", "--n", "300000"], "needs about"),

@@ -6,12 +6,13 @@ import pytest
 
 from fedbound.algorithms import SDGT, EnergyModel
 from fedbound.cli.main import build_parser, main
-from fedbound.cli.problem import build_network, build_task
+from fedbound.cli.problem import problem_from
+from fedbound.network.build import build_network
 from fedbound.control import ClosedLoop, load_spec
 
 NET = {"subnets": [{"m": 4, "E": 30.0, "E_d2d": 0.3}, {"m": 4, "E": 70.0, "E_d2d": 0.7}]}
 BASE = ["run", "sdgt", "--task", "quadratic", "--float64", "--rounds", "5", "--kcap", "8",
-        "--lambdas", "0.01,0.1,2e-3", "--gamma", "0.02", "--seed", "3"]
+        "--lambdas", "0.01,0.1,2e-3", "--lr", "0.02", "--seed", "3"]
 
 
 def write(tmp_path, data, name="net.json"):
@@ -38,8 +39,9 @@ def test_closed_loop_run_writes_log_and_plot_and_matches_the_library(tmp_path, c
     # the same run through the library
     args = build_parser().parse_args(argv)
     spec = load_spec(spec_path)
-    task = build_task(args, n=8)
-    alg = SDGT(task, build_network(args, 8, spec.S), gamma=0.02, K=1, seed=3,
+    problem = problem_from(args, n=8)
+    task = problem.task
+    alg = SDGT(task, build_network(8, default_subnets=spec.S, **problem.network_options), lr=0.02, local_steps=1, seed=3,
                energy=EnergyModel(spec.E, spec.E_d2d))
     traj = ClosedLoop(alg, spec, (0.01, 0.1, 2e-3), 8).run(5)
     assert [int(r["K"]) for r in rows] == traj.column("K").tolist()
@@ -58,7 +60,7 @@ def test_text_summary(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("spec, extra, message", [
-    (NET, ["--sample", "2"], "--sample"),
+    (NET, ["--clients-per-subnet", "2"], "--clients-per-subnet"),
     (NET, ["--control-every", "0"], "--control-every"),
     (NET, ["--kcap", "0"], "K_cap"),
     (NET, ["--lambdas", "1,0,1"], "--lambdas"),

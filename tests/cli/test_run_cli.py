@@ -22,7 +22,7 @@ def lsq_file(tmp_path):
 def test_run_sdgt_on_user_data_writes_files(tmp_path, lsq_file, capsys):
     out = tmp_path / "out"
     code = main(["run", "sdgt", "--task", "lsq", "--data", str(lsq_file), "--subnets", "2",
-                 "--topology", "ring", "--K", "5", "--sample", "4", "--gamma", "0.01",
+                 "--topology", "ring", "--local-steps", "5", "--clients-per-subnet", "4", "--lr", "0.01",
                  "--rounds", "400", "--sigma", "0", "--float64", "--seed", "0", "--out", str(out)])
     assert code == 0
     captured = capsys.readouterr()
@@ -35,13 +35,13 @@ def test_run_sdgt_on_user_data_writes_files(tmp_path, lsq_file, capsys):
     assert len(rows) == 401 and {"round", "loss", "loss_gap", "dist2", "grad_norm2"} <= set(rows[0])
     assert float(rows[-1]["dist2"]) < 1e-16           # SD-GT is exact with partial sampling
     metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["config"]["m"] == [4, 4] and metrics["config"]["sample"] == 4
+    assert metrics["config"]["m"] == [4, 4] and metrics["config"]["clients_per_subnet"] == 4
     assert (out / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.mark.parametrize("algorithm, extra", [
-    ("sd-fedavg", ["--rgg", "--subnets", "2", "--sample", "2"]),
-    ("scaffold", ["--sample", "3"]),
+    ("sd-fedavg", ["--rgg", "--subnets", "2", "--clients-per-subnet", "2"]),
+    ("scaffold", ["--clients-per-subnet", "3"]),
     ("gt", ["--subnets", "1", "--topology", "complete"]),
     ("scaffnew", []),
 ])
@@ -64,9 +64,9 @@ def test_network_from_json_file(tmp_path, capsys):
 
 @pytest.mark.parametrize("args, message", [
     (["--n", "10", "--subnets", "3"], "cannot be split evenly"),
-    (["--sample", "5"], "--sample must be in [1, min_s m_s = 4]"),
-    (["--gamma", "-1"], "--gamma must be > 0"),
-    (["--gamma", "0"], "--gamma must be > 0"),
+    (["--clients-per-subnet", "5"], "--clients-per-subnet must be in [1, min_s m_s = 4]"),
+    (["--lr", "-1"], "--lr must be > 0"),
+    (["--lr", "0"], "--lr must be > 0"),
     (["--task", "lsq", "--data", "missing.npz"], "does not exist"),
     (["--rgg", "--topology", "ring"], "exclude each other"),
 ])
@@ -175,16 +175,16 @@ def test_fedopt_algorithms_take_their_options(tmp_path, lsq_file, capsys, algori
 
 @pytest.mark.parametrize("args, message", [
     (["fedavg", "--lr", "0.1", "--gamma", "0.1"], "--gamma does not apply to fedavg"),
-    (["sdgt", "--lr", "0.1"], "--lr does not apply to sdgt"),
+    (["sdgt", "--server-lr", "0.1"], "--server-lr does not apply to sdgt"),
     (["fedavg"], "fedavg needs --lr"),
     (["fedprox", "--lr", "0.1"], "fedprox needs --mu"),
     (["fedavg", "--lr", "-1"], "--lr must be > 0, got -1"),
     (["fedavg", "--lr", "0.1", "--clients-per-round", "13"], "clients_per_round must be an integer in [1, 12]"),
     (["fedavgm", "--lr", "0.1", "--server-momentum", "1"], "--server-momentum must be in [0, 1)"),
     (["fedavg", "--lr", "0.1", "--subnets", "2"], "fedavg takes no network"),
-    (["gt", "--K", "2"], "--K does not apply to gt"),
-    (["gt", "--sample", "2"], "--sample does not apply to gt"),
-    (["fedavg", "--lr", "0.1", "--weights", "examples"], "--weights examples needs a task whose clients"),
+    (["gt", "--local-steps", "2"], "--local-steps does not apply to gt"),
+    (["gt", "--clients-per-subnet", "2"], "--clients-per-subnet does not apply to gt"),
+    (["fedavg", "--lr", "0.1", "--weights", "examples"], "--weights does not apply to --task quadratic"),
 ])
 def test_fedopt_bad_input_exits_2_with_one_line(tmp_path, capsys, args, message):
     code = main(["run", *args, "--rounds", "1", "--out", str(tmp_path)])
@@ -196,3 +196,22 @@ def test_example_weights_on_logistic(tmp_path, capsys):
     assert main(["run", "fedavg", "--task", "logistic", "--n", "5", "--d", "3", "--lr", "0.1",
                  "--weights", "examples", "--rounds", "2", "--out", str(tmp_path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["config"]["weights"] == "examples"
+
+
+def test_old_flags_still_work_and_warn_once_each(tmp_path, capsys):
+    """--gamma, --K and --sample (issue 20 renamed them --lr, --local-steps, --clients-per-subnet)
+    give the same run as the new flags, with one warning line each."""
+    new = ["run", "sdgt", "--rounds", "3", "--lr", "0.02", "--local-steps", "2",
+           "--clients-per-subnet", "2", "--float64", "--json"]
+    old = ["run", "sdgt", "--rounds", "3", "--gamma", "0.02", "--K", "2", "--sample", "2",
+           "--float64", "--json"]
+    assert main([*new, "--out", str(tmp_path / "new")]) == 0
+    fresh = json.loads(capsys.readouterr().out)
+    assert main([*old, "--out", str(tmp_path / "old")]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["final"] == fresh["final"]
+    warnings = [line for line in captured.err.splitlines() if line.startswith("fedbound: warning:")]
+    for flag, new_flag in (("--gamma", "--lr"), ("--K", "--local-steps"), ("--sample", "--clients-per-subnet")):
+        assert sum(flag + " is deprecated; use " + new_flag in w for w in warnings) <= 1
+    assert main(["run", "sdgt", "--lr", "0.1", "--gamma", "0.1", "--out", str(tmp_path / "both")]) == 2
+    assert "give --lr or its old spelling --gamma, not both" in capsys.readouterr().err

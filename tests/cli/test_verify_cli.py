@@ -25,7 +25,7 @@ def test_fixed_point_json(capsys):
 
 def test_linear_rate_json(capsys):
     code, out = _json(capsys, "linear-rate", "--task", "lsq", "--n", "12", "--d", "4",
-                      "--rows", "10", "--gamma", "0.0166")
+                      "--rows", "10", "--lr", "0.0166")
     names = [r["name"] for r in out["results"]]
     assert names == ["linear-rate:operator", "linear-rate:thm3", "linear-rate:thm3-operator"]
     assert all(r["status"] == "holds" for r in out["results"]) and code == 0
@@ -50,8 +50,8 @@ def test_thm3_bound_json_reports_every_variant(capsys):
 
 
 def test_bad_input(capsys):
-    assert main(["verify", "fixed-point", "--sample", "9"]) == 2
-    assert "--sample" in capsys.readouterr().err
-    assert main(["verify", "fixed-point", "--gamma", "-1"]) == 2
+    assert main(["verify", "fixed-point", "--clients-per-subnet", "9"]) == 2
+    assert "--clients-per-subnet" in capsys.readouterr().err
+    assert main(["verify", "fixed-point", "--lr", "-1"]) == 2
     with pytest.raises(SystemExit):
         main(["verify", "no-such-check"])

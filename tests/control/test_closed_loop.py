@@ -26,7 +26,7 @@ def make_loop(seed=0, every=1, sizes=(4, 5), delta=1.0, K_cap=12, lambdas=(0.01,
     task = Quadratic.generate(network.n, 4, kappa=4.0, mu=0.5, seed=3).with_noise(0.3)
     E = np.array([30.0, 70.0, 50.0][: len(sizes)])
     spec = NetSpec(m=list(sizes), E=E, E_d2d=delta * E)
-    alg = SDGT(task, network, gamma=0.05, K=3, seed=seed, energy=EnergyModel(spec.E, spec.E_d2d))
+    alg = SDGT(task, network, lr=0.05, local_steps=3, seed=seed, energy=EnergyModel(spec.E, spec.E_d2d))
     return ClosedLoop(alg, spec, lambdas, K_cap, every=every, **kw)
 
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from fedbound import network as N
 from fedbound.errors import UnknownNameError
+from fedbound import tasks as T
 from fedbound.tasks import TASKS, make_task
 from fuzz_values import bad_values, is_always_invalid, outcome
 
@@ -58,19 +59,32 @@ def _base_kwargs(fn, extra: dict) -> dict:
 
 
 # ---- tasks ------------------------------------------------------------------------------------
-TASK_SMALL = {"mlp": {"num_samples": 60, "dim": 3, "num_classes": 3, "hidden": (4,)},
-              "logistic": {"dim": 3, "num_classes": 3, "max_size": 20},
-              "least_squares": {"m": 3, "d": 3}}
-TASK_CASES = [(name, p) for name, cls in TASKS.items() for p in _params(cls.generate)]
+#: the seeded generators of the task classes (their own keywords)
+GENERATORS = {cls.__name__: cls.generate for cls in (T.Quadratic, T.LeastSquares, T.LogisticRegression,
+                                                      T.RobustRegression, T.HeavyTailedQuadratic,
+                                                      T.MLPClassifier)}
+TASK_SMALL = {"MLPClassifier": {"num_samples": 60, "dim": 3, "num_classes": 3, "hidden": (4,)},
+              "LogisticRegression": {"dim": 3, "num_classes": 3, "max_size": 20},
+              "LeastSquares": {"m": 3, "d": 3}}
+GENERATOR_CASES = [(name, p) for name, gen in GENERATORS.items() for p in _params(gen)]
+#: every option of every registered task preset (registry-driven: a new preset is covered)
+PRESET_CASES = [(spec.name, o.name) for spec in TASKS.entries() for o in spec.options]
 
 
-@pytest.mark.parametrize("name,param", TASK_CASES)
+@pytest.mark.parametrize("name,param", GENERATOR_CASES)
 @settings(max_examples=EXAMPLES)
 @given(value=bad_values())
 def test_task_generators(name, param, value):
-    gen = TASKS[name].generate
+    gen = GENERATORS[name]
     kwargs = {**_base_kwargs(gen, TASK_SMALL.get(name, {})), param: value}
-    outcome("tasks", make_task, name, invalid=is_always_invalid(value), **kwargs)
+    outcome("tasks", gen, invalid=is_always_invalid(value), **kwargs)
+
+
+@pytest.mark.parametrize("name,option", PRESET_CASES)
+@settings(max_examples=EXAMPLES)
+@given(value=bad_values())
+def test_task_presets(name, option, value):
+    outcome("tasks", make_task, name, invalid=is_always_invalid(value), **{"n": 4, option: value})
 
 
 def test_unknown_task_name_suggests():

@@ -149,6 +149,9 @@ def registry_run(name: str, net_kind, options: dict, task_kind: str = "quadratic
                  rounds: int = ROUNDS) -> dict:
     from fedbound.algorithms import registry, run
 
+    if isinstance(options.get("tau_eff"), str) and options["tau_eff"][0].isdigit():
+        # recorded as the text "2.5", which the Python API took for the number before issue 20
+        options = {**options, "tau_eff": float(options["tau_eff"])}
     alg = registry.build(name, task(task_kind), network(net_kind), seed=seed, **options)
     return run_columns(run(alg, rounds))
 

@@ -22,7 +22,7 @@ def options_for(spec, task):
     out = {}
     for o in spec.options:
         if o.required:
-            out[o.name] = REQUIRED.get(o.name, 0.05 if o.type is float else 2)
+            out[o.name] = REQUIRED.get(o.name, 0.05 if o.parse is float else 2)
     names = {o.name for o in spec.options}
     if "local_steps" in names:
         out["local_steps"] = 3

@@ -136,7 +136,7 @@ def test_runs_of_an_algorithm_that_does_not_batch(noisy_task):
     from fedbound.network import Network
 
     net = Network.from_topology("ring", 2, 4)
-    make = lambda seed, gamma: registry.build("sdgt", noisy_task, net, seed=seed, gamma=gamma, K=2, h=2)
+    make = lambda seed, gamma: registry.build("sdgt", noisy_task, net, seed=seed, lr=gamma, local_steps=2, clients_per_subnet=2)
     assert not batchable(make(0, 0.02))
     ev = runs(make, 10, {"gamma": [0.02]}, seeds=2)
     assert np.array_equal(ev.stack(gamma=0.02)["dist2"][1], run(make(1, 0.02), 10).columns()["dist2"])

@@ -8,19 +8,19 @@ import torch
 from fedbound.errors import UnknownNameError, ValidationError
 from fedbound.tasks import TASKS, Task, make_task
 
-SMALL = {
-    "quadratic": {"n": 3, "d": 2},
-    "least_squares": {"n": 3, "m": 4, "d": 5},
-    "logistic": {"n": 3, "dim": 2, "num_classes": 3, "max_size": 30},
-    "robust_regression": {"n": 3, "d": 2},
-    "heavy_tailed": {"n": 3, "d": 2},
-    "mlp": {"n": 3, "num_samples": 60, "dim": 3, "num_classes": 3, "hidden": (4,)},
-}
+
+def small(name) -> dict:
+    """The task's size options at their first registered example, float64 (lsq-convex chooses its
+    own d > n rows)."""
+    spec = TASKS.get(name)
+    sizes = ("n", "rows") if name == "lsq-convex" else ("n", "d", "rows")
+    return {o.name: o.examples[0] for o in spec.options if o.name in sizes} | {
+        "seed": 1, "float64": True}
 
 
-@pytest.mark.parametrize("name", sorted(TASKS))
+@pytest.mark.parametrize("name", TASKS.names())
 def test_every_task_has_the_stacked_interface(name):
-    task = make_task(name, seed=1, **SMALL[name])
+    task = make_task(name, **small(name))
     assert isinstance(task, Task) and task.dtype == torch.float64
     n, d = task.n, task.d
     X = task.x0 + 0.1 * torch.randn(n, d, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
@@ -44,8 +44,21 @@ def test_every_task_has_the_stacked_interface(name):
 
 
 def test_unknown_name():
-    with pytest.raises(UnknownNameError, match="unknown task 'lasso'; valid names"):
+    with pytest.raises(UnknownNameError, match="task must be one of .*, got 'lasso'"):
         make_task("lasso")
+    with pytest.raises(UnknownNameError, match="did you mean 'n'"):
+        make_task("quadratic", nn=3)
+    with pytest.raises(UnknownNameError, match="option of mlp-digits"):
+        make_task("mlp-digits", d=3)
+
+
+def test_the_old_generator_names_still_work_and_warn():
+    from fedbound.deprecation import FedboundDeprecationWarning
+    from fedbound.tasks import LeastSquares
+    with pytest.warns(FedboundDeprecationWarning, match="make_task\\('least_squares'"):
+        task = make_task("least_squares", n=3, m=4, d=5, seed=1)
+    reference = LeastSquares.generate(3, 4, 5, seed=1)
+    assert isinstance(task, LeastSquares) and torch.equal(task.x_star, reference.x_star)
 
 
 def test_unreadable_npz(tmp_path):

@@ -49,7 +49,7 @@ def test_bound_assertion_uses_confidence_intervals():
 def test_sdgt_is_exact_on_any_network_and_heterogeneous_quadratic(network, task):
     """The module docstring's example: SD-GT reaches x* with partial sampling, and the subnet
     sums of z stay 0 (seed 003 (39) [L680])."""
-    alg = SDGT(task, network, gamma=1 / (4 * 2 * task.L), K=2, h=2)   # Lemma 1's cap
+    alg = SDGT(task, network, lr=1 / (4 * 2 * task.L), local_steps=2, clients_per_subnet=2)   # Lemma 1's cap
     states = [alg.init()]
     for _ in range(400):
         states.append(alg.step(states[-1]))
@@ -65,6 +65,6 @@ def test_sd_fedavg_is_not_exact():
 
     task = Quadratic.generate(6, 3, kappa=4.0, mu=0.5, heterogeneity=2.0, seed=1)
     network = Network.from_topology("ring", 2, 3)
-    traj = run(SDFedAvg(task, network, gamma=0.05, K=3), 300)
+    traj = run(SDFedAvg(task, network, lr=0.05, local_steps=3), 300)
     with pytest.raises(AssertionError, match="fixed point not reached"):
         assert_fixed_point_reached(traj, task.x_star, tol=1e-6)

@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from fedbound.algorithms import FedAvg, FedNova, run
-from fedbound.algorithms.federated.fednova import assumption3
+from fedbound.theory.fednova.adapter import assumption3
 from fedbound.tasks import Quadratic
 from fedbound.theory.fednova.accumulation import theorem_constants
 from fedbound.theory.registry import get
@@ -46,7 +46,7 @@ def test_theorem1_and_theorem2_hold_by_monte_carlo(name):
     task, e = replicated_task()
     build = FedAvg if name == "fedavg" else FedNova
     alg = build(task.with_noise(float(np.sqrt(R * SIGMA2))), lr=ETA, local_steps=TAU, seed=0)
-    at_w = assumption3(build(task, lr=ETA, local_steps=TAU))
+    at_w = assumption3(task, name, {"lr": ETA, "local_steps": TAU})
     w, p = at_w["w"], task.arrays()[2]
     X = run(alg, T).x_g[:T]
     surrogate = mean_ci(block_grad_sq(X, w @ e).mean(axis=0))

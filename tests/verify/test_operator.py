@@ -11,7 +11,7 @@ from fedbound.verify.operator import FIELDS
 
 @pytest.fixture(scope="module")
 def sdgt_and_operator(quadratic, ring3x4):
-    alg = SDGT(quadratic, ring3x4, gamma=0.05, K=3)
+    alg = SDGT(quadratic, ring3x4, lr=0.05, local_steps=3)
     return alg, sdgt_operator(alg)
 
 
@@ -50,4 +50,4 @@ def test_conserved_directions_are_excluded(sdgt_and_operator, ring3x4):
 def test_non_quadratic_task_is_refused(ring3x4):
     task = RobustRegression.generate(12, 3, seed=0)
     with pytest.raises(ValidationError, match="not affine"):
-        sdgt_operator(SDGT(task, ring3x4, gamma=0.05, K=2))
+        sdgt_operator(SDGT(task, ring3x4, lr=0.05, local_steps=2))

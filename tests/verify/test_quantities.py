@@ -8,7 +8,7 @@ from fedbound.verify import error_quantities, record_sdgt
 
 
 def _record(task, network, seeds, rounds=6, h=None, x0=None):
-    return record_sdgt(lambda s: SDGT(task, network, gamma=0.05, K=3, h=h, seed=s,
+    return record_sdgt(lambda s: SDGT(task, network, lr=0.05, local_steps=3, clients_per_subnet=h, seed=s,
                                       record_inner=True), rounds, seeds, x0=x0)
 
 

@@ -18,6 +18,7 @@ import torch
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic, count_round
 from fedbound.algorithms.base import Algorithm, State, check_task, new_rng
 from fedbound.algorithms.stacked import StackedNetwork
+from fedbound.deprecation import renamed_keywords
 from fedbound.errors import require
 from fedbound.validate import number
 
@@ -31,16 +32,19 @@ class DecentralizedState(State):
 
 class Decentralized(Algorithm):
     """Base of the decentralized family over a one-subnet fedbound.network.Network with step size
-    ``gamma``: ``net`` (the torch view of W), ``gamma``, ``energy``; :meth:`traffic` describes a
-    round without a server."""
+    ``lr`` (gamma in the papers; the old keyword ``gamma`` still works and warns): ``net`` (the torch
+    view of W), ``gamma``, ``energy``; :meth:`traffic` describes a round without a server."""
 
-    def __init__(self, task, network, *, gamma, seed: int = 0, energy: EnergyModel | None = None):
+    def __init__(self, task, network, *, lr=None, seed: int = 0, energy: EnergyModel | None = None,
+                 gamma=None):
+        lr = renamed_keywords(type(self).__name__, {"gamma": "lr"}, {"gamma": gamma}, {"lr": lr})["lr"]
         net = StackedNetwork.from_network(network, check_task(task).dtype)
         require(net.S == 1, f"{self.name} runs over one connected subnet (S = 1), got S={net.S}")
         require(net.n == task.n, f"the network has n={net.n} clients but the task has n={task.n}")
+        require(lr is not None, f"{self.name} needs lr")
         super().__init__(task, seed=seed)
         self.net = net
-        self.gamma = number("gamma", gamma, low=0.0, low_open=True)
+        self.gamma = number("lr", lr, low=0.0, low_open=True)
         self.energy = EnergyModel.unit(1) if energy is None else energy
         require(self.energy.E_ds.size == 1,
                 f"energy model has {self.energy.E_ds.size} subnets, the network has S=1")

@@ -54,9 +54,9 @@ class DAdam(Decentralized):
 
     name = "DAdam"
 
-    def __init__(self, task, network, *, gamma, beta1: float = 0.9, beta2: float = 0.999,
-                 tau: float = 1e-8, seed: int = 0, energy=None):
-        super().__init__(task, network, gamma=gamma, seed=seed, energy=energy)
+    def __init__(self, task, network, *, lr=None, beta1: float = 0.9, beta2: float = 0.999,
+                 tau: float = 1e-8, seed: int = 0, energy=None, gamma=None):
+        super().__init__(task, network, lr=lr, seed=seed, energy=energy, gamma=gamma)
         self.beta1 = number("beta1", beta1, low=0.0, high=1.0, high_open=True)
         self.beta2 = number("beta2", beta2, low=0.0, high=1.0, high_open=True)
         self.tau = number("tau", tau, low=0.0, low_open=True)

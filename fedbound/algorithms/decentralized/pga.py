@@ -38,8 +38,9 @@ class PGA(Decentralized):
 
     name = "PGA"
 
-    def __init__(self, task, network, *, gamma, period: int = 10, seed: int = 0, energy=None):
-        super().__init__(task, network, gamma=gamma, seed=seed, energy=energy)
+    def __init__(self, task, network, *, lr=None, period: int = 10, seed: int = 0, energy=None,
+                 gamma=None):
+        super().__init__(task, network, lr=lr, seed=seed, energy=energy, gamma=gamma)
         self.period = integer("period", period, low=1)
 
     def averages(self, t: int) -> bool:

@@ -65,7 +65,7 @@ Example::
     >>> from fedbound.algorithms import run
     >>> from fedbound.algorithms.federated.afga import AFGA
     >>> task = Quadratic.generate(20, 5, hessian="diagonal", shared=True, seed=0)
-    >>> traj = run(AFGA(task, lr=0.05, server_lr=0.05, local_steps=4, clients_per_round=2, eps=1e-2), 20)
+    >>> traj = run(AFGA(task, lr=0.05, server_lr=0.05, local_steps=4, clients_per_round=2, tau=1e-2), 20)
     >>> int(traj.comm["gradient_evaluations"][-1]) == 20 * 4 * 2
     True
 """
@@ -84,6 +84,7 @@ from fedbound.algorithms.options import (BETA1, BETA2, CLIENTS_PER_ROUND, LR, SE
                                          at_least_one, positive)
 from fedbound.algorithms.registry import AlgorithmSpec, register
 from fedbound.algorithms.stacked import StackedNetwork
+from fedbound.deprecation import renamed_attributes, renamed_keywords
 from fedbound.errors import require
 from fedbound.registry import choice_option, integer_option
 from fedbound.network.sampling import UniformParticipation, compute_mask, sample_mask
@@ -96,7 +97,7 @@ LOCAL_STEPS_I = integer_option("local_steps", "local steps I per round, one coun
                                "(default 1)", low=1, high=MAX_LOCAL_STEPS, examples=(1, 3))
 
 
-def server_optimizer(kind: str, lr: float, beta1: float = 0.9, beta2: float = 0.99,
+def server_transform(kind: str, lr: float, beta1: float = 0.9, beta2: float = 0.99,
                      eps: float = 1e-8) -> Transform:
     """The server transform ``kind``: "amsgrad" (FedAMSGrad, eq. (2): eps inside the root, vhat
     running max, no bias correction), "adam" (FedAdam: eps outside, no max, no bias correction) or
@@ -176,9 +177,12 @@ class FedAMSGrad(_Logged, Federated):
     name = "FedAMSGrad"
 
     def __init__(self, task, *, lr, local_steps=1, server_lr: float = 0.01, beta1: float = 0.9,
-                 beta2: float = 0.99, eps: float = 1e-8, **round_options):
+                 beta2: float = 0.99, tau: float | None = None, eps: float | None = None,
+                 **round_options):
+        tau = renamed_keywords("FedAMSGrad", {"eps": "tau"}, {"eps": eps}, {"tau": tau})["tau"]
         super().__init__(task, client=client.sgd(lr),
-                         server=server_optimizer("amsgrad", server_lr, beta1, beta2, eps),
+                         server=server_transform("amsgrad", server_lr, beta1, beta2,
+                                                 1e-8 if tau is None else tau),
                          local_steps=local_steps, **round_options)
 
 
@@ -186,8 +190,9 @@ class AFGA(_Logged, Federated):
     """AFGA (Algorithm 1) on ``network`` (default: the paper's ring of N clients; a multi-subnet
     network gives a block-diagonal W with global sampling), or with ``per_cluster`` sampling
     CAFGA (:class:`CAFGA`). Options: ``lr`` = eta_l, ``server_lr`` = eta, ``local_steps`` = I,
-    ``clients_per_round`` = M (default N), ``beta1``, ``beta2``, ``eps``, ``server``
-    (:data:`SERVERS`), ``resample`` (S_{r,t} fresh, else S_{r,t} = S_r), ``comm_adapted`` (the "(a)"
+    ``clients_per_round`` = M (default N), ``beta1``, ``beta2``, ``tau`` (the server's epsilon,
+    inside the root for AMSGrad), ``server_optimizer`` (:data:`SERVERS`; the old names ``eps`` and
+    ``server`` still work and warn), ``resample`` (S_{r,t} fresh, else S_{r,t} = S_r), ``comm_adapted`` (the "(a)"
     variant) with ``adapted_compute`` (|S_{r,t}| within S_r, per cluster for CAFGA; default all)."""
 
     name = "AFGA"
@@ -195,8 +200,14 @@ class AFGA(_Logged, Federated):
 
     def __init__(self, task, network=None, *, lr, local_steps=1, clients_per_round=None,
                  server_lr: float = 0.01, beta1: float = 0.9, beta2: float = 0.99,
-                 eps: float = 1e-8, server: str = "amsgrad", resample: bool = True,
-                 comm_adapted: bool = False, adapted_compute=None, seed: int = 0):
+                 tau: float | None = None, server_optimizer: str | None = None,
+                 resample: bool = True, comm_adapted: bool = False, adapted_compute=None,
+                 seed: int = 0, eps: float | None = None, server: str | None = None):
+        given = renamed_keywords(type(self).__name__, {"eps": "tau", "server": "server_optimizer"},
+                                 {"eps": eps, "server": server},
+                                 {"tau": tau, "server_optimizer": server_optimizer})
+        eps = 1e-8 if given["tau"] is None else given["tau"]
+        server = "amsgrad" if given["server_optimizer"] is None else given["server_optimizer"]
         task = check_task(task)
         clusters = _gossip_network(task, network)
         # Alg. 1 [000 L157-L201]: every client runs the same I steps (it gossips after each one)
@@ -230,7 +241,7 @@ class AFGA(_Logged, Federated):
         else:
             require(adapted_compute is None, "adapted_compute applies to the comm_adapted variant only")
         super().__init__(task, client=client.sgd(lr),
-                         server=server_optimizer(self.server_kind, server_lr, beta1, beta2, eps),
+                         server=server_transform(self.server_kind, server_lr, beta1, beta2, eps),
                          local_steps=local_steps, participation=participation,
                          gossip=None if self.comm_adapted else clusters, d2d_links=links, seed=seed)
 
@@ -303,10 +314,10 @@ def _adapted(cls):
 
 
 _TAU = positive("tau", "server adaptivity epsilon tau > 0, inside the square root for AMSGrad "
-                "(default 1e-8)", keyword="eps", aliases=("eps",), alias_flags=("--amsgrad-eps",),
+                "(default 1e-8)", aliases=("eps",), alias_flags=("--amsgrad-eps",),
                 examples=(1e-8, 1e-3))
 _SERVER = choice_option("server_optimizer", f"server optimizer: {', '.join(SERVERS)} (default amsgrad)",
-                        SERVERS, keyword="server", aliases=("server",), examples=SERVERS)
+                        SERVERS, aliases=("server",), examples=SERVERS)
 _CLUSTERS = at_least_one("clusters", "equal clusters K when no network is given (default 5)",
                          examples=(2, 3))
 _ADAPTED = at_least_one("adapted_compute", "clients of S_r (per cluster) computing at each step in "
@@ -329,4 +340,7 @@ register(AlgorithmSpec("cafga-a", _adapted(CAFGA), "CAFGA (a): gossip only among
                        (*_COMMON, _SERVER, _CLUSTERS, _ADAPTED), network="optional"))
 
 
-__all__ = ["FedAMSGrad", "AFGA", "CAFGA", "SERVERS", "server_optimizer", "round_statistics"]
+__getattr__ = renamed_attributes(__name__, {
+    "server_optimizer": "fedbound.algorithms.federated.afga:server_transform"})
+
+__all__ = ["FedAMSGrad", "AFGA", "CAFGA", "SERVERS", "server_transform", "round_statistics"]

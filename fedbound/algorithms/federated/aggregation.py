@@ -41,20 +41,25 @@ TAU_EFF_POLICIES = ("accumulation", "steps")
 
 def tau_eff_policy(value, name: str = "tau_eff"):
     """A tau_eff policy: "accumulation", "steps", a number > 0 or a callable (w, tau, norms) -> float
-    (a numeric string such as "12.5" is the number; None is the default "accumulation")."""
+    (None is the default "accumulation"; text from the command line: :func:`tau_eff_text`)."""
     if value is None:
         return "accumulation"
     if callable(value):
         return value
     if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            if value not in TAU_EFF_POLICIES:
-                raise UnknownNameError(f"{name} must be one of {', '.join(TAU_EFF_POLICIES)} or a "
-                                       f"number > 0, got {value!r:.60}") from None
-            return value
+        if value not in TAU_EFF_POLICIES:
+            raise UnknownNameError(f"{name} must be one of {', '.join(TAU_EFF_POLICIES)} or a "
+                                   f"number > 0, got {value!r:.60}")
+        return value
     return number(name, value, low=0.0, low_open=True)
+
+
+def tau_eff_text(text: str):
+    """``--tau-eff`` as typed: a policy name, or a number ("12.5")."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 class Normalized:

@@ -49,7 +49,7 @@ Example::
 from __future__ import annotations
 
 from fedbound.algorithms.base import check_task
-from fedbound.algorithms.federated.aggregation import Normalized, tau_eff_policy
+from fedbound.algorithms.federated.aggregation import Normalized, tau_eff_policy, tau_eff_text
 from fedbound.algorithms.federated.fedopt import ROUND_OPTIONS
 from fedbound.algorithms.federated.round import Federated
 from fedbound.algorithms.federated.variance_reduction import VR_MODES, CrossClientVR
@@ -140,7 +140,7 @@ register(AlgorithmSpec("fednova", FedNova, "FedNova: normalized averaging (Wang 
     number_option("lr_decay", "per-step local learning-rate decay gamma in (0, 1]", low=0.0,
                   high=1.0, low_open=True, examples=(0.8,)),
     Option("tau_eff", "FedNova's tau_eff: accumulation (sum_i p_i ||a_i||_1, default), steps "
-           "(sum_i p_i tau_i) or a number", lambda n, v: tau_eff_policy(v, n),
+           "(sum_i p_i tau_i) or a number", lambda n, v: tau_eff_policy(v, n), tau_eff_text,
            examples=("accumulation", "steps", 2.5)),
     _VR, SERVER_LR, SERVER_MOMENTUM)))
 register(AlgorithmSpec("fedavg-vr", FedAvgVR, "FedAvg with cross-client variance reduction "

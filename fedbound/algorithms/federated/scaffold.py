@@ -36,36 +36,49 @@ from fedbound.algorithms.optim import client, server
 from fedbound.algorithms.options import CLIENTS_PER_SUBNET, LOCAL_STEPS_K, LR_GAMMA, SERVER_LR
 from fedbound.algorithms.registry import AlgorithmSpec, register
 from fedbound.algorithms.stacked import StackedNetwork
+from fedbound.deprecation import renamed_keywords
+from fedbound.errors import require
 from fedbound.network.sampling import FullParticipation, UniformParticipation, check_h
 
 
 class SCAFFOLD(Federated):
     """SCAFFOLD (module docstring): ``lr``, ``local_steps`` (int, one per client, or a scheme),
     ``server_lr`` and the round's participation and other options
-    (:class:`~fedbound.algorithms.federated.round.Federated`)."""
+    (:class:`~fedbound.algorithms.federated.round.Federated`). With a ``network`` (or
+    ``clients_per_subnet`` alone: one group of all n clients), SD-GT's baseline: h_s clients of each
+    subnet per round (default all), every client computing its local steps. SD-GT's names
+    ``gamma``, ``K``, ``h`` still work and warn."""
 
     name = "SCAFFOLD"
 
-    def __init__(self, task, *, lr, local_steps=1, server_lr: float = 1.0, **round_options):
+    def __init__(self, task, *, lr=None, local_steps=1, server_lr: float = 1.0, network=None,
+                 clients_per_subnet=None, gamma=None, K=None, h=None, **round_options):
+        task = check_task(task)
+        given = renamed_keywords("SCAFFOLD", {"gamma": "lr", "K": "local_steps", "h": "clients_per_subnet"},
+                                 {"gamma": gamma, "K": K, "h": h},
+                                 {"lr": lr, "clients_per_subnet": clients_per_subnet,
+                                  "local_steps": None if K is not None and local_steps == 1 else local_steps})
+        lr, clients_per_subnet = given["lr"], given["clients_per_subnet"]
+        require(lr is not None, "SCAFFOLD needs lr")
+        if network is not None or clients_per_subnet is not None:
+            round_options.update(_per_subnet(task, network, clients_per_subnet))
         super().__init__(task, client=client.sgd(lr), server=server.sgd(server_lr),
-                         local_steps=local_steps, control_variates=ControlVariates(lr),
+                         local_steps=given["local_steps"], control_variates=ControlVariates(lr),
                          **round_options)
 
 
-def per_subnet(task, network=None, *, gamma=0.01, K=5, h=None, seed: int = 0, energy=None) -> SCAFFOLD:
-    """SCAFFOLD as the SD-GT paper's baseline (module docstring): h_s clients of each subnet of
-    ``network`` (default: one group of all n) per round, every client computing its K steps."""
-    task = check_task(task)
+def _per_subnet(task, network, h) -> dict:
+    """The round options of SD-GT's baseline (module docstring): per-subnet participation of h_s
+    clients of each subnet of ``network`` (default: one group of all n), every client computing."""
     groups = (StackedNetwork.one_group(task.n, task.dtype) if network is None
               else StackedNetwork.from_network(network, task.dtype))
     h = groups.m if h is None else check_h(h, groups.m)
     participation = (FullParticipation() if np.array_equal(h, groups.m)
                      else UniformParticipation(task.n, h, sizes=groups.m))
-    return SCAFFOLD(task, lr=gamma, local_steps=K, participation=participation, groups=groups,
-                    all_clients_compute=True, seed=seed, energy=energy)
+    return {"participation": participation, "groups": groups, "all_clients_compute": True}
 
 
-register(AlgorithmSpec("scaffold", per_subnet, "SCAFFOLD with option-II control variates "
+register(AlgorithmSpec("scaffold", SCAFFOLD, "SCAFFOLD with option-II control variates "
                        "(Karimireddy et al. 2020), per-subnet or uniform sampling: SD-GT's baseline",
                        "federated", (LR_GAMMA, LOCAL_STEPS_K, CLIENTS_PER_SUBNET),
                        network="optional"))
@@ -73,4 +86,4 @@ register(AlgorithmSpec("scaffold-fl", SCAFFOLD, "SCAFFOLD on the federated round
                        "variates, any participation, per-client local steps (Karimireddy et al. 2020)",
                        "federated", (*ROUND_OPTIONS, SERVER_LR)))
 
-__all__ = ["SCAFFOLD", "per_subnet"]
+__all__ = ["SCAFFOLD"]

@@ -15,43 +15,66 @@ import torch
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic, count_round
 from fedbound.algorithms.base import MAX_LOCAL_STEPS, Algorithm
 from fedbound.algorithms.stacked import StackedNetwork
+from fedbound.deprecation import renamed_keywords
 from fedbound.errors import require
 from fedbound.validate import integer, number
 from fedbound.network.sampling import sample_mask
 
 
-def validate_step_size(gamma) -> float:
-    return number("gamma", gamma, low=0.0, low_open=True)
+#: the paper's names of the options, taken before issue 20 (still taken, with a warning)
+PAPER_NAMES = {"gamma": "lr", "K": "local_steps", "h": "clients_per_subnet"}
 
 
-def validate_K(K) -> int:
-    return integer("K", K, low=1, high=MAX_LOCAL_STEPS)
+def paper_names(where: str, old: dict, new: dict) -> dict:
+    """``new`` completed by the paper's old names in ``old`` (gamma, K, h; others: TypeError)."""
+    unknown = set(old) - set(PAPER_NAMES)
+    if unknown:
+        raise TypeError(f"{where} got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    return renamed_keywords(where, PAPER_NAMES, old, new)
+
+
+def validate_step_size(lr) -> float:
+    return number("lr", lr, low=0.0, low_open=True)
+
+
+def validate_K(local_steps) -> int:
+    return integer("local_steps", local_steps, low=1, high=MAX_LOCAL_STEPS)
 
 
 class SemiDecentralized(Algorithm):
-    """Base of SD-GT and its baselines: task, stacked network, step size gamma, K, sampling h, seed.
+    """Base of SD-GT and its baselines: task, stacked network, step size ``lr`` (the paper's
+    gamma), ``local_steps`` (K), ``clients_per_subnet`` (h_s), seed. The paper's symbols name the
+    attributes: ``gamma``, ``K``, ``h``.
 
     ``round_traffic`` describes what a round transmits (accounting.py turns it into counters).
     ``net`` is the torch view of the clients' network (subnets, mixing, sampling).
     """
 
-    def __init__(self, task, net: StackedNetwork, *, gamma, K, h=None, seed: int = 0,
-                 energy: EnergyModel | None = None):
+    def __init__(self, task, net: StackedNetwork, *, lr=None, local_steps=None,
+                 clients_per_subnet=None, seed: int = 0, energy: EnergyModel | None = None, **old):
+        given = paper_names(type(self).__name__, old, {"lr": lr, "local_steps": local_steps,
+                                                       "clients_per_subnet": clients_per_subnet})
         require(net.n == task.n, f"the network has n={net.n} clients but the task has n={task.n}")
+        require(given["lr"] is not None, f"{self.name} needs lr")
+        require(given["local_steps"] is not None, f"{self.name} needs local_steps")
         super().__init__(task, seed=seed)
         self.net = net
-        self.gamma = validate_step_size(gamma)
-        self.K = validate_K(K)
+        self.gamma = validate_step_size(given["lr"])
+        self.K = validate_K(given["local_steps"])
+        h = given["clients_per_subnet"]
         self.h = net.full_sampling() if h is None else net.validate_h(h)
         self.energy = EnergyModel.unit(net.S) if energy is None else energy
         require(self.energy.E_ds.size == net.S,
                 f"energy model has {self.energy.E_ds.size} subnets, the network has S={net.S}")
 
-    def round_settings(self, K, h) -> tuple[int, np.ndarray]:
-        """This round's K and h: the overrides if given, else the algorithm's defaults."""
-        K = self.K if K is None else validate_K(K)
-        h = self.h if h is None else self.net.validate_h(h)
-        return K, h
+    def round_settings(self, local_steps=None, clients_per_subnet=None, **old) -> tuple[int, np.ndarray]:
+        """This round's K and h: the overrides if given (``step(state, local_steps=...,
+        clients_per_subnet=...)``, the controller's hook), else the algorithm's own."""
+        given = paper_names(f"{type(self).__name__}.step", old, {
+            "local_steps": local_steps, "clients_per_subnet": clients_per_subnet})
+        K = self.K if given["local_steps"] is None else validate_K(given["local_steps"])
+        h = given["clients_per_subnet"]
+        return K, self.h if h is None else self.net.validate_h(h)
 
     def sample(self, h: np.ndarray, gen: torch.Generator) -> torch.Tensor | None:
         """Sampled-client mask (n,) (uniform without replacement, h_s per subnet), or None under

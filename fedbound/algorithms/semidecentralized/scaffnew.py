@@ -43,9 +43,10 @@ class Scaffnew(SemiDecentralized):
 
     name = "Scaffnew"
 
-    def __init__(self, task, *, gamma, K, seed: int = 0, energy: EnergyModel | None = None):
-        super().__init__(task, StackedNetwork.singletons(check_task(task).n, task.dtype), gamma=gamma, K=K,
-                         seed=seed, energy=energy)
+    def __init__(self, task, *, lr=None, local_steps=None, seed: int = 0,
+                 energy: EnergyModel | None = None, **paper_names):
+        super().__init__(task, StackedNetwork.singletons(check_task(task).n, task.dtype), lr=lr,
+                         local_steps=local_steps, seed=seed, energy=energy, **paper_names)
 
     def init(self, x0=None) -> ScaffnewState:
         x0 = self.initial_models(x0)
@@ -62,8 +63,9 @@ class Scaffnew(SemiDecentralized):
                             upload_floats_each=d, receivers=h, download_floats_each=d,
                             gradients=K * self.net.n)
 
-    def step(self, state: ScaffnewState, *, K: int | None = None) -> ScaffnewState:
-        K, h = self.round_settings(K, None)
+    def step(self, state: ScaffnewState, *, local_steps: int | None = None,
+             **paper_names) -> ScaffnewState:
+        K, h = self.round_settings(local_steps, None, **paper_names)
         gen = generator_from(state.rng)
         X, H, gamma = state.X, state.H, self.gamma
         for _ in range(K):

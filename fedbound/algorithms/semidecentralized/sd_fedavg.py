@@ -48,11 +48,14 @@ class SDFedAvg(SemiDecentralized):
 
     name = "SD-FedAvg"
 
-    def __init__(self, task, network, *, gamma, K, h=None, aggregation: str = "displacement",
-                 reset: str = "sampled", aggregator: str = "subnet_weighted", seed: int = 0,
-                 energy: EnergyModel | None = None):
+    def __init__(self, task, network, *, lr=None, local_steps=None, clients_per_subnet=None,
+                 aggregation: str = "displacement", reset: str = "sampled",
+                 aggregator: str = "subnet_weighted", seed: int = 0,
+                 energy: EnergyModel | None = None, **paper_names):
         net = StackedNetwork.from_network(network, check_task(task).dtype)
-        super().__init__(task, net, gamma=gamma, K=K, h=h, seed=seed, energy=energy)
+        super().__init__(task, net, lr=lr, local_steps=local_steps,
+                         clients_per_subnet=clients_per_subnet, seed=seed, energy=energy,
+                         **paper_names)
         if aggregation not in AGGREGATIONS:
             raise UnknownNameError(
                 f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
@@ -77,8 +80,9 @@ class SDFedAvg(SemiDecentralized):
                             upload_floats_each=self.task.d, receivers=receivers,
                             download_floats_each=self.task.d, gradients=K * self.net.n)
 
-    def step(self, state: SDFedAvgState, *, K: int | None = None, h=None) -> SDFedAvgState:
-        K, h = self.round_settings(K, h)
+    def step(self, state: SDFedAvgState, *, local_steps: int | None = None, clients_per_subnet=None,
+             **paper_names) -> SDFedAvgState:
+        K, h = self.round_settings(local_steps, clients_per_subnet, **paper_names)
         gen = generator_from(state.rng)
         sampled = self.sample(h, gen)
         net, gamma = self.net, self.gamma

@@ -134,8 +134,9 @@ class SDGTState(State):
 class SDGT(SemiDecentralized):
     """SD-GT (Alg. 1 of seed 003) over a fedbound.network.Network.
 
-    Parameters: task (fedbound.tasks Task), network, gamma (step size), K (D2D rounds per global
-    round), h (per-subnet sample sizes, int or (S,), default m_s = full participation),
+    Parameters: task (fedbound.tasks Task), network, lr (the step size gamma), local_steps (K, D2D
+    rounds per global round), clients_per_subnet (h, per-subnet sample sizes, int or (S,), default
+    m_s = full participation; the old names gamma, K, h still work and warn),
     aggregator ("subnet_weighted" | "paper"), init ("corrected" | "printed"),
     global_aggregation (False: skip Step 3, for the S = 1, K = 1 equivalence with ATC-GT),
     record_inner (keep X^{t,k} and gradients in the state), seed, energy (EnergyModel).
@@ -143,11 +144,14 @@ class SDGT(SemiDecentralized):
 
     name = "SD-GT"
 
-    def __init__(self, task, network, *, gamma, K, h=None, aggregator: str = "subnet_weighted",
-                 init: str = "corrected", global_aggregation: bool = True,
-                 record_inner: bool = False, seed: int = 0, energy: EnergyModel | None = None):
+    def __init__(self, task, network, *, lr=None, local_steps=None, clients_per_subnet=None,
+                 aggregator: str = "subnet_weighted", init: str = "corrected",
+                 global_aggregation: bool = True, record_inner: bool = False, seed: int = 0,
+                 energy: EnergyModel | None = None, **paper_names):
         net = StackedNetwork.from_network(network, check_task(task).dtype)
-        super().__init__(task, net, gamma=gamma, K=K, h=h, seed=seed, energy=energy)
+        super().__init__(task, net, lr=lr, local_steps=local_steps,
+                         clients_per_subnet=clients_per_subnet, seed=seed, energy=energy,
+                         **paper_names)
         if init not in INITS:
             raise UnknownNameError(f"init must be one of {INITS}, got {init!r}")
         self.aggregator = aggregator
@@ -198,9 +202,11 @@ class SDGT(SemiDecentralized):
 
         return round_map
 
-    def step(self, state: SDGTState, *, K: int | None = None, h=None) -> SDGTState:
-        """One global round; K and h override this round's D2D rounds and sample sizes."""
-        K, h = self.round_settings(K, h)
+    def step(self, state: SDGTState, *, local_steps: int | None = None, clients_per_subnet=None,
+             **paper_names) -> SDGTState:
+        """One global round; ``local_steps`` (K) and ``clients_per_subnet`` (h) override this
+        round's D2D rounds and sample sizes."""
+        K, h = self.round_settings(local_steps, clients_per_subnet, **paper_names)
         gen = generator_from(state.rng)
         if self.global_aggregation:
             sampled = self.sample(h, gen)

@@ -10,7 +10,7 @@ run with K_t D2D rounds and sample counts h^t (p_t = min_s 1 - beta_s^2, beta_s 
 3. solve (31) with H = H-hat_t: the certified integer plan (K_{t+1}, h^{t+1}) of
    :func:`fedbound.control.sdgt.integer.plan`;
 4. p_{t+1} = min_s (1 - beta_s^2) from the integer h^{t+1};
-5. SD-GT's next rounds use K_{t+1} and h^{t+1} (``SDGT.step(state, K=..., h=...)``).
+5. SD-GT's next rounds use K_{t+1} and h^{t+1} (``SDGT.step(state, local_steps=..., clients_per_subnet=...)``).
 
 Choices where the paper is silent (sdgt.md 2.2, 6.3):
 
@@ -278,7 +278,7 @@ class ClosedLoop:
     def step(self, state: ClosedLoopState) -> tuple[ClosedLoopState, RoundLog]:
         """One SD-GT round with the controls in ``state``, then Algorithm 2 if the round is due."""
         before = state.alg
-        after = self.alg.step(before, K=state.K, h=np.asarray(state.h))
+        after = self.alg.step(before, local_steps=state.K, clients_per_subnet=np.asarray(state.h))
         check_finite(after, self.alg.name)
         loss, accuracy = self._metrics(after.x_g)
         m = self.spec.m

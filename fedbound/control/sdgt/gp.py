@@ -244,7 +244,7 @@ def _checked_solve(gp: _CompiledGP, problem: ControlProblem, solver: str, option
     try:
         with warnings.catch_warnings():  # an inaccurate solve is reported through `status`
             warnings.simplefilter("ignore", UserWarning)
-            gp.problem.solve(gp=True, solver=solver, **options)
+            gp.problem.solve(gp=True, solver=solver, warm_start=False, **options)
     except cp.error.SolverError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise SolverError(f"GP solver {solver} failed ({where}): {first}") from None
