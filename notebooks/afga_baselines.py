@@ -58,7 +58,7 @@ from fedbound.errors import DivergenceError
 from fedbound.network import Network
 from fedbound.tasks import MLPClassifier
 from fedbound.verify.check import reproduction_verdict
-from fedbound.verify.montecarlo import mean_ci
+from fedbound.stats import mean_ci
 
 torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")

@@ -40,7 +40,7 @@ from fedbound.algorithms.optim import client
 from fedbound.tasks import MLPClassifier
 from fedbound.theory.fedada2 import costs
 from fedbound.verify.check import reproduction_verdict
-from fedbound.verify.montecarlo import mean_ci
+from fedbound.stats import mean_ci
 
 torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")

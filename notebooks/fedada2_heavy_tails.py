@@ -44,7 +44,7 @@ from fedbound.algorithms.optim import client, server
 from fedbound.tasks.heavy_tailed import HeavyTailedQuadratic
 from fedbound.theory.fedada2 import heavy_tail as H
 from fedbound.verify.check import reproduction_verdict
-from fedbound.verify.montecarlo import mean_ci
+from fedbound.stats import mean_ci
 
 torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")

@@ -38,8 +38,9 @@ from fedbound.tasks import Quadratic
 from fedbound.theory import get
 from fedbound.theory.fednova.accumulation import theorem_constants
 from fedbound.verify.check import reproduction_verdict
-from fedbound.verify.montecarlo import mean_ci
-from fedbound.verify.quadratic_rounds import LinearSolver, QuadraticProblem, limit_fixed_point
+from fedbound.stats import mean_ci
+from fedbound.local_solver import LocalSolver
+from fedbound.verify.quadratic_rounds import QuadraticProblem, limit_fixed_point
 from fedbound.verify.rates import fit_log_log
 
 torch.set_num_threads(1)
@@ -84,7 +85,7 @@ for ax, (name, build) in zip(axes, BUILD.items()):
     horizons = np.arange(1, T + 1)
     surrogate = mean_ci(np.cumsum(grad_sq(X, w @ e, R), axis=0) / horizons[:, None], axis=1)
     true = mean_ci(np.cumsum(grad_sq(X, p @ e, R), axis=0) / horizons[:, None], axis=1)
-    const = theorem_constants(p, [np.ones(t) for t in TAU], "implicit" if name == "FedAvg" else "fednova")
+    const = theorem_constants(p, [np.ones(t) for t in TAU], "mean" if name == "FedAvg" else "normalized")
     kappa2 = float(w @ np.sum((e - w @ e) ** 2, axis=1))
     common = {"eta": ETA, "L": 1.0, "sigma": np.sqrt(SIGMA2), "T": horizons.astype(float),
               "Delta": 0.5 * float(np.sum((3.0 - w @ e) ** 2)), "kappa2": kappa2, "beta2": 1.0,
@@ -121,7 +122,7 @@ for name, (s, b1, tr, b2, floor, chi2, k2) in rows.items():
 # %%
 tau_bar = float(np.mean(TAU))
 problem = QuadraticProblem.build(np.stack([np.eye(D)] * M), e)
-x_avg = limit_fixed_point(problem, TAU, LinearSolver(1.0), "fedavg")
+x_avg = limit_fixed_point(problem, TAU, LocalSolver(1.0), "mean")
 x_star = problem.minimizer()
 fedavg_floor = float(np.sum((x_avg - x_star) ** 2))      # ||grad F(x~)||^2, H_i = I
 blocks = max(R // 2, 20)

@@ -36,7 +36,8 @@ from fedbound.algorithms import FedAvg, FedAvgVR, FedNova, FedProx, GaussianStep
 from fedbound.tasks import Quadratic
 from fedbound.theory import get
 from fedbound.verify.check import reproduction_verdict
-from fedbound.verify.quadratic_rounds import (LinearSolver, QuadraticProblem, fixed_point,
+from fedbound.local_solver import LocalSolver
+from fedbound.verify.quadratic_rounds import (QuadraticProblem, fixed_point,
                                               limit_fixed_point, round_map)
 
 torch.set_num_threads(1)
@@ -102,17 +103,17 @@ plt.show()
 # where the run would settle with that eta held forever.
 
 # %%
-AGG = {"FedAvg": ("fedavg", 0.0), "FedProx (mu=1)": ("fedavg", MU), "FedNova": ("fednova", 0.0)}
+AGG = {"FedAvg": ("mean", 0.0), "FedProx (mu=1)": ("mean", MU), "FedNova": ("normalized", 0.0)}
 iteration_error, stage_points = {}, {}
 for panel, steps in list(PANELS.items())[:2]:
     for name, (agg, mu) in AGG.items():
         x, xs = np.zeros(D), [np.zeros(D)]
         for lr, rounds in STAGES:
-            rmap = round_map(problem, steps, LinearSolver(lr, mu), agg, "steps")
+            rmap = round_map(problem, steps, LocalSolver(lr, mu), agg, "steps")
             for _ in range(rounds):
                 x = rmap(x)
                 xs.append(x)
-            stage_points[panel, name, lr] = fixed_point(problem, steps, LinearSolver(lr, mu), agg, "steps")
+            stage_points[panel, name, lr] = fixed_point(problem, steps, LocalSolver(lr, mu), agg, "steps")
         iteration_error[panel, name] = float(np.max(np.abs(np.array(xs) - traj[panel, name])))
         print(f"{panel:24s} {name:16s} max |run - exact affine iteration| = {iteration_error[panel, name]:.2e}")
 
@@ -132,20 +133,20 @@ for panel in PANELS:
 
 # %%
 two = QuadraticProblem.build(np.ones((2, 1, 1)), np.array([[1.0], [-1.0]]))
-vector = {"FedAvg": float(fixed_point(two, [1, 3], LinearSolver(0.1))["fixed_point"][0]),
-          "FedProx": float(fixed_point(two, [1, 3], LinearSolver(0.1, 1.0))["fixed_point"][0]),
-          "FedNova": float(fixed_point(two, [1, 3], LinearSolver(0.1), "fednova")["fixed_point"][0]),
-          "FedAvg eta->0": float(limit_fixed_point(two, [1, 3], LinearSolver(0.1))[0])}
+vector = {"FedAvg": float(fixed_point(two, [1, 3], LocalSolver(0.1))["fixed_point"][0]),
+          "FedProx": float(fixed_point(two, [1, 3], LocalSolver(0.1, 1.0))["fixed_point"][0]),
+          "FedNova": float(fixed_point(two, [1, 3], LocalSolver(0.1), "normalized")["fixed_point"][0]),
+          "FedAvg eta->0": float(limit_fixed_point(two, [1, 3], LocalSolver(0.1))[0])}
 printed = {"FedAvg": -0.460916442, "FedProx": -0.418604651, "FedNova": 0.050788091, "FedAvg eta->0": -0.5}
 print("Lemma 1 test vector: " + ", ".join(f"{k} {v:.9f} (notes {printed[k]})" for k, v in vector.items()))
 steps_mid = PANELS["fixed tau_i in [1, 96]"]
 etas = np.geomspace(1e-5, 1e-3, 5)
 slopes = {}
-for agg in ("fedavg", "fednova"):
-    lim = limit_fixed_point(problem, steps_mid, LinearSolver(1e-3), agg)
-    errs = [np.linalg.norm(fixed_point(problem, steps_mid, LinearSolver(eta), agg)["fixed_point"] - lim)
+for label, agg in (("fedavg", "mean"), ("fednova", "normalized")):
+    lim = limit_fixed_point(problem, steps_mid, LocalSolver(1e-3), agg)
+    errs = [np.linalg.norm(fixed_point(problem, steps_mid, LocalSolver(eta), agg)["fixed_point"] - lim)
             for eta in etas]
-    slopes[agg] = float(np.polyfit(np.log(etas), np.log(errs), 1)[0])
+    slopes[label] = float(np.polyfit(np.log(etas), np.log(errs), 1)[0])
 print("slope of log ||x~(eta) - lim|| vs log eta: " + ", ".join(f"{k} {v:.3f}" for k, v in slopes.items()))
 
 # %% [markdown]
@@ -162,7 +163,7 @@ w = np.array(taus, float) / sum(taus)
 kappa2_direct = lemma_task.kappa2(w, 1.0)
 chi2_direct = float(np.sum((0.5 - w) ** 2 / w))
 lemma_problem = QuadraticProblem.build(np.ones((2, 1, 1)), np.array([[a], [-a]]))
-limit_grad = {eta: float(fixed_point(lemma_problem, taus, LinearSolver(eta))["fixed_point"][0]) ** 2
+limit_grad = {eta: float(fixed_point(lemma_problem, taus, LocalSolver(eta))["fixed_point"][0]) ** 2
               for eta in (1e-2, 1e-4, 1e-6)}
 lemma = get("fednova.lemma4")
 variants = {v: lemma.evaluate(v, tau_1=taus[0], tau_2=taus[1], a=a) for v in ("printed", "corrected")}

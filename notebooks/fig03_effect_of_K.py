@@ -36,7 +36,7 @@ from fedbound.algorithms import SCAFFOLD, SDGT, SDFedAvg, run
 from fedbound.network import Network, p_from_h
 from fedbound.tasks import MLPClassifier, digits, one_class_partition, train_test_split
 from fedbound.verify.check import reproduction_verdict
-from fedbound.verify.montecarlo import mean_ci
+from fedbound.stats import mean_ci
 
 torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")

@@ -38,7 +38,7 @@ from fedbound.network import Network
 from fedbound.tasks import LeastSquares, Quadratic
 from fedbound.theory import get
 from fedbound.verify.check import reproduction_verdict
-from fedbound.verify.montecarlo import mean_ci
+from fedbound.stats import mean_ci
 from fedbound.verify.operator import sdgt_operator
 from fedbound.verify.setting import sdgt_constants
 from fedbound.verify.stationary import stationary_moments

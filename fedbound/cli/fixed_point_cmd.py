@@ -47,7 +47,8 @@ def _problem(task):
 
 
 def fixed_point_command(args) -> int:
-    from fedbound.verify.quadratic_rounds import LinearSolver, fixed_point, limit_fixed_point
+    from fedbound.local_solver import LocalSolver
+    from fedbound.verify.quadratic_rounds import fixed_point, limit_fixed_point
 
     entries = _entries()
     entry = entries[ALGORITHMS.index(args.algorithm)]
@@ -61,9 +62,8 @@ def fixed_point_command(args) -> int:
     tau = np.atleast_1d(np.asarray(options.get("local_steps", 1), dtype=np.int64))
     require(tau.size in (1, problem.n), f"--local-steps needs one count or one per client "
                                         f"(n = {problem.n}), got {tau.size}")
-    solver = LinearSolver(options["lr"], options.get("mu") or 0.0, options.get("momentum") or 0.0,
-                          options.get("lr_decay") or 1.0)
-    aggregation = "fednova" if args.algorithm == "fednova" else "fedavg"
+    solver = LocalSolver.from_options(options)
+    aggregation = "normalized" if args.algorithm == "fednova" else "mean"
     steps = tau if tau.size > 1 else int(tau[0])
     result = fixed_point(problem, steps, solver, aggregation, options.get("tau_eff", "accumulation"))
     limit = limit_fixed_point(problem, steps, solver, aggregation)

@@ -34,6 +34,7 @@ from typing import Callable
 import numpy as np
 from tqdm import tqdm
 
+from fedbound.stats import mean_ci
 from fedbound import validate
 from fedbound.errors import InputTypeError, ValidationError, require
 from fedbound.sweep import grid as grid_mod
@@ -110,8 +111,6 @@ class Evaluation:
     def estimate(self, confidence: float = 0.95, **configuration):
         """The mean over seeds with its Student-t interval (an Estimate; a dict or tuple of them for
         dict or tuple outputs)."""
-        from fedbound.verify.montecarlo import mean_ci
-
         def est(stacked):
             if isinstance(stacked, dict):
                 return {k: est(v) for k, v in stacked.items()}

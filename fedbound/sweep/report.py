@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fedbound.stats import mean_ci
 from fedbound.errors import require
 from fedbound.sweep.store import METRICS, Store, exists
 from fedbound.validate import one_of
@@ -44,8 +45,6 @@ def configurations(cells, metric: str = "loss_gap", confidence: float = 0.95) ->
     in cell order: ``algorithm``, ``options``, ``sigma``, ``seeds`` (finished), ``diverged``,
     ``pending``, ``final`` (Estimate dict of the last round's metric) and the curves ``rounds``,
     ``floats``, ``mean``, ``low``, ``high`` (None without finished seeds)."""
-    from fedbound.verify.montecarlo import mean_ci
-
     metric = one_of("metric", metric, REPORT_METRICS)
     groups: dict[str, list] = {}
     for config, status, columns in cells:

@@ -29,7 +29,7 @@ import numpy as np
 from fedbound import validate
 from fedbound.errors import require
 from fedbound.verify.check import bound_check
-from fedbound.verify.montecarlo import Estimate
+from fedbound.stats import Estimate
 from fedbound.verify.rates import SlopeFit, asymptotic_factor, fit_log_linear
 
 

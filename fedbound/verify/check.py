@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fedbound.jsonable import jsonable
-from fedbound.verify.montecarlo import Estimate
+from fedbound.stats import Estimate
 from fedbound.verify.rates import SlopeFit
 
 STATUSES = ("holds", "violated", "inconclusive")

@@ -40,7 +40,8 @@ from fedbound.tasks import Task
 from fedbound.theory import get
 from fedbound.verify.check import Check, bound_check, equality_check, interval_check
 from fedbound.verify.lemmas import lemma_checks
-from fedbound.verify.montecarlo import Estimate, mean_ci, monte_carlo
+from fedbound.stats import Estimate, mean_ci
+from fedbound.verify.montecarlo import monte_carlo
 from fedbound.verify.operator import sdgt_operator
 from fedbound.verify.quantities import error_quantities, record_sdgt
 from fedbound.verify.contraction import renormalized_contraction

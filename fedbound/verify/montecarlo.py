@@ -1,79 +1,20 @@
-r"""Monte-Carlo expectations with confidence intervals.
-
-The SD-GT theorems are stated for expectations over client sampling and gradient noise, e.g. for
-:math:`\bar x_g^t = E_{C'}[x_g^t]` (seed 003, [L238-L240]; papers/sdgt.md 1.4, 7.5). A measured
-expectation is the mean over R independent seeds, reported with a Student-t interval
-
-.. math:: \hat m \pm t_{R-1,\,(1+c)/2}\; s/\sqrt{R},
-
-where :math:`s` is the sample standard deviation and :math:`c` the confidence level. With R = 1 the
-interval has zero width: this is meant for deterministic runs (full participation, sigma = 0), where
-every seed gives the same value.
+r"""Monte-Carlo expectations of a function of the seed, with confidence intervals
+(:func:`fedbound.stats.mean_ci`), computed through :func:`fedbound.sweep.evaluate` (in this process,
+or on Ray inside ``fedbound.sweep.using``).
 
 >>> import numpy as np
->>> est = mean_ci(np.array([1.0, 2.0, 3.0, 4.0]))
->>> float(est.mean), bool(est.contains(2.5))
-(2.5, True)
+>>> float(monte_carlo(lambda seed: np.float64(seed), 4).mean)
+1.5
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Iterable
 
 import numpy as np
-from scipy import stats
 
 from fedbound import validate
-from fedbound.errors import require
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A Monte-Carlo mean with its standard error and a two-sided confidence interval.
-
-    Arrays broadcast elementwise: an estimate of a whole trajectory has ``mean.shape == (T,)``.
-    """
-
-    mean: np.ndarray
-    stderr: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
-    samples: int
-    confidence: float
-
-    def contains(self, value) -> np.ndarray:
-        """Whether ``value`` lies in the confidence interval (elementwise)."""
-        return (self.low <= value) & (value <= self.high)
-
-    def __getitem__(self, index) -> "Estimate":
-        return Estimate(self.mean[index], self.stderr[index], self.low[index], self.high[index],
-                        self.samples, self.confidence)
-
-    def to_dict(self) -> dict:
-        """JSON-ready dictionary (arrays as lists)."""
-        def plain(a):
-            a = np.asarray(a, dtype=float)
-            return a.tolist() if a.ndim else float(a)
-        return {"mean": plain(self.mean), "stderr": plain(self.stderr), "low": plain(self.low),
-                "high": plain(self.high), "samples": self.samples, "confidence": self.confidence}
-
-
-def mean_ci(samples, confidence: float = 0.95, axis: int = 0) -> Estimate:
-    """Mean of ``samples`` along ``axis`` with a Student-t confidence interval (see module doc)."""
-    confidence = validate.number("confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
-    x = validate.real_array("samples", samples)
-    require(x.ndim >= 1, f"samples must have at least 1 dimension, got shape {x.shape}")
-    axis = validate.integer("axis", axis, low=-x.ndim, high=x.ndim - 1)
-    x = np.moveaxis(x, axis, 0)
-    r = x.shape[0]
-    require(r >= 1, "Monte-Carlo estimate needs at least 1 sample, got 0")
-    mean = x.mean(axis=0)
-    if r == 1:
-        stderr = np.zeros_like(mean)
-    else:
-        stderr = x.std(axis=0, ddof=1) / np.sqrt(r)
-    half = (stats.t.ppf(0.5 + confidence / 2, r - 1) if r > 1 else 0.0) * stderr
-    return Estimate(mean, stderr, mean - half, mean + half, r, confidence)
+from fedbound.stats import Estimate, mean_ci
+from fedbound.sweep import evaluate
 
 
 def monte_carlo(fn: Callable[[int], np.ndarray], seeds: Iterable[int] | int,
@@ -81,8 +22,6 @@ def monte_carlo(fn: Callable[[int], np.ndarray], seeds: Iterable[int] | int,
     """Run ``fn(seed)`` for every seed (``seeds`` an int R means seeds 0..R-1) and estimate the
     expectation of its (array) output with :func:`mean_ci`. The runs go through
     :func:`fedbound.sweep.evaluate`: in this process, or on Ray inside ``fedbound.sweep.using``."""
-    from fedbound.sweep import evaluate
-
     confidence = validate.number("confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
     outputs = evaluate(lambda seed: np.asarray(fn(seed)), seeds=seeds)
     return outputs.estimate(confidence)

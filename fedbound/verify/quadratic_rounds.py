@@ -3,21 +3,23 @@ r"""Exact round maps of FedAvg, FedProx and FedNova on quadratics (FedNova, seed
 
 Clients hold f_i(x) = 1/2 (x - b_i)^T H_i (x - b_i) (H_i symmetric PSD, so grad f_i(x) = H_i x - e_i
 with e_i = H_i b_i) and run tau_i deterministic steps of a *linear* local solver from the round's
-start x (FedNova's generalized update (4), L93; solvers of App. B, L389-L439):
+start x (FedNova's generalized update (4), L93; solvers of App. B, L389-L439;
+:class:`fedbound.local_solver.LocalSolver`):
 
-    u_{k+1} = rho u_k + grad f_i(x_k) + mu (x_k - x),      x_{k+1} = x_k - lr gamma^k u_{k+1},
+    u_{k+1} = momentum u_k + grad f_i(x_k) + mu (x_k - x),   x_{k+1} = x_k - lr lr_decay^k u_{k+1},
     u_0 = 0 (buffer reset every round), x_0 = x,
 
-which is vanilla GD (rho = mu = 0, gamma = 1), FedProx's proximal step (31) (mu > 0), momentum SGD
-(35)-(36) (rho > 0) and the exponentially decayed learning rate (gamma < 1), or any combination.
+which is vanilla GD (momentum = mu = 0, lr_decay = 1), FedProx's proximal step (31) (mu > 0),
+momentum SGD (35)-(36) (momentum > 0) and the exponentially decayed learning rate (lr_decay < 1),
+or any combination.
 Every iterate is affine in x: x_k = P_k x + q_k, so the client's update is
 Delta_i = x_{tau_i} - x = (P_i - I) x + q_i and the server rule
 
     x+ = x + sum_i c_i Delta_i
 
 is the affine map x+ = M x + v with M = I - sum_i c_i (I - P_i), v = sum_i c_i q_i. The weights c_i
-name the algorithm: c_i = p_i for FedAvg/FedProx (2) [L52], c_i = tau_eff p_i / ||a_i||_1 for FedNova
-(12) [L198-L202] (default tau_eff = sum_i p_i ||a_i||_1, App. H [L961]). The map's fixed point
+come from the aggregation rule: c_i = p_i for the mean (FedAvg/FedProx (2) [L52]), c_i = tau_eff
+p_i / ||a_i||_1 for the normalized average (FedNova (12) [L198-L202]) (default tau_eff = sum_i p_i ||a_i||_1, App. H [L961]). The map's fixed point
 x~ = (sum_i c_i (I - P_i))^{-1} sum_i c_i q_i is where the algorithm converges iff the spectral
 radius of M is < 1 (App. A (28)). For FedAvg/FedProx with H_i = I this is (29); the notes' derived
 FedNova fixed point is (sum_i p_i K_i H_i / ||a_i||_1)^{-1} sum_i p_i K_i e_i / ||a_i||_1.
@@ -39,58 +41,36 @@ from typing import Callable
 import numpy as np
 
 from fedbound import validate as V
+from fedbound.deprecation import deprecated
 from fedbound.errors import ValidationError
+from fedbound.local_solver import LocalSolver
 
-AGGREGATIONS = ("fedavg", "fednova")
-
-
-@dataclass(frozen=True)
-class LinearSolver:
-    """Per-client parameters of the linear local solver above (scalars or arrays of shape (n,)).
-
-    lr: local learning rate eta > 0; mu: proximal coefficient >= 0 (FedProx); rho: momentum factor
-    in [0, 1); gamma: per-step learning-rate decay factor in (0, 1] (lr_k = lr gamma^k).
-    """
-
-    lr: float | np.ndarray
-    mu: float | np.ndarray = 0.0
-    rho: float | np.ndarray = 0.0
-    gamma: float | np.ndarray = 1.0
-
-    def arrays(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(lr, mu, rho, gamma) validated and broadcast to shape (n,)."""
-        out = []
-        for name, value, low, high, low_open, high_open in (
-                ("lr", self.lr, 0.0, np.inf, True, True), ("mu", self.mu, 0.0, np.inf, False, True),
-                ("rho", self.rho, 0.0, 1.0, False, True), ("gamma", self.gamma, 0.0, 1.0, True, False)):
-            arr = V.real_array(name, value, ndim=(0, 1))
-            if arr.ndim == 1 and arr.shape != (n,):
-                raise ValidationError(f"{name} must be a scalar or have n={n} entries, got {arr.size}")
-            for x in np.atleast_1d(arr):
-                V.number(name, x, low=low, high=high, low_open=low_open, high_open=high_open)
-            out.append(np.broadcast_to(arr, (n,)).astype(np.float64))
-        return tuple(out)
+#: the aggregation rules of the round (the names of fedbound.algorithms.federated.aggregation)
+AGGREGATIONS = ("mean", "normalized")
+#: their names before issue 20
+_OLD_AGGREGATIONS = {"fedavg": "mean", "fednova": "normalized"}
 
 
-def accumulation(solver: LinearSolver, tau: int) -> np.ndarray:
+def aggregation_rule(name: str) -> str:
+    """``name`` among :data:`AGGREGATIONS` ("fedavg" and "fednova" still work and warn)."""
+    if name in _OLD_AGGREGATIONS:
+        deprecated(f"aggregation={name!r}", f"aggregation={_OLD_AGGREGATIONS[name]!r}")
+        return _OLD_AGGREGATIONS[name]
+    return V.one_of("aggregation", name, AGGREGATIONS)
+
+
+def LinearSolver(lr, mu=0.0, rho=0.0, gamma=1.0) -> LocalSolver:
+    """Deprecated: :class:`fedbound.local_solver.LocalSolver` (rho is ``momentum``, gamma
+    ``lr_decay``)."""
+    deprecated("fedbound.verify.quadratic_rounds.LinearSolver(lr, mu, rho, gamma)",
+               "fedbound.local_solver.LocalSolver(lr, mu, momentum, lr_decay)")
+    return LocalSolver(lr, mu, rho, gamma)
+
+
+def accumulation(solver: LocalSolver, tau: int) -> np.ndarray:
     """FedNova's accumulation vector a (tau,) of a single client's solver (App. B [L389-L439]):
-    -Delta / lr = sum_k a_k g_k for arbitrary gradients g_k, a_0 the coefficient of the first.
-
-    Computed from the recursion itself, which is linear in the g_k: the state s_k = (delta_k, u_k)
-    with delta_k = x_k - x moves as s_{k+1} = A_k s_k + B_k g_k,
-    A_k = [[1 - lr_k mu, -lr_k rho], [mu, rho]], B_k = (-lr_k, 1), lr_k = lr gamma^k, so
-    a_k = -(1/lr) e_1^T A_{tau-1} ... A_{k+1} B_k, accumulated backwards (adjoint) in O(tau). The
-    notes' closed forms (sec. 2.3) are checked against it in the tests.
-    """
-    tau = V.integer("tau", tau, low=1, high=10_000_000)
-    lr, mu, rho, gamma = (float(a[0]) for a in solver.arrays(1))
-    lam = np.array([1.0, 0.0])            # adjoint of delta_tau
-    a = np.empty(tau)
-    for k in reversed(range(tau)):
-        step = lr * gamma ** k
-        a[k] = -(lam[0] * -step + lam[1]) / lr
-        lam = np.array([lam[0] * (1 - step * mu) + lam[1] * mu, -lam[0] * step * rho + lam[1] * rho])
-    return a
+    :meth:`fedbound.local_solver.LocalSolver.accumulation`."""
+    return solver.accumulation(tau)
 
 
 @dataclass(frozen=True)
@@ -181,8 +161,7 @@ TauEff = float | str | Callable[[np.ndarray, np.ndarray, np.ndarray], float]
 def _client_weights(aggregation: str, p: np.ndarray, tau: np.ndarray, a_norm: np.ndarray,
                     tau_eff: TauEff) -> np.ndarray:
     """c_i of x+ = x + sum_i c_i Delta_i (module docstring)."""
-    V.one_of("aggregation", aggregation, AGGREGATIONS)
-    if aggregation == "fedavg":
+    if aggregation_rule(aggregation) == "mean":
         return p.copy()
     if callable(tau_eff):
         value = tau_eff(p, tau, a_norm)
@@ -196,7 +175,7 @@ def _client_weights(aggregation: str, p: np.ndarray, tau: np.ndarray, a_norm: np
     return value * p / a_norm
 
 
-def _local_maps(problem: QuadraticProblem, tau: np.ndarray, lr, mu, rho, gamma):
+def _local_maps(problem: QuadraticProblem, tau: np.ndarray, lr, mu, momentum, lr_decay):
     """(P, q) of x_{tau_i} = P_i x + q_i for every client, batched; clients stop after tau_i steps."""
     n, d = problem.n, problem.d
     H, e = problem.H, problem.e
@@ -205,9 +184,9 @@ def _local_maps(problem: QuadraticProblem, tau: np.ndarray, lr, mu, rho, gamma):
     R, s = np.zeros((n, d, d)), np.zeros((n, d))       # u_k = R_k x + s_k
     for k in range(int(tau.max())):
         active = (k < tau)[:, None]
-        R_new = rho[:, None, None] * R + H @ P + mu[:, None, None] * (P - eye)
-        s_new = rho[:, None] * s + np.einsum("nij,nj->ni", H, q) - e + mu[:, None] * q
-        step = (lr * gamma ** k)
+        R_new = momentum[:, None, None] * R + H @ P + mu[:, None, None] * (P - eye)
+        s_new = momentum[:, None] * s + np.einsum("nij,nj->ni", H, q) - e + mu[:, None] * q
+        step = (lr * lr_decay ** k)
         P = np.where(active[:, :, None], P - step[:, None, None] * R_new, P)
         q = np.where(active, q - step[:, None] * s_new, q)
         R = np.where(active[:, :, None], R_new, R)
@@ -225,23 +204,23 @@ def _checked_tau(tau, n: int) -> np.ndarray:
     return tau.astype(np.int64)
 
 
-def _norms(solver: LinearSolver, tau: np.ndarray, n: int) -> np.ndarray:
+def _norms(solver: LocalSolver, tau: np.ndarray, n: int) -> np.ndarray:
     """||a_i||_1 for every client (one accumulation per distinct (solver, tau) pair)."""
-    lr, mu, rho, gamma = solver.arrays(n)
+    lr, mu, momentum, decay = solver.arrays(n)
     cache: dict = {}
     out = np.empty(n)
     for i in range(n):  # loop over distinct settings, typically a handful
-        key = (lr[i], mu[i], rho[i], gamma[i], int(tau[i]))
+        key = (lr[i], mu[i], momentum[i], decay[i], int(tau[i]))
         if key not in cache:
-            cache[key] = float(np.sum(np.abs(accumulation(LinearSolver(*key[:4]), key[4]))))
+            cache[key] = float(np.sum(np.abs(LocalSolver(*key[:4]).accumulation(key[4]))))
         out[i] = cache[key]
     return out
 
 
-def round_map(problem: QuadraticProblem, tau, solver: LinearSolver, aggregation: str = "fedavg",
+def round_map(problem: QuadraticProblem, tau, solver: LocalSolver, aggregation: str = "mean",
               tau_eff: TauEff = "accumulation") -> AffineRound:
-    """The exact affine round map of FedAvg/FedProx (``aggregation="fedavg"``, weights p_i) or
-    FedNova (``"fednova"``, weights tau_eff p_i / ||a_i||_1) with full participation.
+    """The exact affine round map of FedAvg/FedProx (``aggregation="mean"``, weights p_i) or
+    FedNova (``"normalized"``, weights tau_eff p_i / ||a_i||_1) with full participation.
 
     ``tau``: local steps per client (int or (n,)); ``solver``: the local solver (its fields may be
     per-client arrays); ``tau_eff``: FedNova's effective steps, "accumulation" (sum_i p_i ||a_i||_1,
@@ -250,15 +229,14 @@ def round_map(problem: QuadraticProblem, tau, solver: LinearSolver, aggregation:
     """
     n = problem.n
     tau = _checked_tau(tau, n)
-    lr, mu, rho, gamma = solver.arrays(n)
     a_norm = _norms(solver, tau, n)
     c = _client_weights(aggregation, problem.p, tau, a_norm, tau_eff)
-    P, q = _local_maps(problem, tau, lr, mu, rho, gamma)
+    P, q = _local_maps(problem, tau, *solver.arrays(n))
     M = np.eye(problem.d) - np.einsum("n,nij->ij", c, np.eye(problem.d) - P)
     return AffineRound(M, c @ q, P, q, c, a_norm)
 
 
-def fixed_point(problem: QuadraticProblem, tau, solver: LinearSolver, aggregation: str = "fedavg",
+def fixed_point(problem: QuadraticProblem, tau, solver: LocalSolver, aggregation: str = "mean",
                 tau_eff: TauEff = "accumulation") -> dict:
     """The exact finite-lr fixed point, its distance to x*, and the spectral radius of the round map
     (the run converges to the fixed point iff the radius is < 1)."""
@@ -271,19 +249,20 @@ def fixed_point(problem: QuadraticProblem, tau, solver: LinearSolver, aggregatio
             "client_weights": rmap.c, "a_norm": rmap.a_norm}
 
 
-def limit_fixed_point(problem: QuadraticProblem, tau, solver: LinearSolver,
-                      aggregation: str = "fedavg") -> np.ndarray:
+def limit_fixed_point(problem: QuadraticProblem, tau, solver: LocalSolver,
+                      aggregation: str = "mean") -> np.ndarray:
     """lim_{lr -> 0} of the fixed point (module docstring): FedAvg/FedProx -> the minimizer of
     sum_i p_i A_i f_i with A_i = ||a_i||_1 at mu lr = 0 (Lemma 1, (30) [L70-L74]: sum tau_i e_i /
     sum tau_i for GD with H_i = I); FedNova -> the true x* (any tau_eff > 0)."""
     n = problem.n
     tau = _checked_tau(tau, n)
-    _, _, rho, gamma = solver.arrays(n)
-    A = _norms(LinearSolver(1.0, 0.0, rho, gamma), tau, n)
-    if V.one_of("aggregation", aggregation, AGGREGATIONS) == "fednova":
+    _, _, momentum, decay = solver.arrays(n)
+    A = _norms(LocalSolver(1.0, 0.0, momentum, decay), tau, n)
+    if aggregation_rule(aggregation) == "normalized":
         return problem.minimizer()
     return problem.minimizer(problem.p * A / np.sum(problem.p * A))
 
 
-__all__ = ["AGGREGATIONS", "LinearSolver", "accumulation", "QuadraticProblem", "AffineRound",
+__all__ = ["AGGREGATIONS", "aggregation_rule", "LocalSolver", "LinearSolver", "accumulation",
+           "QuadraticProblem", "AffineRound",
            "round_map", "fixed_point", "limit_fixed_point"]

@@ -39,7 +39,7 @@ from scipy import stats
 
 from fedbound import resources, validate
 from fedbound.errors import require
-from fedbound.verify.montecarlo import Estimate, mean_ci
+from fedbound.stats import Estimate, mean_ci
 
 
 @dataclass

@@ -22,16 +22,17 @@ from fedbound.network.sampling import (FullParticipation, UniformParticipation, 
 from fedbound.tasks import Quadratic
 from fedbound.theory.fednova.accumulation import implicit_weights
 from fedbound.theory.fednova.adapter import assumption3, surrogate_weights
-from fedbound.verify.quadratic_rounds import (LinearSolver, QuadraticProblem, accumulation,
+from fedbound.local_solver import LocalSolver
+from fedbound.verify.quadratic_rounds import (QuadraticProblem, accumulation,
                                               fixed_point, limit_fixed_point, round_map)
 
 LR = 0.1
 #: (solver options of FedNova/local_solver, the same solver for quadratic_rounds)
 SOLVERS = {
-    "sgd": ({}, LinearSolver(LR)),
-    "prox": ({"mu": 0.7}, LinearSolver(LR, mu=0.7)),
-    "momentum": ({"momentum": 0.6}, LinearSolver(LR, rho=0.6)),
-    "decay": ({"lr_decay": 0.8}, LinearSolver(LR, gamma=0.8)),
+    "sgd": ({}, LocalSolver(LR)),
+    "prox": ({"mu": 0.7}, LocalSolver(LR, mu=0.7)),
+    "momentum": ({"momentum": 0.6}, LocalSolver(LR, momentum=0.6)),
+    "decay": ({"lr_decay": 0.8}, LocalSolver(LR, lr_decay=0.8)),
 }
 
 
@@ -106,13 +107,13 @@ def test_identity_5_6_for_any_accumulation(data, m, d):
 
 # ---- exact finite-eta fixed points ----------------------------------------------------------------
 CASES = {
-    "fedavg": (lambda task, tau: FedAvg(task, lr=LR, local_steps=tau), "fedavg", LinearSolver(LR), "accumulation"),
+    "fedavg": (lambda task, tau: FedAvg(task, lr=LR, local_steps=tau), "fedavg", LocalSolver(LR), "accumulation"),
     "fedprox": (lambda task, tau: FedProx(task, lr=LR, mu=0.7, local_steps=tau), "fedavg",
-                LinearSolver(LR, mu=0.7), "accumulation"),
+                LocalSolver(LR, mu=0.7), "accumulation"),
     **{f"fednova-{name}": ((lambda opts: lambda task, tau: FedNova(task, lr=LR, local_steps=tau, **opts))(o),
                            "fednova", lin, "accumulation") for name, (o, lin) in SOLVERS.items()},
     "fednova-prox-steps": (lambda task, tau: FedNova(task, lr=LR, local_steps=tau, mu=0.7, tau_eff="steps"),
-                           "fednova", LinearSolver(LR, mu=0.7), "steps"),
+                           "fednova", LocalSolver(LR, mu=0.7), "steps"),
 }
 
 
@@ -142,9 +143,9 @@ def test_fixed_points_approach_the_eta_to_0_limits_with_slope_1(aggregation, nam
     tau = [1, 3, 5, 8]
     mu = 0.7 if name == "prox" else 0.0
     rho = 0.6 if name == "momentum" else 0.0
-    limit = limit_fixed_point(problem, tau, LinearSolver(1e-3, 0.0, rho), aggregation)
+    limit = limit_fixed_point(problem, tau, LocalSolver(1e-3, 0.0, rho), aggregation)
     etas = np.geomspace(1e-5, 1e-3, 5)
-    errors = [np.linalg.norm(fixed_point(problem, tau, LinearSolver(e, mu, rho), aggregation)["fixed_point"] - limit)
+    errors = [np.linalg.norm(fixed_point(problem, tau, LocalSolver(e, mu, rho), aggregation)["fixed_point"] - limit)
               for e in etas]
     slope = np.polyfit(np.log(etas), np.log(errors), 1)[0]
     assert abs(slope - 1.0) < 0.05, slope
@@ -157,10 +158,10 @@ def test_fednova_at_finite_eta_can_be_farther_from_x_star_than_fedavg():
     m, d = 30, 10
     problem = QuadraticProblem.build(np.stack([np.eye(d)] * m), 0.1 * rng.standard_normal((m, d)))
     tau = rng.integers(1, 97, m)
-    dist = {e: fixed_point(problem, tau, LinearSolver(e), "fednova")["distance_to_x_star"]
+    dist = {e: fixed_point(problem, tau, LocalSolver(e), "normalized")["distance_to_x_star"]
             for e in (0.05, 0.01, 0.002)}
     assert dist[0.05] > dist[0.01] > dist[0.002] > 0
-    assert dist[0.002] < fixed_point(problem, tau, LinearSolver(0.002), "fedavg")["distance_to_x_star"]
+    assert dist[0.002] < fixed_point(problem, tau, LocalSolver(0.002), "mean")["distance_to_x_star"]
 
 
 # ---- degenerate cases ----------------------------------------------------------------------------
@@ -210,7 +211,7 @@ def test_tau_eff_policies_match_the_round_map(policy):
     task = hetero_quadratic(p=np.array([0.1, 0.2, 0.3, 0.4]))
     tau = [1, 3, 5, 8]
     problem = QuadraticProblem.build(*task.arrays())
-    rmap = round_map(problem, tau, LinearSolver(LR, rho=0.6), "fednova", policy)
+    rmap = round_map(problem, tau, LocalSolver(LR, momentum=0.6), "normalized", policy)
     x1 = FedNova(task, lr=LR, local_steps=tau, momentum=0.6, tau_eff=policy).step(
         FedNova(task, lr=LR, local_steps=tau, momentum=0.6).init()).x_g
     np.testing.assert_allclose(x1.numpy(), rmap(task.x0.numpy()), rtol=0, atol=1e-14)

@@ -53,7 +53,7 @@ def test_theorem1_and_theorem2_hold_by_monte_carlo(name):
     true = mean_ci(block_grad_sq(X, p @ e).mean(axis=0))
     kappa2 = float(w @ np.sum((e - w @ e) ** 2, axis=1))        # Assumption 3 at w, beta^2 = 1, per block
     constants = theorem_constants(p, [np.ones(t) for t in TAU],
-                                  "implicit" if name == "fedavg" else "fednova")
+                                  "mean" if name == "fedavg" else "normalized")
     delta = 0.5 * float(np.sum((3.0 - w @ e) ** 2))            # F~(x0) - F~_inf, one block
     common = {"eta": ETA, "L": 1.0, "sigma": np.sqrt(SIGMA2), "T": T, "Delta": delta,
               "kappa2": kappa2, "beta2": 1.0}
@@ -112,7 +112,7 @@ def test_corollary3_holds_with_sampling_with_replacement_by_monte_carlo():
                       tau_eff=tau_eff, participation=WithReplacement(2), seed=seed)
         per_seed.append(block_grad_sq(run(alg, T).x_g[:T], p @ e, blocks).mean())
     lhs = mean_ci(np.array(per_seed))
-    const = theorem_constants(p, [np.ones(t) for t in TAU], "fednova", tau_eff=tau_eff)
+    const = theorem_constants(p, [np.ones(t) for t in TAU], "normalized", tau_eff=tau_eff)
     cor3 = get("fednova.cor3").evaluate(
         "printed", eta=eta, L=1.0, sigma=np.sqrt(SIGMA2), T=T, q=2, beta2=1.0, tau_eff=tau_eff,
         Delta=0.5 * float(np.sum((3.0 - p @ e) ** 2)), kappa2=float(p @ np.sum((e - p @ e) ** 2, axis=1)),

@@ -6,8 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedbound.errors import FedboundError
+from fedbound.local_solver import LocalSolver
 from fedbound.verify.quadratic_rounds import (
-    LinearSolver, QuadraticProblem, accumulation, fixed_point, limit_fixed_point, round_map,
+    QuadraticProblem, accumulation, fixed_point, limit_fixed_point, round_map,
 )
 
 
@@ -40,16 +41,16 @@ def loop_round(problem, tau, lr, mu, rho, gamma, c, x):
        rho=st.floats(0.0, 0.95), gamma=st.floats(0.3, 1.0))
 def test_accumulation_closed_forms(tau, lr, mu, rho, gamma):
     k = np.arange(tau)
-    np.testing.assert_allclose(accumulation(LinearSolver(lr), tau), np.ones(tau), rtol=1e-12)
+    np.testing.assert_allclose(accumulation(LocalSolver(lr), tau), np.ones(tau), rtol=1e-12)
     alpha = lr * mu
-    prox = accumulation(LinearSolver(lr, mu=mu), tau)
+    prox = accumulation(LocalSolver(lr, mu=mu), tau)
     np.testing.assert_allclose(prox, (1 - alpha) ** (tau - 1 - k), rtol=1e-10, atol=1e-14)
-    mom = accumulation(LinearSolver(lr, rho=rho), tau)
+    mom = accumulation(LocalSolver(lr, momentum=rho), tau)
     np.testing.assert_allclose(mom, (1 - rho ** (tau - k)) / (1 - rho), rtol=1e-10)
     # ||a||_1 of momentum, (45) [L430]
     np.testing.assert_allclose(mom.sum(), (tau - rho * (1 - rho ** tau) / (1 - rho)) / (1 - rho),
                                rtol=1e-10)
-    np.testing.assert_allclose(accumulation(LinearSolver(lr, gamma=gamma), tau), gamma ** k, rtol=1e-12)
+    np.testing.assert_allclose(accumulation(LocalSolver(lr, lr_decay=gamma), tau), gamma ** k, rtol=1e-12)
 
 
 def test_accumulation_recovered_from_simulated_run():
@@ -63,20 +64,20 @@ def test_accumulation_recovered_from_simulated_run():
         u = rho * u + G[:, k] + mu * (y - x)
         y = y - lr * gamma ** k * u
     coeffs = np.linalg.lstsq(G, -(y - x) / lr, rcond=None)[0]
-    np.testing.assert_allclose(coeffs, accumulation(LinearSolver(lr, mu, rho, gamma), tau), rtol=1e-12)
+    np.testing.assert_allclose(coeffs, accumulation(LocalSolver(lr, mu, rho, gamma), tau), rtol=1e-12)
 
 
 # ---- the affine map equals a per-client loop ------------------------------------------------------
 @settings(max_examples=25)
 @given(seed=st.integers(0, 10_000), n=st.integers(1, 4), d=st.integers(1, 4),
-       agg=st.sampled_from(["fedavg", "fednova"]), mu=st.sampled_from([0.0, 0.5]),
+       agg=st.sampled_from(["mean", "normalized"]), mu=st.sampled_from([0.0, 0.5]),
        rho=st.sampled_from([0.0, 0.5]), gamma=st.sampled_from([1.0, 0.8]))
 def test_round_map_equals_loop(seed, n, d, agg, mu, rho, gamma):
     problem = random_problem(seed, n, d)
     rng = np.random.default_rng(seed + 1)
     tau = rng.integers(1, 7, n)
     lr = 0.05
-    rmap = round_map(problem, tau, LinearSolver(lr, mu, rho, gamma), agg)
+    rmap = round_map(problem, tau, LocalSolver(lr, mu, rho, gamma), agg)
     x = rng.standard_normal(d)
     np.testing.assert_allclose(rmap(x), loop_round(problem, tau, lr, mu, rho, gamma, rmap.c, x),
                                rtol=1e-12, atol=1e-12)
@@ -85,7 +86,7 @@ def test_round_map_equals_loop(seed, n, d, agg, mu, rho, gamma):
 def test_fednova_weights_are_tau_eff_p_over_norms():
     problem = random_problem(0, 3, 2)
     tau = np.array([1, 4, 9])
-    rmap = round_map(problem, tau, LinearSolver(0.1), "fednova", tau_eff="steps")
+    rmap = round_map(problem, tau, LocalSolver(0.1), "normalized", tau_eff="steps")
     np.testing.assert_allclose(rmap.c, (problem.p @ tau) * problem.p / tau, rtol=1e-15)
 
 
@@ -94,21 +95,21 @@ def test_framework_identity_5_6():
     w_i = p_i ||a_i||_1 / tau_eff (eq. (5)-(6) [L115-L116]), for every linear solver."""
     problem = random_problem(1, 4, 3)
     tau = np.array([2, 5, 1, 8])
-    for solver in (LinearSolver(0.05), LinearSolver(0.05, mu=0.8), LinearSolver(0.05, rho=0.7),
-                   LinearSolver(0.05, gamma=0.9)):
-        avg = round_map(problem, tau, solver, "fedavg")
+    for solver in (LocalSolver(0.05), LocalSolver(0.05, mu=0.8), LocalSolver(0.05, momentum=0.7),
+                   LocalSolver(0.05, lr_decay=0.9)):
+        avg = round_map(problem, tau, solver, "mean")
         tau_eff = float(problem.p @ avg.a_norm)
         w = problem.p * avg.a_norm / tau_eff
         surrogate = QuadraticProblem.build(problem.H, problem.b, w)
-        nova = round_map(surrogate, tau, solver, "fednova", tau_eff=tau_eff)
+        nova = round_map(surrogate, tau, solver, "normalized", tau_eff=tau_eff)
         np.testing.assert_allclose(nova.M, avg.M, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(nova.v, avg.v, rtol=1e-12, atol=1e-14)
 
 
 def test_equal_steps_fednova_equals_fedavg():
     problem = random_problem(2, 5, 3)
-    a = round_map(problem, 6, LinearSolver(0.05), "fedavg")
-    b = round_map(problem, 6, LinearSolver(0.05), "fednova")
+    a = round_map(problem, 6, LocalSolver(0.05), "mean")
+    b = round_map(problem, 6, LocalSolver(0.05), "normalized")
     np.testing.assert_allclose(b.M, a.M, rtol=1e-14, atol=1e-15)
     np.testing.assert_allclose(b.v, a.v, rtol=1e-14, atol=1e-15)
 
@@ -125,7 +126,7 @@ def test_lemma1_eq29_exact():
     K = [1 - (1 - lr) ** int(t) for t in tau]
     exact = [sum(K[i] * sp.Rational(repr(float(e[i, j]))) for i in range(m)) / sum(K) for j in range(d)]
     problem = QuadraticProblem.build(np.broadcast_to(np.eye(d), (m, d, d)), e)
-    got = fixed_point(problem, tau, LinearSolver(0.05), "fedavg")["fixed_point"]
+    got = fixed_point(problem, tau, LocalSolver(0.05), "mean")["fixed_point"]
     np.testing.assert_allclose(got, np.array([float(v) for v in exact]), rtol=1e-12, atol=1e-14)
 
 
@@ -134,11 +135,11 @@ def test_notes_test_vector():
     problem = QuadraticProblem.build(np.ones((2, 1, 1)), [[1.0], [-1.0]])
     def fp(solver, agg):
         return fixed_point(problem, [1, 3], solver, agg)["fixed_point"][0]
-    assert fp(LinearSolver(0.1), "fedavg") == pytest.approx(-0.460916442, abs=1e-9)
-    assert fp(LinearSolver(0.1, mu=1.0), "fedavg") == pytest.approx(-0.418604651, abs=1e-9)
-    assert fp(LinearSolver(0.1), "fednova") == pytest.approx(0.050788091, abs=1e-9)
-    assert limit_fixed_point(problem, [1, 3], LinearSolver(0.1))[0] == pytest.approx(-0.5, abs=1e-15)
-    assert limit_fixed_point(problem, [1, 3], LinearSolver(0.1), "fednova")[0] == pytest.approx(0.0, abs=1e-15)
+    assert fp(LocalSolver(0.1), "mean") == pytest.approx(-0.460916442, abs=1e-9)
+    assert fp(LocalSolver(0.1, mu=1.0), "mean") == pytest.approx(-0.418604651, abs=1e-9)
+    assert fp(LocalSolver(0.1), "normalized") == pytest.approx(0.050788091, abs=1e-9)
+    assert limit_fixed_point(problem, [1, 3], LocalSolver(0.1))[0] == pytest.approx(-0.5, abs=1e-15)
+    assert limit_fixed_point(problem, [1, 3], LocalSolver(0.1), "normalized")[0] == pytest.approx(0.0, abs=1e-15)
 
 
 def test_appendix_a_eq28_general_hessians():
@@ -153,19 +154,19 @@ def test_appendix_a_eq28_general_hessians():
     e = problem.e
     A = sum(problem.p[i] * K[i] @ problem.H[i] for i in range(4))
     v = sum(problem.p[i] * K[i] @ e[i] for i in range(4))
-    fedprox = fixed_point(problem, tau, LinearSolver(lr, mu=mu), "fedavg")
+    fedprox = fixed_point(problem, tau, LocalSolver(lr, mu=mu), "mean")
     np.testing.assert_allclose(fedprox["fixed_point"], np.linalg.solve(A, v), rtol=1e-11)
     norms = (1 - (1 - lr * mu) ** tau) / (lr * mu)
     A = sum(problem.p[i] * K[i] @ problem.H[i] / norms[i] for i in range(4))
     v = sum(problem.p[i] * K[i] @ e[i] / norms[i] for i in range(4))
-    nova = fixed_point(problem, tau, LinearSolver(lr, mu=mu), "fednova")
+    nova = fixed_point(problem, tau, LocalSolver(lr, mu=mu), "normalized")
     np.testing.assert_allclose(nova["fixed_point"], np.linalg.solve(A, v), rtol=1e-11)
 
 
 def test_iterating_the_map_reaches_the_fixed_point():
     problem = random_problem(11, 5, 4)
     tau = np.array([1, 2, 5, 3, 4])
-    rmap = round_map(problem, tau, LinearSolver(0.05, rho=0.5), "fednova")
+    rmap = round_map(problem, tau, LocalSolver(0.05, momentum=0.5), "normalized")
     assert rmap.spectral_radius() < 1
     x = np.zeros(problem.d)
     for _ in range(3000):
@@ -173,13 +174,13 @@ def test_iterating_the_map_reaches_the_fixed_point():
     np.testing.assert_allclose(x, rmap.fixed_point(), rtol=0, atol=1e-10)
 
 
-@pytest.mark.parametrize("agg", ["fedavg", "fednova"])
+@pytest.mark.parametrize("agg", ["mean", "normalized"])
 def test_limits_approached_with_slope_one(agg):
     problem = random_problem(13, 6, 3)
     tau = np.array([1, 3, 8, 2, 5, 13])
-    target = limit_fixed_point(problem, tau, LinearSolver(1.0, mu=0.5), agg)
+    target = limit_fixed_point(problem, tau, LocalSolver(1.0, mu=0.5), agg)
     lrs = np.geomspace(1e-5, 1e-3, 6)
-    err = [np.linalg.norm(fixed_point(problem, tau, LinearSolver(lr, mu=0.5), agg)["fixed_point"] - target)
+    err = [np.linalg.norm(fixed_point(problem, tau, LocalSolver(lr, mu=0.5), agg)["fixed_point"] - target)
            for lr in lrs]
     slope = np.polyfit(np.log(lrs), np.log(err), 1)[0]
     assert slope == pytest.approx(1.0, abs=0.03)
@@ -195,19 +196,19 @@ def test_fednova_only_consistent_as_lr_to_zero():
         tau = rng.integers(1, 97, 30)
         problem = QuadraticProblem.build(np.broadcast_to(np.eye(10), (30, 10, 10)), e)
         def dist(lr, agg):
-            return fixed_point(problem, tau, LinearSolver(lr), agg)["distance_to_x_star"]
-        assert dist(0.05, "fednova") > dist(0.05, "fedavg")
-        assert 100 * dist(1e-4, "fednova") < dist(1e-4, "fedavg")
+            return fixed_point(problem, tau, LocalSolver(lr), agg)["distance_to_x_star"]
+        assert dist(0.05, "normalized") > dist(0.05, "mean")
+        assert 100 * dist(1e-4, "normalized") < dist(1e-4, "mean")
 
 
 @pytest.mark.parametrize("bad", [
-    dict(lr=0.0), dict(lr=float("nan")), dict(lr="a"), dict(mu=-1.0), dict(rho=1.0), dict(gamma=0.0),
-    dict(gamma=1.5), dict(lr=[0.1, 0.2, 0.3]),
+    dict(lr=0.0), dict(lr=float("nan")), dict(lr="a"), dict(mu=-1.0), dict(momentum=1.0), dict(lr_decay=0.0),
+    dict(lr_decay=1.5), dict(lr=[0.1, 0.2, 0.3]),
 ])
 def test_bad_solver_parameters(bad):
     problem = random_problem(0, 2, 2)
     with pytest.raises(FedboundError):
-        round_map(problem, 3, LinearSolver(**{"lr": 0.1, **bad}))
+        round_map(problem, 3, LocalSolver(**{"lr": 0.1, **bad}))
 
 
 @pytest.mark.parametrize("args", [
@@ -224,4 +225,4 @@ def test_bad_problems(args):
 @pytest.mark.parametrize("tau", [0, -1, 2.5, [1, 2, 3], "3", float("inf")])
 def test_bad_steps(tau):
     with pytest.raises(FedboundError):
-        round_map(random_problem(0, 2, 2), tau, LinearSolver(0.1))
+        round_map(random_problem(0, 2, 2), tau, LocalSolver(0.1))

@@ -18,8 +18,8 @@ Conventions shared by every transform of this module:
 * ``accumulation(tau)`` (linear solvers only) is FedNova's a_i in R^tau, a_k the coefficient of the
   k-th local gradient (k = 0 .. tau - 1) in -Delta_i/lr (eq. (4), L93 and App. B, L389-439 of
   001_530825e753327090.txt): the round's change is -lr * sum_k a_k g_k. The closed forms are those of
-  :func:`fedbound.theory.fednova.accumulation.accumulation_vector` (one implementation; the theory
-  side is numpy-only and never imports the algorithms).
+  :func:`fedbound.local_solver.accumulation_vector` (one implementation, below both the algorithms
+  and FedNova's theory, which read it there).
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ import torch
 from fedbound.algorithms.base import MAX_LOCAL_STEPS
 from fedbound.algorithms.optim.base import Transform, tree_map
 from fedbound.errors import InputTypeError, ValidationError
-from fedbound.theory.fednova.accumulation import accumulation_vector
+from fedbound.local_solver import accumulation_vector
 from fedbound.validate import boolean, integer, number, one_of
 
 

@@ -30,18 +30,9 @@ from __future__ import annotations
 import numpy as np
 
 from fedbound import validate as V
+from fedbound.deprecation import deprecated
 from fedbound.errors import ValidationError
-
-SOLVERS = ("sgd", "prox", "decay", "momentum", "custom")
-
-
-def _geometric(log_r: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """sum_{k<n} r^k = (1 - r^n)/(1 - r) for r in [0, 1], from log r (0 for r = 1, -inf for r = 0),
-    as expm1(n log r)/expm1(log r): accurate to a few ulps, no cancellation as r -> 1."""
-    log_r, n = np.broadcast_arrays(np.asarray(log_r, float), np.asarray(n, float))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = np.expm1(n * log_r) / np.expm1(log_r)
-    return np.where(log_r == 0, n, ratio)
+from fedbound.local_solver import SOLVERS, accumulation_vector, geometric_sum, solver_parameter
 
 
 def _tau(tau) -> np.ndarray:
@@ -49,47 +40,6 @@ def _tau(tau) -> np.ndarray:
     if not np.all(t == np.round(t)):
         raise ValidationError(f"tau must hold integers >= 1, got {t[t != np.round(t)].flat[0]:g}")
     return t
-
-
-def _parameter(name: str, value, low: float, high: float, low_open: bool, high_open: bool) -> np.ndarray:
-    if value is None:
-        raise ValidationError(f"the solver needs {name}")
-    arr = V.real_array(name, value)
-    ok = (arr > low if low_open else arr >= low) & (arr < high if high_open else arr <= high)
-    if not np.all(ok):   # the one-line message of the first bad entry
-        V.number(name, arr[~ok].flat[0], low=low, high=high, low_open=low_open, high_open=high_open)
-    return arr
-
-
-def accumulation_vector(solver: str, tau: int, *, alpha=None, gamma=None, rho=None, a=None) -> np.ndarray:
-    """a_i (tau,) of one client's local solver, in closed form (papers/fednova.md sec. 2.3).
-
-    ``"sgd"``: [1, ..., 1] (L120); ``"prox"``: [(1-alpha)^(tau-1), ..., 1-alpha, 1] with
-    alpha = eta mu in (0, 1] ((31)-(34) [L397-L406]); ``"decay"``: [1, gamma, ..., gamma^(tau-1)]
-    with the per-step decay factor gamma in [0, 1] (L128); ``"momentum"``: a_k = (1 - rho^(tau-k))/
-    (1 - rho), rho in [0, 1), the buffer reset each round ((35)-(43) [L414-L434]); ``"custom"``: any
-    non-negative ``a`` of length tau with ||a||_1 > 0 (L99).
-    """
-    V.one_of("solver", solver, SOLVERS)
-    if solver == "custom":
-        vec = V.real_array("a", a, ndim=1, low=0.0)
-        if tau is not None and V.integer("tau", tau, low=1) != vec.size:
-            raise ValidationError(f"a must have tau={tau} entries, got {vec.size}")
-        if vec.size == 0 or vec.sum() <= 0:
-            raise ValidationError("a must have at least one positive entry (||a||_1 > 0)")
-        return vec
-    tau = V.integer("tau", tau, low=1, high=100_000_000)
-    k = np.arange(tau, dtype=float)
-    if solver == "sgd":
-        return np.ones(tau)
-    if solver == "prox":
-        alpha = float(_parameter("alpha", alpha, 0.0, 1.0, True, False))
-        return np.exp((tau - 1 - k) * np.log1p(-alpha)) if alpha < 1 else (k == tau - 1).astype(float)
-    if solver == "decay":
-        gamma = float(_parameter("gamma", gamma, 0.0, 1.0, False, False))
-        return gamma ** k
-    rho = float(_parameter("rho", rho, 0.0, 1.0, False, True))
-    return _geometric(np.log(rho) if rho > 0 else -np.inf, tau - k)
 
 
 def closed_form_norms(solver: str, tau, *, alpha=None, gamma=None, rho=None
@@ -107,21 +57,21 @@ def closed_form_norms(solver: str, tau, *, alpha=None, gamma=None, rho=None
     if solver == "sgd":
         return t.copy(), t.copy(), np.ones_like(t)
     if solver == "prox":
-        alpha = _parameter("alpha", alpha, 0.0, 1.0, True, False)
+        alpha = solver_parameter("alpha", alpha, 0.0, 1.0, True, False)
         with np.errstate(divide="ignore"):
             log_r = np.log1p(-alpha)                          # -inf at alpha = 1
         last = np.ones(np.broadcast_shapes(t.shape, alpha.shape))
-        return _geometric(log_r, t), _geometric(2 * log_r, t), last
+        return geometric_sum(log_r, t), geometric_sum(2 * log_r, t), last
     if solver == "decay":
-        gamma = _parameter("gamma", gamma, 0.0, 1.0, False, False)
+        gamma = solver_parameter("gamma", gamma, 0.0, 1.0, False, False)
         with np.errstate(divide="ignore"):
             log_r = np.log(gamma)
         last = np.where(t > 1, gamma, 1.0) ** (t - 1)      # gamma^(tau-1), 1 for tau = 1 (also gamma = 0)
-        return _geometric(log_r, t), _geometric(2 * log_r, t), last
-    rho = _parameter("rho", rho, 0.0, 1.0, False, True)
+        return geometric_sum(log_r, t), geometric_sum(2 * log_r, t), last
+    rho = solver_parameter("rho", rho, 0.0, 1.0, False, True)
     with np.errstate(divide="ignore"):
         log_r = np.log(rho)
-    g1, g2 = _geometric(log_r, t), _geometric(2 * log_r, t)
+    g1, g2 = geometric_sum(log_r, t), geometric_sum(2 * log_r, t)
     a1 = (t - rho * g1) / (1 - rho)
     a2 = (t - 2 * rho * g1 + rho ** 2 * g2) / (1 - rho) ** 2
     return a1, a2, np.ones_like(a1)
@@ -215,23 +165,26 @@ def fedprox_closed_forms(p, tau, alpha) -> dict[str, np.ndarray]:
     C = [(1 - (1-alpha)^tau_max)/alpha] [(1 - (1-alpha)^tau_max)/alpha - 1]. Evaluated through
     expm1/log1p, accurate as alpha -> 0 (where (132) says they tend to FedAvg's)."""
     p, t = _weights("p", p), _tau(tau)
-    alpha = _parameter("alpha", alpha, 0.0, 1.0, True, False)[..., None]
+    alpha = solver_parameter("alpha", alpha, 0.0, 1.0, True, False)[..., None]
     m = p.shape[-1]
     with np.errstate(divide="ignore"):
         log_r = np.log1p(-alpha)                              # -inf at alpha = 1
-    a1, a2 = _geometric(log_r, t), _geometric(2 * log_r, t)      # ||a_i||_1, ||a_i||_2^2
+    a1, a2 = geometric_sum(log_r, t), geometric_sum(2 * log_r, t)      # ||a_i||_1, ||a_i||_2^2
     tau_eff = np.sum(p * a1, -1)
     w = p * a1 / tau_eff[..., None]
     tau_max = np.max(np.broadcast_to(t, np.broadcast_shapes(p.shape, t.shape)), -1)
-    c1 = _geometric(log_r[..., 0], tau_max)
+    c1 = geometric_sum(log_r[..., 0], tau_max)
     return {"tau_eff": tau_eff, "w": w, "A": m * np.sum(p * p * a2, -1) / tau_eff,
             "B": np.sum(w * (a2 - 1), -1), "C": c1 * (c1 - 1)}
 
 
-AGGREGATIONS = ("implicit", "fednova")
+#: the aggregation rules (the names of fedbound.algorithms.federated.aggregation)
+AGGREGATIONS = ("mean", "normalized")
+#: their names before issue 20
+_OLD_AGGREGATIONS = {"implicit": "mean", "fednova": "normalized"}
 
 
-def theorem_constants(p, a, aggregation: str = "implicit", tau_eff=None) -> dict[str, object]:
+def theorem_constants(p, a, aggregation: str = "mean", tau_eff=None) -> dict[str, object]:
     """The preparation step for any local solver: the scalar constants of fednova.thm1/thm2/cor3
     (keyed by their FedNova short names: tau_eff, A, B, C, a1_max, tau_bar, m, chi2) for clients with
     accumulation vectors ``a`` (a sequence of 1-D arrays, tau_i = len(a_i)). Vectors of different
@@ -239,21 +192,26 @@ def theorem_constants(p, a, aggregation: str = "implicit", tau_eff=None) -> dict
     so this stays a function; for vanilla local SGD the results take ``p_i``, ``tau_i`` directly
     (:mod:`fedbound.theory.fednova.preparation`).
 
-    ``aggregation="implicit"``: sum_i p_i Delta_i (FedAvg, FedProx, any "previous algorithm"), so
-    tau_eff and w are the implicit ones of (6); ``"fednova"``: w = p (12) with ``tau_eff`` given
-    (default sum_i p_i ||a_i||_1, App. H [L961]). Also returned: ``w`` (array), ``chi2`` (L175),
+    ``aggregation="mean"``: sum_i p_i Delta_i (FedAvg, FedProx, any "previous algorithm"), so
+    tau_eff and w are the implicit ones of (6); ``"normalized"``: FedNova's w = p (12) with
+    ``tau_eff`` given (default sum_i p_i ||a_i||_1, App. H [L961]). The names "implicit" and
+    "fednova" still work and warn. Also returned: ``w`` (array), ``chi2`` (L175),
     ``a1_max`` (101), ``tau_bar`` = (1/m) sum_i tau_i (L157), ``m``."""
+    if aggregation in _OLD_AGGREGATIONS:
+        deprecated(f"theorem_constants(aggregation={aggregation!r})",
+                   f"aggregation={_OLD_AGGREGATIONS[aggregation]!r}")
+        aggregation = _OLD_AGGREGATIONS[aggregation]
     V.one_of("aggregation", aggregation, AGGREGATIONS)
     vecs = [np.asarray(v, dtype=float) for v in a]
     a1, a2sq, last = norms(vecs)
     p = _weights("p", p, len(vecs))
     implicit_tau, w = implicit_weights(p, a1)
-    if aggregation == "fednova":
+    if aggregation == "normalized":
         w = p
         tau_eff = implicit_tau if tau_eff is None else V.number("tau_eff", tau_eff, low=0.0, low_open=True)
     elif tau_eff is not None:
-        raise ValidationError("tau_eff is implied by p and a with aggregation='implicit' (6); pass "
-                              "aggregation='fednova' to choose it")
+        raise ValidationError("tau_eff is implied by p and a with aggregation='mean' (6); pass "
+                              "aggregation='normalized' to choose it")
     else:
         tau_eff = implicit_tau
     A, B, C = abc(w, a1, a2sq, last, tau_eff)

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from fedbound.errors import InputTypeError, UnknownNameError, ValidationError
 from fedbound.theory.fednova import accumulation as acc
-from fedbound.verify.quadratic_rounds import LinearSolver, accumulation
+from fedbound.local_solver import LocalSolver
+from fedbound.verify.quadratic_rounds import accumulation
 
 TAU = st.integers(1, 40)
 UNIT_OPEN = st.floats(1e-6, 1.0)
@@ -18,10 +19,10 @@ RHO = st.floats(0.0, 0.99)
 
 def solver_of(solver: str, param: float, lr: float = 0.1):
     """(keyword for accumulation_vector, the same solver for the recursion of quadratic_rounds)."""
-    return {"sgd": ({}, LinearSolver(lr)),
-            "prox": ({"alpha": param}, LinearSolver(lr, mu=param / lr)),
-            "decay": ({"gamma": param}, LinearSolver(lr, gamma=param)),
-            "momentum": ({"rho": min(param, 0.99)}, LinearSolver(lr, rho=min(param, 0.99)))}[solver]
+    return {"sgd": ({}, LocalSolver(lr)),
+            "prox": ({"alpha": param}, LocalSolver(lr, mu=param / lr)),
+            "decay": ({"gamma": param}, LocalSolver(lr, lr_decay=param)),
+            "momentum": ({"rho": min(param, 0.99)}, LocalSolver(lr, momentum=min(param, 0.99)))}[solver]
 
 
 @pytest.mark.parametrize("solver", ["sgd", "prox", "decay", "momentum"])
@@ -202,7 +203,7 @@ def test_theorem_constants_for_fedavg_and_fednova():
         assert avg[name] == pytest.approx(closed[key], rel=1e-13)
     assert avg["chi2"] == pytest.approx(acc.chi2(p, closed["w"])) and avg["chi2"] > 0
     assert avg["tau_bar"] == 4.0 and avg["a1_max"] == 8.0 and avg["m"] == 3
-    nova = acc.theorem_constants(p, vectors, "fednova", tau_eff=5.0)
+    nova = acc.theorem_constants(p, vectors, "normalized", tau_eff=5.0)
     assert nova["chi2"] == 0 and nova["tau_eff"] == 5.0
     assert nova["A"] == pytest.approx(3 * 5.0 * np.sum(p ** 2 / np.array(taus)))     # sec. 4.3 [derived]
     assert nova["B"] == pytest.approx(p @ (np.array(taus) - 1))

@@ -13,7 +13,8 @@ from fedbound.theory import get
 from fedbound.theory import symbols as S
 from fedbound.theory.fednova import accumulation as acc
 from fedbound.theory.fednova.fedavg_fedprox import best_alpha, exact_fedprox_bound
-from fedbound.verify.quadratic_rounds import LinearSolver, QuadraticProblem, fixed_point, limit_fixed_point
+from fedbound.local_solver import LocalSolver
+from fedbound.verify.quadratic_rounds import QuadraticProblem, fixed_point, limit_fixed_point
 
 
 def sym(name):
@@ -135,11 +136,11 @@ def test_lemma4_numbers_and_the_exact_fedavg_limit():
     assert corrected.bound == pytest.approx(0.25) and printed.bound == pytest.approx(0.25)
     # the exact eta -> 0 FedAvg fixed point of App. A (quadratic_rounds), and its finite-eta version
     problem = QuadraticProblem.build(np.ones((2, 1, 1)), np.array([[1.0], [-1.0]]))
-    x_limit = limit_fixed_point(problem, [1, 3], LinearSolver(0.1))
+    x_limit = limit_fixed_point(problem, [1, 3], LocalSolver(0.1))
     grad_F = problem.p @ (x_limit - problem.b[:, 0])                 # F = (F_1 + F_2)/2, H_i = 1
     assert grad_F ** 2 == pytest.approx(corrected.extras["limit_grad_sq"], rel=1e-14)
     assert grad_F ** 2 == pytest.approx(0.25, rel=1e-14)
-    near = [fixed_point(problem, [1, 3], LinearSolver(lr))["fixed_point"][0] for lr in (1e-3, 1e-5)]
+    near = [fixed_point(problem, [1, 3], LocalSolver(lr))["fixed_point"][0] for lr in (1e-3, 1e-5)]
     assert abs(near[1] - x_limit[0]) < abs(near[0] - x_limit[0]) < 1e-3
     # kappa^2 and chi^2 at FedAvg's implicit weights, from their definitions
     _, w = acc.implicit_weights(problem.p, np.array([1.0, 3.0]))
@@ -147,7 +148,7 @@ def test_lemma4_numbers_and_the_exact_fedavg_limit():
     _, kappa2 = acc.beta2_kappa2_quadratic(w, problem.H, problem.b, beta2=1.0)
     assert kappa2 == pytest.approx(corrected.extras["kappa2"], rel=1e-12)
     # FedNova is consistent in the limit: grad F = 0
-    assert limit_fixed_point(problem, [1, 3], LinearSolver(0.1), "fednova")[0] == pytest.approx(0.0, abs=1e-15)
+    assert limit_fixed_point(problem, [1, 3], LocalSolver(0.1), "normalized")[0] == pytest.approx(0.0, abs=1e-15)
 
 
 @given(t1=st.integers(1, 200), t2=st.integers(1, 200), a=st.floats(1e-2, 1e2))
@@ -277,7 +278,7 @@ def test_fedavg_exact_limit_is_below_the_theorem2_floor(seed, m, d, identity):
         H = Q @ np.swapaxes(Q, 1, 2) + 0.2 * np.eye(d)
     problem = QuadraticProblem.build(H, rng.standard_normal((m, d)), rng.dirichlet(np.ones(m)))
     taus = rng.integers(1, 30, m)
-    x = limit_fixed_point(problem, taus, LinearSolver(0.01))
+    x = limit_fixed_point(problem, taus, LocalSolver(0.01))
     grads = np.einsum("nij,nj->ni", problem.H, x - problem.b)
     _, w = acc.implicit_weights(problem.p, taus.astype(float))
     assert np.linalg.norm(w @ grads) <= 1e-9 * (1 + np.abs(grads).max())           # stationary for F~
@@ -288,5 +289,5 @@ def test_fedavg_exact_limit_is_below_the_theorem2_floor(seed, m, d, identity):
     grad_F = problem.p @ grads
     floor = get("fednova.thm2").evaluate(eps_opt=0.0, chi2=chi2, beta2=1.0, kappa2=kappa2).extras["floor"]
     assert grad_F @ grad_F <= chi2 * kappa2 * (1 + 1e-9) + 1e-12 and chi2 * kappa2 <= floor
-    x_nova = limit_fixed_point(problem, taus, LinearSolver(0.01), "fednova")
+    x_nova = limit_fixed_point(problem, taus, LocalSolver(0.01), "normalized")
     assert np.linalg.norm(problem.p @ np.einsum("nij,nj->ni", problem.H, x_nova - problem.b)) <= 1e-9
