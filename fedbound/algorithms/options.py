@@ -31,7 +31,7 @@ import numpy as np
 
 from fedbound.algorithms.base import MAX_LOCAL_STEPS
 from fedbound.errors import require
-from fedbound.network.sampling import PARTICIPATIONS
+from fedbound.network.sampling import PARTICIPATION_SCHEMES
 from fedbound.registry import Option, choice_option, integer_option, number_option
 from fedbound.validate import integer
 
@@ -93,7 +93,7 @@ CLIENTS_PER_SUBNET = at_least_one("clients_per_subnet", "clients sampled per sub
                                   alias_flags=("--sample",), examples=(1, 2))
 PARTICIPATION = choice_option("participation", "client participation: full, uniform "
                               "(renormalized weights), unbiased (weights p_i n/q) or with-replacement "
-                              "(draws by p_i), with --clients-per-round q", PARTICIPATIONS,
+                              "(draws by p_i), with --clients-per-round q", PARTICIPATION_SCHEMES.names,
                               examples=("full", "uniform"))
 
 # ---- server and adaptive optimizers --------------------------------------------------------------------

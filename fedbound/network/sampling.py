@@ -25,17 +25,20 @@ for any fixed client values (FedNova footnote 1 [001 L87]; Li et al. 2020, schem
 * :class:`PoissonParticipation`: client i independently with probability r_i; weights p_i / r_i
   (unbiased; the number of participants is random and may be 0) or normalized.
 * :func:`named_participation`: a scheme by name ("full", "uniform", "unbiased",
-  "with-replacement"), as the CLI's ``--participation`` gives it.
+  "with-replacement", or any other registered in :data:`PARTICIPATION_SCHEMES`), as the CLI's
+  ``--participation`` gives it.
 * :func:`compute_mask`: AFGA's per-step compute set S_{r,t} [000 Alg. 1 line 6]: M of the rows,
   uniformly without replacement, fresh at every local step.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from fedbound.errors import ValidationError, require
+from fedbound.registry import Entry, Registry
 from fedbound.validate import real_array
 
 if TYPE_CHECKING:
@@ -234,26 +237,62 @@ class PoissonParticipation:
         return Participation(clients, w, full=clients.numel() == self.n)
 
 
-PARTICIPATIONS = ("full", "uniform", "unbiased", "with-replacement")
+@dataclass(frozen=True)
+class ParticipationSpec(Entry):
+    """A participation scheme by name: ``build(n, q) -> scheme`` for n clients and q clients per
+    round (None where the scheme takes every client)."""
+
+    name: str
+    build: Callable
+    summary: str
+    options: tuple = ()
+
+
+#: participation schemes by name (``--participation``, the option ``participation``)
+PARTICIPATION_SCHEMES: Registry[ParticipationSpec] = Registry(
+    "participation", ParticipationSpec, packages=("fedbound.network",))
+
+
+def _needs_q(name: str, q):
+    require(q is not None, f"participation {name!r} needs the number of clients per round")
+
+
+def _full(n: int, q=None):
+    require(q is None or q == n, f"full participation takes all n = {n} clients; got "
+                                 f"{q} clients per round (choose another --participation)")
+    return FullParticipation()
+
+
+def _uniform(weighting: str):
+    def build(n: int, q=None):
+        from fedbound.validate import integer
+        _needs_q("uniform" if weighting == "normalized" else "unbiased", q)
+        return UniformParticipation(n, integer("clients per round", q, low=1, high=n),
+                                    weighting=weighting)
+    return build
+
+
+def _with_replacement(n: int, q=None):
+    _needs_q("with-replacement", q)
+    return WithReplacement(q)
+
+
+PARTICIPATION_SCHEMES.register(ParticipationSpec("full", _full, "every client, weights p_i"))
+PARTICIPATION_SCHEMES.register(ParticipationSpec(
+    "uniform", _uniform("normalized"), "q clients without replacement, weights p_i / sum_{j in S} "
+    "p_j: FedNova Alg. 1's renormalized subset [001 L969]"))
+PARTICIPATION_SCHEMES.register(ParticipationSpec(
+    "unbiased", _uniform("unbiased"), "q clients without replacement, weights p_i n/q: scheme (ii) "
+    "of FedNova's footnote 1 [001 L87]"))
+PARTICIPATION_SCHEMES.register(ParticipationSpec(
+    "with-replacement", _with_replacement, "q draws by p_i, weights 1/q: scheme (i), FedNova App. G "
+    "(153) [001 L839-L843]"))
 
 
 def named_participation(name: str, n: int, q=None):
-    """The scheme ``name`` over n clients with q per round: "full" (q None or n), "uniform"
-    (without replacement, weights p_i / sum_{j in S} p_j: FedNova Alg. 1's renormalized subset
-    [001 L969]), "unbiased" (without replacement, weights p_i n/q: scheme (ii) of footnote 1
-    [001 L87]) or "with-replacement" (q draws by p_i, weights 1/q: scheme (i), App. G (153)
-    [001 L839-L843])."""
-    from fedbound.validate import integer, one_of
-    name = one_of("participation", name, PARTICIPATIONS)
-    if name == "full":
-        require(q is None or q == n, f"full participation takes all n = {n} clients; got "
-                                     f"{q} clients per round (choose another --participation)")
-        return FullParticipation()
-    require(q is not None, f"participation {name!r} needs the number of clients per round")
-    if name == "with-replacement":
-        return WithReplacement(q)
-    return UniformParticipation(n, integer("clients per round", q, low=1, high=n),
-                                weighting="normalized" if name == "uniform" else "unbiased")
+    """The scheme ``name`` (:data:`PARTICIPATION_SCHEMES`) over n clients with q per round:
+    "full" (q None or n), "uniform", "unbiased" or "with-replacement", and any registered one."""
+    return PARTICIPATION_SCHEMES.get(name).build(n, q)
 
 
 def compute_mask(rows: int, M: int, generator) -> "torch.Tensor":

@@ -9,10 +9,14 @@ SPEC and its cells), :mod:`~fedbound.sweep.store` (the database), :mod:`~fedboun
 :func:`using`), :mod:`~fedbound.sweep.runner` (a SPEC into the store),
 :mod:`~fedbound.sweep.evaluation` (Python grids), :mod:`~fedbound.sweep.report` (table and plots).
 """
-from fedbound.sweep.evaluation import Evaluation, evaluate, runs
+from fedbound.deprecation import renamed_attributes
+from fedbound.sweep.evaluation import Measurements, evaluate, runs
 from fedbound.sweep.executor import Executor, using
 from fedbound.sweep.runner import Summary, collect, run_sweep
 from fedbound.sweep.spec import Cell, Spec, load, loads, parse
 
+#: the one name before issue 20, when theory's evaluations had the same name
+__getattr__ = renamed_attributes(__name__, {"Evaluation": "fedbound.sweep.evaluation:Measurements"})
+
 __all__ = ["Spec", "Cell", "parse", "load", "loads", "run_sweep", "collect", "Summary", "evaluate",
-           "runs", "Evaluation", "Executor", "using"]
+           "runs", "Measurements", "Executor", "using"]

@@ -7,7 +7,7 @@ configurations times seeds, computed on the sweep's executor and gathered per co
 (:meth:`fedbound.algorithms.run.Trajectory.columns`), running the seeds of one configuration together when the
 algorithm batches (:mod:`fedbound.sweep.batch`, bitwise equal to one run per seed). Both run where
 :func:`fedbound.sweep.using` says (embedded by default, or on Ray) and return an
-:class:`Evaluation`: the outputs per configuration and seed, stacked over seeds, and their means
+:class:`Measurements`: the outputs per configuration and seed, stacked over seeds, and their means
 with Student-t intervals (:func:`fedbound.verify.montecarlo.mean_ci`),
 
 .. math:: \hat m \pm t_{R-1,(1+c)/2}\, s/\sqrt R \quad\text{over the } R \text{ seeds}.
@@ -36,6 +36,7 @@ from tqdm import tqdm
 
 from fedbound.stats import mean_ci
 from fedbound import validate
+from fedbound.deprecation import renamed_attributes
 from fedbound.errors import InputTypeError, ValidationError, require
 from fedbound.sweep import grid as grid_mod
 from fedbound.sweep.executor import current
@@ -65,7 +66,7 @@ def _stack(name: str, values: list):
 
 
 @dataclass
-class Evaluation:
+class Measurements:
     """The outputs of a Monte-Carlo grid (module doc).
 
     ``configurations``: the grid's configurations in order; ``seeds``: the seeds;
@@ -149,7 +150,7 @@ def _callable(name: str, fn, configurations: list[dict]) -> Callable:
 
 
 def _gather(function: Callable, common, payloads: list, configurations: list, seeds: list,
-            points: Callable, progress) -> Evaluation:
+            points: Callable, progress) -> Measurements:
     """Run the payloads on the current executor; ``function(common, payload)`` returns a list of
     (configuration index, seed index, status, output or message)."""
     outputs = [[None] * len(seeds) for _ in configurations]
@@ -168,7 +169,7 @@ def _gather(function: Callable, common, payloads: list, configurations: list, se
         lost = current().map(function, common, payloads, on_result, lambda p: bar.update(points(p)))
     require(not lost, f"{sum(points(p) for p in lost)} runs were lost with their Ray workers; "
                       "run the evaluation again")
-    return Evaluation(configurations, seeds, outputs, failures)
+    return Measurements(configurations, seeds, outputs, failures)
 
 
 def _call_points(fn: Callable, payload) -> list:
@@ -176,7 +177,7 @@ def _call_points(fn: Callable, payload) -> list:
     return [(c, s, "done", fn(seed, **configuration))]
 
 
-def evaluate(fn: Callable, grid: dict | None = None, seeds=1, *, progress: bool | None = None) -> Evaluation:
+def evaluate(fn: Callable, grid: dict | None = None, seeds=1, *, progress: bool | None = None) -> Measurements:
     """``fn(seed, **configuration)`` for every configuration of ``grid`` and every seed (an int R:
     seeds 0..R-1, or a list), on the current executor (module doc). ``progress``: a bar over the
     runs (default: on a terminal only)."""
@@ -198,11 +199,11 @@ def _run_batch(common, payload) -> list:
 
 
 def runs(make: Callable, rounds: int, grid: dict | None = None, seeds=1, *, batch: bool = True,
-         progress: bool | None = None) -> Evaluation:
+         progress: bool | None = None) -> Measurements:
     """The per-round metrics and cumulative communication (:meth:`fedbound.algorithms.run.Trajectory.columns`)
     of ``run(make(seed, **configuration), rounds)`` for every configuration of ``grid`` and every
     seed; the seeds of a configuration run together where its algorithm batches (and ``batch``).
-    A diverged run is recorded (``Evaluation.failures``) and refused when its configuration is
+    A diverged run is recorded (``Measurements.failures``) and refused when its configuration is
     read."""
     from fedbound.algorithms.base import Algorithm
     from fedbound.sweep.batch import batchable, seeds_per_batch
@@ -223,4 +224,6 @@ def runs(make: Callable, rounds: int, grid: dict | None = None, seeds=1, *, batc
     return _gather(_run_batch, (make, rounds), payloads, configurations, seeds, lambda p: len(p[2]), progress)
 
 
-__all__ = ["evaluate", "runs", "Evaluation"]
+__getattr__ = renamed_attributes(__name__, {"Evaluation": "fedbound.sweep.evaluation:Measurements"})
+
+__all__ = ["evaluate", "runs", "Measurements"]

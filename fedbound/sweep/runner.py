@@ -97,6 +97,7 @@ def _batches(spec: spec_mod.Spec, problem: Problem, cells: list[spec_mod.Cell], 
 def prepare(spec: spec_mod.Spec, store: Store, extend: bool = False) -> list[list[tuple[int, str]]]:
     """Store the SPEC's new cells as pending (module doc) and return the unfinished batches, each a
     list of (cell id, cell key)."""
+    store.require_current()
     stored = store.meta("spec")
     if stored is not None and stored != spec.canonical:
         require(extend, f"{store.path.parent} holds a sweep of another SPEC; pass --extend to add the "

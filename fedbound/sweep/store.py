@@ -34,7 +34,10 @@ from fedbound.algorithms.accounting import COUNTERS
 from fedbound.errors import ValidationError, require
 
 DB_NAME = "sweep.sqlite"
-SCHEMA = 1
+#: 2: the option names of issue 20's one vocabulary (lr, local_steps, clients_per_subnet, ...) in
+#: the cells' keys; a store of schema 1 (gamma, K, h) is still read, not resumed
+SCHEMA = 2
+READABLE = ("1", "2")
 METRICS = ("loss", "loss_gap", "dist2", "grad_norm2", "K")
 COMM = COUNTERS
 FINISHED = ("done", "diverged")
@@ -84,7 +87,17 @@ class Store:
                             f"{comm}, PRIMARY KEY (cell, round)) WITHOUT ROWID")
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA),))
         schema = self.meta("schema")
-        require(schema == str(SCHEMA), f"{self.path} has schema {schema}, this fedbound writes {SCHEMA}")
+        require(schema in READABLE, f"{self.path} has schema {schema}, this fedbound reads "
+                                    f"{', '.join(READABLE)}")
+
+    def require_current(self) -> None:
+        """Refuse to add to a store of an older schema (its cells name options the old way)."""
+        schema = self.meta("schema")
+        require(schema == str(SCHEMA),
+                f"{self.path.parent} holds a sweep written before the option names of fedbound's one "
+                f"vocabulary (schema {schema}; gamma, K, h are now lr, local_steps, "
+                "clients_per_subnet): `fedbound sweep report` still reads it; rerun the SPEC in a new "
+                "folder to resume or extend it")
 
     def close(self) -> None:
         self.db.close()

@@ -56,7 +56,7 @@ from fedbound.algorithms.federated.local_steps import local_steps as steps_schem
 from fedbound.algorithms.optim.base import Transform, masked
 from fedbound.algorithms.stacked import StackedNetwork
 from fedbound.errors import InputTypeError, require
-from fedbound.network.sampling import (PARTICIPATIONS, FullParticipation, Participation,
+from fedbound.network.sampling import (PARTICIPATION_SCHEMES, FullParticipation, Participation,
                                        UniformParticipation, compute_mask, named_participation)
 from fedbound.validate import boolean, integer
 
@@ -102,7 +102,7 @@ def participation_scheme(task, clients_per_round=None, participation=None):
     if isinstance(participation, str):
         return named_participation(participation, task.n, clients_per_round)
     if participation is not None and not callable(getattr(participation, "draw", None)):
-        raise InputTypeError(f"participation must be a scheme name {PARTICIPATIONS} or a scheme "
+        raise InputTypeError(f"participation must be a scheme name {PARTICIPATION_SCHEMES.names()} or a scheme "
                              f"with a draw method, got {participation!r:.80}")
     if participation is not None:
         require(clients_per_round is None, "give clients_per_round or participation, not both")

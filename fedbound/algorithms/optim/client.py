@@ -31,8 +31,11 @@ import torch
 
 from fedbound.algorithms.base import MAX_LOCAL_STEPS
 from fedbound.algorithms.optim.base import Transform, tree_map
+from fedbound.algorithms.optim.registry import (B1, B2, BETA, BIAS_CORRECTION, CLIENT_OPTIMIZERS, DELAY,
+                                                EPS, NESTEROV, VARIANT, OptimizerSpec, lr_option)
 from fedbound.errors import InputTypeError, ValidationError
 from fedbound.local_solver import accumulation_vector
+from fedbound.registry import Option, number_option
 from fedbound.validate import boolean, integer, number, one_of
 
 
@@ -504,6 +507,32 @@ def drop_small_steps(eps_s: float, lr: float = 1.0) -> Transform:
 
 def _tau(tau) -> int:
     return integer("tau", tau, low=1)
+
+
+_MU = number_option("mu", "proximal coefficient mu >= 0", low=0.0, examples=(0.0, 0.3))
+_DECAY = number_option("decay", "per-step step-size decay in (0, 1]", low=0.0, high=1.0,
+                       low_open=True, examples=(0.9,))
+_CLIENT = {
+    "sgd": (sgd, "SGD, optionally with a per-step decayed step (FedNova's decayed solver)",
+            (lr_option(), _DECAY)),
+    "prox": (prox, "proximal SGD (FedProx's local solver)", (lr_option(), _MU)),
+    "momentum": (momentum, "heavy-ball momentum, buffer reset every round",
+                 (lr_option(), BETA, NESTEROV)),
+    "adagrad": (adagrad, "AdaGrad with a delayed preconditioner (FedAda2's AGDU)",
+                (lr_option(), EPS, number_option("initial_accumulator", "initial accumulator >= 0",
+                                                 low=0.0, examples=(0.0,)), DELAY)),
+    "adam": (adam, "Adam with a delayed preconditioner (FedAda2's ADMU)",
+             (lr_option(), B1, B2, EPS, BIAS_CORRECTION, DELAY)),
+}
+for _name, (_factory, _summary, _options) in _CLIENT.items():
+    CLIENT_OPTIMIZERS.register(OptimizerSpec(_name, _factory, _summary, _options))
+CLIENT_OPTIMIZERS.register(OptimizerSpec(
+    "sm3", sm3, "SM3-I/II over the covers of the parameter shapes, delayed (FedAda2)",
+    (lr_option(), VARIANT, DELAY, EPS, Option("carry_over", "SM3's mu carry-over between refreshes",
+                                             boolean, bool, examples=(True,))), needs_shapes=True))
+CLIENT_OPTIMIZERS.register(OptimizerSpec(
+    "sm3_adam", sm3_adam, "Adam with an SM3-II second moment (FedAda2's experiments)",
+    (lr_option(), B1, B2, EPS, BIAS_CORRECTION, DELAY), needs_shapes=True))
 
 
 __all__ = ["sgd", "prox", "momentum", "adagrad", "adam", "sm3", "sm3_adam", "drop_small_steps",

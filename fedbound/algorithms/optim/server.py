@@ -24,6 +24,9 @@ import torch
 
 from fedbound.algorithms.optim import client
 from fedbound.algorithms.optim.base import Transform
+from fedbound.algorithms.optim.registry import (B1, B2, BETA, BIAS_CORRECTION, EPS, EPS_INSIDE_SQRT,
+                                                NESTEROV, SERVER_OPTIMIZERS, V0, OptimizerSpec,
+                                                lr_option)
 from fedbound.algorithms.optim.client import _beta, _positive
 from fedbound.validate import boolean, number
 
@@ -164,6 +167,18 @@ def amsgrad(lr: float = 0.01, b1: float = 0.9, b2: float = 0.99, eps: float = 1e
     b2 = _beta("b2", b2)
     return _adaptive(lr, b1, b2, eps, bias_correction, eps_inside_sqrt, 0.0,
                      lambda v, g2: b2 * v + (1.0 - b2) * g2, amsgrad=True)
+
+
+for _name, _factory, _summary, _options in (
+        ("sgd", sgd, "x - lr g: FedAvg at lr = 1", (lr_option(1.0),)),
+        ("momentum", momentum, "heavy-ball momentum (FedAvgM)", (lr_option(1.0), BETA, NESTEROV)),
+        ("adagrad", adagrad, "AdaGrad (FedAdagrad; FedAda2's SU)",
+         (lr_option(0.1), EPS, V0, EPS_INSIDE_SQRT, B1)),
+        ("adam", adam, "Adam (FedAdam)", (lr_option(0.1), B1, B2, EPS, BIAS_CORRECTION, EPS_INSIDE_SQRT, V0)),
+        ("yogi", yogi, "Yogi (FedYogi)", (lr_option(0.01), B1, B2, EPS, V0, BIAS_CORRECTION)),
+        ("amsgrad", amsgrad, "AMSGrad (FedAMSGrad, AFGA's server)",
+         (lr_option(0.01), B1, B2, EPS, EPS_INSIDE_SQRT, BIAS_CORRECTION))):
+    SERVER_OPTIMIZERS.register(OptimizerSpec(_name, _factory, _summary, _options))
 
 
 __all__ = ["sgd", "momentum", "adagrad", "adam", "yogi", "amsgrad", "MomentsState", "AMSGradState"]

@@ -1,0 +1,74 @@
+"""Client and server optimizers by name, as entries of the one registry (:mod:`fedbound.registry`):
+each transform of :mod:`fedbound.algorithms.optim.client` and :mod:`~fedbound.algorithms.optim.server`
+registers itself beside its definition with its options (the factory's own keywords, optax-style:
+``b1``, ``b2``, ``eps``; the algorithms' options map onto them), their validation and examples.
+
+    >>> from fedbound.algorithms.optim.registry import SERVER_OPTIMIZERS
+    >>> t = SERVER_OPTIMIZERS.get("adam").build(lr=0.1)
+    >>> t.state_floats(10)
+    21
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from fedbound.algorithms.optim.base import Transform
+from fedbound.errors import require
+from fedbound.registry import Entry, Option, Registry, choice_option, integer_option, number_option
+from fedbound.validate import boolean
+
+
+@dataclass(frozen=True)
+class OptimizerSpec(Entry):
+    """An optimizer: ``name``, ``factory(**options) -> Transform``, one-line ``summary``,
+    ``options``; ``needs_shapes``: the factory also takes the model's parameter shapes (SM3's
+    covers, :attr:`fedbound.tasks.Task.parameter_shapes`)."""
+
+    name: str
+    factory: Callable[..., Transform]
+    summary: str
+    options: tuple[Option, ...] = ()
+    needs_shapes: bool = False
+
+    def build(self, shapes=None, **options) -> Transform:
+        """The transform with ``options`` (validated) (and ``shapes`` where it needs them)."""
+        checked = self.check(options)
+        if self.needs_shapes:
+            require(shapes is not None, f"the {self.name} optimizer needs the parameter shapes")
+            return self.factory(shapes=shapes, **checked)
+        require(shapes is None, f"the {self.name} optimizer takes no parameter shapes")
+        return self.factory(**checked)
+
+
+CLIENT_OPTIMIZERS: Registry[OptimizerSpec] = Registry(
+    "client optimizer", OptimizerSpec, packages=("fedbound.algorithms.optim",))
+SERVER_OPTIMIZERS: Registry[OptimizerSpec] = Registry(
+    "server optimizer", OptimizerSpec, packages=("fedbound.algorithms.optim",))
+
+
+# ---- the transforms' options, declared once ------------------------------------------------------
+def lr_option(default=None) -> Option:
+    return number_option("lr", "step size > 0", low=0.0, low_open=True, default=default,
+                         required=default is None, examples=(0.05, 0.1))
+
+
+B1 = number_option("b1", "first-moment decay in [0, 1)", low=0.0, high=1.0, high_open=True,
+                   examples=(0.0, 0.9))
+B2 = number_option("b2", "second-moment decay in [0, 1)", low=0.0, high=1.0, high_open=True,
+                   examples=(0.99, 0.999))
+EPS = number_option("eps", "adaptivity epsilon > 0", low=0.0, low_open=True, examples=(1e-8, 1e-3))
+V0 = number_option("v0", "initial second moment v_0 >= 0", low=0.0, examples=(0.0, 1e-6))
+BETA = number_option("beta", "momentum factor in [0, 1)", low=0.0, high=1.0, high_open=True,
+                     examples=(0.0, 0.9))
+DELAY = integer_option("delay", "preconditioner delay z >= 1", low=1, examples=(1, 2))
+BIAS_CORRECTION = Option("bias_correction", "Kingma-Ba bias correction of both moments", boolean,
+                         bool, examples=(True, False))
+EPS_INSIDE_SQRT = Option("eps_inside_sqrt", "epsilon inside the square root", boolean, bool,
+                         examples=(True, False))
+NESTEROV = Option("nesterov", "Nesterov's momentum", boolean, bool, examples=(True, False))
+VARIANT = choice_option("variant", "SM3 variant I or II", ("I", "II"), examples=("I", "II"))
+
+
+__all__ = ["OptimizerSpec", "CLIENT_OPTIMIZERS", "SERVER_OPTIMIZERS", "lr_option", "B1", "B2", "EPS",
+           "V0", "BETA", "DELAY", "BIAS_CORRECTION", "EPS_INSIDE_SQRT", "NESTEROV", "VARIANT"]
