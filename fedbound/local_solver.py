@@ -18,7 +18,7 @@ proximal step (31) (mu > 0), momentum SGD (35)-(36) (momentum > 0), an exponenti
 The algorithms' client transforms, the exact analysis on quadratics and FedNova's theory read their
 a_i here, so that one solver has one a_i everywhere.
 
->>> LocalSolver(0.1, momentum=0.5).accumulation(3).tolist()
+>>> LocalSolver(0.1, momentum=0.5).accumulation(3).round(12).tolist()
 [1.75, 1.5, 1.0]
 >>> accumulation_vector("momentum", 3, rho=0.5).tolist()
 [1.75, 1.5, 1.0]

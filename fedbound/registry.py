@@ -18,6 +18,17 @@ parser for the command line (``parse``), its default, and small valid ``examples
 generated tests and the fuzz suite use. One name per option: the Python keyword, the sweep SPEC
 key and the JSON field are ``name``; the command-line flag is ``--name`` with dashes. Deprecated
 spellings (``aliases``) still work and warn once (:func:`fedbound.deprecation.deprecated`).
+
+    >>> steps = integer_option("local_steps", "local steps per round", low=1, default=1,
+    ...                        aliases=("K",), examples=(1, 3))
+    >>> steps.flag, steps.check(steps.flag, 3)
+    ('--local-steps', 3)
+    >>> OptionSet("demo", "an option set", (steps,)).check({})
+    {'local_steps': 1}
+    >>> OptionSet("demo", "an option set", (steps,)).check({"local_step": 2})
+    Traceback (most recent call last):
+    ...
+    fedbound.errors.UnknownNameError: option of demo must be one of local_steps, got 'local_step'; did you mean 'local_steps'?
 """
 from __future__ import annotations
 

@@ -1,18 +1,12 @@
-"""The runnable examples in the docstrings of fedbound.testing, fedbound.verify and the Python grids
-of fedbound.sweep stay runnable."""
-import doctest
+"""The property-test examples of fedbound.testing (code blocks that define ``test_`` functions, not
+doctests: tests/test_docstring_examples.py runs the doctests of every module) stay runnable."""
 import textwrap
 
 import pytest
 
-import fedbound.sweep.evaluation
-import fedbound.sweep.grid
 import fedbound.testing
 import fedbound.testing.assertions
 import fedbound.testing.strategies
-import fedbound.verify
-import fedbound.verify.montecarlo
-import fedbound.verify.rates
 
 
 @pytest.mark.parametrize("module", [fedbound.testing, fedbound.testing.assertions,
@@ -25,11 +19,3 @@ def test_code_block_example_runs(module):
     for name, value in namespace.items():
         if name.startswith("test_") and callable(value):
             value()
-
-
-@pytest.mark.parametrize("module", [fedbound.verify, fedbound.verify.montecarlo,
-                                    fedbound.verify.rates, fedbound.sweep.grid,
-                                    fedbound.sweep.evaluation])
-def test_doctests(module):
-    result = doctest.testmod(module)
-    assert result.attempted > 0 and result.failed == 0
