@@ -172,8 +172,6 @@ def _algorithm_base():
 
 
 #: valid values of registered options that have no default
-VALID_OPTIONS = {"lr": 0.05, "mu": 0.1, "gamma": 0.01, "K": 2, "local_steps": 2, "alpha": 0.1}
-
 #: what every algorithm takes besides its registered options
 ALGORITHM_ARGUMENTS = ("task", "network", "seed")
 ALGORITHM_CASES = [(name, p) for name, spec in algorithm_specs().items()
@@ -194,8 +192,8 @@ def test_algorithms(entry, name, param, value):
     base = _algorithm_base()
     network = N.Network.from_topology("ring", 1, 4) if spec.default_subnets == 1 else base["network"]
     args = {"task": base["task"], "network": None if spec.network == "none" else network, "seed": 0}
-    # valid values for the other options: the registered default, else a small valid one
-    options = {o.name: o.default if o.default is not None else VALID_OPTIONS[o.name]
+    # valid values for the other options: the registered default, else the first registered example
+    options = {o.name: o.default if o.default is not None else o.examples[0]
                for o in spec.options if o.required or o.default is not None}
     if param in ALGORITHM_ARGUMENTS:
         args[param] = value

@@ -1,0 +1,66 @@
+"""The one registration mechanism (fedbound/registry.py; issue 20 item 3): its rules, and every
+registry of the package obeying them (registry-driven: a new registry or entry is covered)."""
+import importlib
+import warnings
+
+import pytest
+
+from fedbound.deprecation import FedboundDeprecationWarning
+from fedbound.errors import UnknownNameError, ValidationError
+from fedbound.registry import REGISTRIES, Option, OptionSet, Registry, integer_option
+
+#: the modules that create the package's registries (importing them creates them)
+REGISTRY_MODULES = ("fedbound.algorithms.registry", "fedbound.algorithms.optim.registry",
+                    "fedbound.tasks.registry", "fedbound.network.sampling")
+#: options whose values are file paths: no small example value is valid everywhere
+FILE_OPTIONS = ("data", "network")
+
+for _module in REGISTRY_MODULES:
+    importlib.import_module(_module)
+KINDS = sorted(kind for kind in REGISTRIES if not kind.startswith("test "))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_registry_finds_its_built_ins_and_every_option_declares_examples(kind):
+    registry = REGISTRIES[kind]
+    assert len(registry) >= 1
+    for entry in registry:
+        assert registry.get(entry.name if registry.key == "name" else getattr(entry, registry.key)) is entry
+        for o in entry.options:
+            assert o.examples or o.name in FILE_OPTIONS, f"{kind} {entry.name}: {o.name} has no examples"
+            for value in o.examples:
+                o.check(o.name, value)
+
+
+def test_register_get_and_names():
+    reg = Registry(f"test thing {id(object())}", OptionSet)
+    first = reg.register(OptionSet("alpha", "first"))
+    reg.register(OptionSet("beta", "second"))
+    assert reg.get("alpha") is first and reg.names() == ("alpha", "beta") and "beta" in reg
+    with pytest.raises(ValidationError, match="test thing .* 'alpha' is already registered"):
+        reg.register(OptionSet("alpha", "again"))
+    with pytest.raises(ValidationError, match="must be a OptionSet"):
+        reg.register("alpha")
+    with pytest.raises(UnknownNameError, match="did you mean 'alpha'"):
+        reg.get("alpah")
+
+
+def test_an_entry_checks_its_options_and_renames_old_names_with_a_warning():
+    steps = integer_option("local_steps", "steps", low=1, default=1, aliases=("K",), examples=(1,))
+    entry = OptionSet("demo", "demo", (steps,))
+    assert entry.check({}) == {"local_steps": 1}
+    with pytest.warns(FedboundDeprecationWarning, match="the option K is deprecated; use local_steps"):
+        assert entry.check({"K": 3}) == {"local_steps": 3}
+    with pytest.raises(ValidationError, match="give local_steps or its old name K, not both"):
+        entry.check({"K": 3, "local_steps": 2})
+    with pytest.raises(ValidationError, match="local_steps must be an integer"):
+        entry.check({"local_steps": 0})
+
+
+def test_a_bad_declaration_is_refused_where_it_is_made():
+    with pytest.raises(ValidationError):
+        integer_option("n", "clients", low=1, examples=(0,))      # an example its check refuses
+    with pytest.raises(ValidationError, match="declared twice"):
+        OptionSet("demo", "demo", (Option("a", "x", lambda n, v: v), Option("a", "y", lambda n, v: v)))
+    with pytest.raises(ValidationError, match="non-empty string"):
+        OptionSet(" demo", "demo")
