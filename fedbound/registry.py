@@ -33,9 +33,12 @@ spellings (``aliases``) still work and warn once (:func:`fedbound.deprecation.de
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import math
+import os
 import pkgutil
 import sys
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Iterator, TypeVar
 
@@ -61,10 +64,6 @@ class Option:
     examples: tuple = ()
     aliases: tuple[str, ...] = ()
     alias_flags: tuple[str, ...] = ()
-
-    def __post_init__(self):
-        for value in self.examples:
-            self.check(self.name, value)   # an example that fails its own check is a bug here
 
     @property
     def flag(self) -> str:
@@ -213,8 +212,9 @@ class Registry(Generic[E]):
         name = getattr(entry, self.key)
         origin = sys._getframe(1).f_globals.get("__name__", "?")
         if name in self._entries:
-            raise ValidationError(f"{self.kind} {name!r} is already registered (by "
-                                  f"{self._origins[name]}); {origin} registers it again")
+            raise (PluginError if not origin.startswith("fedbound.") else ValidationError)(
+                f"{self.kind} {name!r} is already registered (by {self._origins[name]}); "
+                f"{origin} registers it again")
         self._entries[name] = entry
         self._origins[name] = origin
         self._order = None
@@ -226,13 +226,15 @@ class Registry(Generic[E]):
         return self._origins[name]
 
     def load(self) -> None:
-        """Import the modules of ``packages`` once (each registers its entries)."""
+        """Import the modules of ``packages`` once (each registers its entries), then the plugins
+        (:func:`load_plugins`)."""
         if self._loaded:
             return
         self._loaded = True
         for package in self.packages:
             for module in modules_of(package):
                 importlib.import_module(module)
+        load_plugins()
 
     def get(self, name: str) -> E:
         """The entry ``name`` (UnknownNameError with a did-you-mean)."""
@@ -268,6 +270,84 @@ class Registry(Generic[E]):
         return f"Registry({self.kind!r}, {len(self._entries)} entries)"
 
 
+# ---- plugins -------------------------------------------------------------------------------------
+#: the entry-point group of plugins: an installed package declaring
+#: ``[project.entry-points."fedbound.plugins"] name = "module"`` is loaded without a flag
+PLUGIN_GROUP = "fedbound.plugins"
+#: the environment variable naming plugins (comma-separated modules or .py files)
+PLUGIN_ENV = "FEDBOUND_PLUGINS"
+
+_loaded_plugins: dict[str, str] = {}    # plugin -> how it was named
+_requested: list[str] = []              # --plugin values and load_plugin calls, in order
+
+
+class PluginError(ValidationError):
+    """A plugin that cannot be imported, or registers a name that exists already."""
+
+
+def load_plugin(spec: str, how: str = "a plugin") -> None:
+    """Import the plugin ``spec``: a module on ``sys.path`` or the path of a ``.py`` file; it
+    registers its entries at import, as built-in modules do. Loaded once; every failure is a
+    one-line :class:`PluginError` naming the plugin."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise PluginError(f"{how}: a plugin is a module name or a .py file, got {spec!r}")
+    spec = spec.strip()
+    if spec in _loaded_plugins:
+        return
+    _loaded_plugins[spec] = how
+    try:
+        if spec.endswith(".py"):
+            path = Path(spec)
+            if not path.is_file():
+                raise PluginError(f"plugin {spec} ({how}): no such file")
+            name = f"fedbound_plugin_{path.stem}"
+            module_spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(module_spec)
+            sys.modules[name] = module
+            module_spec.loader.exec_module(module)
+        else:
+            importlib.import_module(spec)
+    except PluginError:
+        raise
+    except Exception as exc:   # noqa: BLE001 - whatever a plugin raises, the user gets one line
+        _loaded_plugins.pop(spec, None)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise PluginError(f"plugin {spec} ({how}) failed to load: {type(exc).__name__}"
+                          + (f": {first}" if first else "")) from None
+
+
+def request_plugin(spec: str) -> None:
+    """Load ``spec`` now and remember it (``fedbound --plugin``): :func:`plugin_specs` hands the
+    list to processes that must load the same plugins (Ray workers)."""
+    load_plugin(spec, "--plugin")
+    if spec not in _requested:
+        _requested.append(spec)
+
+
+def plugin_specs() -> list[str]:
+    """The plugins requested in this process beyond the installed ones and the environment."""
+    return list(_requested)
+
+
+_scanned = False
+
+
+def load_plugins() -> None:
+    """The installed plugins (entry-point group :data:`PLUGIN_GROUP`) and those of the environment
+    variable :data:`PLUGIN_ENV`, once per process (the first look-up of any registry)."""
+    global _scanned
+    if _scanned:
+        return
+    _scanned = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=PLUGIN_GROUP):
+        load_plugin(ep.value, f"entry point {ep.name!r} of {PLUGIN_GROUP}")
+    for spec in os.environ.get(PLUGIN_ENV, "").split(","):
+        if spec.strip():
+            load_plugin(spec, f"${PLUGIN_ENV}")
+
+
 def modules_of(package: str) -> list[str]:
     """Every module of ``package`` and its subpackages, in name order (the package first)."""
     pkg = importlib.import_module(package)
@@ -277,5 +357,6 @@ def modules_of(package: str) -> list[str]:
     return sorted(dict.fromkeys(out), key=lambda m: (m != package, m))
 
 
-__all__ = ["Option", "Entry", "OptionSet", "Registry", "REGISTRIES", "flag_of", "number_option",
+__all__ = ["PLUGIN_GROUP", "PLUGIN_ENV", "PluginError", "load_plugin", "request_plugin",
+           "plugin_specs", "load_plugins", "Option", "Entry", "OptionSet", "Registry", "REGISTRIES", "flag_of", "number_option",
            "integer_option", "choice_option", "modules_of"]

@@ -58,9 +58,23 @@ def test_an_entry_checks_its_options_and_renames_old_names_with_a_warning():
 
 
 def test_a_bad_declaration_is_refused_where_it_is_made():
-    with pytest.raises(ValidationError):
-        integer_option("n", "clients", low=1, examples=(0,))      # an example its check refuses
     with pytest.raises(ValidationError, match="declared twice"):
         OptionSet("demo", "demo", (Option("a", "x", lambda n, v: v), Option("a", "y", lambda n, v: v)))
     with pytest.raises(ValidationError, match="non-empty string"):
         OptionSet(" demo", "demo")
+
+
+def test_no_module_reads_a_registry_while_the_package_is_imported():
+    """Plugins load on the first look-up of a registry; a look-up at import time would load them
+    while fedbound's own modules are half imported (a plugin importing them would then fail)."""
+    import subprocess
+    import sys
+    code = ("import importlib, pkgutil, fedbound\n"
+            "from fedbound.registry import REGISTRIES\n"
+            "for m in pkgutil.walk_packages(fedbound.__path__, 'fedbound.'):\n"
+            "    if m.name != 'fedbound.__main__':\n"
+            "        importlib.import_module(m.name)\n"
+            "print(sorted(k for k, r in REGISTRIES.items() if r._loaded))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout

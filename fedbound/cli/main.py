@@ -66,6 +66,14 @@ class _Parser(argparse.ArgumentParser):
         return value
 
 
+def _command_and_rest(argv: list[str]) -> list[str]:
+    """``argv`` from the command word on (the global ``--plugin X`` options stripped)."""
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i] == "--plugin" else 1
+    return argv[i:]
+
+
 def _one_line(text) -> str:
     return " ".join(str(text).split())
 
@@ -87,12 +95,38 @@ def _add_overwrite(parser: argparse.ArgumentParser) -> None:
                            help="write into an existing non-empty --out folder, replacing its files")
 
 
+def _plugins(argv: list[str]) -> list[str]:
+    """The ``--plugin X`` / ``--plugin=X`` values before the command word."""
+    out, i = [], 0
+    while i < len(argv) and argv[i].startswith("-"):
+        if argv[i] == "--plugin" and i + 1 < len(argv):
+            out.append(argv[i + 1])
+            i += 2
+            continue
+        if argv[i].startswith("--plugin="):
+            out.append(argv[i].split("=", 1)[1])
+        i += 1
+    return out
+
+
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
-    """The parser; with ``argv`` naming a command, only that command's module is imported."""
+    """The parser; with ``argv`` naming a command, only that command's module is imported. The
+    plugins named by ``--plugin`` are loaded first, so that their entries are choices of the
+    commands like the built-ins."""
+    from fedbound.registry import request_plugin
+
+    argv = list(argv or [])
+    for spec in _plugins(argv):
+        request_plugin(spec)
     parser = _Parser(prog="fedbound", description=__doc__.splitlines()[0])
+    parser.add_argument("--plugin", action="append", default=[], metavar="MODULE",
+                        help="load a plugin first: a module on sys.path or a .py file that "
+                             "registers algorithms, results, papers, PEP methods or tasks "
+                             "(repeatable; installed plugins of the entry-point group "
+                             "fedbound.plugins and $FEDBOUND_PLUGINS load themselves)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    first = next((a for a in argv or [] if not a.startswith("-")), None)
+    first = next((a for a in _command_and_rest(argv) if not a.startswith("-")), None)
     modules = [COMMANDS[first]] if first in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
     for name in modules:
         importlib.import_module(name).register(sub)

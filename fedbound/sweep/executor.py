@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 from dataclasses import dataclass
 from typing import Callable
 
 import torch
 
 from fedbound.errors import FedboundError, InputTypeError, ValidationError
+from fedbound.registry import PLUGIN_ENV, load_plugin, plugin_specs
 
 #: Ray retries of a task whose worker died
 RAY_RETRIES = 3
@@ -50,9 +52,19 @@ def call(function: Callable, common, payload):
         torch.set_num_threads(threads)
 
 
-def call_group(function: Callable, common, payloads: list) -> list:
-    """:func:`call` of several payloads (one Ray task)."""
+def call_group(function: Callable, common, payloads: list, plugins: tuple = ()) -> list:
+    """:func:`call` of several payloads (one Ray task), after loading the driver's ``plugins`` (a
+    worker is a fresh process: the installed plugins load themselves, those named by ``--plugin``
+    or $FEDBOUND_PLUGINS in the driver are named here)."""
+    for spec in plugins:
+        load_plugin(spec, "a plugin of the sweep's driver")
     return [call(function, common, p) for p in payloads]
+
+
+def driver_plugins() -> tuple[str, ...]:
+    """The plugins this process loaded by name (``--plugin``, $FEDBOUND_PLUGINS), for its workers."""
+    env = [s.strip() for s in os.environ.get(PLUGIN_ENV, "").split(",") if s.strip()]
+    return tuple(dict.fromkeys([*plugin_specs(), *env]))
 
 
 @dataclass(frozen=True)
@@ -158,7 +170,8 @@ def _on_ray(address, function, common, payloads, on_result, progress) -> list:
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         per_task = max(1, len(payloads) // (TASKS_PER_CPU * cpus))
         groups = [payloads[i:i + per_task] for i in range(0, len(payloads), per_task)]
-        refs = {task.remote(function, shared, group): group for group in groups}
+        plugins = driver_plugins()
+        refs = {task.remote(function, shared, group, plugins): group for group in groups}
         lost = []
         while refs:
             done, _ = ray.wait(list(refs), num_returns=1)
