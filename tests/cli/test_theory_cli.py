@@ -9,7 +9,7 @@ import pytest
 import sympy as sp
 
 from fedbound.cli.main import main
-from fedbound.theory import get, registry, results
+from fedbound.theory import RESULTS, get, results
 from fedbound.theory import symbols as S
 from fedbound.theory.result import Provenance, Result, Variant
 
@@ -93,14 +93,14 @@ def test_bound_json_puts_every_extra_at_the_top_level(capsys):
     assert data["D1"] < 0 and data["variant"] == "rederived"
 
 
-def test_matrix_extras_and_derived_keys_are_nested_lists_at_the_top_level(capsys, monkeypatch):
+def test_matrix_extras_and_derived_keys_are_nested_lists_at_the_top_level(capsys, register_temporarily):
     x = S.L
     fake = Result("test.matrix", "a result with a matrix extra", "for the CLI test",
                   Provenance("none", "(0)", "1-2"), (),
                   [Variant("printed", "a 2x2 matrix and its trace", bound=x,
                            extras={"A": sp.Matrix([[x, 1], [0, 2 * x]])},
                            derived=lambda v: {"trace": np.trace(v["A"], axis1=-2, axis2=-1)})])
-    monkeypatch.setitem(registry._RESULTS, "test.matrix", fake)
+    register_temporarily(RESULTS, fake)
     _, out, _ = run(capsys, "bound", "test.matrix", "--set", "L=3", "--json")
     data = json.loads(out)
     assert data["A"] == [[3.0, 1.0], [0.0, 6.0]] and data["trace"] == 9.0 and data["bound"] == 3.0
