@@ -222,14 +222,26 @@ def test_stepsize_of_a_client_learning_rate(capsys):
 
 
 def test_audit_all_runs_every_registered_paper(capsys):
-    from fedbound.theory.audit import PAPERS
+    from fedbound.papers import PAPERS
     code, out, err = run(capsys, "audit", "all", "--samples", "50", "--iterations", "0", "--only", "lemma2.")
     assert code == 0, err
     assert [line for line in out.splitlines() if line.startswith("audit of ")] == \
         ["audit of sdgt: 1 claims, 50 random samples each plus extremes and adversarial search (seed 0)"]
     code, out, _ = run(capsys, "audit", "all", "--samples", "50", "--iterations", "0", "--json")
     data = json.loads(out)
-    assert code == 0 and set(data) == set(PAPERS) and all(data[p] for p in data)
+    assert code == 0 and set(data) == set(PAPERS.names()) and all(data[p] for p in data)
+
+
+def test_list_papers_from_the_registry(capsys):
+    """`fedbound list papers`: every paper that `fedbound audit` takes, from fedbound.papers."""
+    from fedbound.papers import PAPERS
+
+    assert main(["list", "papers", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [e["name"] for e in listed] == sorted(PAPERS.names())
+    assert all(e["summary"] == PAPERS.get(e["name"]).summary for e in listed)
+    assert main(["list", "papers"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("sdgt: SD-GT")
 
 
 def test_list_algorithms_from_the_registry(capsys):

@@ -19,9 +19,11 @@ import functools
 import numpy as np
 import sympy as sp
 
+from fedbound.papers import PAPERS, PaperAudit
 from fedbound.theory.claim import Claim, Param, Sampler, compile_expr, sign_parts
 from fedbound.theory.registry import get
 from fedbound.theory.linalg import spectral_quantities
+from fedbound.theory.sdgt.common import PAPER
 
 L_ = Param("L", 1e-3, 1e3)
 MU_OVER_L = Param("mu/L", 1e-6, 1.0)
@@ -298,3 +300,9 @@ def claims() -> tuple[Claim, ...]:
         *_cor3_claims(),
         *(_thm5_claim(v) for v in ("printed", "corrected")),
     )
+
+
+#: the paper ``sdgt`` of ``fedbound audit``
+AUDIT = PAPERS.register(PaperAudit(
+    PAPER.scope, "SD-GT: Lemmas 2-3, Theorems 1-3 and 5, Corollaries 1-3",
+    PAPER.seed, claims))
