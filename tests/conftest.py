@@ -1,4 +1,4 @@
-"""Suite-wide hypothesis settings.
+"""Suite-wide hypothesis settings, and the ``register_temporarily`` fixture.
 
 No per-example deadline: CI shares 2 cores and timing is not what these properties test. Under CI
 (the CI environment variable) the examples are derandomized, so a CI run is reproducible; locally
@@ -6,6 +6,7 @@ hypothesis explores new examples on every run.
 """
 import os
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("fedbound", deadline=None, print_blob=True)
@@ -30,3 +31,17 @@ def pytest_runtest_setup(item):
     if fn is not None and hasattr(fn, "_hypothesis_internal_use_settings"):
         original = _DECORATED_SETTINGS.setdefault(fn, fn._hypothesis_internal_use_settings)
         fn._hypothesis_internal_use_settings = original
+
+
+@pytest.fixture
+def register_temporarily(monkeypatch):
+    """``register_temporarily(registry, *entries)``: the entries registered in the registry
+    (:class:`fedbound.registry.Registry`) for this test only; its entries are restored after it."""
+    def register(registry, *entries):
+        registry.load()
+        for attribute in ("_entries", "_origins"):
+            monkeypatch.setattr(registry, attribute, dict(getattr(registry, attribute)))
+        monkeypatch.setattr(registry, "_order", None)
+        for entry in entries:
+            registry.register(entry)
+    return register

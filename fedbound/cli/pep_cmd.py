@@ -1,8 +1,10 @@
 """``fedbound pep METHOD [options] [--json]``: a worst-case certificate by performance estimation.
 
-One subcommand per method of :data:`fedbound.pep.METHODS` (``gd``, ``fedavg``, ``fedprox``,
-``fednova``, ``scaffold``, ``scaffnew``, ``dgd``, ``gt``, ``sdgt``), its flags built from the
-method's options (validated by :mod:`fedbound.validate` through :meth:`fedbound.pep.method.Method.config`).
+One subcommand per method of the registry :data:`fedbound.pep.PEP_METHODS` (``gd``, ``fedavg``,
+``fedprox``, ``fednova``, ``scaffold``, ``scaffnew``, ``dgd``, ``gt``, ``sdgt``), its flags built
+from the method's options by :mod:`fedbound.cli.flags` (``--`` + the option name with dashes:
+``--lam-lo``; the underscore spellings of before, ``--lam_lo``, still work and warn) and validated
+by :mod:`fedbound.validate` through :meth:`fedbound.pep.method.Method.config`.
 Prints the certified worst case, the solver status, the quadratic lower bound, the papers' bound
 (``theory``, null where none), the replay check and the seconds; ``--json`` prints the
 :class:`fedbound.pep.Certificate` as one object. A PEP beyond the size limit is refused (exit 2)
@@ -13,15 +15,13 @@ from __future__ import annotations
 import argparse
 import json
 
-from fedbound.pep import METHODS, certify
-
-_TYPES = {"int": int, "float": float}
+from fedbound.cli.flags import add_flags, flag_table, given
+from fedbound.pep import PEP_METHODS, certify
 
 
 def _run(args: argparse.Namespace) -> int:
-    method = METHODS[args.method]
-    options = {o.name: getattr(args, o.name) for o in method.options if getattr(args, o.name) is not None}
-    cert = certify(args.method, **options)
+    method = PEP_METHODS.get(args.method)
+    cert = certify(args.method, **given(args, method, flag_table([method])))
     if args.json:
         print(json.dumps(cert.to_dict(), allow_nan=False))
         return 0
@@ -43,10 +43,8 @@ def register(subparsers) -> None:
                     "function class, a lower bound from explicit quadratics and the papers' bound.")
     methods = parser.add_subparsers(dest="method", metavar="METHOD", parser_class=type(parser))
     methods.required = True
-    for m in METHODS.values():
+    for m in PEP_METHODS:
         sub = methods.add_parser(m.name, help=m.summary, description=m.summary)
-        for o in m.options:
-            sub.add_argument(f"--{o.name}", dest=o.name, type=_TYPES.get(o.kind, str), default=None,
-                             metavar=o.name.upper(), help=f"{o.help} (default {o.default})")
+        add_flags(sub, flag_table([m]), users=False)
         sub.add_argument("--json", action="store_true", help="print the certificate as JSON")
         sub.set_defaults(func=_run)

@@ -1,8 +1,9 @@
 """``fedbound list | bound | stepsize | rounds``: the registered results from the command line.
 
-* ``fedbound list [results|algorithms] [--json]``: every result with its provenance and variants
-  (default), or every registered algorithm with its family, network needs and options (from
-  :mod:`fedbound.algorithms.registry`).
+* ``fedbound list [results|algorithms|papers] [--json]``: every result with its provenance and
+  variants (default), every registered algorithm with its family, network needs and options (from
+  :mod:`fedbound.algorithms.registry`), or every paper that ``fedbound audit`` audits (from
+  :data:`fedbound.papers.PAPERS`).
 * ``fedbound bound ID --set NAME=VALUE ... [--variant V] [--json]``: the bound, every step-size
   condition with its variable and cap (and whether it holds when the variable is set), every
   predicate (holds / fails), the bound's terms and every extra. Expressions whose constants are
@@ -37,7 +38,7 @@ from fedbound.theory import get, results
 from fedbound.theory import symbols as S
 
 #: what ``fedbound list`` can list
-LISTS = ("results", "algorithms")
+LISTS = ("results", "algorithms", "papers")
 
 #: top-level JSON keys of ``fedbound bound`` that an extra may not take
 RESERVED_KEYS = ("result", "variant", "title", "lhs", "provenance", "constants", "bound",
@@ -45,9 +46,11 @@ RESERVED_KEYS = ("result", "variant", "title", "lhs", "provenance", "constants",
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("list", help="list every result (or algorithm) of the registries",
+    p = subparsers.add_parser("list", help="list every result (or algorithm, or audited paper) of the "
+                                           "registries",
                               description="List every registered result with provenance and variants, "
-                                          "or every registered algorithm with its options.")
+                                          "every registered algorithm with its options, or every paper "
+                                          "that `fedbound audit` audits.")
     p.add_argument("what", nargs="?", choices=LISTS, default="results",
                    help="what to list (default: results)")
     p.add_argument("--json", action="store_true", help="print JSON to stdout")
@@ -174,9 +177,24 @@ def run_list_algorithms(args) -> int:
     return 0
 
 
+def run_list_papers(args) -> int:
+    from fedbound.papers import PAPERS
+
+    entries = [{"name": p.name, "summary": p.summary, "seed": p.seed}
+               for p in sorted(PAPERS, key=lambda p: p.name)]   # the order of `fedbound audit all`
+    if args.json:
+        _print_json(entries)
+        return 0
+    for e in entries:
+        print(f"{e['name']}: {e['summary']}" + (f" (seed {e['seed']})" if e["seed"] else ""))
+    return 0
+
+
 def run_list(args) -> int:
     if args.what == "algorithms":
         return run_list_algorithms(args)
+    if args.what == "papers":
+        return run_list_papers(args)
     if args.json:
         _print_json([_entry(r) for r in results()])
         return 0

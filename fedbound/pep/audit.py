@@ -1,4 +1,5 @@
-"""PEP claims: the papers' bounds against certified worst cases, for ``fedbound audit pep`` (issue 13).
+"""PEP claims: the papers' bounds against certified worst cases, for ``fedbound audit pep`` (issue 13;
+the paper ``pep`` of :data:`fedbound.papers.PAPERS`, registered here).
 
 A :class:`PepClaim` is the claim "the paper's bound on a metric holds for every function of the
 class" checked at a few settings where the theorem's conditions hold: the PEP worst case (exact for
@@ -20,6 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from fedbound.papers import PAPERS, PaperAudit
 from fedbound.pep.certificate import RTOL, method, worst_case
 from fedbound.theory.audit_report import ClaimReport
 from fedbound.theory.registry import get
@@ -94,3 +96,10 @@ def claims() -> list[PepClaim]:
                  "||grad F~(x^t)||^2 over L-smooth F_i with Assumption 3 is <= (97)", "",
                  "fednova", _fednova_points),
     ]
+
+
+#: the paper ``pep`` of ``fedbound audit``: claims of several papers, each point an SDP
+AUDIT = PAPERS.register(PaperAudit(
+    "pep", "SD-GT Theorem 3 and FedNova Theorem 1 against worst cases certified by performance "
+    "estimation", "", claims,
+    evaluated_by="each a worst case certified by performance estimation (an SDP) at its listed constants"))

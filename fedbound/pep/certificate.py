@@ -1,6 +1,6 @@
 """Worst-case certificates (issue 13): :func:`certify` runs one method through every backend.
 
-For a method of :data:`fedbound.pep.methods.METHODS` and its options it
+For a method of :data:`fedbound.pep.method.PEP_METHODS` and its options it
 
 1. builds the PEP (:class:`fedbound.pep.symbolic.PepEnv`; refused while building beyond
    :data:`fedbound.pep.symbolic.MAX_GRAM` points) and solves it with the fallback chain
@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from fedbound.errors import UnknownNameError
 from fedbound.jsonable import jsonable
 from fedbound.pep import lower_bound as lb
-from fedbound.pep.methods import METHODS
+from fedbound.pep.method import PEP_METHODS, Method
 from fedbound.pep.numeric import ReplayEnv
 from fedbound.pep.solver import solve
 from fedbound.pep.symbolic import PepEnv
@@ -64,12 +64,13 @@ class Certificate:
         return jsonable(asdict(self))
 
 
-def method(name: str):
+def method(name: str) -> Method:
     """The registered method ``name`` (did-you-mean on a typo)."""
-    if name not in METHODS:
-        raise UnknownNameError(f"unknown pep method {name!r}{suggest(str(name), METHODS)}; "
-                               f"known: {', '.join(METHODS)}")
-    return METHODS[name]
+    if not (isinstance(name, str) and name in PEP_METHODS):
+        known = PEP_METHODS.names()
+        raise UnknownNameError(f"unknown pep method {name!r}{suggest(str(name), known)}; "
+                               f"known: {', '.join(known)}")
+    return PEP_METHODS.get(name)
 
 
 def worst_case(name: str, cfg: dict):

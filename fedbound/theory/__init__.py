@@ -15,7 +15,7 @@ import importlib
 
 #: public name -> the module of fedbound.theory that defines it
 _EXPORTS = {
-    "get": "registry", "register": "registry", "results": "registry",
+    "get": "registry", "register": "registry", "results": "registry", "RESULTS": "registry",
     "Result": "result", "Variant": "variant", "StepCondition": "variant", "Predicate": "variant",
     "Switch": "variant", "switch_variants": "variant", "Preparation": "statement",
     "Provenance": "statement", "Flag": "statement", "Evaluation": "evaluation",

@@ -22,13 +22,13 @@ ratios, and the fraction of random samples that violate the claim.
 Everything is deterministic for a given seed (each claim draws from its own stream seeded by
 (seed, crc32 of claim id and variant))).
 
-The audit is per paper: each paper registers its claims in :data:`PAPERS` (name -> module with a
-``claims()`` function, e.g. :mod:`fedbound.theory.sdgt.audit`); :func:`run_audit` audits one paper,
-:func:`run_audits` several (``"all"``: every registered paper).
+The audit is per paper: each paper's audit module registers its claims as a
+:class:`~fedbound.papers.PaperAudit` of :data:`fedbound.papers.PAPERS` (e.g.
+:mod:`fedbound.theory.sdgt.audit`); :func:`run_audit` audits one paper, :func:`run_audits` several
+(``"all"``: every registered paper).
 """
 from __future__ import annotations
 
-import importlib
 import itertools
 import math
 import time
@@ -38,16 +38,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import differential_evolution, minimize
 
+from fedbound.deprecation import renamed_attributes
 from fedbound.errors import UnknownNameError, ValidationError
 from fedbound import resources, validate
+from fedbound.papers import PAPERS as PAPER_AUDITS
 from fedbound.validate import integer, suggest
 from fedbound.theory.audit_report import ClaimReport
 from fedbound.theory.claim import Claim
-
-#: paper name -> module whose ``claims()`` returns its list of :class:`Claim`
-PAPERS = {"sdgt": "fedbound.theory.sdgt.audit", "fednova": "fedbound.theory.fednova.audit",
-          "fedada2": "fedbound.theory.fedada2.audit", "afga": "fedbound.theory.afga.audit",
-          "pep": "fedbound.pep.audit"}
 
 MAX_CORNERS = 1024
 #: adversarial-search generations at most (each evaluates a whole population): nothing may run for days
@@ -130,7 +127,8 @@ def _search(claim: Claim, start: np.ndarray, rng: np.random.Generator, iteration
 def audit_claim(claim: Claim, samples: int = 20000, seed: int = 0, iterations: int = 40,
                 polish_evaluations: int = 150) -> ClaimReport:
     """Random, extreme and adversarial evaluation of one claim (see the module docstring); a claim
-    of another type (:class:`fedbound.pep.audit.PepClaim`) evaluates itself by its ``audit``."""
+    of another type (a bound checked against certified worst cases) evaluates itself by its
+    ``audit(seed)``."""
     if not isinstance(claim, Claim):
         return claim.audit(seed=seed)
     samples = integer("samples", samples, low=1)
@@ -192,17 +190,18 @@ def _ratio(log_ratio: float) -> float:
 # -- running a paper ---------------------------------------------------------------------------
 
 def claims_of(paper: str) -> list[Claim]:
-    """The claims registered for ``paper`` (see :data:`PAPERS`)."""
-    if paper not in PAPERS:
-        raise UnknownNameError(f"no audit for paper {paper!r}{suggest(str(paper), PAPERS)}; "
-                               f"known: {', '.join(sorted(PAPERS))} (or all)")
-    return list(importlib.import_module(PAPERS[paper]).claims())
+    """The claims registered for ``paper`` (see :data:`fedbound.papers.PAPERS`)."""
+    if not (isinstance(paper, str) and paper in PAPER_AUDITS):
+        known = sorted(PAPER_AUDITS.names())
+        raise UnknownNameError(f"no audit for paper {paper!r}{suggest(str(paper), known)}; "
+                               f"known: {', '.join(known)} (or all)")
+    return list(PAPER_AUDITS.get(paper).claims())
 
 
 def papers(name: str) -> list[str]:
-    """``[name]`` for a registered paper, every registered paper for ``"all"``."""
+    """``[name]`` for a registered paper, every registered paper (by name) for ``"all"``."""
     if name == "all":
-        return sorted(PAPERS)
+        return sorted(PAPER_AUDITS.names())
     claims_of(name)  # validates the name
     return [name]
 
@@ -228,3 +227,7 @@ def run_audits(paper: str = "all", samples: int = 20000, seed: int = 0, iteratio
     if not out:
         raise ValidationError(f"no claim of {paper} matches {', '.join(only or [])}")
     return out
+
+
+#: the old dict of papers (name -> audit module), now the registry :data:`fedbound.papers.PAPERS`
+__getattr__ = renamed_attributes(__name__, {"PAPERS": "fedbound.papers:PAPERS"})

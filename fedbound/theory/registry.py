@@ -1,48 +1,31 @@
-"""The catalogue of results: ``get("sdgt.thm3")``, ``results()``.
+"""The catalogue of results: ``get("sdgt.thm3")``, ``results()``, an entry of the one registry
+(:mod:`fedbound.registry`) keyed by result id.
 
-Paper modules register their results at import; :data:`PAPER_MODULES` lists them and is imported
-lazily on first look-up so that ``import fedbound`` stays fast.
+Each result module registers its results where they are defined (``THM3 = register(Result(...))``);
+the first look-up imports every module of :mod:`fedbound.theory`, so a module is found by being
+there (no list of modules), and ``import fedbound`` stays fast.
 """
 from __future__ import annotations
 
-import importlib
-
 from fedbound.errors import UnknownNameError
+from fedbound.registry import Registry
 from fedbound.theory.result import Result
 
-#: modules that define and register results, one per paper
-PAPER_MODULES = ["fedbound.theory.sdgt.results", "fedbound.theory.fednova.results",
-                 "fedbound.theory.fedada2", "fedbound.theory.afga"]
-
-_RESULTS: dict[str, Result] = {}
-_loaded = False
-
-
-def register(result: Result) -> Result:
-    if result.id in _RESULTS and _RESULTS[result.id] is not result:
-        raise ValueError(f"result {result.id} registered twice")
-    _RESULTS[result.id] = result
-    return result
-
-
-def _load() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for name in PAPER_MODULES:
-            importlib.import_module(name)
+RESULTS: Registry[Result] = Registry("result", Result, packages=("fedbound.theory",), key="id")
+register = RESULTS.register
 
 
 def get(result_id: str) -> Result:
-    _load()
-    try:
-        return _RESULTS[result_id]
-    except KeyError:
-        raise UnknownNameError(
-            f"unknown result {result_id!r}; run `fedbound list` (known: {', '.join(sorted(_RESULTS))})"
-        ) from None
+    """The result ``result_id`` (UnknownNameError listing the known ids)."""
+    if isinstance(result_id, str) and result_id in RESULTS:
+        return RESULTS.get(result_id)
+    raise UnknownNameError(f"unknown result {result_id!r}; run `fedbound list` "
+                           f"(known: {', '.join(sorted(RESULTS.names()))})")
 
 
 def results() -> list[Result]:
-    _load()
-    return [_RESULTS[k] for k in sorted(_RESULTS)]
+    """Every registered result, sorted by id."""
+    return sorted(RESULTS.entries(), key=lambda r: r.id)
+
+
+__all__ = ["RESULTS", "register", "get", "results"]

@@ -9,7 +9,7 @@ import pytest
 import sympy as sp
 
 from fedbound.cli.main import main
-from fedbound.theory import get, registry, results
+from fedbound.theory import RESULTS, get, results
 from fedbound.theory import symbols as S
 from fedbound.theory.result import Provenance, Result, Variant
 
@@ -93,14 +93,14 @@ def test_bound_json_puts_every_extra_at_the_top_level(capsys):
     assert data["D1"] < 0 and data["variant"] == "rederived"
 
 
-def test_matrix_extras_and_derived_keys_are_nested_lists_at_the_top_level(capsys, monkeypatch):
+def test_matrix_extras_and_derived_keys_are_nested_lists_at_the_top_level(capsys, register_temporarily):
     x = S.L
     fake = Result("test.matrix", "a result with a matrix extra", "for the CLI test",
                   Provenance("none", "(0)", "1-2"), (),
                   [Variant("printed", "a 2x2 matrix and its trace", bound=x,
                            extras={"A": sp.Matrix([[x, 1], [0, 2 * x]])},
                            derived=lambda v: {"trace": np.trace(v["A"], axis1=-2, axis2=-1)})])
-    monkeypatch.setitem(registry._RESULTS, "test.matrix", fake)
+    register_temporarily(RESULTS, fake)
     _, out, _ = run(capsys, "bound", "test.matrix", "--set", "L=3", "--json")
     data = json.loads(out)
     assert data["A"] == [[3.0, 1.0], [0.0, 6.0]] and data["trace"] == 9.0 and data["bound"] == 3.0
@@ -222,14 +222,26 @@ def test_stepsize_of_a_client_learning_rate(capsys):
 
 
 def test_audit_all_runs_every_registered_paper(capsys):
-    from fedbound.theory.audit import PAPERS
+    from fedbound.papers import PAPERS
     code, out, err = run(capsys, "audit", "all", "--samples", "50", "--iterations", "0", "--only", "lemma2.")
     assert code == 0, err
     assert [line for line in out.splitlines() if line.startswith("audit of ")] == \
         ["audit of sdgt: 1 claims, 50 random samples each plus extremes and adversarial search (seed 0)"]
     code, out, _ = run(capsys, "audit", "all", "--samples", "50", "--iterations", "0", "--json")
     data = json.loads(out)
-    assert code == 0 and set(data) == set(PAPERS) and all(data[p] for p in data)
+    assert code == 0 and set(data) == set(PAPERS.names()) and all(data[p] for p in data)
+
+
+def test_list_papers_from_the_registry(capsys):
+    """`fedbound list papers`: every paper that `fedbound audit` takes, from fedbound.papers."""
+    from fedbound.papers import PAPERS
+
+    assert main(["list", "papers", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [e["name"] for e in listed] == sorted(PAPERS.names())
+    assert all(e["summary"] == PAPERS.get(e["name"]).summary for e in listed)
+    assert main(["list", "papers"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("sdgt: SD-GT")
 
 
 def test_list_algorithms_from_the_registry(capsys):

@@ -1,7 +1,7 @@
 """Fuzz of the Python API, generic over the registries (issue 8): every task generator, topology,
-mixing measure, algorithm and registered theory result gets bad values in every parameter. The
-contract (fuzz_values.outcome): a FedboundError with a one-line message, or a result without NaN;
-never another exception, never acceptance of NaN, complex numbers or junk strings."""
+mixing measure, algorithm, registered theory result and PEP method gets bad values in every
+parameter. The contract (fuzz_values.outcome): a FedboundError with a one-line message, or a result
+without NaN; never another exception, never acceptance of NaN, complex numbers or junk strings."""
 from __future__ import annotations
 
 import inspect
@@ -31,6 +31,12 @@ def algorithm_specs() -> dict:
 def theory_results() -> list:
     from fedbound.theory.registry import results
     return results()
+
+
+def pep_methods() -> dict:
+    """The certified methods to fuzz: every entry of the PEP method registry (name -> Method)."""
+    from fedbound.pep import PEP_METHODS
+    return {m.name: m for m in PEP_METHODS}
 
 
 #: values for parameters that have no default (by name); every other parameter keeps its default
@@ -266,3 +272,16 @@ def test_theory_rounds_to_eps(results_by_id, rid, eps):
     consts = {c: _valid(r, c) for c in r.constants() if c != r.rounds}
     invalid = is_always_invalid(eps) or (isinstance(eps, (int, float)) and not eps > 0)
     outcome("theory", r.rounds_to_eps, eps, invalid=invalid, **consts)
+
+
+# ---- pep ----------------------------------------------------------------------------------------
+PEP_CASES = [(name, o.name) for name, m in pep_methods().items() for o in m.options]
+
+
+@pytest.mark.parametrize("name,option", PEP_CASES)
+@settings(max_examples=EXAMPLES)
+@given(value=bad_values())
+def test_pep_options(name, option, value):
+    """A bad value for any option of any certified method is refused by its validation (nothing
+    is solved: Method.config, what certify runs first)."""
+    outcome("pep", pep_methods()[name].config, invalid=is_always_invalid(value), **{option: value})

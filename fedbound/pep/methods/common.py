@@ -3,21 +3,24 @@ from __future__ import annotations
 
 from fedbound.errors import ValidationError
 from fedbound.pep.env import heterogeneity
-from fedbound.pep.method import Option
+from fedbound.pep.method import option
+from fedbound.registry import integer_option, number_option
 
 #: the largest step size times L: beyond 2/L every method diverges, and the worst case of a diverging
 #: method grows past what an SDP solver resolves (relative accuracy ~1e-8) within a few steps
 MAX_STEP_L = 4.0
 
-L = Option("L", "float", 1.0, "smoothness constant L", low=0.0, high=1e6, low_open=True)
-MU = Option("mu", "float", 0.1, "strong convexity mu (0 <= mu < L)", low=0.0, high=1e6)
-GAMMA = Option("gamma", "float", 1.0, f"(local) step size gamma (gamma L <= {MAX_STEP_L:g})", low=0.0,
-               high=1e6, low_open=True)
-N_CLIENTS = Option("n", "int", 2, "number of clients / agents", low=1, high=16)
-K_STEPS = Option("K", "int", 4, "local steps per round", low=1, high=64)
-ROUNDS = Option("R", "int", 2, "communication rounds", low=1, high=64)
-ZETA = Option("zeta", "float", 1.0, "heterogeneity: (1/n) sum_i ||grad f_i(x*)||^2 <= zeta^2", low=0.0,
-              high=1e3)
+L = option(number_option, "L", "smoothness constant L", 1.0, low=0.0, high=1e6, low_open=True,
+           examples=(1.0, 2.0))
+MU = option(number_option, "mu", "strong convexity mu (0 <= mu < L)", 0.1, low=0.0, high=1e6,
+            examples=(0.1, 0.5))
+GAMMA = option(number_option, "gamma", f"(local) step size gamma (gamma L <= {MAX_STEP_L:g})", 1.0,
+               low=0.0, high=1e6, low_open=True, examples=(0.5, 1.0))
+N_CLIENTS = option(integer_option, "n", "number of clients / agents", 2, low=1, high=16, examples=(2, 3))
+K_STEPS = option(integer_option, "K", "local steps per round", 4, low=1, high=64, examples=(1, 2))
+ROUNDS = option(integer_option, "R", "communication rounds", 2, low=1, high=64, examples=(1, 2))
+ZETA = option(number_option, "zeta", "heterogeneity: (1/n) sum_i ||grad f_i(x*)||^2 <= zeta^2", 1.0,
+              low=0.0, high=1e3, examples=(0.0, 0.3))
 
 
 def step_check(name: str, step: float, L: float) -> None:

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from fedbound.errors import ValidationError
 from fedbound.pep.env import mix
-from fedbound.pep.method import Method, Option, stochastic_matrix
+from fedbound.pep.method import Method, matrix_option, option, register, stochastic_matrix
 from fedbound.pep.methods.common import (GAMMA, MU, N_CLIENTS, ZETA, L, family, start_and_heterogeneity,
                                          strongly_convex_check)
+from fedbound.registry import integer_option, number_option
 
 
 def _mixer(env, cfg: dict):
@@ -60,10 +61,14 @@ def _check(cfg: dict) -> None:
         raise ValidationError(f"lam_lo must be <= lam_hi, got {cfg['lam_lo']:g} > {cfg['lam_hi']:g}")
 
 
-OPTIONS = (N_CLIENTS, Option("T", "int", 3, "iterations", low=1, high=32), GAMMA, L, MU, ZETA,
-           Option("W", "matrix", None, "fixed doubly stochastic mixing matrix as JSON rows (else the spectral class)"),
-           Option("lam_lo", "float", -0.5, "spectral class: smallest non-consensus eigenvalue", low=-1.0, high=1.0),
-           Option("lam_hi", "float", 0.5, "spectral class: largest non-consensus eigenvalue", low=-1.0, high=1.0))
+OPTIONS = (N_CLIENTS, option(integer_option, "T", "iterations", 3, low=1, high=32, examples=(1, 2)),
+           GAMMA, L, MU, ZETA,
+           option(matrix_option, "W", "fixed doubly stochastic mixing matrix as JSON rows (else the "
+                  "spectral class)", None, examples=("[[0.5, 0.5], [0.5, 0.5]]",)),
+           option(number_option, "lam_lo", "spectral class: smallest non-consensus eigenvalue", -0.5,
+                  low=-1.0, high=1.0, examples=(-0.5, 0.0)),
+           option(number_option, "lam_hi", "spectral class: largest non-consensus eigenvalue", 0.5,
+                  low=-1.0, high=1.0, examples=(0.0, 0.5)))
 
 
 def _family(cfg: dict) -> dict:
@@ -74,7 +79,7 @@ def _setting(cfg: dict) -> dict:
     return {"n": cfg["n"], "L": cfg["L"], "mu": cfg["mu"]}
 
 
-DGD = Method("dgd", "decentralized gradient descent, fixed W or spectral class", OPTIONS,
-             setting=_setting, build=build_dgd, family=_family, check=_check, doc=__doc__)
-GT = Method("gt", "gradient tracking (DIGing), fixed W or spectral class", OPTIONS,
-            setting=_setting, build=build_gt, family=_family, check=_check, doc=__doc__)
+DGD = register(Method("dgd", "decentralized gradient descent, fixed W or spectral class", OPTIONS,
+                      setting=_setting, build=build_dgd, family=_family, conditions=_check, doc=__doc__))
+GT = register(Method("gt", "gradient tracking (DIGing), fixed W or spectral class", OPTIONS,
+                     setting=_setting, build=build_gt, family=_family, conditions=_check, doc=__doc__))

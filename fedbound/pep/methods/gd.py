@@ -8,8 +8,9 @@ methods", Math. Program. 2017): the theory column, for every gamma > 0.
 """
 from __future__ import annotations
 
-from fedbound.pep.method import Method, Option, Theory
+from fedbound.pep.method import Method, Theory, option, register
 from fedbound.pep.methods.common import GAMMA, MU, L, start_and_heterogeneity, strongly_convex_check, family
+from fedbound.registry import integer_option
 
 
 def build(env, cfg: dict) -> None:
@@ -26,9 +27,9 @@ def theory(cfg: dict) -> Theory:
                   "(Taylor-Hendrickx-Glineur 2017)", True)
 
 
-METHOD = Method(
+METHOD = register(Method(
     "gd", "gradient descent (sanity check: tight rho^(2N))",
-    (Option("N", "int", 5, "gradient steps", low=1, high=70), L, MU, GAMMA),
+    (option(integer_option, "N", "gradient steps", 5, low=1, high=70, examples=(1, 5)), L, MU, GAMMA),
     setting=lambda cfg: {"n": 1, "L": cfg["L"], "mu": cfg["mu"]},
-    build=build, family=lambda cfg: family(cfg, zero_g=True), theory=theory, check=strongly_convex_check,
-    doc=__doc__)
+    build=build, family=lambda cfg: family(cfg, zero_g=True), theory=theory,
+    conditions=strongly_convex_check, doc=__doc__))

@@ -26,10 +26,11 @@ from __future__ import annotations
 
 from fedbound.errors import ValidationError
 from fedbound.pep.env import combine, heterogeneity, mean, objective_grad, objective_value
-from fedbound.pep.method import Method, Option, Theory
+from fedbound.pep.method import Method, Theory, integers_option, option, register
 from fedbound.theory.registry import get
 from fedbound.pep.methods.common import (GAMMA, K_STEPS, MU, N_CLIENTS, ROUNDS, ZETA, L, family,
                                          start_and_heterogeneity, step_check, strongly_convex_check)
+from fedbound.registry import number_option
 
 
 def local_steps(env, x, steps: list[int], step: float, mu_prox: float = 0.0) -> list:
@@ -63,18 +64,19 @@ def _strong(cfg: dict) -> dict:
     return {"n": cfg["n"], "L": cfg["L"], "mu": cfg["mu"]}
 
 
-FEDAVG = Method(
+FEDAVG = register(Method(
     "fedavg", "FedAvg: K local GD steps then averaging, heterogeneity zeta",
     (N_CLIENTS, K_STEPS, ROUNDS, GAMMA, L, MU, ZETA),
-    setting=_strong, build=build_fedavg, family=family, theory=fedavg_theory, check=strongly_convex_check,
-    doc=__doc__)
+    setting=_strong, build=build_fedavg, family=family, theory=fedavg_theory,
+    conditions=strongly_convex_check, doc=__doc__))
 
-FEDPROX = Method(
+FEDPROX = register(Method(
     "fedprox", "FedProx: K local GD steps on f_i + (mu_prox/2)||y - x||^2, then averaging",
     (N_CLIENTS, K_STEPS, ROUNDS, GAMMA, L, MU, ZETA,
-     Option("mu_prox", "float", 0.1, "proximal coefficient mu_prox", low=0.0, high=1e6)),
-    setting=_strong, build=build_fedavg, family=family, theory=fedavg_theory, check=strongly_convex_check,
-    doc=__doc__)
+     option(number_option, "mu_prox", "proximal coefficient mu_prox", 0.1, low=0.0, high=1e6,
+            examples=(0.0, 0.5))),
+    setting=_strong, build=build_fedavg, family=family, theory=fedavg_theory,
+    conditions=strongly_convex_check, doc=__doc__))
 
 
 def build_fednova(env, cfg: dict) -> None:
@@ -112,14 +114,18 @@ def _fednova_check(cfg: dict) -> None:
                               f"got {cfg['beta2']:g}")
 
 
-FEDNOVA = Method(
+FEDNOVA = register(Method(
     "fednova", "FedNova with unequal tau_i (non-convex, vs Theorem 1 at sigma = 0)",
-    (Option("taus", "ints", "2,4", "local steps tau_i of each client, comma-separated", low=1, high=32),
-     ROUNDS, Option("eta", "float", 0.05, "client learning rate eta (eta L <= 4)", low=0.0, high=1e6,
-                    low_open=True), L,
-     Option("Delta", "float", 1.0, "initial gap F~(x0) - F~_inf <= Delta", low=0.0, high=1e6, low_open=True),
-     Option("beta2", "float", 1.0, "Assumption 3 beta^2 (>= 1)", low=0.0, high=1e6),
-     Option("kappa2", "float", 1.0, "Assumption 3 kappa^2", low=0.0, high=1e6)),
+    (option(integers_option, "taus", "local steps tau_i of each client, comma-separated", "2,4", low=1,
+            high=32, examples=("2,4", (1, 3))),
+     ROUNDS, option(number_option, "eta", "client learning rate eta (eta L <= 4)", 0.05, low=0.0,
+                    high=1e6, low_open=True, examples=(0.05, 0.1)), L,
+     option(number_option, "Delta", "initial gap F~(x0) - F~_inf <= Delta", 1.0, low=0.0, high=1e6,
+            low_open=True, examples=(1.0, 2.0)),
+     option(number_option, "beta2", "Assumption 3 beta^2 (>= 1)", 1.0, low=0.0, high=1e6,
+            examples=(1.0, 2.0)),
+     option(number_option, "kappa2", "Assumption 3 kappa^2", 1.0, low=0.0, high=1e6,
+            examples=(0.0, 1.0))),
     setting=lambda cfg: {"n": len(cfg["taus"]), "L": cfg["L"], "mu": 0.0, "nonconvex": True},
     build=build_fednova, family=lambda cfg: {"h_low": 0.0, "shared_h": True, "zero_g": cfg["kappa2"] == 0},
-    theory=fednova_theory, check=_fednova_check, doc=__doc__)
+    theory=fednova_theory, conditions=_fednova_check, doc=__doc__))

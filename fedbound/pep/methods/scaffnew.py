@@ -14,8 +14,9 @@ for gamma <= 1/L (not one of the four papers; cited from arXiv:2202.09357).
 from __future__ import annotations
 
 from fedbound.pep.env import heterogeneity, mean
-from fedbound.pep.method import Method, Option, Theory
+from fedbound.pep.method import Method, Theory, option, register
 from fedbound.pep.methods.common import GAMMA, MU, N_CLIENTS, ZETA, L, family, strongly_convex_check
+from fedbound.registry import integer_option, number_option
 
 
 def _lyapunov(env, xs, hs, ratio2):
@@ -55,10 +56,12 @@ def theory(cfg: dict) -> Theory:
                   "" if ok else "gamma > 1/L")
 
 
-METHOD = Method(
+METHOD = register(Method(
     "scaffnew", "Scaffnew / ProxSkip, random communication enumerated",
-    (N_CLIENTS, Option("T", "int", 3, "local steps (coin flips enumerated: 2^T branches)", low=1, high=6),
-     Option("p", "float", 0.5, "communication probability", low=0.0, high=1.0, low_open=True),
+    (N_CLIENTS, option(integer_option, "T", "local steps (coin flips enumerated: 2^T branches)", 3, low=1,
+                       high=6, examples=(1, 2)),
+     option(number_option, "p", "communication probability", 0.5, low=0.0, high=1.0, low_open=True,
+            examples=(0.5, 1.0)),
      GAMMA, L, MU, ZETA),
     setting=lambda cfg: {"n": cfg["n"], "L": cfg["L"], "mu": cfg["mu"]},
-    build=build, family=family, theory=theory, check=strongly_convex_check, doc=__doc__)
+    build=build, family=family, theory=theory, conditions=strongly_convex_check, doc=__doc__))

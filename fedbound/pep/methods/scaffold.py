@@ -13,9 +13,10 @@ No bound of the four papers covers SCAFFOLD in this setting (theory: none).
 from __future__ import annotations
 
 from fedbound.pep.env import mean
-from fedbound.pep.method import Method, Option
+from fedbound.pep.method import Method, option, register
 from fedbound.pep.methods.common import (GAMMA, K_STEPS, MU, N_CLIENTS, ROUNDS, ZETA, L, family,
                                          start_and_heterogeneity, strongly_convex_check)
+from fedbound.registry import choice_option, number_option
 
 
 def build(env, cfg: dict) -> None:
@@ -37,11 +38,12 @@ def build(env, cfg: dict) -> None:
     env.measure(env.sq(x - env.xs))
 
 
-METHOD = Method(
+METHOD = register(Method(
     "scaffold", "SCAFFOLD (deterministic, option II control variates)",
     (N_CLIENTS, K_STEPS, ROUNDS, GAMMA, L, MU, ZETA,
-     Option("eta_g", "float", 1.0, "global step size", low=0.0, high=10.0, low_open=True),
-     Option("c0", "choice", "zero", "initial control variates: zero or grad (c_i = grad f_i(x0))",
-            choices=("zero", "grad"))),
+     option(number_option, "eta_g", "global step size", 1.0, low=0.0, high=10.0, low_open=True,
+            examples=(0.5, 1.0)),
+     option(choice_option, "c0", "initial control variates: zero or grad (c_i = grad f_i(x0))", "zero",
+            choices=("zero", "grad"), examples=("zero", "grad"))),
     setting=lambda cfg: {"n": cfg["n"], "L": cfg["L"], "mu": cfg["mu"]},
-    build=build, family=family, check=strongly_convex_check, doc=__doc__)
+    build=build, family=family, conditions=strongly_convex_check, doc=__doc__))

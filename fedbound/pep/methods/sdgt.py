@@ -19,8 +19,9 @@ from __future__ import annotations
 from fedbound.errors import ValidationError
 from fedbound.pep.env import mean, mix
 from fedbound.pep.consensus import spectral_instance
-from fedbound.pep.method import Method, Option, Theory
+from fedbound.pep.method import Method, Theory, option, register
 from fedbound.pep.methods.common import GAMMA, MU, ZETA, L, family, start_and_heterogeneity, strongly_convex_check
+from fedbound.registry import integer_option, number_option
 from fedbound.theory.registry import get
 
 
@@ -76,13 +77,14 @@ def _check(cfg: dict) -> None:
     strongly_convex_check(cfg)
 
 
-METHOD = Method(
+METHOD = register(Method(
     "sdgt", "SD-GT, deterministic, full participation (vs Theorem 3)",
-    (Option("S", "int", 2, "subnets", low=1, high=4), Option("m", "int", 2, "clients per subnet", low=1, high=4),
-     Option("K", "int", 1, "D2D rounds per global round", low=1, high=8),
-     Option("T", "int", 1, "global rounds", low=1, high=8),
+    (option(integer_option, "S", "subnets", 2, low=1, high=4, examples=(1, 2)),
+     option(integer_option, "m", "clients per subnet", 2, low=1, high=4, examples=(1, 2)),
+     option(integer_option, "K", "D2D rounds per global round", 1, low=1, high=8, examples=(1, 2)),
+     option(integer_option, "T", "global rounds", 1, low=1, high=8, examples=(1, 2)),
      GAMMA, L, MU, ZETA,
-     Option("lam", "float", 0.5, "W_s = J + lam (I - J): non-consensus eigenvalue", low=-1.0, high=1.0,
-            low_open=True)),
+     option(number_option, "lam", "W_s = J + lam (I - J): non-consensus eigenvalue", 0.5, low=-1.0,
+            high=1.0, low_open=True, examples=(0.0, 0.5))),
     setting=lambda cfg: {"n": cfg["S"] * cfg["m"], "L": cfg["L"], "mu": cfg["mu"]},
-    build=build, family=family, theory=theory, check=_check, doc=__doc__)
+    build=build, family=family, theory=theory, conditions=_check, doc=__doc__))

@@ -38,12 +38,14 @@ import functools
 
 import numpy as np
 
+from fedbound.papers import PAPERS, PaperAudit
 from fedbound.network import ring_weights
 from fedbound.theory.afga.experiments import REPORTED_RHO, SETTINGS, rho_max
 from fedbound.theory.afga.lemmas import LEMMA_F1, LEMMA_F5, LEMMA_F8
 from fedbound.theory.afga.rho import RHO_CONDITION, largest_rho
 from fedbound.theory.afga.stepsize import STEPSIZE
 from fedbound.theory.claim import Claim, Param, Sampler, compile_expr
+from fedbound.theory.afga.common import PAPER
 
 N_ = Param("n", 2, 1e4, integer=True)
 FRAC_M = Param("m/n", 1e-4, 1.0)
@@ -300,4 +302,10 @@ def claims() -> tuple[Claim, ...]:
     )
 
 
-__all__ = ["claims", "f8_instance_norm", "f8_ring_norm"]
+#: the paper ``afga`` of ``fedbound audit``
+AUDIT = PAPERS.register(PaperAudit(
+    PAPER.scope, "AFGA / CAFGA: the rho-conditions of the experiments, Lemmas F.1, F.5, F.8, step size (26)",
+    PAPER.seed, claims))
+
+
+__all__ = ["claims", "AUDIT", "f8_instance_norm", "f8_ring_norm"]

@@ -22,8 +22,10 @@ import functools
 import numpy as np
 from scipy.special import polygamma
 
+from fedbound.papers import PAPERS, PaperAudit
 from fedbound.theory.claim import Claim, Param, Sampler, compile_expr
 from fedbound.theory.registry import get
+from fedbound.theory.fedada2.common import PAPER
 
 K_MAX, D_ROWS, D_COLS, PATTERNS = 12, 2, 3, 64
 D = D_ROWS * D_COLS
@@ -399,3 +401,9 @@ def claims() -> tuple[Claim, ...]:
         _prop14("printed", False), _prop14("rederived", False), _prop14("rederived", True),
         *(_thm20_vanishes(v) for v in ("printed", "rederived")),
     )
+
+
+#: the paper ``fedada2`` of ``fedbound audit``
+AUDIT = PAPERS.register(PaperAudit(
+    PAPER.scope, "FedAda2: Lemmas 15-30, the SM3 accumulators, Propositions 9 and 14, Theorem 20",
+    PAPER.seed, claims))

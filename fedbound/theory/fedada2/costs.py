@@ -15,10 +15,10 @@ MIME / MIMELite               5d / 4d        4d / 3d       3 / 2
 
 Communication is x down plus Delta up (2d); DJA also sends the server preconditioner (d). Table 2
 lists FedAda2's client memory as 2d although SM3 keeps q accumulators (notes 8.22); the ``refined``
-model counts d (parameters) plus the client optimizer's state as fedbound.algorithms.optim.client
-holds it (:func:`client_state_floats`, its ``state_floats(d)``: the step counter included, and d
-more for SM3-II with a delay z > 1): d + q + 1 for SM3-AdaGrad, 2d + q + 1 for SM3-Adam (a dense first
-moment), and adds the rows Table 2 omits: Joint Adap. w/o Precond. (full-diagonal client, zero-init:
+model counts d (parameters) plus the client optimizer's state (:func:`client_state_floats`: the
+step counter included, and d more for SM3-II with a delay z > 1; the same counts as the
+``state_floats(d)`` of the client transforms of fedbound.algorithms.optim.client, which a test
+checks): d + q + 1 for SM3-AdaGrad, 2d + q + 1 for SM3-Adam (a dense first moment), and adds the rows Table 2 omits: Joint Adap. w/o Precond. (full-diagonal client, zero-init:
 AdaGrad d + (d + 1), Adam d + (2d + 1)) and Adam-instantiated DJA (m and v sent down: 4d; memory
 d + (2d + 1)); DJA's AdaGrad client holds d + (d + 1) (the printed 2d plus the step counter).
 Gradient buffers are not counted (as in the table). q sums the SM3 cover size over the tensors (:func:`cover_size`): a tensor of rank >= 2 uses
@@ -83,21 +83,22 @@ CLIENT_OPTIMIZERS = ("sm3", "sm3_adam", "adagrad", "adam")
 
 
 def client_state_floats(shapes: Iterable[Sequence[int]], optimizer: str, delay: int = 1) -> int:
-    """Floats of client optimizer state for a model with these shapes, taken from the optimizer
-    itself (``state_floats(d)`` of fedbound.algorithms.optim.client's sm3 (SM3-II), adagrad, adam;
-    "sm3_adam" is SM3-II plus a dense first moment, d more)."""
-    from fedbound.algorithms.optim import client   # torch: imported only when asked
+    """Floats of client optimizer state for a model with these shapes (d parameters, q SM3
+    accumulators), the step counter included:
 
+    * "sm3" (SM3-II, Alg. 2): q accumulators + 1, and d more for the held preconditioner nu when
+      the delay z > 1 (nu_k = nu_{k-1} between refreshes);
+    * "sm3_adam": SM3-II plus a dense first moment, d more;
+    * "adagrad": v (d) + 1; "adam": m and v (2d) + 1 (whatever the delay: the preconditioner is v).
+    """
     optimizer = V.one_of("optimizer", optimizer, CLIENT_OPTIMIZERS)
     delay = V.integer("delay", delay, low=1)
     shapes = _shapes(shapes)
     d = parameter_count(shapes)
     if optimizer in ("sm3", "sm3_adam"):
-        sm3 = client.sm3(1.0, shapes, delay=delay).state_floats(d)
+        sm3 = sm3_accumulators(shapes) + 1 + (d if delay > 1 else 0)
         return sm3 + (d if optimizer == "sm3_adam" else 0)
-    if optimizer == "adagrad":
-        return client.adagrad(1.0, 1e-8, delay=delay).state_floats(d)
-    return client.adam(1.0, delay=delay).state_floats(d)
+    return (d if optimizer == "adagrad" else 2 * d) + 1
 
 
 def table2(shapes: Iterable[Sequence[int]], model: str = "printed", delay: int = 1) -> dict[str, Cost]:

@@ -21,10 +21,12 @@ import functools
 
 import numpy as np
 
+from fedbound.papers import PAPERS, PaperAudit
 from fedbound.theory.claim import Claim, Param, Sampler, compile_expr
 from fedbound.theory.fednova import accumulation as acc
 from fedbound.theory import symbols as S
 from fedbound.theory.registry import get
+from fedbound.theory.fednova.common import PAPER
 
 L_ = Param("L", 1e-3, 1e3)
 TAU_EFF_ = Param("tau_eff", 1.0, 1e4)
@@ -323,3 +325,9 @@ def claims() -> tuple[Claim, ...]:
         *(_cor2_claim(v) for v in ("printed", "rederived")),
         *_cor3_claims(),
     )
+
+
+#: the paper ``fednova`` of ``fedbound audit``
+AUDIT = PAPERS.register(PaperAudit(
+    PAPER.scope, "FedNova: Theorems 1-2, Lemma 4, FedProx's closed forms, Corollaries 2-3",
+    PAPER.seed, claims))

@@ -19,9 +19,13 @@ import functools
 import numpy as np
 import sympy as sp
 
+from fedbound.papers import PAPERS, PaperAudit
 from fedbound.theory.claim import Claim, Param, Sampler, compile_expr, sign_parts
 from fedbound.theory.registry import get
 from fedbound.theory.linalg import spectral_quantities
+from fedbound.theory.sdgt.common import PAPER
+from fedbound.theory.sdgt.lemmas import LEMMA2_CAP, LEMMA3_CAP
+from fedbound.theory.sdgt.thm45 import k_star
 
 L_ = Param("L", 1e-3, 1e3)
 MU_OVER_L = Param("mu/L", 1e-6, 1.0)
@@ -185,8 +189,6 @@ def _thm2_84() -> Claim:
 # Lemmas 2 and 3 -----------------------------------------------------------------------------------
 
 def _lemma_claims() -> list[Claim]:
-    from fedbound.theory.sdgt.lemmas import LEMMA2_CAP, LEMMA3_CAP
-
     def lemma2(c):
         g, K, L = c["gamma"], c["K"], c["L"]
         return 8 * g ** 2 * K ** 2 * L + 36 * K ** 3 * g ** 3 * L ** 2, g * K
@@ -224,7 +226,6 @@ def _lemma_claims() -> list[Claim]:
 # Theorem 5 ----------------------------------------------------------------------------------------
 
 def _thm5_claim(variant: str) -> Claim:
-    from fedbound.theory.sdgt.thm45 import k_star
     thm5 = get("sdgt.thm5")
     keys = ("Hhat", "lambda2", "lambda3", "E_d2d_sum", "m_max")
 
@@ -298,3 +299,9 @@ def claims() -> tuple[Claim, ...]:
         *_cor3_claims(),
         *(_thm5_claim(v) for v in ("printed", "corrected")),
     )
+
+
+#: the paper ``sdgt`` of ``fedbound audit``
+AUDIT = PAPERS.register(PaperAudit(
+    PAPER.scope, "SD-GT: Lemmas 2-3, Theorems 1-3 and 5, Corollaries 1-3",
+    PAPER.seed, claims))

@@ -40,16 +40,22 @@ def test_refined_model_counts_sm3_accumulators():
 @pytest.mark.parametrize("shapes", [MLP, [(4, 5, 6)], [(), (7,)], [(3, 2), (2, 3)]])
 @pytest.mark.parametrize("delay", [1, 3])
 def test_refined_memory_is_the_optimizers_own_state_floats(shapes, delay):
-    """The refined rows take the client state from fedbound.algorithms.optim.client's
-    state_floats(d), and SM3's q is the cover size counted here (sm3_accumulators)."""
+    """The theory counts the client state from its formulas (it imports no algorithm); they equal
+    the state_floats(d) of fedbound.algorithms.optim.client's transforms, and SM3's q is the cover
+    size counted here (sm3_accumulators)."""
     from fedbound.algorithms.optim import client
     d = parameter_count(shapes)
+    transforms = {"sm3": client.sm3(0.1, shapes, delay=delay),
+                  "sm3_adam": client.sm3_adam(0.1, shapes, delay=delay),
+                  "adagrad": client.adagrad(0.1, 1e-8, delay=delay), "adam": client.adam(0.1, delay=delay)}
+    for name, transform in transforms.items():
+        assert client_state_floats(shapes, name, delay) == transform.state_floats(d), name
     rows = table2(shapes, model="refined", delay=delay)
-    sm3 = client.sm3(0.1, shapes, delay=delay)
-    assert rows["FedAda2"].memory - d == sm3.state_floats(d) == client_state_floats(shapes, "sm3", delay)
-    assert sm3.state_floats(d) == sm3_accumulators(shapes) + 1 + (d if delay > 1 else 0)
-    assert rows["JointZero"].memory - d == client.adagrad(0.1, 1e-8, delay=delay).state_floats(d)
-    assert rows["JointZero (Adam)"].memory - d == client.adam(0.1, delay=delay).state_floats(d)
+    assert rows["FedAda2"].memory - d == transforms["sm3"].state_floats(d)
+    assert transforms["sm3"].state_floats(d) == sm3_accumulators(shapes) + 1 + (d if delay > 1 else 0)
+    assert rows["FedAda2 (SM3-Adam)"].memory - d == transforms["sm3_adam"].state_floats(d)
+    assert rows["JointZero"].memory - d == transforms["adagrad"].state_floats(d)
+    assert rows["JointZero (Adam)"].memory - d == transforms["adam"].state_floats(d)
 
 
 def test_fedada2_communicates_like_fedavg_and_dja_half_more():

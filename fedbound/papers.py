@@ -1,0 +1,51 @@
+"""The papers whose claims are audited (``fedbound audit PAPER``), as entries of the one registry
+(:mod:`fedbound.registry`).
+
+A :class:`PaperAudit` names a paper (the scope of its results: ``sdgt``, ``fednova``, ...), says in
+one line what is audited, cites its seed text and gives its checkable claims (``claims()``). Each
+audit module registers its paper where its claims are defined (``fedbound/theory/<paper>/audit.py``;
+``fedbound/pep/audit.py`` registers ``pep``, the papers' bounds against worst cases certified by
+performance estimation); :mod:`fedbound.theory.audit` runs them by name.
+
+The registry lives on the ground floor, beside :mod:`fedbound.registry`, because its entries come
+from two floors: the theory and, above it, the certificates, and the floor that runs the audits
+(theory) cannot name the one above it. The first look-up imports both packages
+(:class:`~fedbound.registry.Registry`), so a new paper is one audit module that registers itself.
+
+    >>> from fedbound.papers import PAPERS
+    >>> PAPERS.get("sdgt").seed             # doctest: +SKIP
+    '003_3166d581b98362e1.txt'
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from fedbound.errors import require
+from fedbound.registry import Entry, Registry
+
+
+@dataclass(frozen=True)
+class PaperAudit(Entry):
+    """A paper's audit: ``name`` (the paper's scope, the id prefix of its results), a one-line
+    ``summary``, the ``seed`` text it cites ("" where the claims come from several papers),
+    ``claims()`` (its checkable claims, :class:`fedbound.theory.claim.Claim` or any object with an
+    ``audit(seed)`` method) and ``evaluated_by``: how each claim is evaluated when not by sampling
+    (None: random samples, the extremes of the domain and an adversarial search)."""
+
+    name: str
+    summary: str
+    seed: str
+    claims: Callable[[], Sequence]
+    evaluated_by: str | None = None
+
+    def __post_init__(self):
+        super().__post_init__()
+        require(callable(self.claims), f"paper {self.name}: claims must be callable")
+
+
+PAPERS: Registry[PaperAudit] = Registry("paper", PaperAudit,
+                                        packages=("fedbound.theory", "fedbound.pep"))
+register = PAPERS.register
+
+__all__ = ["PaperAudit", "PAPERS", "register"]

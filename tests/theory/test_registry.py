@@ -1,0 +1,26 @@
+"""The catalogue of results (fedbound/theory/registry.py), an entry of the one registry keyed by
+result id: every result module registers its results, found by being in fedbound.theory."""
+import pytest
+
+from fedbound.errors import UnknownNameError, ValidationError
+from fedbound.theory import RESULTS, get, register, results
+
+
+def test_results_sorted_by_id_each_registered_by_its_papers_module():
+    ids = [r.id for r in results()]
+    assert ids == sorted(ids) == sorted(RESULTS.names()) and len(ids) >= 60
+    for r in results():
+        assert RESULTS.origin(r.id).startswith(f"fedbound.theory.{r.scope}."), r.id
+        assert get(r.id) is r
+
+
+def test_unknown_result_lists_the_known_ones():
+    with pytest.raises(UnknownNameError, match=r"unknown result 'sdgt.thm9'; run `fedbound list` \(known: afga\."):
+        get("sdgt.thm9")
+    with pytest.raises(UnknownNameError, match="unknown result"):
+        get(["sdgt.thm3"])
+
+
+def test_a_result_registered_twice_is_an_error():
+    with pytest.raises(ValidationError, match="result 'sdgt.thm3' is already registered"):
+        register(get("sdgt.thm3"))
