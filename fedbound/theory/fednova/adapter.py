@@ -108,6 +108,13 @@ def local_solver(options: dict) -> tuple[str, dict]:
     return "sgd", {}
 
 
+def _weights(task) -> np.ndarray:
+    """p (n,) float64: the task's client weights, renormalized to sum to 1 in float64 (a float32
+    task's weights sum to 1 only to float32 rounding)."""
+    p = task.weights.detach().to(torch.float64).numpy()
+    return p / np.sum(p)
+
+
 def _steps(task, options: dict) -> np.ndarray:
     """tau_i (n,) int64: ``local_steps`` as one count for every client or one per client."""
     steps = options.get("local_steps", 1)
@@ -133,7 +140,7 @@ def surrogate_weights(task, algorithm: str, options: dict) -> tuple[float, np.nd
     """(tau_eff, w) of the surrogate objective of ``algorithm`` with ``options`` on ``task``
     (module doc)."""
     opts = _options(task, algorithm, options)
-    p = task.weights.detach().to(torch.float64).numpy()
+    p = _weights(task)
     tau = _steps(task, opts)
     a1 = norms(_vectors(task, opts))[0]
     scale = number("server_lr", opts["server_lr"], low=0.0, low_open=True)
@@ -154,7 +161,7 @@ def assumption3(task, algorithm: str, options: dict, beta2: float | None = None)
     tau_eff, w = surrogate_weights(task, algorithm, options)
     beta2 = task.beta2_min(w) if beta2 is None else number("beta2", beta2, low=1.0)
     kappa2 = None if beta2 is None else task.kappa2(w, beta2)
-    p = task.weights.detach().to(torch.float64).numpy()
+    p = _weights(task)
     chi2 = float(np.sum((p - w) ** 2 / w)) if np.all(w > 0) else float("inf")
     return {"beta2": beta2, "kappa2": kappa2, "w": w, "tau_eff": tau_eff, "chi2": chi2}
 
