@@ -95,7 +95,10 @@ def _options(task, algorithm: str, options: dict) -> dict:
 def local_solver(options: dict) -> tuple[str, dict]:
     """(kind, parameters) of :func:`~fedbound.theory.fednova.accumulation.accumulation_vector` for
     the local solver of the options ``lr``, ``mu`` (proximal, alpha = lr mu), ``momentum`` (rho) or
-    ``lr_decay`` (gamma); SGD without them."""
+    ``lr_decay`` (gamma); SGD without them. At most one of them (the paper's table has no
+    combination; the algorithm refuses them too)."""
+    given = sorted(name for name in ("mu", "momentum", "lr_decay") if options.get(name) is not None)
+    require(len(given) <= 1, f"give at most one of mu, momentum and lr_decay, got {given}")
     lr = options["lr"]
     if options.get("mu"):
         alpha = lr * options["mu"]
@@ -117,8 +120,7 @@ def _weights(task) -> np.ndarray:
 
 def _steps(task, options: dict) -> np.ndarray:
     """tau_i (n,) int64: ``local_steps`` as one count for every client or one per client."""
-    steps = options.get("local_steps", 1)
-    values = np.atleast_1d(np.asarray(steps, dtype=object)).ravel()
+    values = np.atleast_1d(np.asarray(options["local_steps"], dtype=object)).ravel()
     require(values.size in (1, task.n), f"local_steps needs one count or one per client (n = {task.n}), "
                                         f"got {values.size}")
     tau = np.array([integer(f"local_steps[{i}]", v, low=1) for i, v in enumerate(values)], dtype=np.int64)

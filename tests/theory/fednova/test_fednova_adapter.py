@@ -135,6 +135,7 @@ def test_accepted_by_the_results():
     ("fednova", {"clients_per_round": 2, "participation": "with-replacement", "local_steps": [1, 2, 3, 4]},
      "fixed tau_eff"),
     ("fedprox", {"mu": 100.0}, "lr mu <= 1"),
+    ("fednova", {"mu": 0.1, "momentum": 0.5}, "at most one of mu, momentum and lr_decay"),
     ("fedavg", {"local_steps": [1, 2]}, "one per client"),
     ("fedprox", {}, "need the option.s. mu"),
 ])
