@@ -2,7 +2,7 @@
 paper adapters (fedbound.theory.adapters), with the registry's options and defaults."""
 import pytest
 
-from fedbound import sweep
+from fedbound import deprecation, sweep
 from fedbound.algorithms.problem import Problem
 from fedbound.errors import UnknownNameError
 from fedbound.theory import adapters
@@ -13,11 +13,12 @@ SPEC = {"algorithm": ["sdgt", "fednova"], "task": {"name": "quadratic", "n": 6, 
         "grid": {"lr": [0.01, 0.02], "sigma": 0.1, "zip": {"local_steps": [1, 2], "seed": [0, 1]}}}
 
 
-def test_run_constants_fill_the_registry_defaults():
+def test_run_constants_fill_the_registry_defaults(monkeypatch):
     problem = Problem("quadratic", {"n": 6, "d": 3})
     k = run_constants(problem, "sdgt", {"lr": 0.05}, sigma=0.2)
     assert (k["K"], k["gamma"], k["p"], k["n"]) == (5, 0.05, 1.0, 6)      # local_steps: the registry's 5
     assert k["sigma"] == pytest.approx(0.2) and k["q"] == problem.network("sdgt").q
+    monkeypatch.setattr(deprecation, "_WARNED", set())                    # a deprecation warns once per process
     with pytest.warns(FutureWarning, match="gamma"):                      # old spellings: through the registry
         assert run_constants(problem, "sdgt", {"gamma": 0.05}, sigma=0.2) == k
 
