@@ -36,6 +36,7 @@ from fedbound import sweep
 from fedbound.algorithms import run
 from fedbound.algorithms.federated.afga import AFGA, FedAMSGrad
 from fedbound.network import Network
+from fedbound.theory.afga import adapter as afga_adapter
 from fedbound.tasks import Quadratic, RobustRegression
 from fedbound.verify.check import reproduction_verdict
 from fedbound.verify.rates import fit_slope
@@ -46,6 +47,7 @@ FULL = SCALE == "full"
 CFG = dict(seeds=3, doublings=6, Is=(2, 4, 8, 16), Ms=(1, 2, 4, 8)) if FULL else \
     dict(seeds=2, doublings=3, Is=(2, 4), Ms=(1, 2))
 N, D, SIGMA = 20, 20, 1.0
+I0, M0 = 4, 2                       # I and M of the slope in R
 C_ETA, C_L, EPS = 0.5, 1.0, 1.0
 started = time.time()
 print(f"scale={SCALE}: {CFG}")
@@ -55,17 +57,27 @@ q1 = Quadratic.generate(N, D, kappa=10.0, mu=0.1, hessian="diagonal", shared=Tru
                         seed=0)
 q2 = RobustRegression.generate(N, D, heterogeneity=1.0, seed=0)
 W = Network.from_topology("complete", 1, N)
-print(f"Q1: L = {q1.L:.3g}, sigma_g^2 = {q1.sigma_g2():.4g} (exact), sigma^2 = {SIGMA ** 2}, "
-      f"f(x0) - f* = {q1.loss(q1.x0) - q1.f_star:.4g}")
-print(f"Q2: L = {q2.L:.3g}, G = {q2.G:.4g} (+ sphere noise {SIGMA}), rho(W) = {W.spectral_norms[0]:.2g}")
+TASKS = {"Q1": q1.with_noise(SIGMA), "Q2": q2.with_noise(SIGMA, kind="sphere")}
+
+
+def options(I, M, R):
+    """The protocol's options: eta_l = c_l/(I sqrt R), eta = c_eta N sqrt(I/M), AMSGrad eps."""
+    return dict(lr=C_L / (I * np.sqrt(R)), server_lr=C_ETA * N * np.sqrt(I / M), local_steps=I,
+                clients_per_round=M, tau=EPS)
+
+
+# Theorem 4.6's constants of the runs (AFGA's adapter); Q2's G is printed without its noise radius
+RUN = {name: afga_adapter.constants(task, W, "afga", options(I0, M0, I0 * M0)) for name, task in TASKS.items()}
+print(f"Q1: L = {RUN['Q1']['L']:.3g}, sigma_g^2 = {RUN['Q1']['sigma_g'] ** 2:.4g} (exact), "
+      f"sigma^2 = {RUN['Q1']['sigma'] ** 2}, f(x0) - f* = {RUN['Q1']['f_gap']:.4g}")
+print(f"Q2: L = {RUN['Q2']['L']:.3g}, G = {q2.G:.4g} (+ sphere noise {SIGMA}), rho(W) = {RUN['Q2']['rho']:.2g}")
 
 
 def phi(seed, task, I, M, R, method="AFGA"):
     """(1/R) sum_{r<R} ||grad f(x_r)||^2 of one run of ``method`` on ``TASKS[task]`` with the
     protocol's step sizes."""
-    options = dict(lr=C_L / (I * np.sqrt(R)), server_lr=C_ETA * N * np.sqrt(I / M), local_steps=I,
-                   clients_per_round=M, tau=EPS, seed=seed)
-    alg = AFGA(TASKS[task], W, **options) if method == "AFGA" else FedAMSGrad(TASKS[task], **options)
+    alg = (AFGA(TASKS[task], W, **options(I, M, R), seed=seed) if method == "AFGA"
+           else FedAMSGrad(TASKS[task], **options(I, M, R), seed=seed))
     return float(np.mean(run(alg, R).grad_norm2[:R]))
 
 
@@ -92,8 +104,6 @@ def agrees(fit, target=-0.5, band=0.1):
 # ## Slope in R (I = 4, M = 2, R = I M 2^k)
 
 # %%
-I0, M0 = 4, 2
-TASKS = {"Q1": q1.with_noise(SIGMA), "Q2": q2.with_noise(SIGMA, kind="sphere")}
 R_grid = [I0 * M0 * 2 ** k for k in range(CFG["doublings"] + 1)]
 ev_R = sweep.evaluate(phi, {"task": ["Q1", "Q2"], "I": I0, "M": M0, "R": R_grid}, CFG["seeds"])
 in_R = {name: points(ev_R, task=name) for name in TASKS}

@@ -15,7 +15,8 @@
 # gradients. FedAda2 (`fedbound.algorithms.federated.fedada2.FedAda2`; singleton covers of the vector model, so
 # SM3 is diagonal AdaGrad) with K = 3, z = 1, eps = 0.1, eps_s = 1e-3, eta = 1, tau = 1e-2,
 # beta~_1 = 0.9, eta_l = 0.3 T^(-1/2), for T = 2^6 .. 2^12 (2^6 .. 2^9 at small scale). The right side
-# is evaluated by `fedbound.theory.get("fedada2.thm20")` in the printed combination and with all four
+# is evaluated by `fedbound.theory.get("fedada2.thm20")` at the runs' constants (FedAda2's adapter,
+# `fedbound.theory.fedada2.adapter`) in the printed combination and with all four
 # corrections ("rederived"), and in every one of the 16 switch variants for the validity check.
 #
 # **Caveat (notes 8.3).** The proof's L~ trick assumes the client heterogeneity away, so the bound is
@@ -38,6 +39,7 @@ from fedbound.algorithms.federated.fedada2 import Blended, FedAda2, Strategy
 from fedbound.algorithms.optim import chain, client
 from fedbound.tasks.robust_regression import RobustRegression
 from fedbound.theory import get
+from fedbound.theory.fedada2 import adapter as fedada2_adapter
 from fedbound.verify.check import reproduction_verdict
 
 torch.set_num_threads(1)
@@ -48,25 +50,26 @@ started = time.time()
 print(f"scale={SCALE}: T = {TS.tolist()}")
 task = RobustRegression.generate(5, 4, heterogeneity=1.0, seed=0)
 K, Z, EPS, EPS_S, ETA, TAU, B1, C_ETA = 3, 1, 0.1, 1e-3, 1.0, 1e-2, 0.9, 0.3
+#: the runs' options but the client step lr = eta_l (a schedule in T)
+OPTIONS = dict(local_steps=K, client_eps=EPS, eps_s=EPS_S, server_lr=ETA, tau=TAU, beta1=B1, delay=Z)
 print(f"L = {task.L}, G_inf = {task.G_inf}, f(x0) - f* = {task.loss(task.x0) - task.f_star:.4f}")
 
 # %%
 lhs, last = {}, {}
 for T in TS:
     eta_l = C_ETA / np.sqrt(T)
-    traj = run(FedAda2(task, lr=eta_l, local_steps=K, client_eps=EPS, eps_s=EPS_S, server_lr=ETA, tau=TAU,
-                       beta1=B1, delay=Z, seed=0), int(T))
+    traj = run(FedAda2(task, lr=eta_l, **OPTIONS, seed=0), int(T))
     lhs[T] = float(np.min(traj.grad_norm2[:-1]))      # min over t in [T] of ||grad f(x_{t-1})||^2
     last[T] = (traj.x_g[-1].numpy(), float(traj.grad_norm2[-1]))
 print({int(T): f"{v:.3g}" for T, v in lhs.items()}, f"in {time.time() - started:.0f} s")
 
 # %%
 thm = get("fedada2.thm20")
-constants = dict(f_gap=task.loss(task.x0) - task.f_star, eta=ETA, L=task.L, d=task.d, K=K, z=Z,
-                 G=task.G_inf, eps=EPS, eps_s=EPS_S, tau=TAU, beta1_tilde=B1, v0=0.0, vtilde0=TAU ** 2)
 T_arr = TS.astype(float)
-rhs = {v: np.asarray(thm.bound(v, **constants, T=T_arr, eta_l=C_ETA / np.sqrt(T_arr)), dtype=float)
-       for v in thm.variants}
+schedule = {"T": T_arr, "eta_l": C_ETA / np.sqrt(T_arr)}
+# Theorem 20's constants of the runs (FedAda2's adapter); eta_l is replaced by the schedule
+constants = fedada2_adapter.constants(task, None, "fedada2", {**OPTIONS, "lr": C_ETA}) | schedule
+rhs = {v: np.asarray(thm.bound(v, **constants), dtype=float) for v in thm.variants}
 valid = {v: bool(np.all(r >= np.array([lhs[T] for T in TS]))) for v, r in rhs.items()}
 slack = {v: float(np.min(r / np.array([lhs[T] for T in TS]))) for v, r in rhs.items()}
 for v in ("printed", "rederived"):
@@ -162,11 +165,12 @@ def blended_run(T):
 
 thm25 = get("fedada2.thm25")
 blend_lhs = np.array([blended_run(T) for T in TS])
-c25 = dict(A_max=1.0, a_min=1.0, m_min=min(1.0, EPS), M_max=max(1.0, np.sqrt(K * task.G_inf ** 2) + EPS),
-           xi_minus=0.8, xi_plus=1.2, K=K, G=task.G_inf, L=task.L, d=task.d, beta1_tilde=B1, eps_s=EPS_S,
-           eta=ETA, f_gap=constants["f_gap"], tau=TAU, vtilde0=TAU ** 2)
-rhs25 = {v: np.asarray(thm25.bound(v, **c25, T=T_arr, eta_l=C_ETA / np.sqrt(T_arr)), dtype=float)
-         for v in thm25.variants}
+# the server's and the task's constants as in Theorem 20; the strategies' bounds by hand
+c25 = {c: constants[c] for c in ("K", "G", "L", "d", "beta1_tilde", "eps_s", "eta", "f_gap", "tau", "vtilde0",
+                                 "T", "eta_l")} | dict(
+    A_max=1.0, a_min=1.0, m_min=min(1.0, EPS), M_max=max(1.0, np.sqrt(K * task.G_inf ** 2) + EPS),
+    xi_minus=0.8, xi_plus=1.2)
+rhs25 = {v: np.asarray(thm25.bound(v, **c25), dtype=float) for v in thm25.variants}
 for v, r in rhs25.items():
     print(f"Theorem 25 ({v}): RHS = " + ", ".join(f"{x:.3g}" for x in r) + f"; min RHS/LHS = {np.min(r / blend_lhs):.3g}")
 print("measured min ||grad f||^2 (blended):", ", ".join(f"{x:.3g}" for x in blend_lhs))

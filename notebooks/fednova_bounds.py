@@ -14,8 +14,8 @@
 # e_i repeated per block and noise of total variance R sigma^2 is R independent 2-d runs.
 # The measured quantity is (1/T) sum_{t<T} E||grad F~(x^(t,0))||^2 (>= min_t) with a 95% Student-t
 # interval; the bounds are the registered results `fednova.thm1` and `fednova.thm2` at the
-# algorithm's own constants (A, B, C, tau_eff, chi^2 from its accumulation vectors; kappa^2 at its
-# weights w).
+# algorithm's own constants (FedNova's adapter `fedbound.theory.fednova.adapter.constants`: A, B, C,
+# tau_eff, chi^2 from its accumulation vectors; beta^2, kappa^2 at its weights w).
 #
 # **Rate.** For T on a log grid, eta = c sqrt(m/(tau_bar T)) with c = 0.3 (so that (98)-(99) hold
 # at the smallest T); the slope of log avg_t E||grad F||^2 against log T is fitted for FedNova (the
@@ -33,10 +33,9 @@ import numpy as np
 import torch
 
 from fedbound.algorithms import FedAvg, FedNova, run
-from fedbound.theory.fednova.adapter import assumption3
+from fedbound.theory.fednova.adapter import constants, surrogate_weights
 from fedbound.tasks import Quadratic
 from fedbound.theory import get
-from fedbound.theory.fednova.accumulation import theorem_constants
 from fedbound.verify.check import reproduction_verdict
 from fedbound.stats import mean_ci
 from fedbound.local_solver import LocalSolver
@@ -50,6 +49,7 @@ R, T = (200, 300) if FULL else (50, 150)
 T_GRID = (100, 200, 400, 800, 1600, 3200) if FULL else (50, 100, 200, 400)
 M, D, ETA, SIGMA2, C_SCHED = 4, 2, 0.02, 0.1, 0.3
 TAU = np.array([1, 2, 5, 10])
+OPTIONS = {"lr": ETA, "local_steps": TAU}
 BUILD = {"FedAvg": FedAvg, "FedNova": FedNova}
 started = time.time()
 e = np.random.default_rng(0).standard_normal((M, D))
@@ -79,19 +79,15 @@ p = base._weights_np
 rows, checks = {}, {}
 fig, axes = plt.subplots(1, 2, figsize=(12, 4))
 for ax, (name, build) in zip(axes, BUILD.items()):
-    at_w = assumption3(base, name.lower(), {"lr": ETA, "local_steps": TAU})
-    w = at_w["w"]
-    X = run(build(replicated(R), lr=ETA, local_steps=TAU, seed=0), T).x_g[:T]
+    const = constants(base.with_noise(float(np.sqrt(SIGMA2))), None, name.lower(), OPTIONS)
+    w = surrogate_weights(base, name.lower(), OPTIONS)[1]
+    X = run(build(replicated(R), **OPTIONS, seed=0), T).x_g[:T]
     horizons = np.arange(1, T + 1)
     surrogate = mean_ci(np.cumsum(grad_sq(X, w @ e, R), axis=0) / horizons[:, None], axis=1)
     true = mean_ci(np.cumsum(grad_sq(X, p @ e, R), axis=0) / horizons[:, None], axis=1)
-    const = theorem_constants(p, [np.ones(t) for t in TAU], "mean" if name == "FedAvg" else "normalized")
-    kappa2 = float(w @ np.sum((e - w @ e) ** 2, axis=1))
-    common = {"eta": ETA, "L": 1.0, "sigma": np.sqrt(SIGMA2), "T": horizons.astype(float),
-              "Delta": 0.5 * float(np.sum((3.0 - w @ e) ** 2)), "kappa2": kappa2, "beta2": 1.0,
-              **{k: const[k] for k in ("tau_eff", "A", "B", "C", "m")}}
+    common = {**const, "T": horizons.astype(float), "Delta": 0.5 * float(np.sum((3.0 - w @ e) ** 2))}
     thm1 = get("fednova.thm1").evaluate("printed", **common)
-    thm2 = get("fednova.thm2").evaluate("explicit", **common, chi2=at_w["chi2"])
+    thm2 = get("fednova.thm2").evaluate("explicit", **common)
     checks[name] = {"thm1": bool(np.all(surrogate.high <= thm1.bound)),
                     "thm1_violated": bool(np.any(surrogate.low > thm1.bound)),
                     "thm2": bool(np.all(true.high <= thm2.bound)),
@@ -99,7 +95,7 @@ for ax, (name, build) in zip(axes, BUILD.items()):
                     "conditions": {k: bool(np.all(v)) for k, v in thm1.conditions_hold.items()}}
     rows[name] = (float(surrogate.mean[-1]), float(thm1.bound[-1]), float(true.mean[-1]),
                   float(thm2.bound[-1]), float(thm2.extras["floor"][-1]) if np.ndim(thm2.extras["floor"]) else
-                  float(thm2.extras["floor"]), at_w["chi2"], kappa2)
+                  float(thm2.extras["floor"]), const["chi2"], const["kappa2"])
     ax.loglog(horizons, surrogate.mean, label="MC (1/T') sum E||grad F~||^2")
     ax.fill_between(horizons, surrogate.low, surrogate.high, alpha=0.3)
     ax.loglog(horizons, thm1.bound, "--", label="Theorem 1 (97)")

@@ -36,6 +36,7 @@ from fedbound.algorithms import SCAFFOLD, SDGT, SDFedAvg, run
 from fedbound.network import Network, p_from_h
 from fedbound.tasks import LeastSquares
 from fedbound.theory import get
+from fedbound.theory.sdgt import adapter as sdgt_adapter
 from fedbound.verify.check import reproduction_verdict
 from fedbound.verify.operator import sdgt_operator
 from fedbound.verify.rates import asymptotic_factor, fit_log_linear
@@ -78,12 +79,16 @@ print("p for h_s =", {h: round(p, 4) for h, p in P.items()})
 # `with sweep.using(sweep.Executor(ray=True))` puts it on Ray.
 
 # %%
+def options(task, h):
+    """The options of every run on ``task`` with h_s = h: gamma = 0.5/L, K, h_s (also the theorem's)."""
+    return {"lr": 0.5 / task.L, "local_steps": CFG["K"], "clients_per_subnet": h}
+
+
 def make(name, task, h, seed):
-    gamma, K = 0.5 / task.L, CFG["K"]
     if name == "SCAFFOLD":
-        return SCAFFOLD(task, network=network, lr=gamma, local_steps=K, clients_per_subnet=h, seed=seed)
+        return SCAFFOLD(task, network=network, **options(task, h), seed=seed)
     cls = {"SD-GT": SDGT, "SD-FedAvg": SDFedAvg}[name]
-    return cls(task, network, gamma=gamma, K=K, h=h, seed=seed)
+    return cls(task, network, **options(task, h), seed=seed)
 
 
 def dist2(seed, kappa, h, name):
@@ -167,8 +172,9 @@ for kappa, task in tasks.items():
           f"{theory[kappa]['rate']:.5f}; "
           f"rho(M|_V)^2 = {op.spectral_radius ** 2:.6f}, measured tail ratio^2 (p = 1) = {tail_ratio ** 2:.6f}")
     for h in H_VALUES:
-        gbar = {v: float(thm3.max_step(v, L=task.L, mu=task.mu_global, p=P[h], q=network.q, K=K)[0])
-                for v in ("main", "appendix")}
+        # the run's constants (SD-GT's adapter) with mu_global for the per-client mu (flag F34)
+        k = sdgt_adapter.constants(task, network, "sdgt", options(task, h)) | {"mu": task.mu_global}
+        gbar = {v: float(thm3.max_step(v, **k)[0]) for v in ("main", "appendix")}
         theory[kappa, h] = gbar
         print(f"   p = {P[h]:.2f}: gamma_bar (mu_global) main {gbar['main']:.3g}, appendix {gbar['appendix']:.3g}; "
               f"gamma <= gamma_bar: {gamma <= min(gbar.values())}")

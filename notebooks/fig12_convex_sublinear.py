@@ -39,6 +39,7 @@ from fedbound.algorithms import SCAFFOLD, SDGT, SDFedAvg, run
 from fedbound.network import Network, p_from_h
 from fedbound.tasks import LeastSquares
 from fedbound.theory import get
+from fedbound.theory.sdgt import adapter as sdgt_adapter
 from fedbound.verify.check import reproduction_verdict
 from fedbound.verify.rates import fit_log_log
 
@@ -67,15 +68,21 @@ print(f"d = {task.d} > {N * CFG['rows']} rows: mu_global = {task.mu_global}, ran
       f"L_global = {task.L_global:.4g}")
 print(f"f* = {task.f_star:.3g}, ||x^0 - x*||^2 = {R0:.4g}; p for h_s = {P}")
 
+def options(h, gamma):
+    """The options of every run with h_s = h at step gamma (also the theorem's constants)."""
+    return {"lr": gamma, "local_steps": CFG["K"], "clients_per_subnet": h}
+
+
 thm2 = get("sdgt.thm2")
+GAMMA_PRACTICAL = 1.0 / task.L
 GAMMA_THM = {}
 for h in H_VALUES:
-    caps = {v: thm2.max_step(v, K=CFG["K"], L=task.L, p=P[h], q=network.q) for v in thm2.variants}
+    k = sdgt_adapter.constants(task, network, "sdgt", options(h, GAMMA_PRACTICAL))   # max_step solves for gamma
+    caps = {v: thm2.max_step(v, **k) for v in thm2.variants}
     GAMMA_THM[h] = min(float(c[0]) for c in caps.values())
     print(f"p = {P[h]:.2f}: Theorem 2 max step " + ", ".join(f"{v} {float(c[0]):.3g} (binding: {c[1]})"
                                                              for v, c in caps.items())
           + f" -> gamma_thm = {GAMMA_THM[h]:.3g}")
-GAMMA_PRACTICAL = 1.0 / task.L
 print(f"practical gamma = 1/L = {GAMMA_PRACTICAL:.4g} ({GAMMA_PRACTICAL / max(GAMMA_THM.values()):.0f} x gamma_thm)")
 print("rounds for the slowest mode to converge, 1/(gamma K lambda_min+): "
       f"practical {1 / (GAMMA_PRACTICAL * CFG['K'] * lam_pos[0]):.3g}, "
@@ -91,9 +98,9 @@ print("rounds for the slowest mode to converge, 1/(gamma K lambda_min+): "
 # %%
 def make(name, h, gamma, seed):
     if name == "SCAFFOLD":
-        return SCAFFOLD(task, network=network, lr=gamma, local_steps=CFG["K"], clients_per_subnet=h, seed=seed)
+        return SCAFFOLD(task, network=network, **options(h, gamma), seed=seed)
     cls = {"SD-GT": SDGT, "SD-FedAvg": SDFedAvg}[name]
-    return cls(task, network, gamma=gamma, K=CFG["K"], h=h, seed=seed)
+    return cls(task, network, **options(h, gamma), seed=seed)
 
 
 def running_average(seed, h, step, name):

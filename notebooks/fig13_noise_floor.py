@@ -37,10 +37,10 @@ from fedbound.errors import ValidationError
 from fedbound.network import Network
 from fedbound.tasks import LeastSquares, Quadratic
 from fedbound.theory import get
+from fedbound.theory.sdgt import adapter as sdgt_adapter
 from fedbound.verify.check import reproduction_verdict
 from fedbound.stats import mean_ci
 from fedbound.verify.operator import sdgt_operator
-from fedbound.verify.setting import sdgt_constants
 from fedbound.verify.stationary import stationary_moments
 
 torch.set_num_threads(1)
@@ -71,9 +71,14 @@ print(f"L = {task.L:.4g}, per-client mu = {task.mu:.4g}, mu_global = {task.mu_gl
 # executor), so `with sweep.using(sweep.Executor(ray=True))` puts it on Ray.
 
 # %%
+def options(gamma):
+    """SD-GT's options at step gamma (full participation): the runs and their theorem constants."""
+    return {"lr": gamma, "local_steps": K}
+
+
 def sdgt(seed, gamma, sigma2):
     noisy = task.with_noise(float(np.sqrt(sigma2))) if sigma2 > 0 else task
-    return SDGT(noisy, network, lr=gamma, local_steps=K, seed=seed)
+    return SDGT(noisy, network, **options(gamma), seed=seed)
 
 
 half = CFG["rounds"] // 2
@@ -136,21 +141,21 @@ plt.show()
 # %% [markdown]
 # ## Theorem 3's floor ||(I - A)^{-1} b||_1
 # Evaluated per variant (`fedbound.theory.get("sdgt.thm3")`: "main" text, "appendix" (93)-(94) and
-# "rederived") at the constants of the runs. The floor bounds the recursion only where rho(A) < 1,
-# and the theorem applies only for gamma <= gamma_bar.
+# "rederived") at the constants of the runs (SD-GT's adapter, `fedbound.theory.sdgt.adapter`). The
+# floor bounds the recursion only where rho(A) < 1, and the theorem applies only for gamma <= gamma_bar.
 
 # %%
 thm3 = get("sdgt.thm3")
 
 
 def floor_table(tsk, gamma, sigma2):
-    k = sdgt_constants(tsk.with_noise(float(np.sqrt(sigma2))), network, K=K, gamma=gamma)
+    k = sdgt_adapter.constants(tsk.with_noise(float(np.sqrt(sigma2))), network, "sdgt", options(gamma))
     out = {}
     for v in thm3.variants:
         ev = thm3.evaluate(v, **k, T=1, Lyap1=0.0)
         out[v] = {"floor": float(ev.extras["floor"]), "rho_A": float(ev.extras["spectral_radius"]),
                   "A_l1": float(ev.extras["A_l1"]), "rate": 1 - k["mu"] * K * gamma / 4,
-                  "gamma_bar": float(thm3.max_step(v, **{c: k[c] for c in ("L", "mu", "p", "q", "K")})[0])}
+                  "gamma_bar": float(thm3.max_step(v, **k)[0])}
     return out
 
 
@@ -178,7 +183,10 @@ for gamma in GAMMAS:
 
 # %%
 def min_gamma_bar(tsk):
-    return min(float(thm3.max_step(v, L=tsk.L, mu=tsk.mu, p=1.0, q=network.q, K=K)[0]) for v in thm3.variants)
+    """The smallest gamma_bar over the variants on ``tsk`` (max_step solves for gamma: the step of
+    the constants is not used)."""
+    k = sdgt_adapter.constants(tsk, network, "sdgt", options(GAMMAS[0]))
+    return min(float(thm3.max_step(v, **k)[0]) for v in thm3.variants)
 
 
 try:
@@ -190,7 +198,8 @@ except ValidationError as err:
 H = task.hessians.numpy()
 centres = np.linalg.solve(H, task.linear_terms.numpy()[..., None])[..., 0]      # local minimisers
 scales = np.logspace(-4, 1, 101)
-caps = np.min([thm3.max_step(v, L=task.L * scales, mu=task.mu * scales, p=1.0, q=network.q, K=K)[0]
+unscaled = sdgt_adapter.constants(task, network, "sdgt", options(GAMMAS[0]))
+caps = np.min([thm3.max_step(v, **{**unscaled, "L": unscaled["L"] * scales, "mu": unscaled["mu"] * scales})[0]
                for v in thm3.variants], axis=0)
 s_best = float(scales[np.argmax(caps * task.L * scales)])
 scaled = Quadratic(s_best * H, centres)

@@ -8,6 +8,8 @@
 * The exact linear iteration operator of SD-GT on quadratics: :func:`sdgt_operator`, the
   contraction measured on SD-GT's own steps by the power method: :func:`renormalized_contraction`,
   and the exact stationary error under noise: :func:`stationary_moments`.
+* The theorem constants of a run (the per-paper adapters of :mod:`fedbound.theory.adapters`):
+  :func:`run_constants`, :func:`cell_constants` (a sweep's cell); ``sdgt_constants`` is deprecated.
 * Verdicts: :class:`Check` (holds / violated / inconclusive, measured, predicted, ratio, slope);
   one-step Lemma 1-6 checks :func:`lemma_checks`; named checks in :mod:`fedbound.verify.checks`
   (fixed-point, server-recursion, linear-rate, thm3-bound, Theorems 1-2 running averages, lemmas,
@@ -33,7 +35,7 @@ from fedbound.verify.operator import LinearOperator, analytic_fixed_point, sdgt_
 from fedbound.verify.quantities import ErrorQuantities, SDGTRecord, error_quantities, record_sdgt
 from fedbound.verify.rates import (SlopeFit, asymptotic_factor, fit_log_linear, fit_log_log,
                                    fit_slope)
-from fedbound.verify.setting import sdgt_constants
+from fedbound.verify.setting import cell_constants, run_constants, sdgt_constants
 from fedbound.verify.stationary import StationaryMoments, stationary_moments
 
 __all__ = [
@@ -41,7 +43,8 @@ __all__ = [
     "asymptotic_factor", "SDGTRecord", "record_sdgt", "ErrorQuantities", "error_quantities",
     "LinearOperator", "sdgt_operator", "renormalized_contraction", "analytic_fixed_point", "StationaryMoments",
     "stationary_moments", "Check", "bound_check", "equality_check", "interval_check",
-    "upper_bound_status", "LEMMA_LHS", "lemma_check", "lemma_checks", "sdgt_constants",
+    "upper_bound_status", "LEMMA_LHS", "lemma_check", "lemma_checks", "run_constants",
+    "cell_constants", "sdgt_constants",
     "SDGTSetting", "fixed_point", "server_recursion", "linear_rate", "thm3_bound", "thm3_step",
     "average_bound", "step_for", "lemmas", "lemma_step", "noise_floor",
 ]

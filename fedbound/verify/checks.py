@@ -38,6 +38,7 @@ from fedbound.network import Network
 from fedbound.network.sampling import check_h
 from fedbound.tasks import Task
 from fedbound.theory import get
+from fedbound.theory.sdgt import adapter as sdgt_adapter
 from fedbound.verify.check import Check, bound_check, equality_check, interval_check
 from fedbound.verify.lemmas import lemma_checks
 from fedbound.stats import Estimate, mean_ci
@@ -46,7 +47,6 @@ from fedbound.verify.operator import sdgt_operator
 from fedbound.verify.quantities import error_quantities, record_sdgt
 from fedbound.verify.contraction import renormalized_contraction
 from fedbound.verify.rates import fit_log_linear
-from fedbound.verify.setting import sdgt_constants
 from fedbound.verify.stationary import stationary_moments
 
 
@@ -86,12 +86,18 @@ class SDGTSetting:
         return self.h is None or bool(np.all(np.broadcast_to(self.h, self.network.m.shape)
                                              == self.network.m))
 
+    @property
+    def options(self) -> dict:
+        """The run's options by the registry's names (``lr`` = gamma, ``local_steps`` = K,
+        ``clients_per_subnet`` = h)."""
+        return {"lr": self.gamma, "local_steps": self.K, "clients_per_subnet": self.h}
+
     def algorithm(self, seed: int = 0, record_inner: bool = False) -> SDGT:
-        return SDGT(self.noisy_task, self.network, lr=self.gamma, local_steps=self.K, clients_per_subnet=self.h,
-                    seed=seed, record_inner=record_inner)
+        return SDGT(self.noisy_task, self.network, **self.options, seed=seed, record_inner=record_inner)
 
     def constants(self) -> dict[str, float]:
-        return sdgt_constants(self.noisy_task, self.network, K=self.K, gamma=self.gamma, h=self.h)
+        """{L, mu, sigma, p, q, n, K, gamma} of the run (:mod:`fedbound.theory.sdgt.adapter`)."""
+        return sdgt_adapter.constants(self.noisy_task, self.network, "sdgt", self.options)
 
     def describe(self) -> dict:
         return {"n": self.task.n, "d": self.task.d, "S": self.network.S,

@@ -51,7 +51,7 @@ def lemma_check(result_id: str, quantities: ErrorQuantities, constants: dict,
     """Check one lemma variant over every round where all its quantities are measured.
 
     ``constants``: L, mu, K, gamma, sigma, p, q, n of the run
-    (:func:`fedbound.verify.setting.sdgt_constants`).
+    (:func:`fedbound.theory.sdgt.adapter.constants`).
     """
     result = get(result_id)
     v = result.variant(variant)

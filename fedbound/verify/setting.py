@@ -1,32 +1,53 @@
-r"""The theory constants of a concrete SD-GT setting (task, network, K, gamma, sampling).
+r"""The theory constants of a run, from verify's side: the per-paper adapters
+(:mod:`fedbound.theory.adapters`, ``fedbound.theory.<paper>.adapter``) applied to the runs verify and
+the sweeps describe.
 
-Maps what a run is made of to the constants the SD-GT results are written in (seed 003 [L242],
-papers/sdgt.md 1.3, 1.7, 3):
+* :func:`run_constants`: the constants of ``algorithm`` with ``options`` (registry names; checked
+  and completed by the registry here) on a :class:`~fedbound.algorithms.problem.Problem`'s task and
+  network (the runs of ``fedbound run``, ``verify`` and ``sweep``), with gradient noise ``sigma``;
+* :func:`cell_constants`: the same for a cell of a sweep SPEC (a :class:`fedbound.sweep.Cell` of a
+  :class:`fedbound.sweep.Spec`: its algorithm, checked options and sigma), so that a sweep's
+  measurements can be set against the theorem of each cell's paper;
+* :func:`sdgt_constants`: deprecated; SD-GT's adapter with the paper's keywords K, gamma, h.
 
-* L, mu: the task's per-client smoothness and strong convexity (Assumptions 1 and 4, each f_i);
-* sigma: the square root of the task's gradient-noise variance sigma^2 (Assumption 3);
-* p = min_s (1 - beta_s^2), beta_s = (m_s - h_s)/m_s (sampling); q = min_s rho_s with the tight
-  rho_s = 1 - ||W_s - J_s||_2^2 (mixing, Assumption 2);
-* n, K, gamma as run.
+>>> from fedbound.algorithms.problem import Problem
+>>> problem = Problem("quadratic", {"n": 6, "d": 3, "float64": True})
+>>> k = run_constants(problem, "sdgt", {"lr": 0.05, "local_steps": 2}, sigma=0.1)
+>>> k["K"], k["gamma"], round(k["sigma"], 12), k["n"]
+(2, 0.05, 0.1, 6)
 """
 from __future__ import annotations
 
-import math
+from fedbound.algorithms import registry
+from fedbound.deprecation import deprecated
+from fedbound.theory import adapters
+from fedbound.theory.sdgt import adapter as sdgt_adapter
 
-from fedbound.errors import require
-from fedbound.network.sampling import p_from_h
+
+def run_constants(problem, algorithm: str, options: dict, sigma: float = 0.0) -> dict:
+    """The theorem constants of ``algorithm`` with ``options`` on ``problem`` (its task with
+    gradient noise of std ``sigma``, and the algorithm's network), from the adapter of the paper
+    that covers the algorithm (:func:`fedbound.theory.adapters.constants`)."""
+    checked = registry.get(algorithm).check(options)
+    task = problem.task.with_noise(sigma) if sigma > 0 else problem.task
+    return adapters.constants(task, problem.network(algorithm), algorithm, checked)
+
+
+def cell_constants(spec, cell, problem=None) -> dict:
+    """:func:`run_constants` of one cell of a sweep ``spec`` (``problem``: the spec's
+    :meth:`~fedbound.sweep.Spec.build_problem`, built here when not given; pass it for many cells)."""
+    problem = spec.build_problem() if problem is None else problem
+    return run_constants(problem, cell.algorithm, cell.options, cell.sigma)
 
 
 def sdgt_constants(task, network, *, K: int, gamma: float, h=None) -> dict[str, float]:
-    """Constants {L, mu, sigma, p, q, n, K, gamma} of SD-GT on ``task`` over ``network`` with
-    per-subnet sample sizes ``h`` (default full participation)."""
-    require(task.L is not None and task.mu is not None,
-            "the SD-GT results need a task with known L and mu (e.g. a quadratic or least squares)")
-    require(task.sigma2 is not None, "the SD-GT results need a task with known sigma^2")
-    h = network.m if h is None else h
-    return {"L": float(task.L), "mu": float(task.mu), "sigma": math.sqrt(float(task.sigma2)),
-            "p": p_from_h(h, network.m), "q": float(network.q), "n": int(task.n), "K": int(K),
-            "gamma": float(gamma)}
+    """Deprecated: ``fedbound.theory.sdgt.adapter.constants(task, network, "sdgt", {"lr": gamma,
+    "local_steps": K, "clients_per_subnet": h})``."""
+    deprecated("fedbound.verify.sdgt_constants(task, network, K=, gamma=, h=)",
+               'fedbound.theory.sdgt.adapter.constants(task, network, "sdgt", {"lr": gamma, '
+               '"local_steps": K, "clients_per_subnet": h})')
+    return sdgt_adapter.constants(task, network, "sdgt",
+                                  {"lr": gamma, "local_steps": K, "clients_per_subnet": h})
 
 
-__all__ = ["sdgt_constants"]
+__all__ = ["run_constants", "cell_constants", "sdgt_constants"]
