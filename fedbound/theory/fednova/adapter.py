@@ -60,6 +60,7 @@ import torch
 
 from fedbound.errors import require
 from fedbound.theory.adapters import REQUIRED, covered, known, run_options
+from fedbound.local_solver import LocalSolver
 from fedbound.theory.fednova.accumulation import abc, accumulation_vector, implicit_weights, norms
 from fedbound.validate import integer, number
 
@@ -93,22 +94,13 @@ def _options(task, algorithm: str, options: dict) -> dict:
 
 
 def local_solver(options: dict) -> tuple[str, dict]:
-    """(kind, parameters) of :func:`~fedbound.theory.fednova.accumulation.accumulation_vector` for
-    the local solver of the options ``lr``, ``mu`` (proximal, alpha = lr mu), ``momentum`` (rho) or
-    ``lr_decay`` (gamma); SGD without them. At most one of them (the paper's table has no
-    combination; the algorithm refuses them too)."""
+    """(row, parameters) of FedNova's table (sec. 2.3; :func:`~fedbound.local_solver.accumulation_vector`)
+    for the local solver of the options ``lr``, ``mu`` (proximal, alpha = lr mu), ``momentum`` (rho)
+    or ``lr_decay`` (gamma); SGD without them: :meth:`fedbound.local_solver.LocalSolver.table`. At
+    most one of them (the paper's table has no combination; the algorithm refuses them too)."""
     given = sorted(name for name in ("mu", "momentum", "lr_decay") if options.get(name) is not None)
     require(len(given) <= 1, f"give at most one of mu, momentum and lr_decay, got {given}")
-    lr = options["lr"]
-    if options.get("mu"):
-        alpha = lr * options["mu"]
-        require(0 < alpha <= 1, f"the proximal solver's accumulation needs 0 < lr mu <= 1, got {alpha:g}")
-        return "prox", {"alpha": alpha}
-    if options.get("momentum"):
-        return "momentum", {"rho": options["momentum"]}
-    if options.get("lr_decay") is not None and options["lr_decay"] != 1.0:
-        return "decay", {"gamma": options["lr_decay"]}
-    return "sgd", {}
+    return LocalSolver.from_options(options).table()
 
 
 def _weights(task) -> np.ndarray:
