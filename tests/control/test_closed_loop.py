@@ -115,7 +115,10 @@ def test_same_seed_same_run_and_another_seed_another_run():
 @given(S=st.integers(1, 4), seed=st.integers(0, 2 ** 31 - 1))
 def test_corrected_theorem5_contains_the_continuous_K_star(S, seed):
     """Random (31) instances with K_cap far away: the continuous optimum K* of the GP is the root of
-    (118) at the optimal p, and that root lies in the corrected Theorem 5 interval."""
+    (118) at the optimal p, and that root lies in the corrected Theorem 5 interval. Near its
+    minimum the objective is flat in K (second order), so the solver's tolerance on the objective
+    (about 1e-8) fixes K only to about its square root: K is compared to 1e-2 and the objective at
+    the two K to 1e-6."""
     rng = np.random.default_rng(seed)
     E = rng.uniform(1, 100, S)
     spec = NetSpec(m=rng.integers(1, 31, S), E=E, E_d2d=E * 10 ** rng.uniform(-3, 1, S))
@@ -126,7 +129,10 @@ def test_corrected_theorem5_contains_the_continuous_K_star(S, seed):
     p_star = decision.continuous.p
     root = k_stationary_root(p_star, H, lambdas, float(spec.E_d2d.sum()))
     if 1.01 < decision.continuous.K < problem.K_cap / 1.01:
-        assert decision.continuous.K == pytest.approx(root, rel=1e-3)
+        c = decision.continuous
+        assert c.K == pytest.approx(root, rel=1e-2)
+        assert objective(c.K, p_star, c.u, problem) == pytest.approx(
+            objective(root, p_star, c.u, problem), rel=1e-6)
     interval = theorem5_interval(H, lambdas, spec)
     lo, hi = interval.corrected
     assert lo <= root <= hi, (root, interval)
