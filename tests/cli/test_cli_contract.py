@@ -24,6 +24,7 @@ LONG_RUN = ["run", "sdgt", "--task", "quadratic", "--n", "6", "--d", "4", "--sub
 
 def fedbound_process(*argv, **env):
     return subprocess.Popen([sys.executable, "-m", "fedbound", *argv], cwd=ROOT,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
                             env={**os.environ, "PYTHONPATH": str(ROOT), **env},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

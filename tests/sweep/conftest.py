@@ -52,9 +52,17 @@ def reference(spec_file, tmp_path_factory):
     return database_content(folder)
 
 
+def ctrl_c_default() -> None:
+    """In the child: Ctrl-C (SIGINT) with Python's default handler, even when the test suite was
+    started where SIGINT is ignored (a background job of a non-interactive shell), which a child
+    would otherwise inherit."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def cli(*args) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     return subprocess.Popen([sys.executable, "-m", "fedbound", "sweep", *map(str, args)], env=env,
+                            preexec_fn=ctrl_c_default,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
