@@ -30,18 +30,26 @@ class PaperAudit(Entry):
     """A paper's audit: ``name`` (the paper's scope, the id prefix of its results), a one-line
     ``summary``, the ``seed`` text it cites ("" where the claims come from several papers),
     ``claims()`` (its checkable claims, :class:`fedbound.theory.claim.Claim` or any object with an
-    ``audit(seed)`` method) and ``evaluated_by``: how each claim is evaluated when not by sampling
-    (None: random samples, the extremes of the domain and an adversarial search)."""
+    ``audit(seed)`` method), ``evaluated_by``: how each claim is evaluated when not by sampling
+    (None: random samples, the extremes of the domain and an adversarial search), and ``adapter``:
+    the module that maps a run of the algorithms its theorems cover to their constants (its
+    ``ALGORITHMS`` and ``constants(task, network, algorithm, options)``,
+    :mod:`fedbound.theory.adapters`; None for a paper without runs, such as ``pep``)."""
 
     name: str
     summary: str
     seed: str
     claims: Callable[[], Sequence]
     evaluated_by: str | None = None
+    adapter: str | None = None
 
     def __post_init__(self):
         super().__post_init__()
         require(callable(self.claims), f"paper {self.name}: claims must be callable")
+        require(self.adapter is None or (isinstance(self.adapter, str) and all(
+            part.isidentifier() for part in self.adapter.split("."))),
+            f"paper {self.name}: adapter must be a module name (such as 'mypkg.adapter'), got "
+            f"{self.adapter!r}")
 
 
 PAPERS: Registry[PaperAudit] = Registry("paper", PaperAudit,

@@ -65,6 +65,33 @@ class Option:
     aliases: tuple[str, ...] = ()
     alias_flags: tuple[str, ...] = ()
 
+    def __post_init__(self):
+        for spelling in (self.name, *self.aliases):
+            require(isinstance(spelling, str) and spelling.isidentifier(),
+                    f"option {spelling!r}: an option's name must be a Python identifier "
+                    f"(letters, digits, underscores), such as 'local_steps'")
+        require(isinstance(self.help, str) and self.help.strip() != "",
+                f"option {self.name}: give a one-line help text")
+        for field_name in ("check", "parse"):
+            require(callable(getattr(self, field_name)),
+                    f"option {self.name}: {field_name} must be callable, got "
+                    f"{type(getattr(self, field_name)).__name__}")
+        require(not (self.required and self.default is not None),
+                f"option {self.name}: a required option has no default")
+        require(isinstance(self.examples, tuple), f"option {self.name}: examples must be a tuple")
+
+    def check_declaration(self) -> None:
+        """The default and the examples pass the option's own check (a declaration error names
+        the option otherwise); plugins' options are checked so when they are registered."""
+        for what, value in (("default", self.default), *(("example", e) for e in self.examples)):
+            if value is None:
+                continue
+            try:
+                self.check(self.name, value)
+            except Exception as exc:   # noqa: BLE001 - whatever the check raises, one line
+                raise ValidationError(f"option {self.name}: its {what} {value!r:.40} fails its "
+                                      f"own check: {' '.join(str(exc).split())}") from None
+
     @property
     def flag(self) -> str:
         """The command-line flag: ``--`` + the name with dashes (``local_steps`` -> ``--local-steps``)."""
@@ -204,17 +231,28 @@ class Registry(Generic[E]):
         self._loaded = False
         REGISTRIES[kind] = self
 
-    def register(self, entry: E) -> E:
-        """Add ``entry``; another entry of the same name is an error naming both."""
+    def register(self, entry: E, *, origin: str | None = None) -> E:
+        """Add ``entry``; another entry of the same name is an error naming both modules.
+        ``origin``: the registering module (default: the caller's). An entry from outside fedbound
+        (a plugin) also has its options' defaults and examples checked
+        (:meth:`Option.check_declaration`)."""
         if not isinstance(entry, self.entry_type):
             raise ValidationError(f"a {self.kind} must be a {self.entry_type.__name__}, got "
                                   f"{type(entry).__name__}")
         name = getattr(entry, self.key)
-        origin = sys._getframe(1).f_globals.get("__name__", "?")
+        if origin is None:
+            origin = sys._getframe(1).f_globals.get("__name__", "?")
+        builtin = origin.startswith("fedbound.")
         if name in self._entries:
-            raise (PluginError if not origin.startswith("fedbound.") else ValidationError)(
+            raise (ValidationError if builtin else PluginError)(
                 f"{self.kind} {name!r} is already registered (by {self._origins[name]}); "
                 f"{origin} registers it again")
+        if not builtin:
+            for option in getattr(entry, "options", ()):
+                try:
+                    option.check_declaration()
+                except ValidationError as exc:
+                    raise PluginError(f"{origin}: {self.kind} {name}: {exc}") from None
         self._entries[name] = entry
         self._origins[name] = origin
         self._order = None

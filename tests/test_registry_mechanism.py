@@ -12,7 +12,7 @@ from fedbound.registry import REGISTRIES, Option, OptionSet, Registry, integer_o
 #: the modules that create the package's registries (importing them creates them)
 REGISTRY_MODULES = ("fedbound.algorithms.registry", "fedbound.algorithms.optim.registry",
                     "fedbound.tasks.registry", "fedbound.network.sampling", "fedbound.theory.registry",
-                    "fedbound.papers", "fedbound.pep.method")
+                    "fedbound.papers", "fedbound.pep.method", "fedbound.verify.registry")
 #: options whose values are file paths: no small example value is valid everywhere
 FILE_OPTIONS = ("data", "network")
 

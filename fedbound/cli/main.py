@@ -48,6 +48,7 @@ COMMANDS = {
     "control": "fedbound.cli.control_cmd",
     "sweep": "fedbound.cli.sweep_cmd",
     "pep": "fedbound.cli.pep_cmd",
+    "new": "fedbound.cli.new_cmd",
 }
 
 

@@ -39,11 +39,9 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from fedbound.errors import UnknownNameError, require
+from fedbound.errors import UnknownNameError, ValidationError, require
+from fedbound.papers import PAPERS as PAPER_REGISTRY
 from fedbound.validate import known_names, suggest
-
-#: the papers with an adapter, as the subpackages of fedbound.theory
-PAPERS = ("sdgt", "fednova", "afga", "fedada2")
 
 
 class _Required:
@@ -92,11 +90,33 @@ def initial_gap(paper: str, task) -> float:
     return float(task.loss(task.x0)) - float(f_star)
 
 
+def papers() -> tuple[str, ...]:
+    """The registered papers with an adapter (:class:`fedbound.papers.PaperAudit` ``adapter``),
+    fedbound's own and the plugins'."""
+    return tuple(p.name for p in PAPER_REGISTRY.entries() if p.adapter is not None)
+
+
+def paper_adapter(paper: str) -> ModuleType:
+    """The adapter module of the registered ``paper`` (an error where it declares none)."""
+    entry = PAPER_REGISTRY.get(paper)
+    require(entry.adapter is not None, f"paper {paper} declares no adapter (no theorem of it maps "
+                                       f"runs to constants)")
+    try:
+        module = importlib.import_module(entry.adapter)
+    except ImportError as exc:
+        raise ValidationError(f"paper {paper}: its adapter {entry.adapter} cannot be imported: "
+                              f"{exc}") from None
+    for attribute in ("ALGORITHMS", "constants"):
+        require(hasattr(module, attribute), f"paper {paper}: its adapter {entry.adapter} must "
+                                            f"define {attribute} (fedbound.theory.adapters)")
+    return module
+
+
 def adapter(algorithm: str) -> ModuleType:
     """The adapter module of the paper whose theorems cover ``algorithm`` (a registered name)."""
     names = []
-    for paper in PAPERS:
-        module = importlib.import_module(f"fedbound.theory.{paper}.adapter")
+    for paper in papers():
+        module = paper_adapter(paper)
         if algorithm in module.ALGORITHMS:
             return module
         names.extend(module.ALGORITHMS)
@@ -110,5 +130,5 @@ def constants(task, network, algorithm: str, options: dict) -> dict:
     return adapter(algorithm).constants(task, network, algorithm, options)
 
 
-__all__ = ["PAPERS", "REQUIRED", "run_options", "covered", "known", "initial_gap", "adapter",
+__all__ = ["papers", "paper_adapter", "REQUIRED", "run_options", "covered", "known", "initial_gap", "adapter",
            "constants"]

@@ -64,6 +64,61 @@ class Preparation:
     description: str = ""
 
 
+#: the per-round quantities of a run a bound can be about (the columns of a run's trajectory):
+#: f(x_t) - f*, ||x_t - x*||^2 and ||grad f(x_t)||^2 at the global (server) model x_t
+MEASURABLE = {"loss_gap": "f(x_t) - f*", "dist2": "||x_t - x*||^2",
+              "grad_norm2": "||grad f(x_t)||^2"}
+#: how a bound at horizon T reads the per-round expectations e_t = E[quantity at round t] over the
+#: window of rounds t = shift .. T-1+shift (x_t: the model after t rounds, x_0 the initial one)
+OVER = {"last": "the window's last round, e_{T-1+shift}",
+        "average": "(1/T) sum over the window of e_t",
+        "min": "min over the window of e_t"}
+
+
+@dataclass(frozen=True)
+class Measure:
+    """What a bound bounds, in terms of a run (so that it can be checked against measured runs,
+    :mod:`fedbound.verify.theorem`): the expectation of ``quantity`` (one of :data:`MEASURABLE`)
+    read over the window of T rounds ``shift .. T-1+shift`` (``over``, one of :data:`OVER`), with
+    x_t the model after t rounds. ``shift`` defaults to 1 for ``last`` (the model after T rounds)
+    and 0 otherwise (the T models a T-round average or minimum ranges over, x_0 .. x_{T-1}).
+
+        >>> Measure("grad_norm2", "min").describe()
+        'min_{0 <= t <= T-1} E[||grad f(x_t)||^2]'
+        >>> Measure("dist2").describe()
+        'E[||x_T - x*||^2]'
+    """
+
+    quantity: str
+    over: str = "last"
+    shift: int | None = None
+
+    def __post_init__(self):
+        validate.one_of("measured quantity", self.quantity, MEASURABLE)
+        validate.one_of("measure over rounds", self.over, OVER)
+        shift = (1 if self.over == "last" else 0) if self.shift is None else self.shift
+        object.__setattr__(self, "shift", validate.integer("measure shift", shift, low=0, high=1))
+
+    def describe(self) -> str:
+        e = f"E[{MEASURABLE[self.quantity]}]"
+        lo, hi = ("1", "T") if self.shift else ("0", "T-1")
+        if self.over == "last":
+            return e.replace("x_t", f"x_{hi}" if len(hi) == 1 else f"x_{{{hi}}}")
+        return (f"(1/T) sum_{{t={lo}}}^{{{hi}}} {e}" if self.over == "average"
+                else f"min_{{{lo} <= t <= {hi}}} {e}")
+
+    def rounds(self, horizon: int) -> int:
+        """How many rounds a run needs for the measure at ``horizon`` T."""
+        return horizon - 1 + self.shift
+
+    def of(self, per_round: np.ndarray, horizon: int) -> np.ndarray:
+        """The measure at ``horizon`` T from per-round values (axis 0: rounds 0, 1, ...)."""
+        window = per_round[self.shift:horizon + self.shift]
+        if self.over == "last":
+            return window[-1]
+        return window.mean(axis=0) if self.over == "average" else window.min(axis=0)
+
+
 def as_values(name: str, value) -> np.ndarray:
     """A constant's value as a float64 array: real numbers or arrays of them (lists, numpy, torch);
     strings, complex, bools and None are :class:`InputTypeError`, NaN is :class:`ValidationError`
@@ -85,7 +140,8 @@ class Statement:
                  assumptions: tuple[str, ...], variants: list[Variant], lhs: str = "",
                  known_issues: tuple[Flag, ...] = (), default_variant: str | None = None,
                  requires: Mapping[str, tuple[S.Domain, str]] | None = None, rounds: str = "T",
-                 preparation: Preparation | None = None, scope: str | None = None):
+                 preparation: Preparation | None = None, scope: str | None = None,
+                 measure: Measure | None = None):
         if not variants:
             raise ValueError(f"{id}: a result needs at least one variant")
         self.id = id
@@ -105,6 +161,10 @@ class Statement:
         self.requires = dict(requires or {})
         self.rounds = rounds
         self.preparation = preparation
+        if measure is not None and not isinstance(measure, Measure):
+            raise S.DeclarationError(f"{id}: measure must be a fedbound.theory.statement.Measure, "
+                                     f"got {type(measure).__name__}")
+        self.measure = measure
         self._check_scope()
 
     def _check_scope(self) -> None:

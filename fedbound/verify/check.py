@@ -6,7 +6,9 @@ by Monte Carlo with a confidence interval [low, high] (see :mod:`fedbound.verify
 * ``"holds"`` when the whole interval is below the prediction, high <= predicted;
 * ``"violated"`` when the whole interval is above it, low > predicted (a counterexample beyond
   Monte-Carlo noise);
-* ``"inconclusive"`` otherwise (more seeds would decide).
+* ``"inconclusive"`` otherwise (more seeds would decide);
+* ``"not applicable"`` when the run is outside the theorem's conditions (``details["conditions"]``
+  names the ones that fail): nothing is claimed, so nothing holds or fails.
 
 For deterministic measurements the interval has zero width and the verdict is exact up to a
 relative rounding tolerance ``rtol`` (default 1e-10, far below any bound's slack that matters).
@@ -21,7 +23,7 @@ from fedbound.jsonable import jsonable
 from fedbound.stats import Estimate
 from fedbound.verify.rates import SlopeFit
 
-STATUSES = ("holds", "violated", "inconclusive")
+STATUSES = ("holds", "violated", "inconclusive", "not applicable")
 
 
 @dataclass
@@ -58,8 +60,12 @@ class Check:
         return self.status == "violated"
 
     def summary(self) -> str:
-        """One line: name [variant]: measured relation predicted (ratio) -> status."""
+        """One line: name [variant]: measured relation predicted (ratio) -> status (``not
+        applicable: CONDITION`` for a run outside the theorem's conditions)."""
         tag = f" [{self.variant}]" if self.variant else ""
+        if self.status == "not applicable":
+            failing = self.details.get("conditions") or ["its conditions"]
+            return f"{self.name}{tag}: not applicable: {'; '.join(map(str, failing))} fails"
         return (f"{self.name}{tag}: measured {self.measured:.6g} {self.relation} predicted "
                 f"{self.predicted:.6g} (ratio {self.ratio:.4g}) -> {self.status}")
 
@@ -70,6 +76,14 @@ class Check:
                 "ratio": jsonable(self.ratio),
                 "slope": self.slope.to_dict() if self.slope is not None else None,
                 "details": jsonable(self.details)}
+
+
+def not_applicable(name: str, conditions, *, variant: str | None = None, **details) -> Check:
+    """The :class:`Check` of a run outside a theorem's conditions (``conditions``: the failing
+    ones, in words)."""
+    nan = float("nan")
+    return Check(name, "not applicable", nan, nan, nan, variant,
+                 details={**details, "conditions": list(conditions), "theorem_applies": False})
 
 
 def upper_bound_status(measured: Estimate | np.ndarray | float, predicted,
@@ -152,5 +166,5 @@ def reproduction_verdict(cases) -> str:
     return "NOT reproduced" if any(bad for _, bad in cases) else "INCONCLUSIVE"
 
 
-__all__ = ["reproduction_verdict", "Check", "STATUSES", "upper_bound_status", "bound_check", "equality_check",
+__all__ = ["reproduction_verdict", "Check", "STATUSES", "not_applicable", "upper_bound_status", "bound_check", "equality_check",
            "interval_check"]

@@ -39,7 +39,10 @@ from fedbound.network.sampling import check_h
 from fedbound.tasks import Task
 from fedbound.theory import get
 from fedbound.theory.sdgt import adapter as sdgt_adapter
+from fedbound.algorithms.options import CLIENTS_PER_SUBNET
+from fedbound.registry import integer_option, number_option
 from fedbound.verify.check import Check, bound_check, equality_check, interval_check
+from fedbound.verify.registry import ROUNDS, SEEDS, SIGMA, VerifyCheck, register
 from fedbound.verify.lemmas import lemma_checks
 from fedbound.stats import Estimate, mean_ci
 from fedbound.verify.montecarlo import monte_carlo
@@ -381,3 +384,133 @@ def noise_floor(setting: SDGTSetting, mc_gamma: float | None = None, seeds: int 
 __all__ = ["SDGTSetting", "fixed_point", "server_recursion", "linear_rate", "thm3_bound",
            "thm3_step", "average_bound", "step_for", "AVERAGE_BOUNDS", "lemmas", "lemma_step",
            "noise_floor"]
+
+
+# ---- the checks of `fedbound verify sdgt CHECK` (fedbound.verify.registry) ---------------------------
+#: per check: default clients per subnet (None = all), sigma, rounds, seeds (None: the check's own)
+DEFAULTS = {
+    "fixed-point": (2, 0.0, 600, None),
+    "server-recursion": (2, 0.5, 20, 200),
+    "linear-rate": (None, 0.0, 600, None),
+    "thm3-bound": (2, 0.3, 100, 50),
+    "lemmas": (2, 0.5, 15, 200),
+    "noise-floor": (None, 0.5, None, 50),
+    "thm1-bound": (2, 0.3, 100, 50),
+    "thm2-bound": (2, 0.3, 100, 50),
+}
+#: SD-GT's verification problem: a small quadratic (its dimension unless --d is given)
+VERIFY_D = 5
+
+_STEP = number_option("lr", "SD-GT's step size gamma (default: the check's, see its summary)",
+                      low=0.0, low_open=True, high=1e6, aliases=("gamma",), examples=(0.02, 0.05))
+_K = integer_option("local_steps", "SD-GT's K, D2D rounds per global round (default 3)", low=1,
+                    high=10_000, default=3, aliases=("K",), examples=(1, 3))
+_C2 = number_option("c2", "Theorem 1's Lyapunov constant c2 > 2 of (74) (default 2.01)", low=2.0,
+                    low_open=True, high=1e6, default=2.01, examples=(2.01, 3.0))
+_D5 = number_option("D5", "Theorem 1's unspecified D5; given, the printed (76) with D = 1/4 is "
+                    "checked too", low=0.0, low_open=True, high=1e6, examples=(1.0,))
+_MC_GAMMA = number_option("mc_gamma", "noise-floor: step size of the Monte-Carlo check (default "
+                          "1/(4 K L))", low=0.0, low_open=True, high=1e6, examples=(0.01,))
+
+
+def _options(check: str) -> tuple:
+    h, sigma, rounds, seeds = DEFAULTS[check]
+    sample = replace(CLIENTS_PER_SUBNET, help=f"SD-GT's h, clients sampled per subnet (default "
+                                              f"{'all' if h is None else f'min({h}, min_s m_s)'})")
+    out = [_K, sample, _STEP, replace(SIGMA, default=sigma)]
+    if rounds is not None:
+        out.append(replace(ROUNDS, default=rounds))
+    if seeds is not None:
+        out.append(replace(SEEDS, default=seeds))
+    if check == "thm1-bound":
+        out += [_C2, _D5]
+    if check == "noise-floor":
+        out.append(_MC_GAMMA)
+    return tuple(out)
+
+
+def _setting(problem, check: str, local_steps: int, clients_per_subnet, lr, sigma, **fixed):
+    """The SDGTSetting of ``check`` on ``problem`` (the check's default h and gamma where not given)."""
+    task = problem.task
+    require(task.L is not None and task.mu is not None and task.x_star is not None,
+            f"verify needs a quadratic task with known L, mu and x*, got --task {problem.task_name}")
+    network = problem.network("sdgt")
+    smallest = int(network.m.min())
+    default_h = DEFAULTS[check][0]
+    h = clients_per_subnet
+    if h is None and default_h is not None:
+        h = min(default_h, smallest)
+    require(h is None or 1 <= h <= smallest,
+            f"--clients-per-subnet must be in [1, min_s m_s = {smallest}], got {h}")
+    practical = 1.0 / (4 * local_steps * task.L)     # Lemma 1's cap: a visible contraction
+    setting = SDGTSetting(task, network, local_steps, practical, h, sigma)
+    if lr is not None:
+        gamma = lr
+    elif check in ("thm3-bound", "noise-floor"):
+        gamma = thm3_step(setting)
+    elif check == "lemmas":
+        gamma = lemma_step(setting)
+    elif check in ("thm1-bound", "thm2-bound"):
+        result_id, variants, fixed_constants = _average_bound(check, **fixed)
+        gamma = step_for(setting, result_id, variants, **fixed_constants)
+    else:
+        gamma = practical
+    return replace(setting, gamma=gamma), practical
+
+
+def _average_bound(check: str, c2: float = 2.01, D5: float | None = None) -> tuple:
+    """(result id, variants, fixed constants) of thm1-bound / thm2-bound."""
+    if check == "thm2-bound":
+        return "sdgt.thm2", None, {}
+    if D5 is None:
+        return "sdgt.thm1", ("rederived",), {"c2": c2}
+    return "sdgt.thm1", None, {"c2": c2, "D": 0.25, "D5": D5}
+
+
+def _runner(check: str):
+    def run_check(problem, *, local_steps, clients_per_subnet=None, lr=None, sigma, rounds=None,
+                  seeds=None, c2=2.01, D5=None, mc_gamma=None):
+        fixed = {"c2": c2, "D5": D5} if check == "thm1-bound" else {}
+        setting, practical = _setting(problem, check, local_steps, clients_per_subnet, lr, sigma,
+                                      **fixed)
+        resources.require_run_memory(f"verify sdgt {check}", rounds or 1, setting.task.n,
+                                     setting.task.d, seeds=max(seeds or 1, 1))
+        seed = problem.task_options.get("seed", 0)
+        if check == "fixed-point":
+            results = fixed_point(setting, rounds=rounds, seed=seed)
+        elif check == "server-recursion":
+            results = server_recursion(setting, rounds=rounds, seeds=seeds)
+        elif check == "linear-rate":
+            results = linear_rate(setting, rounds=rounds)
+        elif check == "thm3-bound":
+            results = thm3_bound(setting, rounds=rounds, seeds=seeds)
+        elif check == "lemmas":
+            results = lemmas(setting, rounds=rounds, seeds=seeds)
+        elif check in ("thm1-bound", "thm2-bound"):
+            result_id, variants, fixed_constants = _average_bound(check, **fixed)
+            results = average_bound(setting, result_id, rounds=rounds, seeds=seeds,
+                                    variants=variants, **fixed_constants)
+        else:
+            results = noise_floor(setting, mc_gamma=mc_gamma if mc_gamma is not None else practical,
+                                  seeds=seeds)
+        return setting.describe(), results
+    return run_check
+
+
+_SUMMARIES = {
+    "fixed-point": "sigma = 0, partial sampling: SD-GT reaches x* (distance to x*)",
+    "server-recursion": "the server-model recursion (40): exact with full participation, "
+                        "Monte-Carlo mean otherwise",
+    "linear-rate": "measured contraction vs the exact operator's spectral radius vs Theorem 3's "
+                   "1 - mu K gamma/4 (full participation, sigma = 0)",
+    "thm3-bound": "Theorem 3's bound (98) per variant, gamma = gamma_bar by default",
+    "lemmas": "one-step LHS/RHS of Lemmas 1-6, printed and re-derived variants",
+    "noise-floor": "exact stationary error under gradient noise vs Theorem 3's floor, with a "
+                   "Monte-Carlo check of the stationary value",
+    "thm1-bound": "Theorem 1 (76) (re-derived variant at --c2; the printed one needs --D5), "
+                  "running averages over T",
+    "thm2-bound": "Theorem 2 (89) per variant, running averages over T",
+}
+for _check, _summary in _SUMMARIES.items():
+    register(VerifyCheck(f"sdgt.{_check}", _summary, _runner(_check), _options(_check),
+                         deterministic=_check in ("fixed-point", "linear-rate")))

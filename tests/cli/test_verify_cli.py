@@ -12,7 +12,7 @@ threadpool_limits(1)
 
 
 def _json(capsys, *args):
-    code = main(["verify", *args, "--json"])
+    code = main(["verify", "sdgt", *args, "--json"])
     return code, json.loads(capsys.readouterr().out)
 
 
@@ -33,7 +33,7 @@ def test_linear_rate_json(capsys):
 
 
 def test_lemmas_text_output(capsys):
-    code = main(["verify", "lemmas", "--rounds", "5", "--seeds", "20"])
+    code = main(["verify", "sdgt", "lemmas", "--rounds", "5", "--seeds", "20"])
     text = capsys.readouterr().out
     assert code in (0, 1)
     for i in range(1, 7):
@@ -50,8 +50,26 @@ def test_thm3_bound_json_reports_every_variant(capsys):
 
 
 def test_bad_input(capsys):
-    assert main(["verify", "fixed-point", "--clients-per-subnet", "9"]) == 2
+    assert main(["verify", "sdgt", "fixed-point", "--clients-per-subnet", "9"]) == 2
     assert "--clients-per-subnet" in capsys.readouterr().err
-    assert main(["verify", "fixed-point", "--lr", "-1"]) == 2
-    with pytest.raises(SystemExit):
-        main(["verify", "no-such-check"])
+    assert main(["verify", "sdgt", "fixed-point", "--lr", "-1"]) == 2
+    assert "--lr" in capsys.readouterr().err
+    assert main(["verify", "sdgt", "no-such-check"]) == 2
+    assert "check of sdgt must be one of" in capsys.readouterr().err
+    assert main(["verify", "no-such-paper"]) == 2
+    assert "paper with checks" in capsys.readouterr().err
+    # a flag that the chosen check does not take is refused, never ignored
+    assert main(["verify", "sdgt", "fixed-point", "--seeds", "3"]) == 2
+    assert "--seeds does not apply to verify sdgt fixed-point" in capsys.readouterr().err
+
+
+def test_old_form_verify_check_still_works_and_warns(capsys, monkeypatch):
+    from fedbound import deprecation
+    monkeypatch.setattr(deprecation, "_WARNED", set())    # warnings are once per process
+    code = main(["verify", "linear-rate", "--K", "2", "--json"])
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert code == 0 and out["check"] == "linear-rate" and out["paper"] == "sdgt"
+    assert out["setting"]["K"] == 2
+    assert "fedbound: warning: fedbound verify linear-rate is deprecated; use fedbound verify sdgt linear-rate" in captured.err
+    assert "fedbound: warning: --K is deprecated; use --local-steps" in captured.err

@@ -285,3 +285,40 @@ def test_pep_options(name, option, value):
     """A bad value for any option of any certified method is refused by its validation (nothing
     is solved: Method.config, what certify runs first)."""
     outcome("pep", pep_methods()[name].config, invalid=is_always_invalid(value), **{option: value})
+
+
+# ---- every option of every entry of every registry (plugins' included) ----------------------------
+def registry_options():
+    """(kind, entry name, option name) of every registered option: the registries of the package
+    (every module imported, so every registry exists) and whatever a plugin loaded in this process
+    registered, so a new kind or entry is fuzzed without being named here."""
+    import importlib
+    import pkgutil
+
+    import fedbound
+    from fedbound.registry import REGISTRIES
+    for info in pkgutil.walk_packages(fedbound.__path__, "fedbound."):
+        if info.name != "fedbound.__main__":
+            importlib.import_module(info.name)
+    return [(kind, getattr(entry, registry.key), o.name)
+            for kind, registry in REGISTRIES.items() if not kind.startswith("test ")
+            for entry in registry for o in getattr(entry, "options", ())]
+
+
+REGISTRY_OPTION_CASES = registry_options()
+
+
+@pytest.mark.parametrize("kind,entry,option", REGISTRY_OPTION_CASES,
+                         ids=lambda v: str(v))
+@settings(max_examples=EXAMPLES)
+@given(value=bad_values())
+def test_every_registered_option(kind, entry, option, value):
+    """A bad value for any option of any registered entry is refused by the entry's own validation
+    (one-line FedboundError), or canonicalized to a value its check accepts again."""
+    from fedbound.registry import REGISTRIES
+    spec = REGISTRIES[kind].get(entry)
+    status, result = outcome("registry", spec.check, {option: value},
+                             invalid=is_always_invalid(value))
+    if status == "ok" and option in result:     # the canonical value is valid itself
+        declared = spec.option(option)
+        outcome("registry", declared.check, declared.name, result[option])

@@ -128,7 +128,7 @@ def base_argv(path, parser, files, out_dir) -> list[str]:
     from their choices or a hint, the work options of FAST made small, --json where it exists."""
     from fedbound.theory.registry import results
 
-    hints = {"result": results()[0].id, "paper": "sdgt"}
+    hints = {"result": results()[0].id, "paper": "sdgt", "check": "thm3-bound"}
     argv = list(path)
     for action in parser._actions:
         if not takes_value(action):

@@ -131,7 +131,7 @@ def test_verify_on_a_ray_cluster_prints_the_embedded_numbers(address):
     import subprocess
     import sys
 
-    argv = [sys.executable, "-m", "fedbound", "verify", "lemmas", "--seeds", "6", "--rounds", "5", "--json"]
+    argv = [sys.executable, "-m", "fedbound", "verify", "sdgt", "lemmas", "--seeds", "6", "--rounds", "5", "--json"]
     embedded = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     on_ray = subprocess.run(argv + ["--ray-address", address], capture_output=True, text=True, timeout=300)
     assert embedded.returncode in (0, 1) and on_ray.returncode == embedded.returncode, on_ray.stderr[-800:]

@@ -305,7 +305,7 @@ def claims() -> tuple[Claim, ...]:
 #: the paper ``afga`` of ``fedbound audit``
 AUDIT = PAPERS.register(PaperAudit(
     PAPER.scope, "AFGA / CAFGA: the rho-conditions of the experiments, Lemmas F.1, F.5, F.8, step size (26)",
-    PAPER.seed, claims))
+    PAPER.seed, claims, adapter="fedbound.theory.afga.adapter"))
 
 
 __all__ = ["claims", "AUDIT", "f8_instance_norm", "f8_ring_norm"]

@@ -406,4 +406,4 @@ def claims() -> tuple[Claim, ...]:
 #: the paper ``fedada2`` of ``fedbound audit``
 AUDIT = PAPERS.register(PaperAudit(
     PAPER.scope, "FedAda2: Lemmas 15-30, the SM3 accumulators, Propositions 9 and 14, Theorem 20",
-    PAPER.seed, claims))
+    PAPER.seed, claims, adapter="fedbound.theory.fedada2.adapter"))

@@ -330,4 +330,4 @@ def claims() -> tuple[Claim, ...]:
 #: the paper ``fednova`` of ``fedbound audit``
 AUDIT = PAPERS.register(PaperAudit(
     PAPER.scope, "FedNova: Theorems 1-2, Lemma 4, FedProx's closed forms, Corollaries 2-3",
-    PAPER.seed, claims))
+    PAPER.seed, claims, adapter="fedbound.theory.fednova.adapter"))

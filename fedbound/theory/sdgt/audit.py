@@ -304,4 +304,4 @@ def claims() -> tuple[Claim, ...]:
 #: the paper ``sdgt`` of ``fedbound audit``
 AUDIT = PAPERS.register(PaperAudit(
     PAPER.scope, "SD-GT: Lemmas 2-3, Theorems 1-3 and 5, Corollaries 1-3",
-    PAPER.seed, claims))
+    PAPER.seed, claims, adapter="fedbound.theory.sdgt.adapter"))

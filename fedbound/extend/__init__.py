@@ -1,0 +1,135 @@
+r"""fedbound.extend: your own algorithm, theorem, paper, PEP method or task, reaching every command.
+
+What a plugin registers goes into the same registries as fedbound's own entries
+(:mod:`fedbound.registry`), with the same types, so it is indistinguishable from a built-in: its
+options are validated, become flags with ``--help``, appear in ``--json``, in sweeps and in the
+registry-driven fuzz suite.
+
+=========================  ===============================================  ==========================
+function                   takes (the type the built-ins use)               reaches
+=========================  ===============================================  ==========================
+:func:`register_algorithm` :class:`fedbound.algorithms.registry.AlgorithmSpec`  run, sweep, fixed-point
+:func:`register_result`    :class:`fedbound.theory.result.Result`            bound, stepsize, rounds,
+                                                                             constants, list
+:func:`register_paper`     :class:`fedbound.papers.PaperAudit`               audit, verify
+:func:`register_check`     :class:`fedbound.verify.registry.VerifyCheck`     verify PAPER CHECK
+:func:`register_pep_method` :class:`fedbound.pep.method.Method`              pep
+:func:`register_task`      :class:`fedbound.tasks.registry.TaskSpec`         run, verify, sweep
+:func:`declare_constant`   a theorem's constant: domain, meaning, source     bound --set, constants
+=========================  ===============================================  ==========================
+
+A plugin is a module that calls these at import. fedbound loads plugins from the entry-point
+group ``fedbound.plugins`` (an installed package: ``[project.entry-points."fedbound.plugins"]
+myplugin = "myplugin"``), from ``fedbound --plugin MODULE_OR_FILE.py`` (repeatable) and from the
+environment variable ``FEDBOUND_PLUGINS`` (comma-separated); sweeps load them in every Ray worker.
+A plugin that fails to import, registers a name that exists, or declares an option whose default or
+examples fail its own check is a one-line :class:`PluginError` naming the plugin (exit status 2 on
+the command line). ``fedbound new plugin DIR --name NAME`` writes a complete, pip-installable
+example.
+
+Example: FedAvg with server-side Nesterov momentum, one module::
+
+    from fedbound.extend import AlgorithmSpec, Federated, client, server, options, register_algorithm
+
+    class NesterovAvg(Federated):
+        name = "NesterovAvg"
+        def __init__(self, task, *, lr, local_steps=1, server_momentum=0.9, **round_options):
+            super().__init__(task, client=client.sgd(lr),
+                             server=server.momentum(1.0, server_momentum, nesterov=True),
+                             local_steps=local_steps, **round_options)
+
+    register_algorithm(AlgorithmSpec(
+        "nesterov-avg", NesterovAvg, "FedAvg with server Nesterov momentum", "federated",
+        (options.LR, options.LOCAL_STEPS, options.CLIENTS_PER_ROUND, options.SERVER_MOMENTUM)))
+
+after which ``fedbound --plugin mymodule run nesterov-avg --lr 0.05`` runs it.
+"""
+from __future__ import annotations
+
+import sys
+
+from fedbound.algorithms import options
+from fedbound.algorithms.federated.round import Federated
+from fedbound.algorithms.optim import client, server
+from fedbound.algorithms.registry import ALGORITHMS, AlgorithmSpec
+from fedbound.papers import PAPERS, PaperAudit
+from fedbound.pep.method import PEP_METHODS, Method, Theory
+from fedbound.registry import (PluginError, Option, choice_option, integer_option, load_plugin,
+                               number_option)
+from fedbound.tasks.registry import TASKS, TaskSpec
+from fedbound.theory.claim import Claim, Param, Sampler, compile_expr
+from fedbound.theory.registry import RESULTS
+from fedbound.theory.result import Result
+from fedbound.theory.statement import Measure, Provenance
+from fedbound.theory.symbols import Domain, constant, declare
+from fedbound.theory.variant import Predicate, StepCondition, Variant
+from fedbound.verify.registry import CHECKS, VerifyCheck, theorem_check
+from fedbound.extend.template import new_plugin
+
+
+def _caller() -> str:
+    """The module that called the registering function (the registry records it as the origin,
+    so that a clash names the plugin)."""
+    return sys._getframe(2).f_globals.get("__name__", "?")
+
+
+def register_algorithm(spec: AlgorithmSpec) -> AlgorithmSpec:
+    """Register an algorithm: ``fedbound run NAME``, sweeps, ``fixed-point NAME``, the fuzz suite."""
+    return ALGORITHMS.register(spec, origin=_caller())
+
+
+def register_result(result: Result) -> Result:
+    """Register a theorem (its id ``"<scope>.<name>"``; its constants declared with
+    :func:`declare_constant` in that scope): ``bound``, ``stepsize``, ``rounds``, ``constants``."""
+    return RESULTS.register(result, origin=_caller())
+
+
+def register_paper(paper: PaperAudit) -> PaperAudit:
+    """Register a paper: its claims (``fedbound audit NAME``), its adapter (run -> constants) and
+    hence its theorem checks (``fedbound verify NAME``)."""
+    return PAPERS.register(paper, origin=_caller())
+
+
+def register_check(check: VerifyCheck) -> VerifyCheck:
+    """Register a check of a paper's theory against runs (``fedbound verify PAPER CHECK``); most
+    papers need only :func:`fedbound.verify.registry.theorem_check` of their main theorem."""
+    return CHECKS.register(check, origin=_caller())
+
+
+def register_pep_method(method: Method) -> Method:
+    """Register a method for performance estimation (``fedbound pep NAME``)."""
+    return PEP_METHODS.register(method, origin=_caller())
+
+
+def register_task(spec: TaskSpec) -> TaskSpec:
+    """Register a task preset (``--task NAME`` of run, verify and sweep SPECs)."""
+    return TASKS.register(spec, origin=_caller())
+
+
+def shared(name: str):
+    """The sympy symbol of one of fedbound's shared constants (``L``, ``mu``, ``sigma``, ``gamma``,
+    ``T``, ``n``, ``eps``), which every theorem sees under its short name."""
+    return constant(name).symbol
+
+
+def declare_constant(name: str, domain: Domain, meaning: str, *, scope: str, source: str = "",
+                     **fields):
+    """Declare a constant of a theorem in ``scope`` (the paper's name, the prefix of its results'
+    ids) with its domain, its meaning and where it is defined (``source``: equation and lines);
+    ``fedbound constants RESULT`` lists them and errors about a constant quote the meaning.
+    Declaring the same constant again with the same meaning is allowed (a re-imported plugin)."""
+    import inspect   # TEMPORARY until symbols.declare takes source (merge of testing-helpers)
+    if source and "source" in inspect.signature(declare).parameters:
+        fields["source"] = source
+    return declare(name, domain, meaning, scope=scope, **fields)
+
+
+__all__ = [
+    "register_algorithm", "register_result", "register_paper", "register_check",
+    "register_pep_method", "register_task", "declare_constant", "load_plugin", "PluginError",
+    # the types and building blocks the built-ins use
+    "AlgorithmSpec", "Federated", "client", "server", "options", "Option", "number_option",
+    "integer_option", "choice_option", "TaskSpec", "Result", "Variant", "StepCondition",
+    "Predicate", "Provenance", "Measure", "Domain", "shared", "PaperAudit", "Claim", "Param",
+    "Sampler", "compile_expr", "VerifyCheck", "theorem_check", "Method", "Theory", "new_plugin",
+]
