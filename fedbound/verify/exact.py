@@ -65,7 +65,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from fedbound.algorithms.base import State, new_rng
+from fedbound.algorithms.base import State, check_finite, new_rng
 from fedbound.errors import ValidationError, require
 from fedbound.tasks.quadratic import QuadraticTask
 
@@ -224,9 +224,11 @@ def exact_round(algorithm, x0=None) -> ExactRound:
     def round_map(z: torch.Tensor) -> torch.Tensor:
         return layout.flatten(algorithm.step(layout.rebuild(first, z)))
 
-    z1 = layout.flatten(first)
     second = algorithm.step(first)
-    z2, z3 = layout.flatten(second), layout.flatten(algorithm.step(second))
+    third = algorithm.step(second)
+    for state in (first, second, third):
+        check_finite(state, algorithm.name)
+    z1, z2, z3 = (layout.flatten(state) for state in (first, second, third))
     J = _jacobian(round_map, z1)
     _check_affine(algorithm, layout, second, J)
     z1, z2, z3 = (z.detach().numpy() for z in (z1, z2, z3))
@@ -239,6 +241,7 @@ def exact_round(algorithm, x0=None) -> ExactRound:
     read = np.zeros(layout.size, dtype=bool)
     for f in layout.fields:   # a field is read iff some output depends on it
         read[f.span] = bool(np.any(J[:, f.span] != 0))
+    require(read.any(), f"{algorithm.name}'s round does not read its state: nothing to iterate")
     M, v, start = J[np.ix_(read, read)], v_all[read], z1[read]
     conserved, basis, eigenvalues, fixed = _restricted_fixed_point(algorithm.name, M, v, start)
     state = J[:, read] @ fixed + v_all          # the fields not read follow from z*
