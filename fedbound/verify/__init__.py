@@ -8,6 +8,9 @@
 * The exact linear iteration operator of SD-GT on quadratics: :func:`sdgt_operator`, the
   contraction measured on SD-GT's own steps by the power method: :func:`renormalized_contraction`,
   and the exact stationary error under noise: :func:`stationary_moments`.
+* The exact affine round map of any algorithm on quadratics, from automatic differentiation of
+  its round: :func:`exact_round` (:class:`ExactRound`: fixed point, contraction factor, gap to x*;
+  Adam-type and random rounds refused with the reason).
 * The theorem constants of a run (the per-paper adapters of :mod:`fedbound.theory.adapters`):
   :func:`run_constants`, :func:`cell_constants` (a sweep's cell); ``sdgt_constants`` is deprecated.
 * Verdicts: :class:`Check` (holds / violated / inconclusive, measured, predicted, ratio, slope);
@@ -30,6 +33,7 @@ from fedbound.verify.checks import (SDGTSetting, average_bound, fixed_point, lem
                                     thm3_bound, thm3_step)
 from fedbound.verify.lemmas import LEMMA_LHS, lemma_check, lemma_checks
 from fedbound.verify.contraction import renormalized_contraction
+from fedbound.verify.exact import ExactRound, StateLayout, exact_round
 from fedbound.verify.montecarlo import Estimate, mean_ci, monte_carlo
 from fedbound.verify.operator import LinearOperator, analytic_fixed_point, sdgt_operator
 from fedbound.verify.quantities import ErrorQuantities, SDGTRecord, error_quantities, record_sdgt
@@ -41,7 +45,8 @@ from fedbound.verify.stationary import StationaryMoments, stationary_moments
 __all__ = [
     "Estimate", "mean_ci", "monte_carlo", "SlopeFit", "fit_slope", "fit_log_linear", "fit_log_log",
     "asymptotic_factor", "SDGTRecord", "record_sdgt", "ErrorQuantities", "error_quantities",
-    "LinearOperator", "sdgt_operator", "renormalized_contraction", "analytic_fixed_point", "StationaryMoments",
+    "ExactRound", "StateLayout", "exact_round", "LinearOperator", "sdgt_operator",
+    "renormalized_contraction", "analytic_fixed_point", "StationaryMoments",
     "stationary_moments", "Check", "bound_check", "equality_check", "interval_check",
     "upper_bound_status", "LEMMA_LHS", "lemma_check", "lemma_checks", "run_constants",
     "cell_constants", "sdgt_constants",

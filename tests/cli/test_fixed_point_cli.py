@@ -1,6 +1,8 @@
 """The FedNova CLI as written in issue 10: ``fedbound run fedavg|fedprox|fednova --task quadratic
 --data FILE.npz --local-steps 1,3,5,8,2 ...`` writes x_final.npy, and ``fedbound fixed-point`` prints
-the exact finite-eta fixed point that the run reaches."""
+the exact finite-eta fixed point that the run reaches; since issue 21 for any registered algorithm
+with its own options (server momentum, control variates, SD-GT over a network), Adam-type and random
+rounds refused with the reason."""
 import json
 
 import numpy as np
@@ -25,7 +27,10 @@ def quad_file(tmp_path):
 
 
 @pytest.mark.parametrize("algorithm, extra", [("fedavg", []), ("fedprox", ["--mu", "1"]),
-                                              ("fednova", []), ("fednova", ["--momentum", "0.5"])])
+                                              ("fednova", []), ("fednova", ["--momentum", "0.5"]),
+                                              ("fedavgm", ["--server-momentum", "0.6"]),
+                                              ("scaffold-fl", ["--server-lr", "0.8"]),
+                                              ("fednova", ["--vr", "corrected"])])
 def test_run_reaches_the_fixed_point_that_fixed_point_prints(tmp_path, quad_file, capsys, algorithm, extra):
     problem = ["--task", "quadratic", "--data", str(quad_file), "--local-steps", STEPS, "--lr", "0.1",
                "--participation", "full", "--float64", *extra]
@@ -52,8 +57,12 @@ def test_fixed_point_text_output_and_p_from_the_file(quad_file, capsys):
     (["fixed-point", "fedavg", "--local-steps", "1,3", "--lr", "0.1"], "per client"),
     (["fixed-point", "fedprox", "--local-steps", STEPS, "--lr", "0.1"], "--mu"),
     (["fixed-point", "fedavg", "--local-steps", STEPS, "--lr", "0.1", "--momentum", "0.5"], "momentum"),
-    (["fixed-point", "fednova", "--local-steps", STEPS, "--lr", "0.1", "--participation", "uniform"],
-     "full"),
+    (["fixed-point", "fednova", "--local-steps", STEPS, "--lr", "0.1", "--participation", "uniform",
+      "--clients-per-round", "2"], "--participation full"),
+    (["fixed-point", "fedadam", "--local-steps", STEPS, "--lr", "0.1", "--participation", "full"],
+     "not affine"),
+    (["fixed-point", "fedavg", "--lr", "0.1", "--subnets", "1", "--topology", "ring"],
+     "takes no network"),
     (["run", "fedavg", "--local-steps", "1,3", "--lr", "0.1", "--rounds", "2"], "per client"),
     (["run", "fedavg", "--local-steps", "1,x", "--lr", "0.1"], "comma-separated"),
 ])
@@ -66,6 +75,36 @@ def test_bad_input_is_one_line_and_status_2(tmp_path, quad_file, capsys, argv, m
     assert code == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_the_issue_example_and_the_hand_derived_fields(quad_file, capsys):
+    """``fixed-point fedavgm --server-lr 1 --server-momentum 0.6 --participation full`` (and the
+    run's --lr): the round map on x_g and the server's velocity; the hand-derived fields (lr -> 0
+    limit, client weights, ||a_i||_1) are those of fedavg, fedprox and fednova only."""
+    data = ["--task", "quadratic", "--data", str(quad_file), "--lr", "0.05", "--json"]
+    assert main(["fixed-point", "fedavgm", "--server-lr", "1", "--server-momentum", "0.6",
+                 "--participation", "full", *data]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["state_fields"] == ["x_g", "server.velocity"] and out["converges"]
+    assert out["options"]["server_momentum"] == 0.6 and "limit_lr_to_0" not in out
+    assert set(out) >= {"algorithm", "n", "d", "lr", "local_steps", "fixed_point", "x_star",
+                        "distance_to_x_star", "spectral_radius", "converges"}
+    assert main(["fixed-point", "fedavg", *data]) == 0
+    assert {"limit_lr_to_0", "client_weights", "a_norm"} <= set(json.loads(capsys.readouterr().out))
+
+
+def test_sdgt_over_a_network(capsys):
+    """An algorithm that takes a network, with the network flags: SD-GT's fixed point is x* (of
+    uniform weights: SD-GT averages with the subnet sizes), with the subnet sums of its trackers
+    (d per subnet) factored out."""
+    assert main(["fixed-point", "sdgt", "--task", "quadratic", "--n", "4", "--d", "3",
+                 "--subnets", "1", "--topology", "ring", "--local-steps", "2", "--lr", "0.05",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["conserved"] == 3 and out["distance_to_x_star"] < 1e-10 and out["converges"]
+    assert main(["fixed-point", "sdgt", "--task", "quadratic", "--n", "4", "--d", "3",
+                 "--subnets", "1", "--topology", "ring", "--lr", "0.05"]) == 0
+    assert "conserved directions factored out" in capsys.readouterr().out
 
 
 def test_bad_quadratic_files(tmp_path, capsys):
