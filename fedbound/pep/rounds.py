@@ -185,7 +185,7 @@ class RoundSpec:
                 "RoundSpec.nesterov needs server momentum (Nesterov without it is the plain server step)")
         validate.one_of("RoundSpec.aggregation", self.aggregation, AGGREGATIONS)
         if self.aggregation == "mean":
-            require(self.tau_eff == "accumulation", f"RoundSpec.tau_eff applies to the normalized "
+            require(isinstance(self.tau_eff, str) and self.tau_eff == "accumulation", f"RoundSpec.tau_eff applies to the normalized "
                                                     f"aggregation only, got {self.tau_eff!r} with mean")
         elif isinstance(self.tau_eff, str):
             validate.one_of("RoundSpec.tau_eff", self.tau_eff, TAU_EFF_POLICIES)
