@@ -75,7 +75,7 @@ FedAvg with server-side Nesterov momentum, registered with a theorem of one's ow
 >>> RoundSpec(server_momentum="mu")
 Traceback (most recent call last):
 ...
-fedbound.errors.ValidationError: RoundSpec.server_momentum: 'mu' is the setting's option (strong convexity); give the server_momentum option another name
+fedbound.errors.ValidationError: RoundSpec.server_momentum: 'mu' is the setting's option (strong convexity); ...
 """
 from __future__ import annotations
 
@@ -185,8 +185,9 @@ class RoundSpec:
                 "RoundSpec.nesterov needs server momentum (Nesterov without it is the plain server step)")
         validate.one_of("RoundSpec.aggregation", self.aggregation, AGGREGATIONS)
         if self.aggregation == "mean":
-            require(isinstance(self.tau_eff, str) and self.tau_eff == "accumulation", f"RoundSpec.tau_eff applies to the normalized "
-                                                    f"aggregation only, got {self.tau_eff!r} with mean")
+            require(isinstance(self.tau_eff, str) and self.tau_eff == "accumulation",
+                    f"RoundSpec.tau_eff applies to the normalized aggregation only, got "
+                    f"{validate.show(self.tau_eff)} with mean")
         elif isinstance(self.tau_eff, str):
             validate.one_of("RoundSpec.tau_eff", self.tau_eff, TAU_EFF_POLICIES)
         else:
