@@ -1,7 +1,8 @@
 """``fedbound pep METHOD [options] [--json]``: a worst-case certificate by performance estimation.
 
 One subcommand per method of the registry :data:`fedbound.pep.PEP_METHODS` (``gd``, ``fedavg``,
-``fedprox``, ``fednova``, ``scaffold``, ``scaffnew``, ``dgd``, ``gt``, ``sdgt``), its flags built
+``fedprox``, ``fednova``, ``scaffold``, ``scaffnew``, ``dgd``, ``gt``, ``sdgt``, and those of plugins,
+e.g. a method of one's own round registered by :func:`fedbound.pep.register_round_method`), its flags built
 from the method's options by :mod:`fedbound.cli.flags` (``--`` + the option name with dashes:
 ``--lam-lo``; the underscore spellings of before, ``--lam_lo``, still work and warn) and validated
 by :mod:`fedbound.validate` through :meth:`fedbound.pep.method.Method.config`.

@@ -2,12 +2,16 @@
 algorithms (issue 13): :func:`certify` (one method, one setting), :mod:`fedbound.pep.compose`
 (long horizons from one-round certificates) and the methods of :data:`PEP_METHODS` (the registry
 of :mod:`fedbound.pep.method`; ``METHODS``, the dict name -> method of before, still works and
-warns)."""
+warns). A method of one's own from a description of its round (:class:`RoundSpec`, in the
+algorithms' vocabulary) with a registered theorem as its theory (:class:`ResultTheory`):
+:func:`register_round_method` (:mod:`fedbound.pep.rounds`, issue 21)."""
 from fedbound.deprecation import deprecated
 from fedbound.pep.certificate import Certificate, certify
-from fedbound.pep.method import PEP_METHODS
+from fedbound.pep.method import PEP_METHODS, ResultTheory, Theory
+from fedbound.pep.rounds import RoundSpec, register_round_method, round_method
 
-__all__ = ["Certificate", "certify", "PEP_METHODS"]
+__all__ = ["Certificate", "certify", "PEP_METHODS", "RoundSpec", "ResultTheory", "Theory", "round_method",
+           "register_round_method"]
 
 
 def __getattr__(name: str):

@@ -6,9 +6,10 @@ validated through :mod:`fedbound.validate`; ``fedbound pep METHOD`` builds its f
 function class (``setting``: n, L, mu, weights, nonconvex), the conditions between options
 (``conditions``: mu < L, gamma L <= 4, ...), the algorithm ``build(env, cfg)`` written once for all
 backends (:mod:`fedbound.pep.env`), the family of explicit quadratic instances its lower bound is
-searched over (``family``) and the papers' bound where one exists (``theory`` -> :class:`Theory`).
-Each module of :mod:`fedbound.pep.methods` registers its methods in :data:`PEP_METHODS` where they
-are defined.
+searched over (``family``) and the papers' bound where one exists (``theory`` -> :class:`Theory`;
+:class:`ResultTheory` reads it off a registered result of :mod:`fedbound.theory`). Each module of
+:mod:`fedbound.pep.methods` registers its methods in :data:`PEP_METHODS` where they are defined; a
+method of a federated round is built from its description (:mod:`fedbound.pep.rounds`).
 
 Options are made by :func:`option` from the registry's constructors (numbers, integers, choices)
 and two of this module: :func:`integers_option` (a list of integers, comma-separated on the command
@@ -19,12 +20,12 @@ written (``--lam_lo``), still work and warn.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from fedbound import validate
-from fedbound.errors import InputTypeError, ValidationError
+from fedbound.errors import InputTypeError, ValidationError, require
 from fedbound.registry import Entry, Option, Registry
 
 
@@ -79,6 +80,67 @@ class Theory:
 
 
 @dataclass(frozen=True)
+class ResultTheory:
+    """The theory side from a registered result (:func:`fedbound.theory.get`, a
+    :class:`~fedbound.theory.result.Result` with a bound): called with a method's validated options
+    ``cfg`` (as ``Method.theory``), it evaluates the bound of ``result`` (variant ``variant``, the
+    result's default where None) at the constants read from the options and returns a
+    :class:`Theory`: ``value`` the bound, ``applies`` whether every step-size condition
+    (``variable <= cap``) and predicate of the variant holds there, ``note`` the failing ones
+    ("conditions fail: <names>", their names in the result).
+
+    ``constants`` maps the options to the result's constants: a dict option name -> constant name
+    (``{"gamma": "gamma", "K": "K", "R": "T"}``), or a callable cfg -> {constant: value} for
+    constants computed from several options; ``fixed`` gives further constants fixed values
+    (``{"sigma": 0.0}``). The result must bound the method's metric (for a round method
+    ||x_R - x*||^2 with ||x0 - x*||^2 <= 1, :mod:`fedbound.pep.rounds`); every variable of its step
+    conditions must be given (else the conditions could not be checked: an error). ``source`` is
+    the Theory's source text (default: id, variant and provenance of the result).
+    """
+
+    result: str
+    constants: Mapping[str, str] | Callable[[dict], Mapping[str, float]]
+    variant: str | None = None
+    fixed: Mapping[str, float] = field(default_factory=dict)
+    source: str = ""
+
+    def __post_init__(self):
+        require(isinstance(self.result, str) and self.result.strip() != "",
+                f"ResultTheory.result must be a result id (fedbound.theory.get), got {validate.show(self.result)}")
+        if not callable(self.constants):
+            require(isinstance(self.constants, Mapping) and all(
+                isinstance(k, str) and isinstance(v, str) for k, v in self.constants.items()),
+                f"ResultTheory.constants must map option names to constant names (a dict of str), or be "
+                f"a callable cfg -> constants, got {validate.show(self.constants)}")
+        require(isinstance(self.fixed, Mapping) and all(isinstance(k, str) for k in self.fixed),
+                f"ResultTheory.fixed must map constant names to values, got {validate.show(self.fixed)}")
+        for name, value in self.fixed.items():
+            validate.number(f"ResultTheory.fixed[{name!r}]", value)
+
+    def options(self) -> tuple[str, ...]:
+        """The options a dict mapping reads (none for a callable)."""
+        return () if callable(self.constants) else tuple(self.constants)
+
+    def __call__(self, cfg: dict) -> Theory:
+        # imported here: fedbound.theory needs sympy, which `import fedbound.pep` does not load
+        from fedbound.theory.registry import get
+
+        result = get(self.result)
+        given = dict(self.constants(cfg)) if callable(self.constants) else \
+            {constant: cfg[option] for option, constant in self.constants.items()}
+        ev = result.evaluate(self.variant, **{**self.fixed, **given})
+        variant = result.variant(self.variant)
+        unchecked = [str(c) for c in variant.conditions if c.name not in ev.conditions_hold]
+        require(not unchecked and ev.bound is not None,
+                f"{result.id} ({variant.name}): " + (f"its step conditions {', '.join(unchecked)} need "
+                f"their variables among the constants" if unchecked else "it states no bound"))
+        failing = [name for held in (ev.conditions_hold, ev.predicates) for name, ok in held.items()
+                   if not bool(ok)]
+        return Theory(float(ev.bound), self.source or f"{result.id} ({variant.name}), {result.provenance}",
+                      not failing, "conditions fail: " + ", ".join(failing) if failing else "")
+
+
+@dataclass(frozen=True)
 class Method(Entry):
     """See the module doc. ``setting(cfg)`` -> dict(n, L, mu, weights, nonconvex);
     ``family(cfg)`` -> dict of the lower-bound family (zero_g, shared_h, h_low, lam);
@@ -118,5 +180,5 @@ def stochastic_matrix(name: str, W: np.ndarray, n: int) -> np.ndarray:
     return W
 
 
-__all__ = ["Method", "Theory", "PEP_METHODS", "register", "option", "integers_option",
+__all__ = ["Method", "Theory", "ResultTheory", "PEP_METHODS", "register", "option", "integers_option",
            "matrix_option", "stochastic_matrix"]

@@ -4,6 +4,7 @@ parameter. The contract (fuzz_values.outcome): a FedboundError with a one-line m
 without NaN; never another exception, never acceptance of NaN, complex numbers or junk strings."""
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 from fedbound import network as N
 from fedbound.errors import UnknownNameError
+from fedbound.pep.rounds import FIELDS, RoundSpec
 from fedbound import tasks as T
 from fedbound.tasks import TASKS, make_task
 from fuzz_values import bad_values, is_always_invalid, outcome
@@ -322,3 +324,16 @@ def test_every_registered_option(kind, entry, option, value):
     if status == "ok" and option in result:     # the canonical value is valid itself
         declared = spec.option(option)
         outcome("registry", declared.check, declared.name, result[option])
+
+
+ROUND_FIELDS = [f.name for f in dataclasses.fields(RoundSpec)]
+
+
+@pytest.mark.parametrize("field", ROUND_FIELDS)
+@settings(max_examples=EXAMPLES)
+@given(value=bad_values())
+def test_pep_round_description(field, value):
+    """A bad value for any field of a round description (fedbound.pep.RoundSpec) is refused; a
+    string is an option's name for the numeric fields (valid where it is an identifier)."""
+    names = field in FIELDS and isinstance(value, str)
+    outcome("pep", RoundSpec, invalid=is_always_invalid(value) and not names, **{field: value})

@@ -30,13 +30,16 @@ def step_check(name: str, step: float, L: float) -> None:
                               f"got {name}={step:g}, L={L:g}")
 
 
-def strongly_convex_check(cfg: dict) -> None:
-    """mu < L (mu = L would make every f_i the same quadratic) and gamma L <= MAX_STEP_L."""
+def below_L(cfg: dict) -> None:
+    """mu < L (mu = L would make every f_i the same quadratic)."""
     if cfg["mu"] >= cfg["L"]:
         raise ValidationError(f"mu must be < L, got mu={cfg['mu']:g}, L={cfg['L']:g}")
+
+
+def strongly_convex_check(cfg: dict) -> None:
+    """mu < L (:func:`below_L`) and gamma L <= MAX_STEP_L."""
+    below_L(cfg)
     step_check("gamma", cfg["gamma"], cfg["L"])
-    if cfg.get("mu_prox"):
-        step_check("gamma (1 + mu_prox/L)", cfg["gamma"] * (1 + cfg["mu_prox"] / cfg["L"]), cfg["L"])
 
 
 def start_and_heterogeneity(env, zeta: float | None) -> None:

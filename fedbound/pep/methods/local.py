@@ -7,7 +7,8 @@ from y_i = x each client takes K steps y_i <- y_i - gamma (grad f_i(y_i) + mu_pr
 papers/fednova.md 2.4 [L58]), then x <- (1/n) sum_i y_i. Metric
 ||x_R - x*||^2. With zeta = 0 every f_i has x* as minimizer and FedAvg is exactly GD on each:
 worst case rho^(2KR), rho = max(|1 - gamma mu|, |1 - gamma L|) (the theory column; none for
-zeta > 0: the four papers bound FedAvg only for non-convex objectives).
+zeta > 0: the four papers bound FedAvg only for non-convex objectives). Both are round methods
+(:func:`fedbound.pep.rounds.round_method`): FedAvg's round, with the proximal ``mu`` = mu_prox.
 
 FedNova (seed 001, update rule (4) [L93] with vanilla local GD, a_i = (1, ..., 1),
 ||a_i||_1 = tau_i). Client i takes tau_i steps y_i <- y_i - eta grad F_i(y_i) from x, and
@@ -20,37 +21,18 @@ is a relaxation and its value an upper bound on the worst case. Metric: (1/R) su
 ||grad F~(x^t)||^2, compared with (97) at sigma = 0 (fedbound.theory ``fednova.thm1``, printed,
 C = max_i tau_i (tau_i - 1) by (95), valid under (98)-(99)). The lower-bound family shares one
 Hessian diag(h), h in [0, L]^d, across clients, so Assumption 3 holds everywhere, not only at the
-sampled points (needs beta^2 >= 1, which Jensen's inequality forces anyway).
+sampled points (needs beta^2 >= 1, which Jensen's inequality forces anyway). The round is a
+:class:`fedbound.pep.rounds.RoundSpec` (normalized aggregation, tau_eff "steps"); the theory a
+:class:`fedbound.pep.method.ResultTheory` of ``fednova.thm1``.
 """
 from __future__ import annotations
 
 from fedbound.errors import ValidationError
-from fedbound.pep.env import combine, heterogeneity, mean, objective_grad, objective_value
-from fedbound.pep.method import Method, Theory, integers_option, option, register
-from fedbound.theory.registry import get
-from fedbound.pep.methods.common import (GAMMA, K_STEPS, MU, N_CLIENTS, ROUNDS, ZETA, L, family,
-                                         start_and_heterogeneity, step_check, strongly_convex_check)
+from fedbound.pep.env import heterogeneity, objective_grad, objective_value
+from fedbound.pep.method import Method, ResultTheory, Theory, integers_option, option, register
+from fedbound.pep.methods.common import GAMMA, K_STEPS, ROUNDS, L, step_check
+from fedbound.pep.rounds import RoundSpec, round_method
 from fedbound.registry import number_option
-
-
-def local_steps(env, x, steps: list[int], step: float, mu_prox: float = 0.0) -> list:
-    """y_i after steps[i] steps y_i <- y_i - step (grad f_i(y_i) + mu_prox (y_i - x)), from y_i = x."""
-    out = []
-    for i, count in enumerate(steps):
-        y = x
-        for _ in range(count):
-            d = env.grad(i, y)
-            y = y - step * (d + mu_prox * (y - x) if mu_prox else d)
-        out.append(y)
-    return out
-
-
-def build_fedavg(env, cfg: dict) -> None:
-    x = env.x0
-    for _ in range(cfg["R"]):
-        x = mean(local_steps(env, x, [cfg["K"]] * env.n, cfg["gamma"], cfg.get("mu_prox", 0.0)))
-    start_and_heterogeneity(env, cfg["zeta"])
-    env.measure(env.sq(x - env.xs))
 
 
 def fedavg_theory(cfg: dict) -> Theory | None:
@@ -60,33 +42,27 @@ def fedavg_theory(cfg: dict) -> Theory | None:
     return Theory(rho ** (2 * cfg["K"] * cfg["R"]), "zeta = 0: GD on every client, rho^(2KR)", True)
 
 
-def _strong(cfg: dict) -> dict:
-    return {"n": cfg["n"], "L": cfg["L"], "mu": cfg["mu"]}
+FEDAVG = register(round_method(
+    "fedavg", "FedAvg: K local GD steps then averaging, heterogeneity zeta", RoundSpec(lr=GAMMA, local_steps=K_STEPS),
+    theory=fedavg_theory, doc=__doc__))
 
-
-FEDAVG = register(Method(
-    "fedavg", "FedAvg: K local GD steps then averaging, heterogeneity zeta",
-    (N_CLIENTS, K_STEPS, ROUNDS, GAMMA, L, MU, ZETA),
-    setting=_strong, build=build_fedavg, family=family, theory=fedavg_theory,
-    conditions=strongly_convex_check, doc=__doc__))
-
-FEDPROX = register(Method(
+FEDPROX = register(round_method(
     "fedprox", "FedProx: K local GD steps on f_i + (mu_prox/2)||y - x||^2, then averaging",
-    (N_CLIENTS, K_STEPS, ROUNDS, GAMMA, L, MU, ZETA,
-     option(number_option, "mu_prox", "proximal coefficient mu_prox", 0.1, low=0.0, high=1e6,
-            examples=(0.0, 0.5))),
-    setting=_strong, build=build_fedavg, family=family, theory=fedavg_theory,
-    conditions=strongly_convex_check, doc=__doc__))
+    RoundSpec(lr=GAMMA, local_steps=K_STEPS,
+              mu=option(number_option, "mu_prox", "proximal coefficient mu_prox", 0.1, low=0.0, high=1e6,
+                        examples=(0.0, 0.5))),
+    theory=fedavg_theory, doc=__doc__))
+
+TAUS = option(integers_option, "taus", "local steps tau_i of each client, comma-separated", "2,4", low=1,
+              high=32, examples=("2,4", (1, 3)))
+ETA = option(number_option, "eta", "client learning rate eta (eta L <= 4)", 0.05, low=0.0, high=1e6,
+             low_open=True, examples=(0.05, 0.1))
+#: FedNova's round: tau_i local GD steps of size eta, normalized averaging with tau_eff = sum_i p_i tau_i
+FEDNOVA_ROUND = RoundSpec(lr=ETA, local_steps=TAUS, aggregation="normalized", tau_eff="steps")
 
 
 def build_fednova(env, cfg: dict) -> None:
-    taus, p = cfg["taus"], env.weights
-    tau_eff = sum(w * t for w, t in zip(p, taus))
-    x, server = env.x0, [env.x0]
-    for _ in range(cfg["R"]):
-        ys = local_steps(env, x, taus, cfg["eta"])
-        x = x - tau_eff * combine([w / t for w, t in zip(p, taus)], [x - y for y in ys])
-        server.append(x)
+    server = FEDNOVA_ROUND.run(env, cfg, cfg["R"])
     gap = cfg["Delta"]
     for z in [env.xs] + server[1:]:
         env.require(objective_value(env, env.x0) - objective_value(env, z), gap)
@@ -95,16 +71,14 @@ def build_fednova(env, cfg: dict) -> None:
     env.measure(sum(env.sq(objective_grad(env, z)) for z in server[:-1]) * (1.0 / cfg["R"]))
 
 
-def fednova_theory(cfg: dict) -> Theory:
+def _fednova_constants(cfg: dict) -> dict:
     taus, n = cfg["taus"], len(cfg["taus"])
-    tau_eff = sum(taus) / n
-    C = max(t * (t - 1) for t in taus)
-    ev = get("fednova.thm1").evaluate(
-        "printed", L=cfg["L"], Delta=cfg["Delta"], eta=cfg["eta"], tau_eff=tau_eff, T=cfg["R"], sigma=0.0,
-        m=n, A=1.0, B=1.0, C=max(C, 0), kappa2=cfg["kappa2"], beta2=cfg["beta2"])
-    failing = [k for k, ok in ev.conditions_hold.items() if not bool(ok)]
-    return Theory(float(ev.bound), "fednova.thm1 (97) printed, sigma = 0, C = max tau_i (tau_i - 1)",
-                  not failing, "conditions fail: " + ", ".join(failing) if failing else "")
+    return dict(L=cfg["L"], Delta=cfg["Delta"], eta=cfg["eta"], tau_eff=sum(taus) / n, T=cfg["R"], m=n,
+                C=max(t * (t - 1) for t in taus), kappa2=cfg["kappa2"], beta2=cfg["beta2"])
+
+
+FEDNOVA_THEORY = ResultTheory("fednova.thm1", _fednova_constants, "printed", {"sigma": 0.0, "A": 1.0, "B": 1.0},
+                              "fednova.thm1 (97) printed, sigma = 0, C = max tau_i (tau_i - 1)")
 
 
 def _fednova_check(cfg: dict) -> None:
@@ -116,10 +90,7 @@ def _fednova_check(cfg: dict) -> None:
 
 FEDNOVA = register(Method(
     "fednova", "FedNova with unequal tau_i (non-convex, vs Theorem 1 at sigma = 0)",
-    (option(integers_option, "taus", "local steps tau_i of each client, comma-separated", "2,4", low=1,
-            high=32, examples=("2,4", (1, 3))),
-     ROUNDS, option(number_option, "eta", "client learning rate eta (eta L <= 4)", 0.05, low=0.0,
-                    high=1e6, low_open=True, examples=(0.05, 0.1)), L,
+    (TAUS, ROUNDS, ETA, L,
      option(number_option, "Delta", "initial gap F~(x0) - F~_inf <= Delta", 1.0, low=0.0, high=1e6,
             low_open=True, examples=(1.0, 2.0)),
      option(number_option, "beta2", "Assumption 3 beta^2 (>= 1)", 1.0, low=0.0, high=1e6,
@@ -128,4 +99,4 @@ FEDNOVA = register(Method(
             examples=(0.0, 1.0))),
     setting=lambda cfg: {"n": len(cfg["taus"]), "L": cfg["L"], "mu": 0.0, "nonconvex": True},
     build=build_fednova, family=lambda cfg: {"h_low": 0.0, "shared_h": True, "zero_g": cfg["kappa2"] == 0},
-    theory=fednova_theory, conditions=_fednova_check, doc=__doc__))
+    theory=FEDNOVA_THEORY, conditions=_fednova_check, doc=__doc__))

@@ -8,42 +8,23 @@ FedAvg) or at c_i = grad f_i(x0) (``c0 = grad``). Class, conditions and metric a
 (:mod:`fedbound.pep.methods.local`). With ``c0 = grad`` the worst case does not depend on zeta:
 adding a_i^T x with sum_i a_i = 0 to the f_i shifts every c_i by a_i and leaves the iterates
 unchanged, so every zeta has the worst case of zeta = 0 -- the PEP certifies it numerically.
-No bound of the four papers covers SCAFFOLD in this setting (theory: none).
+No bound of the four papers covers SCAFFOLD in this setting (theory: none). The method is the
+round method (:func:`fedbound.pep.rounds.round_method`) of FedAvg's round with control variates
+(``c0``) and the server step ``eta_g`` (``server_lr``).
 """
 from __future__ import annotations
 
-from fedbound.pep.env import mean
-from fedbound.pep.method import Method, option, register
-from fedbound.pep.methods.common import (GAMMA, K_STEPS, MU, N_CLIENTS, ROUNDS, ZETA, L, family,
-                                         start_and_heterogeneity, strongly_convex_check)
+from fedbound.pep.method import option, register
+from fedbound.pep.methods.common import GAMMA, K_STEPS
+from fedbound.pep.rounds import CONTROL_VARIATES, RoundSpec, round_method
 from fedbound.registry import choice_option, number_option
 
+ROUND = RoundSpec(
+    lr=GAMMA, local_steps=K_STEPS,
+    server_lr=option(number_option, "eta_g", "global step size", 1.0, low=0.0, high=10.0, low_open=True,
+                     examples=(0.5, 1.0)),
+    control_variates=option(choice_option, "c0", "initial control variates: zero or grad (c_i = grad f_i(x0))",
+                            "zero", choices=CONTROL_VARIATES, examples=("zero", "grad")))
 
-def build(env, cfg: dict) -> None:
-    n, K, gamma = env.n, cfg["K"], cfg["gamma"]
-    x = env.x0
-    cs = [env.grad(i, x) if cfg["c0"] == "grad" else 0.0 * x for i in range(n)]
-    c = mean(cs)
-    for _ in range(cfg["R"]):
-        ys = []
-        for i in range(n):
-            y = x
-            for _ in range(K):
-                y = y - gamma * (env.grad(i, y) - cs[i] + c)
-            ys.append(y)
-        cs = [cs[i] - c + (1.0 / (K * gamma)) * (x - ys[i]) for i in range(n)]
-        x = x + cfg["eta_g"] * mean([y - x for y in ys])
-        c = mean(cs)
-    start_and_heterogeneity(env, cfg["zeta"])
-    env.measure(env.sq(x - env.xs))
-
-
-METHOD = register(Method(
-    "scaffold", "SCAFFOLD (deterministic, option II control variates)",
-    (N_CLIENTS, K_STEPS, ROUNDS, GAMMA, L, MU, ZETA,
-     option(number_option, "eta_g", "global step size", 1.0, low=0.0, high=10.0, low_open=True,
-            examples=(0.5, 1.0)),
-     option(choice_option, "c0", "initial control variates: zero or grad (c_i = grad f_i(x0))", "zero",
-            choices=("zero", "grad"), examples=("zero", "grad"))),
-    setting=lambda cfg: {"n": cfg["n"], "L": cfg["L"], "mu": cfg["mu"]},
-    build=build, family=family, conditions=strongly_convex_check, doc=__doc__))
+METHOD = register(round_method("scaffold", "SCAFFOLD (deterministic, option II control variates)", ROUND,
+                               doc=__doc__))
