@@ -53,7 +53,8 @@ from fedbound.algorithms.federated.round import Federated
 from fedbound.algorithms.optim import client, server
 from fedbound.algorithms.registry import ALGORITHMS, AlgorithmSpec
 from fedbound.papers import PAPERS, PaperAudit
-from fedbound.pep.method import PEP_METHODS, Method, Theory
+from fedbound.pep.method import PEP_METHODS, Method, ResultTheory, Theory
+from fedbound.pep.rounds import RoundSpec, round_method
 from fedbound.registry import (PluginError, Option, choice_option, integer_option, load_plugin,
                                number_option)
 from fedbound.tasks.registry import TASKS, TaskSpec
@@ -131,5 +132,6 @@ __all__ = [
     "AlgorithmSpec", "Federated", "client", "server", "options", "Option", "number_option",
     "integer_option", "choice_option", "TaskSpec", "Result", "Variant", "StepCondition",
     "Predicate", "Provenance", "Measure", "Domain", "shared", "PaperAudit", "Claim", "Param",
-    "Sampler", "compile_expr", "VerifyCheck", "theorem_check", "Method", "Theory", "new_plugin",
+    "Sampler", "compile_expr", "VerifyCheck", "theorem_check", "Method", "Theory", "RoundSpec",
+    "round_method", "ResultTheory", "new_plugin",
 ]

@@ -65,8 +65,9 @@ def test_run_and_its_options(plugin):
     _, env, cwd = plugin
     out = json.loads(ok(env, cwd, "run", NAME, "--lr", "0.02", "--local-steps", "3",
                         "--clients-per-round", "4", "--rounds", "30", "--json", "--out", str(cwd / "r")))
-    gaps = out["loss_gap"] if "loss_gap" in out else out["trajectory"]["loss_gap"]
-    assert gaps[-1] < gaps[0]
+    metrics = json.loads(Path(out["files"]["json"]).read_text())
+    gaps = metrics["metrics"]["loss_gap"]
+    assert gaps[-1] < 0.5 * gaps[0]
     missing = fedbound(env, cwd, "run", NAME, "--rounds", "3")
     assert missing.returncode == 2 and "--lr" in missing.stderr and len(missing.stderr.splitlines()) == 1
     bad = fedbound(env, cwd, "run", NAME, "--lr", "0.02", "--server-momentum", "1.5", "--rounds", "3")
@@ -76,12 +77,12 @@ def test_run_and_its_options(plugin):
 def test_theory_commands(plugin):
     _, env, cwd = plugin
     sets = ["L=1", "mu=0.1", "sigma=0.1", "gamma=0.01", "K=2", "beta=0.5", "c=4", "n=8", "zeta2=1",
-            "Delta=1", "T=100"]
+            "D=1", "T=100"]
     bound = json.loads(ok(env, cwd, "bound", f"{NAME}.thm1", "--set", *sets, "--json"))
     assert bound["all_conditions_hold"] is True and bound["bound"] > 0
     step = json.loads(ok(env, cwd, "stepsize", f"{NAME}.thm1", "--set", "L=1", "K=2", "beta=0.5",
                          "--json"))
-    assert abs(step["max_step"] - 0.25 / 16) < 1e-12 if "max_step" in step else step
+    assert step["variable"] == "gamma" and abs(step["gamma_max"] - 0.25 / 16) < 1e-15
     text = ok(env, cwd, "constants", f"{NAME}.thm1")
     assert "zeta2" in text and "heterogeneity at the optimum" in text
     audit = json.loads(ok(env, cwd, "audit", NAME, "--samples", "500", "--iterations", "3", "--json"))
