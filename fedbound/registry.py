@@ -333,6 +333,7 @@ def load_plugin(spec: str, how: str = "a plugin") -> None:
     if spec in _loaded_plugins:
         return
     _loaded_plugins[spec] = how
+    before = _plugin_entries()
     try:
         if spec.endswith(".py"):
             path = Path(spec)
@@ -345,13 +346,26 @@ def load_plugin(spec: str, how: str = "a plugin") -> None:
             module_spec.loader.exec_module(module)
         else:
             importlib.import_module(spec)
-    except PluginError:
-        raise
     except Exception as exc:   # noqa: BLE001 - whatever a plugin raises, the user gets one line
         _loaded_plugins.pop(spec, None)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        if isinstance(exc, PluginError):
+            if first.startswith(f"plugin {spec} ("):
+                raise
+            raise PluginError(f"plugin {spec} ({how}): {first}") from None
         raise PluginError(f"plugin {spec} ({how}) failed to load: {type(exc).__name__}"
                           + (f": {first}" if first else "")) from None
+    if _plugin_entries() == before:
+        _loaded_plugins.pop(spec, None)
+        raise PluginError(f"plugin {spec} ({how}) registered nothing: a plugin registers "
+                          f"algorithms, results, papers, checks, PEP methods or tasks when it is "
+                          f"imported (fedbound.extend); is {spec!r} the right module?")
+
+
+def _plugin_entries() -> int:
+    """How many entries modules outside fedbound have registered (in every registry)."""
+    return sum(1 for registry in REGISTRIES.values() for origin in registry._origins.values()
+               if not origin.startswith("fedbound."))
 
 
 def request_plugin(spec: str) -> None:

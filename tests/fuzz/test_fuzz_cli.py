@@ -282,3 +282,13 @@ def test_out_paths(path, files, tmp_path):
         assert code == 2, f"fedbound {' '.join(argv)} wrote into {target}: exit {code}"
     assert a_file.read_text() == "keep" and (full / "mine.txt").read_text() == "keep"
     assert sorted(p.name for p in full.iterdir()) == ["mine.txt"]
+
+
+@pytest.mark.parametrize("value", BAD_STRINGS + BAD_PATHS + ["nowhere/plugin.py", "x.py"])
+def test_bad_plugin_values(value, files, tmp_path):
+    """``fedbound --plugin VALUE``: a value that names no importable module or .py file is one
+    error line naming the plugin, exit 2 (the global option, before any command)."""
+    argv = ["--plugin", value, "list", "algorithms"]
+    code, out, err = run_cli(argv)
+    check_contract(argv, code, out, err)
+    assert code == 2
