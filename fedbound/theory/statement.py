@@ -186,7 +186,7 @@ class Statement:
             arr = as_values(name, value)
             c = seen[name]
             if c.ndim and (self.preparation is None or name not in self.preparation.inputs):
-                raise ValidationError(f"{name} is a vector input that {self.id} does not use")
+                raise ValidationError(f"{name} ({c.meaning}) is a vector input that {self.id} does not use")
             if arr.size == 0:
                 raise ValidationError(f"{name} ({c.meaning}) is empty; give a number or a non-empty array")
             if c.ndim and (arr.ndim < 1 or arr.shape[-1] == 0):
@@ -204,7 +204,8 @@ class Statement:
                 if np.any(bad):
                     raise ValidationError(
                         f"{self.id} assumes {reason}: {name} must be {domain.describe()}, "
-                        f"got {np.asarray(values[name])[bad].flat[0] if bad.ndim else float(values[name]):g}")
+                        f"got {np.asarray(values[name])[bad].flat[0] if bad.ndim else float(values[name]):g}; "
+                        f"{S.explain(name, self.scope)}")
 
     def _prepare(self, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         prep = self.preparation
@@ -213,10 +214,10 @@ class Statement:
         missing = [nm for nm in prep.inputs if nm not in values]
         if missing:
             raise ValidationError(f"{self.id}: the preparation needs every vector input "
-                                  f"({', '.join(prep.inputs)}); missing {', '.join(missing)}")
+                                  f"({', '.join(prep.inputs)}); missing {self._explained(missing)}")
         twice = [nm for nm in prep.outputs if nm in values]
         if twice:
-            raise ValidationError(f"{self.id}: {', '.join(twice)} are computed from "
+            raise ValidationError(f"{self.id}: {self._explained(twice)} are computed from "
                                   f"{', '.join(prep.inputs)}; give either, not both")
         lengths = {nm: values[nm].shape[-1] for nm in prep.inputs}
         if len(set(lengths.values())) != 1 or 0 in lengths.values():
@@ -240,8 +241,12 @@ class Statement:
         missing = [nm for nm in names if nm not in values]
         if missing:
             raise ValidationError(
-                f"{self.id} ({v.name}) needs constant(s) {', '.join(missing)}; "
+                f"{self.id} ({v.name}) needs constant(s) {self._explained(missing)}; "
                 f"it uses {', '.join(v.constants())}")
+
+    def _explained(self, names: Iterable[str]) -> str:
+        """``"K (meaning), p (meaning)"``: constants named with what they mean in this scope."""
+        return ", ".join(S.explain(nm, self.scope) for nm in names)
 
 
 __all__ = ["Provenance", "Flag", "Preparation", "as_values", "Statement"]
