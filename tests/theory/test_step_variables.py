@@ -1,11 +1,13 @@
 """Results with several step variables (issue 21 item 6): the largest value of one needs the others
 that its conditions involve (or says which condition applies), the step variables have an order in
-which each can be chosen after the others. On toy results with conditions on gamma and on a server
-step eta, in an isolated symbol registry."""
+which each can be chosen after the others, and admissible_constants draws them all. On toy results
+with conditions on gamma and on a server step eta, in an isolated symbol registry."""
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fedbound.errors import ValidationError
+from fedbound.testing import admissible_constants
 from fedbound.theory import RESULTS, get, results
 from fedbound.theory import symbols as S
 from fedbound.theory.result import Provenance, Result, StepCondition, Variant
@@ -94,3 +96,32 @@ def test_step_order(toy):
                                               r"\(\(g\): gamma <= 1/\(4\*L\*eta\); \(e\): eta < 1/\(L\*gamma\)\); "
                                               r"give one of them"):
         step_order(toy["twostep.cycle"])
+
+
+@settings(max_examples=20, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_admissible_constants_draws_every_step_variable_in_order(toy, data):
+    """Both gamma and eta are drawn and every condition holds (eta's at the drawn gamma)."""
+    r = toy["twostep.chain"]
+    values = data.draw(admissible_constants(r))
+    assert {"gamma", "eta"} <= set(values)
+    assert r.evaluate(**values).all_conditions_hold
+
+
+@settings(max_examples=20, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_admissible_constants_with_the_other_variable_fixed(toy, data):
+    r = toy["twostep.cycle"]
+    eta = data.draw(st.floats(0.1, 10.0))
+    values = data.draw(admissible_constants(r, fixed={"eta": eta}))
+    assert values["eta"] == eta and r.evaluate(**values).all_conditions_hold
+    values = data.draw(admissible_constants(r, variable="gamma", fixed={"eta": eta}))
+    assert r.evaluate(**values).all_conditions_hold
+
+
+def test_admissible_constants_refuses_mutually_dependent_or_missing_variables(toy):
+    with pytest.raises(ValidationError, match="depend on each other"):
+        admissible_constants(toy["twostep.cycle"])
+    with pytest.raises(ValidationError, match=r"with variable='gamma' give the other step variables "
+                                              r"in fixed= \(eta\)"):
+        admissible_constants(toy["twostep.chain"], variable="gamma")
