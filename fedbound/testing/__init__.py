@@ -1,20 +1,23 @@
 """fedbound.testing: hypothesis strategies and assertions to property-test algorithms against
-theory (the project's own tests use them too).
+theory, fit for a user's CI (the project's own tests use them too).
 
 Strategies (:mod:`fedbound.testing.strategies`): :func:`constants` (theory constants inside their
-declared domains), :func:`admissible_constants` (plus a step size satisfying a result's
-conditions), :func:`networks` (subnets with random topologies), :func:`quadratic_tasks` and
-:func:`least_squares_tasks` (random heterogeneous tasks with exact constants).
+declared domains, open ends excluded), :func:`admissible_constants` (a result's constants inside
+its own domains, with every step variable satisfying its conditions), :func:`networks` (subnets
+with random topologies), :func:`quadratic_tasks` and :func:`least_squares_tasks` (random
+heterogeneous tasks with exact constants).
 
-Assertions (:mod:`fedbound.testing.assertions`): :func:`assert_fixed_point_reached`,
-:func:`assert_invariant_held`, :func:`assert_linear_rate`, :func:`assert_bound_held`.
+Assertions (:mod:`fedbound.testing.assertions`), with explicit, documented tolerances and failure
+messages that say measured vs predicted: :func:`assert_fixed_point_reached`,
+:func:`assert_invariant_held`, :func:`assert_linear_rate`, :func:`assert_power_rate`,
+:func:`assert_bound_held`.
 
-Example: a property test of a user's algorithm (here SD-GT itself) -- exactness on any network and
+Example: property tests of a user's algorithm (here SD-GT itself) -- exactness on any network and
 heterogeneous quadratic, and the subnet sums of the within-subnet tracker stay zero (seed 003 (39)
-[L680])::
+[L680]) (runs as is)::
 
     from hypothesis import given, settings
-    from fedbound.algorithms import SDGT, run
+    from fedbound.algorithms import SDGT
     from fedbound.testing import (assert_fixed_point_reached, assert_invariant_held, networks,
                                   quadratic_tasks)
 
@@ -29,10 +32,10 @@ heterogeneous quadratic, and the subnet sums of the within-subnet tracker stay z
         assert_fixed_point_reached(states[-1].x_g, task.x_star, tol=1e-8)
 """
 from fedbound.testing.assertions import (assert_bound_held, assert_fixed_point_reached,
-                                         assert_invariant_held, assert_linear_rate)
+                                         assert_invariant_held, assert_linear_rate, assert_power_rate)
 from fedbound.testing.strategies import (admissible_constants, constant_strategy, constants,
                                          least_squares_tasks, networks, quadratic_tasks)
 
 __all__ = ["constants", "constant_strategy", "admissible_constants", "networks", "quadratic_tasks",
            "least_squares_tasks", "assert_fixed_point_reached", "assert_invariant_held",
-           "assert_linear_rate", "assert_bound_held"]
+           "assert_linear_rate", "assert_power_rate", "assert_bound_held"]
