@@ -235,7 +235,8 @@ def _bound_verdict(measured, bound, rtol: float, atol: float, name: str,
     it holds, the failure message: measured vs predicted at the first failing entry, named by
     ``where(index)`` (default: "index (i, ...)"). Arguments as :func:`assert_bound_held` checks them."""
     if isinstance(measured, Estimate):
-        low, mean, high = (np.asarray(getattr(measured, part), dtype=float) for part in ("low", "mean", "high"))
+        low, mean, high = (np.asarray(getattr(measured, part), dtype=float)
+                           for part in ("low", "mean", "high"))
     else:
         low = mean = high = np.asarray(measured, dtype=float)
     b = np.asarray(bound, dtype=float)
@@ -256,7 +257,8 @@ def _bound_verdict(measured, bound, rtol: float, atol: float, name: str,
     bad = low > allowed if status == "violated" else high > allowed
     i = tuple(int(k) for k in np.argwhere(bad)[0])
     at = where(i) if where is not None else (f"index {i[0] if len(i) == 1 else i}" if i else "")
-    interval = "" if low[i] == high[i] else f" ({100 * measured.confidence:g}% CI [{low[i]:.6g}, {high[i]:.6g}])"
+    interval = ("" if low[i] == high[i] else
+                f" ({100 * measured.confidence:g}% CI [{low[i]:.6g}, {high[i]:.6g}])")
     verdict = ("violated: the measurement is above the bound" if status == "violated" else
                "inconclusive: the interval reaches above the bound (more seeds would decide)")
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -172,8 +172,8 @@ def constants(names: Iterable[str], bounds: Mapping[str, tuple[float, float]] | 
     drawn. For each order relation (smaller, larger) of
     :data:`fedbound.theory.symbols.ORDER_RELATIONS`, the smaller one is drawn as a fraction of the
     larger (e.g. mu = fraction * L, the fraction in [0, 1], or in [:data:`OPEN_END_GAP`, 1] where
-    the domain excludes 0), and a larger one is drawn at least as large as a fixed smaller one. Arguments are checked
-    when the strategy is made: an unknown name, a range with no value in its domain or a fixed value
+    the domain excludes 0), and a larger one is drawn at least as large as a fixed smaller one.
+    Arguments are checked when the strategy is made: an unknown name, a range with no value in its domain or a fixed value
     outside it is a FedboundError naming the constant and its meaning.
     """
     results()
@@ -195,8 +195,8 @@ def constants(names: Iterable[str], bounds: Mapping[str, tuple[float, float]] | 
         small, large = short.get(small), short.get(large)
         if small is None or large is None or small in fixed:
             if small in fixed and large is not None and large not in fixed:
-                bounds[large] = (max(fixed[small], _range(large, domain[large], bounds.get(large), scope).low),
-                                 _range(large, domain[large], bounds.get(large), scope).high)
+                own = _range(large, domain[large], bounds.get(large), scope)
+                bounds[large] = (max(fixed[small], own.low), own.high)
             continue
         dependent[small] = large
     ranges = {nm: _range(nm, domain[nm], bounds.get(nm), scope) for nm in names

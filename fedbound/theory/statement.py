@@ -302,8 +302,8 @@ class Statement:
                 if np.any(bad):
                     raise ValidationError(
                         f"{self.id} assumes {reason}: {name} must be {domain.describe()}, "
-                        f"got {np.asarray(values[name])[bad].flat[0] if bad.ndim else float(values[name]):g}; "
-                        f"{S.explain(name, self.scope)}")
+                        f"got {np.asarray(values[name])[bad].flat[0] if bad.ndim else float(values[name]):g}"
+                        f"; {S.explain(name, self.scope)}")
 
     def _prepare(self, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         prep = self.preparation

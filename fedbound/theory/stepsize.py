@@ -52,8 +52,9 @@ def max_step(result: Statement, /, variant: str | None = None, variable: str | N
     within relative ``rtol`` above it. That is the largest admissible v whenever the admissible set
     is an interval (0, v*] (each condition's slack changes sign once, e.g. a cap non-increasing in
     v). The binding condition is the one with the largest ratio of its left side to its cap at the
-    answer (a strict one where several tie: the answer is then not attained). No admissible v > 0: ValidationError. A value given for ``variable`` itself is ignored
-    (one setting serves every call).
+    answer (a strict one where several tie: the answer is then not attained). No admissible v > 0:
+    ValidationError. A value given for ``variable`` itself is ignored (one setting serves every
+    call).
     """
     v = result.variant(variant)
     if not v.conditions:
