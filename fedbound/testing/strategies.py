@@ -173,15 +173,16 @@ def constants(names: Iterable[str], bounds: Mapping[str, tuple[float, float]] | 
     :data:`fedbound.theory.symbols.ORDER_RELATIONS`, the smaller one is drawn as a fraction of the
     larger (e.g. mu = fraction * L, the fraction in [0, 1], or in [:data:`OPEN_END_GAP`, 1] where
     the domain excludes 0), and a larger one is drawn at least as large as a fixed smaller one.
-    Arguments are checked when the strategy is made: an unknown name, a range with no value in its domain or a fixed value
-    outside it is a FedboundError naming the constant and its meaning.
+    Arguments are checked when the strategy is made: an unknown name, a range with no value in its
+    domain or a fixed value outside it is a FedboundError naming the constant and its meaning.
     """
     results()
     if isinstance(names, (str, bytes)):
         raise InputTypeError(f"names must be a list of constant names, got {names!r}")
     names = list(names)
     resolved = {nm: S.constant(nm, scope) for nm in names}
-    domain = {nm: _keys("constant of domains", domains, names).get(nm) or resolved[nm].domain for nm in names}
+    narrowed = _keys("constant of domains", domains, names)
+    domain = {nm: narrowed.get(nm) or resolved[nm].domain for nm in names}
     fixed = _keys("fixed constant", fixed, names)
     bounds = _keys("constant of bounds", bounds, names)
     S.check_values({k: np.asarray(v) for k, v in fixed.items()}, scope)
@@ -193,12 +194,13 @@ def constants(names: Iterable[str], bounds: Mapping[str, tuple[float, float]] | 
     dependent: dict[str, str] = {}
     for small, large in S.ORDER_RELATIONS:
         small, large = short.get(small), short.get(large)
-        if small is None or large is None or small in fixed:
-            if small in fixed and large is not None and large not in fixed:
-                own = _range(large, domain[large], bounds.get(large), scope)
-                bounds[large] = (max(fixed[small], own.low), own.high)
+        if small is None or large is None or large in fixed and small in fixed:
             continue
-        dependent[small] = large
+        if small not in fixed:
+            dependent[small] = large
+        else:   # the larger one from the fixed smaller one up
+            own = _range(large, domain[large], bounds.get(large), scope)
+            bounds[large] = (max(fixed[small], own.low), own.high)
     ranges = {nm: _range(nm, domain[nm], bounds.get(nm), scope) for nm in names
               if nm not in fixed and nm not in dependent}
     return _constants(names, fixed, ranges, dependent, {nm: domain[nm] for nm in dependent}, scope)
