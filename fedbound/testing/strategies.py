@@ -116,6 +116,8 @@ def _range(name: str, domain: S.Domain, bounds=None, scope: str | None = None) -
         high = validate.number(f"bounds of {name} (high)", bounds[1], allow_inf=True)
         where = f"bounds ({low:g}, {high:g}) have no value in its domain {domain.describe()}"
         low, high = max(low, domain.low), min(high, domain.high)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise ValidationError(f"{what} needs finite bounds to draw from, got ({low:g}, {high:g})")
     low_open = domain.low_open and low == domain.low
     high_open = domain.high_open and high == domain.high
     if domain.integer:
@@ -124,9 +126,8 @@ def _range(name: str, domain: S.Domain, bounds=None, scope: str | None = None) -
         empty = low > high
     else:
         empty = low > high or (low == high and (low_open or high_open))
-    if empty or not (math.isfinite(low) and math.isfinite(high)):
-        raise ValidationError(f"no values to draw for {what}: {where}" if empty else
-                              f"{what} needs finite bounds to draw from, got ({low:g}, {high:g})")
+    if empty:
+        raise ValidationError(f"no values to draw for {what}: {where}")
     return Range(float(low), float(high), low_open, high_open, domain.integer)
 
 

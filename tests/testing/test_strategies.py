@@ -128,6 +128,10 @@ def test_beta1_is_drawn_below_one():
      r"beta1 \(AMSGrad first-moment factor beta1\): bounds \(1, 2\) have no value in its domain in \[0, 1\)"),
     (lambda: constants(["p"], bounds={"p": (0.0, 0.0)}, scope="sdgt"), r"no values to draw for p"),
     (lambda: constants(["L"], bounds={"L": (1.0, np.inf)}), r"L \(smoothness constant\) needs finite bounds"),
+    (lambda: constants(["K"], bounds={"K": (1, np.inf)}, scope="sdgt"), r"K \(local steps .*\) needs finite"),
+    (lambda: constant_strategy("L", domain=S.Domain(2000.0, np.inf)),
+     r"no values to draw for L \(smoothness constant\): its default range has no value in its domain "
+     r"in \(2000, inf\); pass bounds"),
     (lambda: constants(["L"], bounds={"L": (1.0, "2")}), r"bounds of L \(high\) must be a real number"),
     (lambda: constants(["L"], bounds={"L": 1.0}), r"bounds of L \(smoothness constant\) must be a pair"),
     (lambda: constants(["L", "mu"], fixed={"mu": -1.0}), r"mu \(strong-convexity constant .*\) must be in \[0, inf\)"),
