@@ -51,7 +51,9 @@ import numpy as np
 from fedbound import sweep, validate
 from fedbound.algorithms import registry
 from fedbound.errors import InputTypeError, ValidationError, require
+from fedbound.network import Network
 from fedbound.stats import Estimate, mean_ci
+from fedbound.tasks import Task
 from fedbound.testing.assertions import _bound_verdict, assert_linear_rate, assert_power_rate
 from fedbound.theory import adapters, get
 from fedbound.theory import symbols as S
@@ -144,6 +146,8 @@ def _predicted_rate(result: Result, variant: str, constants: dict, bound: np.nda
                     measure: str) -> tuple[str, float | None, str]:
     """("linear" | "power" | "", the predicted factor or exponent, why none) (module doc)."""
     v = result.variant(variant)
+    if bound.size < 4:
+        return "", None, f"a rate needs at least 4 rounds, got {bound.size}"
     far = np.asarray(result.bound(variant, **constants, **{result.rounds: FAR_ROUNDS}), dtype=float)
     horizon = float(bound[-1])
     if not np.isfinite(horizon):
@@ -204,6 +208,9 @@ def assert_matches_theory(algorithm, result, task, network=None, *, measure: str
     result = get(result) if isinstance(result, str) else validate.instance(
         "result", result, Result, "a fedbound Result or a result id")
     v = result.variant(variant)
+    validate.instance("task", task, Task, "a fedbound Task")
+    if network is not None:
+        validate.instance("network", network, Network, "a fedbound Network or None")
     measure = validate.one_of("measure", measure, MEASURES)
     rounds = validate.integer("rounds", rounds, low=1, high=1_000_000)
     seeds = validate.seeds(seeds)
@@ -226,7 +233,11 @@ def assert_matches_theory(algorithm, result, task, network=None, *, measure: str
                          f"does not give: pass it in constants=")
     T = np.arange(1, rounds + 1)
     ev = result.evaluate(v.name, **k, **{result.rounds: T})
+    require(ev.bound is not None, f"{result.id} ({v.name}) states no bound to compare with")
     for c in v.conditions:
+        require(c.name in ev.conditions_hold, f"{result.id} ({v.name}): the run's "
+                                              f"{S.explain(c.variable_name, result.scope)} is not known: "
+                                              f"the adapter does not give it")
         if not np.all(ev.conditions_hold[c.name]):
             raise ValidationError(
                 f"{result.id} ({v.name}) does not apply to this run: its condition {c.name}, {c}, fails at "
@@ -239,8 +250,8 @@ def assert_matches_theory(algorithm, result, task, network=None, *, measure: str
     check, message = _bound_verdict(measured, bound, rtol, atol, f"{context}: bound",
                                     lambda i: f"T = {T[i[0]]}")
     assert check.holds, message
-    kind, predicted, note = _predicted_rate(result, v.name, k, bound, ev.extras, measure) if check_rate else \
-        ("", None, "check_rate=False")
+    kind, predicted, note = (_predicted_rate(result, v.name, k, bound, ev.extras, measure) if check_rate
+                             else ("", None, "check_rate=False"))
     fit = None
     try:
         if kind == "linear":

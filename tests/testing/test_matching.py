@@ -14,7 +14,7 @@ from fedbound.testing import TheoryMatch, assert_matches_theory
 from fedbound.theory import get
 from fedbound.theory import symbols as S
 from fedbound.theory.fednova import adapter as fednova_adapter
-from fedbound.theory.result import Provenance, Result, Variant
+from fedbound.theory.result import Provenance, Result, StepCondition, Variant
 from fedbound.theory.sdgt import adapter as sdgt_adapter
 from fedbound.theory.sdgt.common import K
 from fedbound.theory.sdgt.thm3 import Lyap1
@@ -159,3 +159,17 @@ def test_bad_algorithm_and_result():
         assert_matches_theory(3, "sdgt.thm3", TASK, NETWORK, measure="dist2")
     with pytest.raises(FedboundError, match="result must be a fedbound Result or a result id"):
         assert_matches_theory("sdgt", 3, TASK, NETWORK, measure="dist2")
+    with pytest.raises(InputTypeError, match="task must be a fedbound Task"):
+        assert_matches_theory("sdgt", "sdgt.thm3", "quadratic", NETWORK, measure="dist2")
+    with pytest.raises(InputTypeError, match="network must be a fedbound Network or None"):
+        assert_matches_theory("sdgt", "sdgt.thm3", TASK, "ring", measure="dist2")
+    conditions_only = Result("mine.step", "a step size", "gamma <= 1/L", Provenance("mine.pdf", "(2)", "2"),
+                             (), [Variant("printed", "a condition only", conditions=(StepCondition("c", 1 / S.L),))],
+                             scope="sdgt")
+    with pytest.raises(ValidationError, match=r"mine.step \(printed\) states no bound to compare with"):
+        sdgt_match(conditions_only)
+
+
+def test_few_rounds_check_the_bound_only():
+    match = sdgt_match(rounds=3)
+    assert match.check.holds and match.rate == "" and match.rate_note == "a rate needs at least 4 rounds, got 3"
