@@ -33,13 +33,14 @@ evidence for the theorem, and a failure may be the sampling's variance rather th
 The rate: where the variant has an extra ``rate`` (a per-round contraction of the bound's
 transient, SD-GT Theorem 3's :math:`1 - \mu K\gamma/4`), the measured contraction of a
 last-iterate measure must be at most that (:func:`~fedbound.testing.assert_linear_rate`);
-otherwise, where the bound has terms decaying as powers of the rounds (:meth:`fedbound.theory.Result.rate_exponents`), the exponent of
-the slowest of them that does not vanish at the run's constants (the one the bound's own slope
-approaches at T = 2^40) is compared with the exponent fitted over the last half of the rounds
-(:func:`~fedbound.testing.assert_power_rate`). A rate is checked only where the bound tends to 0:
-its value at T = 2^40 at most :data:`FLOOR_RTOL` x its value at the last round (a bound with a
-noise floor states convergence to the floor, not a rate of the measurement); otherwise, and where
-the result states no rate, :attr:`TheoryMatch.rate_note` says why none was checked.
+otherwise, where the bound has terms decaying as powers of the rounds
+(:meth:`fedbound.theory.Result.rate_exponents`), the exponent of the slowest of them that does not
+vanish at the run's constants (the one the bound's own slope approaches at T = 2^40) is compared
+with the exponent fitted over the last half of the rounds (:func:`~fedbound.testing.assert_power_rate`).
+A rate is checked only where the bound tends to 0 (its value at T = 2^40 at most
+:data:`FLOOR_RTOL` x its value at the last round: a bound with a noise floor states convergence to
+the floor, not a rate of the measurement) and over at least 4 rounds; otherwise, and where the
+result states no rate, :attr:`TheoryMatch.rate_note` says why none was checked.
 """
 from __future__ import annotations
 
