@@ -40,6 +40,7 @@ COMMANDS = {
     "list": "fedbound.cli.theory_cmd",
     "bound": "fedbound.cli.theory_cmd",
     "stepsize": "fedbound.cli.theory_cmd",
+    "constants": "fedbound.cli.theory_cmd",
     "rounds": "fedbound.cli.theory_cmd",
     "audit": "fedbound.cli.audit_cmd",
     "run": "fedbound.cli.run_cmd",

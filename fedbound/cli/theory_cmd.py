@@ -1,4 +1,5 @@
-"""``fedbound list | bound | stepsize | rounds``: the registered results from the command line.
+"""``fedbound list | bound | stepsize | constants | rounds``: the registered results from the command
+line.
 
 * ``fedbound list [results|algorithms|papers] [--json]``: every result with its provenance and
   variants (default), every registered algorithm with its family, network needs and options (from
@@ -13,6 +14,12 @@
 * ``fedbound stepsize ID --set ... [--var NAME] [--variant V] [--json]``: the largest admissible
   value of the variable NAME (gamma, eta_l, ...; needed only when the variant constrains several)
   and the binding condition; implicit conditions are solved numerically.
+* ``fedbound constants ID [--variant V] [--json]``: each constant of a result (of one variant with
+  ``--variant``) with its meaning, its domain for the result (and the assumption that narrows the
+  declared one), its roles (step variable, rounds, vector input, ...) and its source: the paper
+  that declares it (or "shared") with its seed text, the result's equation and seed lines, and
+  where the result uses it, with the equation and lines each part cites
+  (:meth:`fedbound.theory.Result.constant_info`).
 * ``fedbound rounds --eps E --set ... [--json]``: rounds to eps of every method of SD-GT's Table I;
   with ``--result ID`` the smallest value of that result's rounds variable (T or R) at which its
   bound is <= eps.
@@ -67,6 +74,15 @@ def register(subparsers) -> None:
             p.add_argument("--var", metavar="NAME", help="the variable to maximize (default: the one "
                                                          "the variant's conditions constrain)")
         p.set_defaults(func=func)
+
+    p = subparsers.add_parser("constants", help="each constant of a result: meaning, domain, source",
+                              description="Each constant of a result with its meaning, its domain for "
+                                          "the result, its roles and its source (declaring paper, the "
+                                          "result's equation and seed lines, where the result uses it).")
+    p.add_argument("result", metavar="ID", help="result id, e.g. sdgt.thm3 (see `fedbound list`)")
+    p.add_argument("--variant", help="only the constants of this variant (default: every variant)")
+    p.add_argument("--json", action="store_true", help="print JSON to stdout")
+    p.set_defaults(func=run_constants)
 
     p = subparsers.add_parser("rounds", help="rounds to eps: SD-GT Table I, or one result's bound",
                               description="Rounds to reach eps for every method of SD-GT's Table I "
@@ -297,6 +313,50 @@ def run_stepsize(args) -> int:
     for name, cap in caps.items():
         print(f"    {name}: {_fmt(cap)}")
     return 0
+
+
+# -- constants -------------------------------------------------------------------------------------
+def run_constants(args) -> int:
+    result = get(args.result)
+    variants = list(result.variants) if args.variant is None else [result.variant(args.variant).name]
+    infos = result.constant_info(args.variant)
+    provenance = result.provenance
+    if args.json:
+        _print_json({"result": result.id, "title": result.title, "scope": result.scope,
+                     "provenance": {"seed": provenance.seed, "equation": provenance.equation,
+                                    "lines": provenance.lines},
+                     "variants": variants, "constants": [info.to_dict() for info in infos]})
+        return 0
+    print(f"{result.id}: {result.title}")
+    print(f"  stated in {provenance}; variants: {', '.join(variants)}")
+    width = max((len(info.name) for info in infos), default=0)
+    pad = " " * (width + 4)
+    for info in infos:
+        print(f"  {info.name:<{width}}  {info.meaning}")
+        domain = info.domain.describe()
+        if info.assumption:
+            domain += f" (assumes {info.assumption}; declared {info.declared.describe()})"
+        declared = (f"declared by {info.scope} (seed {info.seed})" if info.scope else "shared by every paper")
+        print(f"{pad}{', '.join(info.roles)}; {domain}; {declared}")
+        for line in _uses(info.uses, variants):
+            print(f"{pad}{line}")
+    return 0
+
+
+def _uses(uses, variants: list[str]) -> list[str]:
+    """The uses of a constant, one line per kind, step variable, cited source and variants:
+    ``in conditions (a), (b) on gamma: (97) [L1029] [appendix]``, ``in the bound``."""
+    groups: dict[tuple, list[str]] = {}
+    for u in uses:
+        groups.setdefault((u.kind, u.on, u.source, u.variants), []).append(u.name)
+    lines = []
+    for (kind, on, source, used_by), names in groups.items():
+        named = [nm for nm in names if nm]
+        text = ("in " + (f"the {kind}" if not named else kind + ("s" if len(named) > 1 else "") + " "
+                         + ", ".join(named))
+                + (f" on {on}" if on else "") + (f": {source}" if source else ""))
+        lines.append(text + ("" if len(used_by) == len(variants) else f" [{', '.join(used_by)}]"))
+    return lines
 
 
 # -- rounds ----------------------------------------------------------------------------------------

@@ -113,15 +113,11 @@ def shared(name: str):
     return constant(name).symbol
 
 
-def declare_constant(name: str, domain: Domain, meaning: str, *, scope: str, source: str = "",
-                     **fields):
+def declare_constant(name: str, domain: Domain, meaning: str, *, scope: str, **fields):
     """Declare a constant of a theorem in ``scope`` (the paper's name, the prefix of its results'
-    ids) with its domain, its meaning and where it is defined (``source``: equation and lines);
-    ``fedbound constants RESULT`` lists them and errors about a constant quote the meaning.
+    ids) with its domain and its meaning; ``fedbound constants RESULT`` lists it with the parts of
+    the result that use it and the sources they cite, and errors about it quote the meaning.
     Declaring the same constant again with the same meaning is allowed (a re-imported plugin)."""
-    import inspect   # TEMPORARY until symbols.declare takes source (merge of testing-helpers)
-    if source and "source" in inspect.signature(declare).parameters:
-        fields["source"] = source
     return declare(name, domain, meaning, scope=scope, **fields)
 
 

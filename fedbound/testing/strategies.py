@@ -1,36 +1,54 @@
 r"""Hypothesis strategies for property tests against the theory.
 
 * :func:`constants`: dictionaries of theory constants drawn inside their declared domains
-  (:mod:`fedbound.theory.symbols`), respecting the order relations (mu <= L, ...).
-* :func:`admissible_constants`: constants of a result plus a value of the variable its step-size
-  conditions constrain (gamma, eta_l, ...; the drawn dict names it) satisfying every condition on
-  it (fraction x the variant's largest admissible value, implicit conditions included), inside the
-  result's own assumptions (e.g. mu > 0 for a strongly convex result).
+  (:mod:`fedbound.theory.symbols`; an open end such as beta1 = 1 of [0, 1) is never drawn),
+  respecting the order relations (mu <= L, ...).
+* :func:`admissible_constants`: constants of a result inside its own domains and assumptions
+  (e.g. mu > 0 for a strongly convex result), plus a value of every variable its step-size
+  conditions constrain (gamma, eta_l, ...; the drawn dict names them) satisfying every condition
+  (fraction x the largest admissible value, implicit conditions included; several step variables
+  one after the other, :func:`fedbound.theory.stepsize.step_order`).
 * :func:`networks`: :class:`fedbound.network.Network` objects with random subnet sizes and
   topologies.
 * :func:`quadratic_tasks`, :func:`least_squares_tasks`: random heterogeneous tasks with exactly
   known constants (L, mu, x*, f*).
 
-Example (a property test of a user's own claim; runs as is)::
+Ranges are checked when a strategy is made: a range with no value in the constant's domain, a
+fixed value outside it or an unknown name is a :class:`~fedbound.errors.FedboundError` naming the
+constant and its meaning, never an empty strategy.
+
+Example (property tests of a user's own claims; runs as is)::
 
     from hypothesis import given, settings
-    from fedbound.testing import constants
+    from fedbound.testing import admissible_constants, constants
+    from fedbound.theory import get
 
     @settings(max_examples=20, deadline=None)
     @given(constants(["L", "mu", "K"], scope="sdgt"))   # K: SD-GT's D2D rounds
     def test_effective_step(c):
         assert c["mu"] <= c["L"]
         assert 1 / (4 * c["K"] * c["L"]) > 0
+
+    @settings(max_examples=10, deadline=None)
+    @given(admissible_constants("sdgt.thm3", "appendix", bounds={"L": (0.5, 2.0)}))
+    def test_theorem3_contracts(c):   # mu > 0 and gamma <= gamma_bar: 0 < 1 - mu K gamma/4 < 1
+        rate = float(get("sdgt.thm3").evaluate("appendix", **c).extras["rate"])
+        assert 0 < rate < 1
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 from hypothesis import assume, strategies as st
 
-from fedbound.theory import results
+from fedbound import validate
+from fedbound.errors import InputTypeError, ValidationError
+from fedbound.theory import get, results
+from fedbound.theory.result import Result
+from fedbound.theory.stepsize import step_order
 from fedbound.theory import symbols as S
 
 #: default sampling ranges (low, high) for constants with unbounded domains; drawn log-uniformly
@@ -42,105 +60,224 @@ DEFAULT_RANGES: dict[str, tuple[float, float]] = {
 FLOAT_RANGE = (1e-3, 1e3)
 INT_RANGE = (1, 50)
 UNIT_LOW = 1e-2   # (0, 1] constants (p, q) are drawn in [UNIT_LOW, 1]
+#: a default range stops this fraction of its width short of an open end of the domain
+OPEN_END_GAP = 1e-3
 
 
-def _float_strategy(low: float, high: float) -> st.SearchStrategy[float]:
-    if low > 0:  # log-uniform over decades
-        return st.floats(math.log10(low), math.log10(high)).map(lambda e: float(10.0 ** e))
-    return st.floats(low, high, allow_nan=False, allow_infinity=False)
+@dataclass(frozen=True)
+class Range:
+    """A sampling range of one constant: the values between ``low`` and ``high``, each end
+    excluded where ``*_open``, integers only where ``integer``."""
+
+    low: float
+    high: float
+    low_open: bool = False
+    high_open: bool = False
+    integer: bool = False
+
+    def strategy(self) -> st.SearchStrategy:
+        """Integers uniformly; floats log-uniformly over decades when low > 0, uniformly otherwise;
+        every value inside the range (rounding of 10**x is clamped back in, open ends excluded)."""
+        if self.integer:
+            return st.integers(int(self.low), int(self.high))
+        if self.low > 0:
+            decades = st.floats(math.log10(self.low), math.log10(self.high)).map(lambda e: 10.0 ** e)
+        else:
+            decades = st.floats(self.low, self.high, allow_nan=False, allow_infinity=False)
+        return decades.map(self._clamp)
+
+    def _clamp(self, x: float) -> float:
+        x = min(max(float(x), self.low), self.high)
+        if self.low_open and x <= self.low:
+            x = float(np.nextafter(self.low, math.inf))
+        if self.high_open and x >= self.high:
+            x = float(np.nextafter(self.high, -math.inf))
+        return x
 
 
-def _domain_range(name: str, domain: S.Domain) -> tuple[float, float]:
-    if name in DEFAULT_RANGES:
-        low, high = DEFAULT_RANGES[name]
-    elif domain.integer:
-        low, high = INT_RANGE
-    elif domain.high <= 1.0:
-        low, high = UNIT_LOW, 1.0
+def _range(name: str, domain: S.Domain, bounds=None, scope: str | None = None) -> Range:
+    """The sampling range of constant ``name``: ``bounds`` (low, high) inside ``domain``, each end
+    open where it is the domain's open end; without bounds the default range (:data:`DEFAULT_RANGES`,
+    else by kind of domain) inside the domain, kept :data:`OPEN_END_GAP` of its width away from an
+    open end. An empty range is a ValidationError naming the constant and its meaning."""
+    what = S.explain(name, scope)
+    if bounds is None:
+        low, high = _default_range(name, domain)
+        low, high = max(low, domain.low), min(high, domain.high)
+        if domain.low_open and low <= domain.low and not domain.integer:
+            low = domain.low + OPEN_END_GAP * (high - domain.low)
+        if domain.high_open and high >= domain.high and not domain.integer:
+            high = domain.high - OPEN_END_GAP * (domain.high - low)
+        where = f"its default range has no value in its domain {domain.describe()}; pass bounds"
     else:
-        low, high = FLOAT_RANGE
-    low = max(low, domain.low + (1 if domain.integer and domain.low_open else 0))
-    high = min(high, domain.high)
-    if domain.low_open and not domain.integer and low <= domain.low:
-        low = domain.low + 1e-3 * (high - domain.low)
-    return low, high
+        if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__") or len(bounds) != 2:
+            raise InputTypeError(f"bounds of {what} must be a pair (low, high), got {bounds!r}")
+        low = validate.number(f"bounds of {name} (low)", bounds[0], allow_inf=True)
+        high = validate.number(f"bounds of {name} (high)", bounds[1], allow_inf=True)
+        where = f"bounds ({low:g}, {high:g}) have no value in its domain {domain.describe()}"
+        low, high = max(low, domain.low), min(high, domain.high)
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise ValidationError(f"{what} needs finite bounds to draw from, got ({low:g}, {high:g})")
+    low_open = domain.low_open and low == domain.low
+    high_open = domain.high_open and high == domain.high
+    if domain.integer:
+        low = math.ceil(low) + (1 if low_open and math.ceil(low) == low else 0)
+        high = math.floor(high) - (1 if high_open and math.floor(high) == high else 0)
+        empty = low > high
+    else:
+        empty = low > high or (low == high and (low_open or high_open))
+    if empty:
+        raise ValidationError(f"no values to draw for {what}: {where}")
+    return Range(float(low), float(high), low_open, high_open, domain.integer)
+
+
+def _default_range(name: str, domain: S.Domain) -> tuple[float, float]:
+    if name in DEFAULT_RANGES:
+        return DEFAULT_RANGES[name]
+    if domain.integer:
+        return INT_RANGE
+    if domain.high <= 1.0:
+        return UNIT_LOW, 1.0
+    return FLOAT_RANGE
 
 
 def constant_strategy(name: str, bounds: tuple[float, float] | None = None, scope: str | None = None,
                       domain: S.Domain | None = None) -> st.SearchStrategy:
     """Values of one declared constant inside its domain (``bounds`` narrows the range; ``scope``
     resolves a short name as a result of that paper does; ``domain`` replaces the declared one, e.g.
-    a result's narrower assumption)."""
+    a result's narrower assumption). Open ends of the domain are never drawn; an empty range is a
+    ValidationError (see :func:`constants`)."""
     results()   # loads every paper's constants (p, q, ... are declared by the SD-GT results)
     domain = domain or S.constant(name, scope).domain
-    low, high = bounds if bounds is not None else _domain_range(name, domain)
-    if domain.integer:
-        return st.integers(int(math.ceil(low)), int(math.floor(high)))
-    return _float_strategy(float(low), float(high))
+    return _range(name, domain, bounds, scope).strategy()
 
 
-@st.composite
-def constants(draw, names: Iterable[str], bounds: Mapping[str, tuple[float, float]] | None = None,
+def _keys(what: str, mapping, names: list[str]) -> dict:
+    """``mapping`` (None: empty) as a dict whose keys are all among ``names`` (did-you-mean)."""
+    if mapping is None:
+        return {}
+    if not isinstance(mapping, Mapping):
+        raise InputTypeError(f"{what} must be a mapping of constant names, got {type(mapping).__name__}")
+    validate.known_names(what, mapping, names)
+    return dict(mapping)
+
+
+def constants(names: Iterable[str], bounds: Mapping[str, tuple[float, float]] | None = None,
               fixed: Mapping[str, float] | None = None, scope: str | None = None,
-              domains: Mapping[str, S.Domain] | None = None) -> dict[str, float]:
-    """A dict {name: value} for the declared constants ``names`` (see module doc).
+              domains: Mapping[str, S.Domain] | None = None) -> st.SearchStrategy[dict[str, float]]:
+    """Dicts {name: value} for the declared constants ``names`` (see module doc).
 
-    ``bounds`` overrides the sampling range of a constant, ``fixed`` pins values, ``scope`` resolves
-    short names as a result of that paper does, ``domains`` narrows domains. For each order relation
-    (smaller, larger) of :data:`fedbound.theory.symbols.ORDER_RELATIONS`, the smaller one is drawn
-    as a fraction in (0, 1] of the larger (e.g. mu = fraction * L).
+    ``bounds`` narrows the sampling range of a constant (within its domain), ``fixed`` pins values,
+    ``scope`` resolves short names as a result of that paper does, ``domains`` narrows domains.
+    Every value lies in its domain: open ends (e.g. beta1 = 1 where the domain is [0, 1)) are never
+    drawn. For each order relation (smaller, larger) of
+    :data:`fedbound.theory.symbols.ORDER_RELATIONS`, the smaller one is drawn as a fraction of the
+    larger (e.g. mu = fraction * L, the fraction in [0, 1], or in [:data:`OPEN_END_GAP`, 1] where
+    the domain excludes 0), and a larger one is drawn at least as large as a fixed smaller one.
+    Arguments are checked when the strategy is made: an unknown name, a range with no value in its
+    domain or a fixed value outside it is a FedboundError naming the constant and its meaning.
     """
     results()
-    bounds = dict(bounds or {})
-    fixed = dict(fixed or {})
+    if isinstance(names, (str, bytes)):
+        raise InputTypeError(f"names must be a list of constant names, got {names!r}")
     names = list(names)
-    domain = {nm: (domains or {}).get(nm) or S.constant(nm, scope).domain for nm in names}
-    short = {S.constant(nm, scope).key: nm for nm in names}
-    out: dict[str, float] = {}
-    dependent = {}
+    resolved = {nm: S.constant(nm, scope) for nm in names}
+    narrowed = _keys("constant of domains", domains, names)
+    domain = {nm: narrowed.get(nm) or resolved[nm].domain for nm in names}
+    fixed = _keys("fixed constant", fixed, names)
+    bounds = _keys("constant of bounds", bounds, names)
+    S.check_values({k: np.asarray(v) for k, v in fixed.items()}, scope)
+    for nm, value in fixed.items():
+        if not domain[nm].contains(np.asarray(value)):
+            raise ValidationError(f"fixed {S.explain(nm, scope)} must be {domain[nm].describe()}, "
+                                  f"got {value!r}")
+    short = {c.key: nm for nm, c in resolved.items()}
+    dependent: dict[str, str] = {}
     for small, large in S.ORDER_RELATIONS:
         small, large = short.get(small), short.get(large)
-        if small is not None and large is not None and small not in fixed:
+        if small is None or large is None or large in fixed and small in fixed:
+            continue
+        if small not in fixed:
             dependent[small] = large
-    for name in names:
-        if name in fixed:
-            out[name] = fixed[name]
-        elif name not in dependent:
-            out[name] = draw(constant_strategy(name, bounds.get(name), scope, domain[name]))
-    for small, large in dependent.items():
-        if domain[small].integer:
-            out[small] = draw(st.integers(int(max(domain[small].low, 1)), int(out[large])))
-        else:
-            low = 0.0 if not domain[small].low_open else 1e-3
-            out[small] = draw(st.floats(low, 1.0)) * out[large]
-    S.check_values({k: np.asarray(v) for k, v in out.items()}, scope)
-    return out
+        else:   # the larger one from the fixed smaller one up
+            own = _range(large, domain[large], bounds.get(large), scope)
+            bounds[large] = (max(fixed[small], own.low), own.high)
+    ranges = {nm: _range(nm, domain[nm], bounds.get(nm), scope) for nm in names
+              if nm not in fixed and nm not in dependent}
+    return _constants(names, fixed, ranges, dependent, {nm: domain[nm] for nm in dependent}, scope)
 
 
 @st.composite
-def admissible_constants(draw, result, variant: str | None = None,
+def _constants(draw, names, fixed, ranges, dependent, small_domains, scope) -> dict[str, float]:
+    out = {nm: fixed[nm] for nm in names if nm in fixed}
+    out.update({nm: draw(r.strategy()) for nm, r in ranges.items()})
+    for small, large in dependent.items():
+        d = small_domains[small]
+        if d.integer:
+            out[small] = draw(st.integers(int(max(d.low + (1 if d.low_open else 0), 1)), int(out[large])))
+        else:
+            fraction = Range(OPEN_END_GAP if d.low_open and d.low == 0.0 else 0.0, 1.0)
+            out[small] = draw(fraction.strategy()) * out[large]
+    S.check_values({k: np.asarray(v) for k, v in out.items()}, scope)
+    return {nm: out[nm] for nm in names}
+
+
+def admissible_constants(result, variant: str | None = None,
                          bounds: Mapping[str, tuple[float, float]] | None = None,
                          fixed: Mapping[str, float] | None = None,
                          fraction: tuple[float, float] = (1e-3, 1.0),
-                         variable: str | None = None) -> dict[str, float]:
-    """Constants of ``result`` (a :class:`fedbound.theory.Result`) inside its domains and
-    assumptions, with a value of ``variable`` (default: the one variable the variant's step-size
-    conditions constrain, e.g. gamma or eta_l) that satisfies every condition on it: f x max_step,
-    f drawn log-uniformly in ``fraction`` (strict conditions use f < 1). Draws whose largest value
-    is not finite and positive are rejected with ``assume``."""
+                         variable: str | None = None) -> st.SearchStrategy[dict[str, float]]:
+    """Constants of ``result`` (a :class:`fedbound.theory.Result` or its id) inside its domains and
+    assumptions (:meth:`~fedbound.theory.Result.domain`), with a value of every step variable its
+    variant's conditions constrain (gamma, eta_l, ...; a result without conditions gets its
+    constants only) that satisfies every condition on it.
+
+    The step variables not in ``fixed`` are drawn one after the other in the order of
+    :func:`fedbound.theory.step_order` (each after those its caps depend on): v = f x
+    ``max_step(variable=v, later=<the ones still to draw>)``, f drawn log-uniformly in ``fraction``
+    (within (0, 1]; strict conditions use f < 1), so that every condition holds at the end,
+    including those on a later variable that involve an earlier one. ``variable`` draws only that
+    one; the variant's other step variables must then be in ``fixed``. Draws whose largest value is
+    not finite and positive are rejected with ``assume``. The result's predicates are not imposed
+    (they are reported by :meth:`~fedbound.theory.Result.evaluate`). Arguments are checked when the
+    strategy is made (FedboundError naming the argument).
+    """
+    result = get(result) if isinstance(result, str) else validate.instance(
+        "result", result, Result, "a fedbound Result or a result id")
     v = result.variant(variant)
-    variable = variable or (v.variables()[0] if len(v.variables()) == 1 else None)
-    if variable is None:
-        raise ValueError(f"{result.id} ({v.name}) constrains {v.variables()}; pass variable=")
-    names = [nm for nm in result.constants(v.name) if nm != variable]
-    values = draw(constants(names, bounds, fixed, scope=result.scope,
-                            domains={nm: result.domain(nm)[0] for nm in names}))
-    cap, binding = result.max_step(v.name, variable=variable, **values)
-    assume(bool(np.isfinite(cap) and cap > 0))
-    f = draw(_float_strategy(*fraction))
-    if "(strict)" in str(binding) and f >= 1.0:
-        f = 0.5
-    values[variable] = float(f * float(cap))
+    if isinstance(fraction, (str, bytes)) or not hasattr(fraction, "__len__") or len(fraction) != 2:
+        raise InputTypeError(f"fraction must be a pair (low, high) in (0, 1], got {fraction!r}")
+    low = validate.number("fraction (low)", fraction[0], low=0.0, high=1.0, low_open=True)
+    high = validate.number("fraction (high)", fraction[1], low=low, high=1.0)
+    steps = v.variables()
+    fixed = dict(fixed or {})
+    if variable is not None:
+        validate.one_of("variable", variable, steps)
+        missing = [u for u in steps if u != variable and u not in fixed]
+        if missing:
+            raise ValidationError(f"{result.id} ({v.name}) constrains {', '.join(steps)}: with "
+                                  f"variable={variable!r} give the other step variables in fixed= "
+                                  f"({', '.join(missing)}), or leave variable out to draw them all")
+        drawn = [variable]
+    else:
+        drawn = step_order(result, v.name, [u for u in steps if u not in fixed])
+    names = [nm for nm in result.constants(v.name) if nm not in drawn]
+    names += [u for u in steps if u in fixed and u not in names]
+    base = constants(names, bounds, fixed, scope=result.scope,
+                     domains={nm: result.domain(nm)[0] for nm in names})
+    return _admissible(base, result, v.name, drawn, Range(low, high))
+
+
+@st.composite
+def _admissible(draw, base, result, variant: str, drawn: list[str], fraction: Range) -> dict[str, float]:
+    values = draw(base)
+    for i, u in enumerate(drawn):
+        cap, binding = result.max_step(variant, variable=u, later=drawn[i + 1:], **values)
+        assume(bool(np.isfinite(cap) and cap > 0))
+        f = draw(fraction.strategy())
+        if "(strict)" in str(binding) and f >= 1.0:
+            f = 0.5
+        values[u] = float(f * float(cap))
     return values
 
 
@@ -199,4 +336,4 @@ def least_squares_tasks(draw, n: st.SearchStrategy[int] | int = st.integers(2, 8
 
 
 __all__ = ["constants", "constant_strategy", "admissible_constants", "networks", "quadratic_tasks",
-           "least_squares_tasks", "DEFAULT_RANGES", "TOPOLOGIES"]
+           "least_squares_tasks", "Range", "DEFAULT_RANGES", "TOPOLOGIES"]

@@ -57,10 +57,10 @@ class Result(Statement):
 
     # -- solving -------------------------------------------------------------------------------
     def max_step(self, variant: str | None = None, variable: str | None = None,
-                 rtol: float = IMPLICIT_RTOL, **constants) -> tuple[np.ndarray, np.ndarray]:
-        """The largest admissible value of ``variable`` and the binding condition
-        (:func:`fedbound.theory.stepsize.max_step`)."""
-        return stepsize.max_step(self, variant, variable, rtol, **constants)
+                 rtol: float = IMPLICIT_RTOL, later=(), **constants) -> tuple[np.ndarray, np.ndarray]:
+        """The largest admissible value of ``variable`` and the binding condition; ``later``: step
+        variables chosen afterwards (:func:`fedbound.theory.stepsize.max_step`)."""
+        return stepsize.max_step(self, variant, variable, rtol, later, **constants)
 
     def rounds_to_eps(self, eps: float, /, variant: str | None = None, t_max: float = ROUNDS_MAX,
                       **constants) -> np.ndarray:

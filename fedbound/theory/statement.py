@@ -119,6 +119,61 @@ class Measure:
         return window.mean(axis=0) if self.over == "average" else window.min(axis=0)
 
 
+@dataclass(frozen=True)
+class Use:
+    """A part of a result that uses a constant: its ``kind`` (one of :data:`USE_KINDS`), ``name``
+    (the condition's, predicate's or extra's; "" for the bound and the preparation), ``on`` (the
+    step variable a condition constrains, else ""), the ``source`` the result cites for that part
+    (equation and seed lines; "" where it cites none beyond its own provenance) and the
+    ``variants`` that have it."""
+
+    kind: str
+    name: str
+    on: str
+    source: str
+    variants: tuple[str, ...]
+
+
+#: the kinds of :class:`Use`, in the order they are listed
+USE_KINDS = ("bound", "condition", "predicate", "extra", "preparation")
+
+
+@dataclass(frozen=True)
+class ConstantInfo:
+    """What a constant is to a result (``fedbound constants ID``): short ``name``, ``key``, its
+    ``meaning``, its ``domain`` for the result (the declared one, ``declared``, narrowed by the
+    result's ``assumption`` where it requires one), its ``roles`` ("step variable", "rounds",
+    "vector input", "computed by the preparation (or given)", or "constant"), and its source: the
+    declaring ``scope`` (None: shared by every paper) with that paper's ``seed`` text (the one the
+    result cites), the result's ``provenance`` (equation and seed lines of the statement), and its
+    ``uses`` with the source each cites. Only the line numbers the result and its parts cite are
+    given; a constant has no lines of its own."""
+
+    name: str
+    key: str
+    meaning: str
+    domain: S.Domain
+    declared: S.Domain
+    assumption: str | None
+    roles: tuple[str, ...]
+    scope: str | None
+    seed: str | None
+    provenance: Provenance
+    variants: tuple[str, ...]
+    uses: tuple[Use, ...]
+
+    def to_dict(self) -> dict:
+        """JSON-ready: domains described in words, the source as a nested object."""
+        return {"name": self.name, "key": self.key, "meaning": self.meaning,
+                "domain": self.domain.describe(), "declared_domain": self.declared.describe(),
+                "assumption": self.assumption, "roles": list(self.roles), "variants": list(self.variants),
+                "source": {"declared_by": self.scope or "shared", "seed": self.seed,
+                           "result": {"seed": self.provenance.seed, "equation": self.provenance.equation,
+                                      "lines": self.provenance.lines}},
+                "uses": [{"kind": u.kind, "name": u.name, "on": u.on, "source": u.source,
+                          "variants": list(u.variants)} for u in self.uses]}
+
+
 def as_values(name: str, value) -> np.ndarray:
     """A constant's value as a float64 array: real numbers or arrays of them (lists, numpy, torch);
     strings, complex, bools and None are :class:`InputTypeError`, NaN is :class:`ValidationError`
@@ -221,6 +276,49 @@ class Statement:
             names |= set(self.preparation.inputs)
         return sorted(names)
 
+    def constant_info(self, variant: str | None = None) -> list[ConstantInfo]:
+        """Every constant of the result (of ``variant`` only, when given), sorted by name, with its
+        meaning, domain, roles and source (:class:`ConstantInfo`)."""
+        chosen = list(self.variants.values()) if variant is None else [self.variant(variant)]
+        uses: dict[str, dict[tuple[str, str, str, str], list[str]]] = {}
+
+        def use(names: Iterable[str], v: Variant, kind: str, name: str = "", source: str = "",
+                on: str = "") -> None:
+            for nm in names:
+                uses.setdefault(nm, {}).setdefault((kind, name, on, source), []).append(v.name)
+
+        prep = self.preparation
+        for v in chosen:
+            if v.bound is not None:
+                use(v.names_of("bound"), v, "bound")
+            for c in v.conditions:
+                use({c.variable_name, *v.names_of(f"cap:{c.name}")}, v, "condition", c.name, c.source,
+                    c.variable_name)
+            for pr in v.predicates:
+                use({*v.names_of(f"pred:{pr.name}:lhs"), *v.names_of(f"pred:{pr.name}:rhs")}, v,
+                    "predicate", pr.name, pr.source)
+            for key in v.extras:
+                use(v.names_of(key), v, "extra", key)
+            if prep is not None:
+                use(prep.inputs + prep.outputs, v, "preparation", source=prep.description)
+        steps = {c.variable_name for v in chosen for c in v.conditions}
+        out = []
+        for name in sorted(uses):
+            c = S.resolve(name, self.scope)
+            domain, assumption = self.domain(name)
+            roles = tuple(role for role, yes in (
+                ("step variable", name in steps), ("rounds", name == self.rounds),
+                ("vector input", prep is not None and name in prep.inputs),
+                ("computed by the preparation (or given)", prep is not None and name in prep.outputs)) if yes)
+            variants = sorted({nm for names in uses[name].values() for nm in names},
+                              key=list(self.variants).index)
+            out.append(ConstantInfo(
+                name, c.key, c.meaning, domain, c.domain, assumption, roles or ("constant",), c.scope,
+                self.provenance.seed if c.scope is not None else None, self.provenance,
+                tuple(variants), tuple(sorted((Use(*key, tuple(names)) for key, names in uses[name].items()),
+                                              key=lambda u: USE_KINDS.index(u.kind)))))
+        return out
+
     def domain(self, name: str) -> tuple[S.Domain, str | None]:
         """The domain of constant ``name`` for this result, and the assumption that narrows it (or
         None where the declared domain applies)."""
@@ -246,7 +344,7 @@ class Statement:
             arr = as_values(name, value)
             c = seen[name]
             if c.ndim and (self.preparation is None or name not in self.preparation.inputs):
-                raise ValidationError(f"{name} is a vector input that {self.id} does not use")
+                raise ValidationError(f"{name} ({c.meaning}) is a vector input that {self.id} does not use")
             if arr.size == 0:
                 raise ValidationError(f"{name} ({c.meaning}) is empty; give a number or a non-empty array")
             if c.ndim and (arr.ndim < 1 or arr.shape[-1] == 0):
@@ -264,7 +362,8 @@ class Statement:
                 if np.any(bad):
                     raise ValidationError(
                         f"{self.id} assumes {reason}: {name} must be {domain.describe()}, "
-                        f"got {np.asarray(values[name])[bad].flat[0] if bad.ndim else float(values[name]):g}")
+                        f"got {np.asarray(values[name])[bad].flat[0] if bad.ndim else float(values[name]):g}"
+                        f"; {S.explain(name, self.scope)}")
 
     def _prepare(self, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         prep = self.preparation
@@ -273,10 +372,10 @@ class Statement:
         missing = [nm for nm in prep.inputs if nm not in values]
         if missing:
             raise ValidationError(f"{self.id}: the preparation needs every vector input "
-                                  f"({', '.join(prep.inputs)}); missing {', '.join(missing)}")
+                                  f"({', '.join(prep.inputs)}); missing {self._explained(missing)}")
         twice = [nm for nm in prep.outputs if nm in values]
         if twice:
-            raise ValidationError(f"{self.id}: {', '.join(twice)} are computed from "
+            raise ValidationError(f"{self.id}: {self._explained(twice)} are computed from "
                                   f"{', '.join(prep.inputs)}; give either, not both")
         lengths = {nm: values[nm].shape[-1] for nm in prep.inputs}
         if len(set(lengths.values())) != 1 or 0 in lengths.values():
@@ -300,8 +399,13 @@ class Statement:
         missing = [nm for nm in names if nm not in values]
         if missing:
             raise ValidationError(
-                f"{self.id} ({v.name}) needs constant(s) {', '.join(missing)}; "
+                f"{self.id} ({v.name}) needs constant(s) {self._explained(missing)}; "
                 f"it uses {', '.join(v.constants())}")
 
+    def _explained(self, names: Iterable[str]) -> str:
+        """``"K (meaning), p (meaning)"``: constants named with what they mean in this scope."""
+        return ", ".join(S.explain(nm, self.scope) for nm in names)
 
-__all__ = ["Provenance", "Flag", "Preparation", "as_values", "Statement"]
+
+__all__ = ["Provenance", "Flag", "Preparation", "Use", "USE_KINDS", "ConstantInfo", "as_values",
+           "Statement"]

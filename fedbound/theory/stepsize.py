@@ -1,18 +1,21 @@
 """Solving a result for a step size or a number of rounds.
 
 :func:`max_step` gives the largest admissible value of a variable its step-size conditions constrain
-(the min of explicit caps, a vectorized bisection where a cap depends on the variable itself);
-:func:`rounds_to_eps` the smallest number of rounds at which the bound reaches a target.
+(the min of explicit caps, a vectorized bisection where a cap depends on the variable itself or
+where a condition on another step variable involves it); :func:`step_order` the order in which
+several step variables can be chosen one after the other; :func:`rounds_to_eps` the smallest number
+of rounds at which the bound reaches a target.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Iterable, Mapping
 
 import numpy as np
 
 from fedbound import validate
 from fedbound.errors import ValidationError
 from fedbound.theory.evaluation import bound, call
+from fedbound.theory import symbols as S
 from fedbound.theory.statement import Statement
 from fedbound.theory.variant import RELATIONS, StepCondition, Variant
 
@@ -25,19 +28,33 @@ ROUNDS_MAX = 2.0 ** 60
 
 
 def max_step(result: Statement, /, variant: str | None = None, variable: str | None = None,
-             rtol: float = IMPLICIT_RTOL, **constants) -> tuple[np.ndarray, np.ndarray]:
-    """The largest value of ``variable`` satisfying every condition on it, and the name of the
-    binding condition. ``variable`` may be omitted when the variant constrains only one.
+             rtol: float = IMPLICIT_RTOL, later: Iterable[str] = (), **constants
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """The largest value of ``variable`` satisfying every condition that bounds it, and the name of
+    the binding condition. ``variable`` may be omitted when the variant constrains only one.
+
+    Several step variables (a variant with conditions on gamma and on eta, say): the conditions
+    that bound ``variable`` are its own, ``variable <= cap``, and every condition ``u <= cap(variable,
+    ...)`` on another step variable u whose cap involves ``variable`` (at the given u it bounds
+    ``variable``; its name is marked ``(on u)``). So every other step variable such a condition
+    involves must be given: one that a cap of ``variable`` depends on always, and a u whose own
+    condition involves ``variable`` unless u is named in ``later`` (u is chosen afterwards, by
+    ``max_step(variable=u)`` at the value found here, under its own conditions). A missing one is a
+    ValidationError naming the condition and what to give. :func:`step_order` orders the step
+    variables so that each can be chosen after the ones before it.
 
     Strict conditions ``v < cap`` have no maximum; the supremum is returned and the binding name
     is marked with ``(strict)``. Explicit caps give the min of the caps. Implicit ones (a cap
-    depending on ``variable``) are solved numerically, vectorized: with g(v) = min of every cap
-    at v, the solve brackets the boundary of {v > 0 : v <= g(v)} by doubling from the explicit
-    min (or 1) and halving down to 2^-1000, then bisects until hi <= lo (1 + rtol); it returns
-    lo, an admissible v with an inadmissible point within relative ``rtol`` above it. That is
-    the largest admissible v whenever the admissible set is an interval (0, v*] (g(v) - v
-    changes sign once, e.g. a cap non-increasing in v). No admissible v > 0: ValidationError.
-    A value given for ``variable`` itself is ignored (one setting serves every call).
+    depending on ``variable``, or a condition on another variable) are solved numerically,
+    vectorized: with g(v) = whether every condition holds at v, the solve brackets the boundary of
+    {v > 0 : g(v)} by doubling from the explicit min (or 1) and halving down to 2^-1000, then
+    bisects until hi <= lo (1 + rtol); it returns lo, an admissible v with an inadmissible point
+    within relative ``rtol`` above it. That is the largest admissible v whenever the admissible set
+    is an interval (0, v*] (each condition's slack changes sign once, e.g. a cap non-increasing in
+    v). The binding condition is the one with the largest ratio of its left side to its cap at the
+    answer (a strict one where several tie: the answer is then not attained). No admissible v > 0:
+    ValidationError. A value given for ``variable`` itself is ignored (one setting serves every
+    call).
     """
     v = result.variant(variant)
     if not v.conditions:
@@ -50,27 +67,115 @@ def max_step(result: Statement, /, variant: str | None = None, variable: str | N
         variable = variables[0]
     validate.one_of("variable", variable, variables)
     rtol = validate.number("rtol", rtol, low=1e-15, high=0.1)
-    conds = [c for c in v.conditions if c.variable_name == variable]
+    if isinstance(later, str):
+        later = (later,)
+    later = [validate.one_of("later", u, [x for x in variables if x != variable]) for u in later]
     given = result.check(constants)
     given.pop(variable, None)  # solved for, not used
-    needed = sorted({nm for c in conds for nm in v.names_of(f"cap:{c.name}")} - {variable})
+    both = [u for u in later if u in given]
+    if both:
+        raise ValidationError(f"{result.id} ({v.name}): {both[0]} is given and named in later=; "
+                              f"give it, or choose it later, not both")
+    conds = _bounding(result, v, variable, given, later)
+    needed = sorted(({nm for c in conds for nm in v.names_of(f"cap:{c.name}")}
+                     | {c.variable_name for c in conds}) - {variable})
     result.require(v, given, needed)
     values = {nm: given[nm] for nm in needed}
-    names = np.array([c.name + (" (strict)" if c.strict else "") for c in conds])
-    if any(c.implicit for c in conds):
+    names = np.array([c.name + (" (strict)" if c.strict else "")
+                      + ("" if c.variable_name == variable else f" (on {c.variable_name})") for c in conds])
+    if any(_solved(c, variable) for c in conds):
         best = _solve_implicit(result, v, conds, values, variable, rtol)
-        caps = _caps(result, v, conds, {**values, variable: best})
-        return best, names[np.argmin(caps, axis=0)]
-    caps = _caps(result, v, conds, values)
-    best = np.min(caps, axis=0)
-    _admissible(result, v, variable, best > 0, values)
-    return best, names[np.argmin(caps, axis=0)]
+        at = {**values, variable: best}
+    else:
+        best = np.min(_caps(result, v, conds, values), axis=0)
+        _admissible(result, v, variable, best > 0, values)
+        at = values
+    return best, names[_binding(result, v, conds, at, variable, best)]
+
+
+def _bounding(result: Statement, v: Variant, variable: str, given: Mapping[str, np.ndarray],
+              later: list[str]) -> list[StepCondition]:
+    """The conditions that bound ``variable`` (see :func:`max_step`); a ValidationError where one
+    needs a step variable that is not given."""
+    others = set(v.variables()) - {variable}
+    out = []
+    for c in v.conditions:
+        uses = set(v.names_of(f"cap:{c.name}"))
+        if c.variable_name == variable:
+            missing = sorted((uses & others) - set(given))
+            if missing:
+                u = missing[0]
+                raise ValidationError(
+                    f"{result.id} ({v.name}): the cap of {c.name}, {c}, depends on the step variable "
+                    f"{S.explain(u, result.scope)}; give {u}")
+            out.append(c)
+        elif variable in uses:
+            u = c.variable_name
+            if u in given:
+                out.append(c)
+            elif u not in later:
+                raise ValidationError(
+                    f"{result.id} ({v.name}): the condition {c.name} on the step variable "
+                    f"{S.explain(u, result.scope)}, {c}, involves {variable}: give {u} (the largest "
+                    f"{variable} at that {u}), or name {u} in later= (chosen afterwards under its own "
+                    f"conditions at the {variable} found)")
+    return out
+
+
+def _solved(c: StepCondition, variable: str) -> bool:
+    """Whether the condition is solved numerically for ``variable``: its cap depends on its own
+    variable, or it constrains another step variable (its cap then involves ``variable``)."""
+    return c.implicit or c.variable_name != variable
+
+
+def step_order(result: Statement, /, variant: str | None = None,
+               variables: Iterable[str] | None = None) -> list[str]:
+    """The step variables ``variables`` (default: all the variant's) in an order in which each can
+    be chosen after the ones before it: u comes before v where a cap of a condition on v depends on
+    u (step variables not in ``variables`` count as given). A cycle (caps of each depending on the
+    other) is a ValidationError naming the conditions: give one of the variables."""
+    v = result.variant(variant)
+    steps = v.variables()
+    todo = list(steps if variables is None else
+                [validate.one_of("variable", u, steps) for u in variables])
+    needs = {u: {w for c in v.conditions if c.variable_name == u
+                 for w in v.names_of(f"cap:{c.name}") if w in todo and w != u} for u in todo}
+    order: list[str] = []
+    while todo:
+        ready = [u for u in todo if not needs[u] - set(order)]
+        if not ready:
+            cycle = [f"{c.name}: {c}" for c in v.conditions if c.variable_name in todo
+                     and needs[c.variable_name] & set(v.names_of(f"cap:{c.name}"))]
+            raise ValidationError(f"{result.id} ({v.name}): the conditions on {', '.join(todo)} "
+                                  f"depend on each other ({'; '.join(cycle)}); give one of them")
+        order.append(ready[0])
+        todo.remove(ready[0])
+    return order
 
 
 def _caps(result: Statement, v: Variant, conds: list[StepCondition], values: Mapping[str, np.ndarray],
           guard: bool = True) -> np.ndarray:
     return np.stack(np.broadcast_arrays(*(call(result, v, f"cap:{c.name}", values, guard)
                                           for c in conds)))
+
+
+def _sides(conds: list[StepCondition], values: Mapping[str, np.ndarray], variable: str, x) -> list:
+    """The left side of each condition at ``variable`` = x: x itself, or the given value of the
+    other step variable the condition constrains."""
+    return [x if c.variable_name == variable else values[c.variable_name] for c in conds]
+
+
+def _binding(result: Statement, v: Variant, conds: list[StepCondition], at: Mapping[str, np.ndarray],
+             variable: str, best: np.ndarray) -> np.ndarray:
+    """Index of the binding condition at the answer ``best``: the largest left side / cap (NaN,
+    e.g. inf/inf where nothing binds, counts as the smallest); of several with that ratio, the
+    first strict one (the answer is then a supremum, not attained), else the first."""
+    sides, caps = np.broadcast_arrays(np.stack(np.broadcast_arrays(*_sides(conds, at, variable, best))),
+                                      _caps(result, v, conds, at))
+    with np.errstate(all="ignore"):
+        ratio = np.where(np.isnan(sides / caps), -np.inf, sides / caps)
+    strict = np.array([c.strict for c in conds]).reshape((-1,) + (1,) * (ratio.ndim - 1))
+    return np.argmax(np.where(ratio == np.max(ratio, axis=0), 1 + strict, 0), axis=0)
 
 
 def _admissible(result: Statement, v: Variant, variable: str, ok: np.ndarray, values) -> None:
@@ -86,12 +191,13 @@ def _solve_implicit(result: Statement, v: Variant, conds: list[StepCondition], v
     """The implicit solve of :func:`max_step` (bounded loops: about 2000 halvings/doublings and
     60 bisection steps at most)."""
     shape = np.broadcast_shapes(*(np.shape(x) for x in values.values())) if values else ()
-    explicit = [c for c in conds if not c.implicit]
+    explicit = [c for c in conds if not _solved(c, variable)]
 
     def admissible(x: np.ndarray) -> np.ndarray:
         """Every condition holds at x (a cap that is NaN at a probe point counts as failing)."""
         caps = _caps(result, v, conds, {**values, variable: x}, guard=False)
-        ok = [RELATIONS[c.relation](x, cap) for c, cap in zip(conds, caps)]
+        ok = [RELATIONS[c.relation](side, cap)
+              for c, side, cap in zip(conds, _sides(conds, values, variable, x), caps)]
         return np.logical_and.reduce(ok)
 
     top = np.broadcast_to(np.min(_caps(result, v, explicit, values), axis=0), shape) \
@@ -176,4 +282,4 @@ def rounds_to_eps(result: Statement, eps: float, /, variant: str | None = None,
     return np.where(reached, hi, np.inf)
 
 
-__all__ = ["IMPLICIT_RTOL", "ROUNDS_MAX", "max_step", "rounds_to_eps"]
+__all__ = ["IMPLICIT_RTOL", "ROUNDS_MAX", "max_step", "step_order", "rounds_to_eps"]

@@ -21,7 +21,8 @@ entries; a result reduces them to scalar constants in its preparation step
 (:class:`fedbound.theory.result.Preparation`).
 
 :func:`check_values` rejects values outside a domain with a one-line message naming the constant,
-the value and the valid range.
+its meaning, the value and the valid range; every error about a constant says what it means
+(:func:`explain`: ``"K (local steps (D2D rounds) per global round)"``).
 """
 from __future__ import annotations
 
@@ -229,6 +230,15 @@ def all_constants() -> dict[str, Constant]:
     return dict(_REGISTRY)
 
 
+def explain(name: str, scope: str | None = None) -> str:
+    """``"name (meaning)"`` for a declared constant (a short name resolved in ``scope``, or a key),
+    as error messages name a constant; the bare name where none is declared."""
+    try:
+        return f"{name} ({constant(name, scope).meaning})"
+    except UnknownNameError:
+        return name
+
+
 #: cross-constraints between constants (keys): (smaller, larger) means smaller <= larger
 ORDER_RELATIONS: tuple[tuple[str, str], ...] = (("mu", "L"), ("sdgt.Kmin", "sdgt.Kmax"), ("afga.m", "afga.n"),
                                                  ("afga.M", "afga.N"))
@@ -255,7 +265,8 @@ def check_values(values: dict[str, np.ndarray], scope: str | None = None) -> Non
             if np.any(a > b):
                 i = np.flatnonzero(a > b)[0]
                 raise ValidationError(
-                    f"{ns} must be <= {nl}, got {ns}={a.flat[i]:g} > {nl}={b.flat[i]:g}")
+                    f"{ns} must be <= {nl}, got {ns}={a.flat[i]:g} > {nl}={b.flat[i]:g}; "
+                    f"{explain(ns, scope)}, {explain(nl, scope)}")
 
 
 # Constants shared by all papers --------------------------------------------------------------

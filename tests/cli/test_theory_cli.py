@@ -171,6 +171,8 @@ def test_rounds_for_one_result(capsys):
     (["stepsize", "sdgt.lemma6", *sets(["K=2", "L=1"])], "no step-size condition"),
     (["rounds", "--eps", "-1", *sets(TABLE)], "eps"),
     (["rounds", "--eps", "0.1", *sets(TABLE[1:])], "needs constant(s) sigma"),
+    (["constants", "sdgt.nope"], "unknown result 'sdgt.nope'"),
+    (["constants", "sdgt.thm3", "--variant", "printed"], "no variant 'printed'"),
 ])
 def test_bad_input_gives_one_stderr_line_and_exit_code_2(capsys, argv, needle):
     code, out, err = run(capsys, *argv)
@@ -184,7 +186,7 @@ def test_subprocess_exit_code():
     assert bad.returncode == 2 and bad.stdout == "" and len(bad.stderr.splitlines()) == 1
 
 
-@pytest.mark.parametrize("command", ["list", "bound", "stepsize", "rounds"])
+@pytest.mark.parametrize("command", ["list", "bound", "stepsize", "constants", "rounds"])
 def test_every_subcommand_has_help(capsys, command):
     with pytest.raises(SystemExit) as info:
         main([command, "--help"])
@@ -257,3 +259,60 @@ def test_list_algorithms_from_the_registry(capsys):
     assert main(["list", "algorithms"]) == 0
     text = capsys.readouterr().out
     assert all(f"{name}:" in text for name in registry.names())
+
+
+# -- constants ---------------------------------------------------------------------------------------
+def test_constants_json_gives_meaning_domain_and_source_of_each_constant(capsys):
+    code, out, err = run(capsys, "constants", "sdgt.thm3", "--json")
+    assert code == 0 and err == ""
+    data = json.loads(out)
+    assert data["result"] == "sdgt.thm3" and data["variants"] == ["main", "appendix", "rederived"]
+    assert data["provenance"] == {"seed": "003_3166d581b98362e1.txt", "equation": "(92)-(98), Theorem 3",
+                                  "lines": "299-314, 1005-1033"}
+    by_name = {c["name"]: c for c in data["constants"]}
+    assert sorted(by_name) == sorted(get("sdgt.thm3").all_constants())
+    K = by_name["K"]
+    assert K["key"] == "sdgt.K" and K["meaning"] == "local steps (D2D rounds) per global round"
+    assert K["domain"] == K["declared_domain"] == "an integer >= 1" and K["roles"] == ["constant"]
+    assert K["source"] == {"declared_by": "sdgt", "seed": "003_3166d581b98362e1.txt",
+                           "result": data["provenance"]}
+    assert {"kind": "condition", "name": "gamma_bar[1]", "on": "gamma",
+            "source": "(97) [L1029], (104) [L1078]", "variants": ["appendix", "rederived"]} in K["uses"]
+    assert {"kind": "condition", "name": "gamma_bar[1]", "on": "gamma", "source": "Theorem 3 [L303-L304]",
+            "variants": ["main"]} in K["uses"]
+    mu = by_name["mu"]   # narrowed by the theorem's assumption, shared by every paper
+    assert mu["domain"] == "in (0, inf)" and mu["declared_domain"] == "in [0, inf)"
+    assert mu["assumption"] == "A4 with mu > 0 (strongly convex)"
+    assert mu["source"]["declared_by"] == "shared" and mu["source"]["seed"] is None
+    assert by_name["gamma"]["roles"] == ["step variable"] and by_name["T"]["roles"] == ["rounds"]
+    assert by_name["Lyap1"]["uses"] == [{"kind": "extra", "name": "transient", "on": "", "source": "",
+                                         "variants": ["main", "appendix", "rederived"]}]
+    assert "(96)" in by_name["Lyap1"]["meaning"]
+
+
+def test_constants_text_lists_each_constant_with_its_uses(capsys):
+    code, out, _ = run(capsys, "constants", "sdgt.thm3")
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == "sdgt.thm3: Theorem 3 (strongly convex, mu > 0)"
+    assert lines[1] == ("  stated in 003_3166d581b98362e1.txt (92)-(98), Theorem 3 [L299-314, 1005-1033]; "
+                        "variants: main, appendix, rederived")
+    assert "  K      local steps (D2D rounds) per global round" in lines
+    assert "         constant; an integer >= 1; declared by sdgt (seed 003_3166d581b98362e1.txt)" in lines
+    assert ("         in conditions gamma_bar[1], gamma_bar[2], gamma_bar[3], gamma_bar[4], gamma_bar[5] "
+            "on gamma: (97) [L1029], (104) [L1078] [appendix, rederived]") in lines
+    assert ("         constant; in (0, inf) (assumes A4 with mu > 0 (strongly convex); declared in [0, inf)); "
+            "shared by every paper") in lines
+    assert "         in extras A, b, I_minus_A, gamma_bar, rate, transient" in lines
+
+
+def test_constants_of_one_variant_and_of_vector_inputs(capsys):
+    code, out, _ = run(capsys, "constants", "fednova.thm1", "--variant", "sufficient", "--json")
+    data = json.loads(out)
+    by_name = {c["name"]: c for c in data["constants"]}
+    assert code == 0 and data["variants"] == ["sufficient"]
+    assert by_name["p_i"]["roles"] == ["vector input"]
+    assert by_name["tau_eff"]["roles"] == ["computed by the preparation (or given)"]
+    assert by_name["eta"]["roles"] == ["step variable"] and "C" in by_name   # C: only in predicate (100)
+    assert {"kind": "predicate", "name": "(100) C <= a1_max^2", "on": "", "source": "(100) [L627]",
+            "variants": ["sufficient"]} in by_name["C"]["uses"]
+    assert all(u["variants"] == ["sufficient"] for c in data["constants"] for u in c["uses"])

@@ -88,6 +88,7 @@ def test_assertions_fail_on_nonfinite_data(bad, where):
     poisoned = _poison(errors, where, bad)
     cases = [
         (T.assert_linear_rate, (errors,), (poisoned,), {"at_most": 0.81}),
+        (T.assert_power_rate, (2.0 / (t + 1.0),), (_poison(2.0 / (t + 1.0), where, bad),), {}),
         (T.assert_bound_held, (errors, 2.0 * 0.85 ** t), (poisoned, 2.0 * 0.85 ** t), {}),
         (T.assert_fixed_point_reached, (np.ones(3), np.ones(3)), (_poison(np.ones(3), where, bad), np.ones(3)), {}),
         (T.assert_fixed_point_reached, (np.ones(3), np.ones(3)), (np.ones(3), _poison(np.ones(3), where, bad)), {}),
@@ -101,7 +102,7 @@ def test_assertions_fail_on_nonfinite_data(bad, where):
 
 
 @pytest.mark.parametrize("fn,args", [
-    (T.assert_linear_rate, ([],)), (T.assert_bound_held, ([], [])),
+    (T.assert_linear_rate, ([],)), (T.assert_power_rate, ([],)), (T.assert_bound_held, ([], [])),
     (T.assert_fixed_point_reached, ([], [])), (T.assert_invariant_held, (lambda s: s, [])),
     (T.assert_bound_held, (np.zeros((0, 3)), 1.0))], ids=lambda v: getattr(v, "__name__", ""))
 def test_assertions_fail_on_empty_input(fn, args):
@@ -111,8 +112,11 @@ def test_assertions_fail_on_empty_input(fn, args):
 
 @pytest.mark.parametrize("fn,args,param", [
     (T.assert_linear_rate, (2.0 * 0.8 ** np.arange(30),), p) for p in
-    ("at_most", "equals", "tol", "confidence", "min_r2", "floor")] + [
+    ("at_most", "equals", "tol", "confidence", "min_r2", "floor", "rtol", "exact_rtol")] + [
+    (T.assert_power_rate, (1.0 / np.arange(1.0, 31.0),), p) for p in
+    ("at_most", "equals", "rounds", "atol", "confidence", "min_r2", "exact_rtol")] + [
     (T.assert_bound_held, (np.ones(3), np.ones(3) * 2), "rtol"),
+    (T.assert_bound_held, (np.ones(3), np.ones(3) * 2), "atol"),
     (T.assert_fixed_point_reached, (np.ones(3), np.ones(3)), "tol"),
     (T.assert_invariant_held, (lambda s: s, [0.0]), "atol")])
 @settings(max_examples=EXAMPLES)

@@ -1,11 +1,15 @@
-"""Hypothesis strategies of fedbound.testing produce valid, exactly described objects."""
+"""Hypothesis strategies of fedbound.testing produce valid, exactly described objects: constants only
+inside their domains (open ends excluded), admissible constants of every registered result, and bad
+arguments as FedboundErrors when the strategy is made."""
 import numpy as np
+import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import find, given, settings, strategies as st
 
-from fedbound.testing import (admissible_constants, constants, least_squares_tasks, networks,
-                              quadratic_tasks)
-from fedbound.theory import get
+from fedbound.errors import FedboundError
+from fedbound.testing import (admissible_constants, constant_strategy, constants, least_squares_tasks,
+                              networks, quadratic_tasks)
+from fedbound.theory import get, results
 from fedbound.theory import symbols as S
 
 torch.set_num_threads(1)
@@ -62,3 +66,90 @@ def test_least_squares_tasks_have_exact_optimum(task):
     scale = max(1.0, float(torch.linalg.vector_norm(task.x_star)))
     assert float(torch.linalg.vector_norm(task.global_grad(task.x_star))) < 1e-8 * scale
     assert task.loss(task.x_star) <= task.loss(task.x_star + 0.1) + 1e-12
+
+
+# -- every domain of every registered result ---------------------------------------------------------
+RESULT_VARIANTS = [(r.id, v) for r in results() for v in r.variants]
+
+
+@pytest.mark.parametrize("rid,variant", RESULT_VARIANTS, ids=[f"{r}:{v}" for r, v in RESULT_VARIANTS])
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_every_result_draws_admissible_values(rid, variant, data):
+    """admissible_constants of every registered result: each value inside the result's domain (its
+    assumptions included), every step-size condition holding, the input accepted by the result."""
+    result = get(rid)
+    values = data.draw(admissible_constants(rid, variant))
+    for name, value in values.items():
+        assert result.domain(name)[0].contains(np.asarray(value)), (name, value)
+    result.check(values)
+    if result.variant(variant).conditions:
+        ev = result.evaluate(variant, partial=True, **values)
+        assert ev.conditions_hold and all(np.all(h) for h in ev.conditions_hold.values())
+        assert set(result.variant(variant).variables()) <= set(values)
+
+
+def _open_ended():
+    """(key, domain) of every declared constant with a finite open end (after every paper loads)."""
+    results()
+    return [(k, c.domain) for k, c in sorted(S.all_constants().items())
+            if not c.domain.integer and ((c.domain.low_open and np.isfinite(c.domain.low))
+                                         or (c.domain.high_open and np.isfinite(c.domain.high)))]
+
+
+OPEN_ENDED = _open_ended()
+
+
+@pytest.mark.parametrize("key,domain", OPEN_ENDED, ids=[k for k, _ in OPEN_ENDED])
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_open_ends_are_never_drawn(key, domain, data):
+    """Default ranges and bounds reaching an open end (beta1 in [0, 1) with bounds (0.5, 1)) stay
+    strictly inside: the open end itself is never drawn."""
+    low = domain.low if np.isfinite(domain.low) else domain.high - 10.0
+    high = domain.high if np.isfinite(domain.high) else low + 10.0
+    for bounds in (None, (low, high), (low, low + 1e-300 + 1e-12 * abs(low))):
+        value = data.draw(constant_strategy(key, bounds, domain=domain))
+        assert domain.contains(np.asarray(value)), (key, bounds, value)
+
+
+def test_beta1_is_drawn_below_one():
+    """The reported case: AFGA's beta1 in [0, 1) with bounds ending at 1."""
+    beta1 = constants(["beta1"], bounds={"beta1": (0.999999, 1.0)}, scope="afga")
+    assert find(beta1, lambda c: True)["beta1"] < 1.0
+    assert find(beta1, lambda c: c["beta1"] >= 0.9999999)["beta1"] < 1.0
+
+
+@pytest.mark.parametrize("make,pattern", [
+    (lambda: constants(["K"], bounds={"K": (5, 2)}, scope="sdgt"),
+     r"no values to draw for K \(local steps \(D2D rounds\) per global round\): bounds \(5, 2\)"),
+    (lambda: constants(["K"], bounds={"K": (1.2, 1.8)}, scope="sdgt"), r"no values to draw for K"),
+    (lambda: constants(["beta1"], bounds={"beta1": (1.0, 2.0)}, scope="afga"),
+     r"beta1 \(AMSGrad first-moment factor beta1\): bounds \(1, 2\) have no value in its domain in \[0, 1\)"),
+    (lambda: constants(["p"], bounds={"p": (0.0, 0.0)}, scope="sdgt"), r"no values to draw for p"),
+    (lambda: constants(["L"], bounds={"L": (1.0, np.inf)}), r"L \(smoothness constant\) needs finite bounds"),
+    (lambda: constants(["K"], bounds={"K": (1, np.inf)}, scope="sdgt"), r"K \(local steps .*\) needs finite"),
+    (lambda: constant_strategy("L", domain=S.Domain(2000.0, np.inf)),
+     r"no values to draw for L \(smoothness constant\): its default range has no value in its domain "
+     r"in \(2000, inf\); pass bounds"),
+    (lambda: constants(["L"], bounds={"L": (1.0, "2")}), r"bounds of L \(high\) must be a real number"),
+    (lambda: constants(["L"], bounds={"L": 1.0}), r"bounds of L \(smoothness constant\) must be a pair"),
+    (lambda: constants(["L", "mu"], fixed={"mu": -1.0}), r"mu \(strong-convexity constant .*\) must be in \[0, inf\)"),
+    (lambda: constants(["L"], fixed={"Ll": 1.0}), r"unknown fixed constant 'Ll'; did you mean 'L'"),
+    (lambda: constants(["L"], bounds={"mu": (0, 1)}), r"unknown constant of bounds 'mu'"),
+    (lambda: constants("L"), r"names must be a list of constant names"),
+    (lambda: admissible_constants("sdgt.thm3", fraction=(0.0, 1.0)), r"fraction \(low\) must be in \(0, 1\]"),
+    (lambda: admissible_constants("sdgt.thm3", fraction=(0.5, 2.0)), r"fraction \(high\) must be in \[0.5, 1\]"),
+    (lambda: admissible_constants("sdgt.thm3", variable="eta"), r"variable must be one of gamma"),
+    (lambda: admissible_constants(3), r"result must be a fedbound Result or a result id"),
+    (lambda: admissible_constants("sdgt.thm3", "printed"), r"sdgt.thm3 has no variant 'printed'"),
+], ids=lambda v: "" if callable(v) else v[:30])
+def test_bad_arguments_are_fedbound_errors_when_the_strategy_is_made(make, pattern):
+    with pytest.raises(FedboundError, match=pattern):
+        make()
+
+
+@settings(max_examples=20, deadline=None)
+@given(constants(["L", "mu"], fixed={"mu": 5.0}, bounds={"L": (0.1, 10.0)}))
+def test_a_larger_constant_is_drawn_above_a_fixed_smaller_one(values):
+    assert 5.0 <= values["L"] <= 10.0 and values["mu"] == 5.0

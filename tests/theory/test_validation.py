@@ -1,7 +1,7 @@
 """Bad input to the theory API (issue 8, theory part): wrong kinds are InputTypeError naming the
 constant, NaN and out-of-domain values ValidationError with the range, unknown names
 UnknownNameError with a did-you-mean, values outside a result's assumptions an error naming the
-assumption, never a silent inf/NaN answer. The hypothesis tests enumerate every registered result,
+assumption, never a silent inf/NaN answer; an error about a constant says what it means. The hypothesis tests enumerate every registered result,
 variant and constant, so they cover papers added later."""
 import math
 
@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from fedbound.errors import FedboundError, InputTypeError, UnknownNameError, ValidationError
 from fedbound.theory import get, results
+from fedbound.theory import symbols as S
 
 THM2 = dict(K=5, L=1.0, p=0.64, q=0.5, R=1.0, T=1000, n=10, sigma=1.0, gamma=1e-4)
 
@@ -172,3 +173,25 @@ def test_rounds_to_eps_beyond_exact_float_integers_terminates():
     T = thm2.rounds_to_eps(1e-3, t_max=2.0 ** 200, **c)
     assert 2.0 ** 53 < T < 2.0 ** 200 and thm2.bound(**c, T=T) <= 1e-3
     assert np.isinf(thm2.rounds_to_eps(1e-3, **c))   # beyond the default t_max = 2^60
+
+
+def test_errors_about_a_constant_say_what_it_means():
+    thm3 = get("sdgt.thm3")
+    with pytest.raises(ValidationError, match=r"needs constant\(s\) K \(local steps \(D2D rounds\) per "
+                                              r"global round\), Lyap1 \(Theorem 3: initial Lyapunov value"):
+        thm3.bound(L=1.0)
+    with pytest.raises(ValidationError, match=r"mu must be <= L, got mu=2 > L=1; mu \(strong-convexity "
+                                              r"constant \(0 <= mu <= L\)\), L \(smoothness constant\)"):
+        thm3.bound(mu=2.0, L=1.0)
+    with pytest.raises(ValidationError, match=r"assumes A4 with mu > 0 \(strongly convex\): mu must be in "
+                                              r"\(0, inf\), got 0; mu \(strong-convexity constant"):
+        thm3.bound(mu=0.0)
+    with pytest.raises(ValidationError, match=r"p \(sampling measure min_s\(1 - beta_s\^2\) of SD-GT\) must "
+                                              r"be in \(0, 1\], got 2"):
+        thm3.bound(p=2.0)
+    with pytest.raises(ValidationError, match=r"missing tau_i \(local steps tau_i of each client"):
+        get("fednova.thm1").bound(p_i=[0.5, 0.5])
+    with pytest.raises(ValidationError, match=r"tau_eff \(effective number of local steps"):
+        get("fednova.thm1").bound(p_i=[0.5, 0.5], tau_i=[1, 2], tau_eff=2.0)
+    assert S.explain("K", "sdgt") == "K (local steps (D2D rounds) per global round)"
+    assert S.explain("nonsense", "sdgt") == "nonsense"
