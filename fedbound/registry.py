@@ -330,15 +330,17 @@ def load_plugin(spec: str, how: str = "a plugin") -> None:
     if not isinstance(spec, str) or not spec.strip():
         raise PluginError(f"{how}: a plugin is a module name or a .py file, got {spec!r}")
     spec = spec.strip()
+    shown = spec if spec.isprintable() else repr(spec)    # one line whatever the name holds
     if spec in _loaded_plugins:
         return
     _loaded_plugins[spec] = how
     before = _plugin_entries()
+    imported = spec in sys.modules     # imported before (by the user's code): it registered then
     try:
         if spec.endswith(".py"):
             path = Path(spec)
             if not path.is_file():
-                raise PluginError(f"plugin {spec} ({how}): no such file")
+                raise PluginError(f"plugin {shown} ({how}): no such file")
             name = f"fedbound_plugin_{path.stem}"
             module_spec = importlib.util.spec_from_file_location(name, path)
             module = importlib.util.module_from_spec(module_spec)
@@ -350,14 +352,14 @@ def load_plugin(spec: str, how: str = "a plugin") -> None:
         _loaded_plugins.pop(spec, None)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         if isinstance(exc, PluginError):
-            if first.startswith(f"plugin {spec} ("):
+            if first.startswith(f"plugin {shown} ("):
                 raise
-            raise PluginError(f"plugin {spec} ({how}): {first}") from None
-        raise PluginError(f"plugin {spec} ({how}) failed to load: {type(exc).__name__}"
+            raise PluginError(f"plugin {shown} ({how}): {first}") from None
+        raise PluginError(f"plugin {shown} ({how}) failed to load: {type(exc).__name__}"
                           + (f": {first}" if first else "")) from None
-    if _plugin_entries() == before:
+    if _plugin_entries() == before and not imported:
         _loaded_plugins.pop(spec, None)
-        raise PluginError(f"plugin {spec} ({how}) registered nothing: a plugin registers "
+        raise PluginError(f"plugin {shown} ({how}) registered nothing: a plugin registers "
                           f"algorithms, results, papers, checks, PEP methods or tasks when it is "
                           f"imported (fedbound.extend); is {spec!r} the right module?")
 

@@ -1,7 +1,6 @@
 """The one registration mechanism (fedbound/registry.py; issue 20 item 3): its rules, and every
 registry of the package obeying them (registry-driven: a new registry or entry is covered)."""
 import importlib
-import warnings
 
 import pytest
 

@@ -53,6 +53,8 @@ register = TASKS.register
 def _path(label, value) -> str:
     if not isinstance(value, (str, os.PathLike)):
         raise ValidationError(f"{label} must be a file path, got {value!r:.60}")
+    if not os.path.isfile(value):
+        raise ValidationError(f"{label}: data file {os.fspath(value)!r:.80} does not exist")
     return os.fspath(value)
 
 

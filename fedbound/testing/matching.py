@@ -3,8 +3,9 @@ algorithm over Monte-Carlo seeds, maps the run to the theorem's constants throug
 adapter, and compares the mean of the quantity the theorem bounds (with its confidence interval)
 with the bound at every round, and its fitted rate with the rate the result states.
 
-The measured quantity is a run column (:meth:`fedbound.algorithms.run.Trajectory.columns`; index
-t = the global model after t rounds, 0 = the initial model), named by ``measure``:
+The measured quantity is what the result bounds, its :class:`~fedbound.theory.statement.Measure`
+(a user's result declares it with ``measure=``), or the ``measure`` given by short name (index t =
+the global model after t rounds, 0 = the initial model):
 
 ==================  =================================================================================
 measure             the value compared with the bound at T = 1 .. rounds
@@ -16,7 +17,12 @@ measure             the value compared with the bound at T = 1 .. rounds
                     at the start of each of the T rounds (columns 0 .. T-1)
 ``avg_dist2``       :math:`(1/T)\sum_{t<T} \|x^t - x^\star\|^2`
 ``avg_grad_norm2``  :math:`(1/T)\sum_{t<T} \|\nabla f(x^t)\|^2`
+``min_...``         :math:`\min_{t<T}` of the per-round means (e.g. ``min_grad_norm2``)
 ==================  =================================================================================
+
+The runs, the measure and the bound at every T come from
+:func:`fedbound.verify.theorem.compare` (the engine of ``fedbound verify``), so a CI test and the
+command measure the same thing.
 
 The expectation of the theorem is the mean over seeds, per seed first (a running average is
 averaged per seed), with its Student-t interval (:func:`fedbound.stats.mean_ci`). For the
@@ -49,21 +55,23 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from fedbound import sweep, validate
+from fedbound import validate
 from fedbound.algorithms import registry
 from fedbound.errors import InputTypeError, ValidationError, require
 from fedbound.network import Network
-from fedbound.stats import Estimate, mean_ci
+from fedbound.stats import Estimate
 from fedbound.tasks import Task
 from fedbound.testing.assertions import _bound_verdict, assert_linear_rate, assert_power_rate
 from fedbound.theory import adapters, get
 from fedbound.theory import symbols as S
 from fedbound.theory.result import Result
+from fedbound.theory.statement import MEASURE_NAMES, Measure
 from fedbound.verify.check import Check
+from fedbound.verify.theorem import compare
 from fedbound.verify.rates import SlopeFit
 
-#: the quantities a bound is compared with (module doc)
-MEASURES = ("loss_gap", "dist2", "grad_norm2", "avg_loss_gap", "avg_dist2", "avg_grad_norm2")
+#: the quantities a bound is compared with, by short name (module doc)
+MEASURES = MEASURE_NAMES
 #: a bound whose value at T = 2^40 is above this fraction of its value at the last round tends to
 #: a floor: no rate is checked
 FLOOR_RTOL = 1e-3
@@ -131,20 +139,8 @@ def _mapping(name: str, value) -> dict:
     return dict(value)
 
 
-def _measured(columns: dict, measure: str, rounds: int, confidence: float) -> Estimate:
-    """The measure per seed at T = 1..rounds (module doc), averaged over seeds with its interval."""
-    column = measure.removeprefix("avg_")
-    x = np.asarray(columns[column], dtype=float)
-    if np.isnan(x).any():
-        raise ValidationError(f"measure {measure!r}: the runs' {column} is nan (the task does not know "
-                              f"the optimum it needs); choose another measure")
-    T = np.arange(1, rounds + 1)
-    per_seed = np.cumsum(x[:, :rounds], axis=1) / T if measure != column else x[:, 1:rounds + 1]
-    return mean_ci(per_seed, confidence)
-
-
 def _predicted_rate(result: Result, variant: str, constants: dict, bound: np.ndarray, extras: dict,
-                    measure: str) -> tuple[str, float | None, str]:
+                    measure: Measure) -> tuple[str, float | None, str]:
     """("linear" | "power" | "", the predicted factor or exponent, why none) (module doc)."""
     v = result.variant(variant)
     if bound.size < 4:
@@ -157,8 +153,8 @@ def _predicted_rate(result: Result, variant: str, constants: dict, bound: np.nda
         return "", None, (f"the bound tends to a floor ({far[0]:.4g} at {result.rounds} = 2^40, "
                           f"{horizon:.4g} at the last round), not to 0")
     if "rate" in v.extras:
-        if measure.startswith("avg_"):
-            return "", None, f"a running average ({measure}) does not contract at the per-round rate"
+        if measure.over != "last":
+            return "", None, f"a running {measure.over} ({measure.name}) does not contract at the per-round rate"
         return "linear", float(np.asarray(extras["rate"], dtype=float).flat[0]), ""
     if v.bound is None:
         return "", None, f"{result.id} ({variant}) states no rate (no extra 'rate', no bound formula)"
@@ -173,7 +169,7 @@ def _predicted_rate(result: Result, variant: str, constants: dict, bound: np.nda
     return "power", min(exponents, key=lambda e: abs(e - slope)), ""
 
 
-def assert_matches_theory(algorithm, result, task, network=None, *, measure: str,
+def assert_matches_theory(algorithm, result, task, network=None, *, measure: str | None = None,
                           options: Mapping | None = None, rounds: int = 100, seeds=10,
                           variant: str | None = None, constants: Mapping | None = None,
                           adapter: Callable | None = None, confidence: float = 0.95,
@@ -188,7 +184,8 @@ def assert_matches_theory(algorithm, result, task, network=None, *, measure: str
       registry's option names), or a factory ``seed -> Algorithm`` (then ``adapter`` is required
       and receives ``options`` as given);
     * ``result``: a result id or a :class:`~fedbound.theory.Result` (a user's own, too), and its
-      ``variant`` (default: the result's);
+      ``variant`` (default: the result's); ``measure``: a short name of the module doc, default
+      the result's own :class:`~fedbound.theory.statement.Measure`;
     * ``seeds``: a number R (seeds 0..R-1) or a list; seeds run batched where the algorithm allows
       (:func:`fedbound.sweep.runs`);
     * ``adapter(task, network, name, options) -> dict``: the run's constants in the paper's
@@ -212,7 +209,12 @@ def assert_matches_theory(algorithm, result, task, network=None, *, measure: str
     validate.instance("task", task, Task, "a fedbound Task")
     if network is not None:
         validate.instance("network", network, Network, "a fedbound Network or None")
-    measure = validate.one_of("measure", measure, MEASURES)
+    if measure is None:
+        require(result.measure is not None, f"{result.id} declares no measure (what it bounds in terms "
+                                            f"of a run): give measure= ({', '.join(MEASURES)})")
+        measure = result.measure
+    else:
+        measure = Measure.named(measure)
     rounds = validate.integer("rounds", rounds, low=1, high=1_000_000)
     seeds = validate.seeds(seeds)
     confidence = validate.number("confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
@@ -244,10 +246,10 @@ def assert_matches_theory(algorithm, result, task, network=None, *, measure: str
                 f"{result.id} ({v.name}) does not apply to this run: its condition {c.name}, {c}, fails at "
                 f"{c.variable_name} = {float(np.ravel(prepared[c.variable_name])[0]):g} (cap "
                 f"{float(np.ravel(ev.caps[c.name])[0]):g})")
-    columns = sweep.runs(make, rounds, seeds=seeds, progress=progress).stack()
-    measured = _measured(columns, measure, rounds, confidence)
-    bound = np.broadcast_to(np.asarray(ev.bound, dtype=float), T.shape)
-    context = f"{name} against {result.id} [{v.name}], {measure} over {len(seeds)} seeds"
+    comparison = compare(result, make, k, T, seeds, variants=[v.name], measure=measure,
+                         confidence=confidence, progress=progress)
+    measured, bound = comparison.measured, comparison.bound(v.name)
+    context = f"{name} against {result.id} [{v.name}], {measure.name} over {len(seeds)} seeds"
     check, message = _bound_verdict(measured, bound, rtol, atol, f"{context}: bound",
                                     lambda i: f"T = {T[i[0]]}")
     assert check.holds, message
@@ -263,7 +265,8 @@ def assert_matches_theory(algorithm, result, task, network=None, *, measure: str
                                     confidence=confidence)
     except AssertionError as exc:
         raise AssertionError(f"{context}: {exc}") from None
-    return TheoryMatch(result.id, v.name, measure, T, k, measured, bound, check, kind, predicted, fit, note)
+    return TheoryMatch(result.id, v.name, measure.name, T, k, measured, bound, check, kind, predicted,
+                       fit, note)
 
 
 __all__ = ["MEASURES", "FLOOR_RTOL", "TheoryMatch", "assert_matches_theory"]

@@ -68,6 +68,8 @@ class Preparation:
 #: f(x_t) - f*, ||x_t - x*||^2 and ||grad f(x_t)||^2 at the global (server) model x_t
 MEASURABLE = {"loss_gap": "f(x_t) - f*", "dist2": "||x_t - x*||^2",
               "grad_norm2": "||grad f(x_t)||^2"}
+#: the short names of the measures with their default shifts (:meth:`Measure.named`)
+MEASURE_NAMES = tuple(f"{prefix}{q}" for prefix in ("", "avg_", "min_") for q in MEASURABLE)
 #: how a bound at horizon T reads the per-round expectations e_t = E[quantity at round t] over the
 #: window of rounds t = shift .. T-1+shift (x_t: the model after t rounds, x_0 the initial one)
 OVER = {"last": "the window's last round, e_{T-1+shift}",
@@ -98,6 +100,21 @@ class Measure:
         validate.one_of("measure over rounds", self.over, OVER)
         shift = (1 if self.over == "last" else 0) if self.shift is None else self.shift
         object.__setattr__(self, "shift", validate.integer("measure shift", shift, low=0, high=1))
+
+    @classmethod
+    def named(cls, name: str) -> "Measure":
+        """The measure of a short name (:data:`MEASURE_NAMES`): ``dist2`` (the last round, x_T),
+        ``avg_dist2`` (the average over x_0 .. x_{T-1}), ``min_dist2`` (the minimum over them), for
+        each of :data:`MEASURABLE`."""
+        name = validate.one_of("measure", name, MEASURE_NAMES)
+        over, _, quantity = name.partition("_") if name.startswith(("avg_", "min_")) else ("", "", name)
+        return cls(quantity, {"": "last", "avg": "average", "min": "min"}[over])
+
+    @property
+    def name(self) -> str:
+        """The short name (:meth:`named`) of the measure with its default shift."""
+        prefix = {"last": "", "average": "avg_", "min": "min_"}[self.over]
+        return prefix + self.quantity
 
     def describe(self) -> str:
         e = f"E[{MEASURABLE[self.quantity]}]"

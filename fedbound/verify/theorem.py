@@ -26,6 +26,7 @@ refuse ``seeds=1`` for a stochastic run.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -35,6 +36,7 @@ from fedbound.algorithms import registry as algorithms
 from fedbound.errors import require
 from fedbound.stats import Estimate, mean_ci
 from fedbound.theory import adapters, get
+from fedbound.theory.statement import Measure
 from fedbound.verify.check import Check, bound_check, not_applicable
 
 
@@ -44,18 +46,17 @@ def horizons_up_to(rounds: int, count: int = 8) -> list[int]:
     return sorted({int(round(t)) for t in np.geomspace(1, rounds, count)} | {rounds})
 
 
-def _deterministic(task, sigma: float, spec, options: dict) -> bool:
+def _deterministic(task, sigma: float, options: dict) -> bool:
     """A run whose every seed gives the same numbers: no noise and full participation."""
     sampled = any(options.get(name) is not None for name in
                   ("clients_per_round", "clients_per_subnet", "participation"))
     return sigma == 0 and not getattr(task, "samples_gradients", False) and not sampled
 
 
-def measured(result, per_round: np.ndarray, horizons: Sequence[int],
+def measured(measure: Measure, per_round: np.ndarray, horizons: Sequence[int],
              confidence: float = 0.95) -> Estimate:
-    """The result's measure at each horizon from per-round values of each seed (``per_round``:
-    shape (seeds, rounds + 1)), as an Estimate over the horizons (module doc, step 2)."""
-    measure = result.measure
+    """``measure`` at each horizon from the per-round values of each seed (``per_round``: shape
+    (seeds, rounds + 1)), as an Estimate over the horizons (module doc, step 2)."""
     if measure.over == "min":
         per = mean_ci(per_round, confidence)
         pick = lambda a: np.array([measure.of(a, T) for T in horizons])   # noqa: E731
@@ -63,6 +64,71 @@ def measured(result, per_round: np.ndarray, horizons: Sequence[int],
                         per.samples, confidence)
     values = np.stack([measure.of(per_round.T, T) for T in horizons], axis=-1)   # (seeds, H)
     return mean_ci(values, confidence)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A theorem's bound next to measured runs: the ``result``, the ``measure`` compared, the
+    ``horizons`` T, the ``constants`` of the run, the ``measured`` Estimate per horizon and each
+    variant's :class:`~fedbound.theory.evaluation.Evaluation` at those horizons."""
+
+    result: object
+    measure: Measure
+    horizons: np.ndarray
+    constants: dict
+    measured: Estimate
+    evaluations: dict
+
+    def failing(self, variant: str) -> list[str]:
+        """The step conditions and predicates of ``variant`` that fail at the run's constants."""
+        ev = self.evaluations[variant]
+        return [name for name, ok in {**ev.conditions_hold, **ev.predicates}.items()
+                if not np.all(ok)]
+
+    def bound(self, variant: str) -> np.ndarray:
+        return np.broadcast_to(np.asarray(self.evaluations[variant].bound, dtype=float),
+                               self.horizons.shape)
+
+    def check(self, variant: str, rtol: float = 1e-10, **details) -> Check:
+        """The verdict for ``variant``: ``not applicable`` (naming the failing conditions) or the
+        bound check at every horizon (:func:`fedbound.verify.check.bound_check`)."""
+        failing = self.failing(variant)
+        details = {"measure": self.measure.describe(), "horizons": self.horizons.tolist(),
+                   "constants": self.constants, **details}
+        if failing:
+            return not_applicable(self.result.id, failing, variant=variant, **details)
+        return bound_check(self.result.id, self.measured, self.bound(variant), variant=variant,
+                           rtol=rtol, theorem_applies=True, **details)
+
+
+def compare(result, make, constants: dict, horizons: Sequence[int], seeds, *,
+            variants: Sequence[str] | None = None, measure: Measure | None = None,
+            confidence: float = 0.95, progress: bool = False) -> Comparison:
+    """Run ``make(seed)`` for every seed (batched where the round allows,
+    :func:`fedbound.sweep.runs`) as long as the horizons need, read ``measure`` (default: the
+    result's own) and evaluate the bound of each of ``variants`` (default: the result's default
+    one) at ``constants`` and every horizon."""
+    measure = result.measure if measure is None else measure
+    require(measure is not None,
+            f"{result.id} does not say what it bounds in terms of a run; declare its measure "
+            f"(fedbound.theory.statement.Measure) to check it against runs")
+    T = np.asarray(sorted({validate.integer("horizon", t, low=1, high=1_000_000) for t in horizons}))
+    require(T.size >= 1, "give at least one horizon")
+    names = list(variants or [result.default_variant])
+    evaluations = {v: result.evaluate(v, **{**constants, result.rounds: T.astype(float)}) for v in names}
+    for v, ev in evaluations.items():
+        require(ev.bound is not None, f"{result.id} ({v}) states no bound to compare with")
+
+    from fedbound.sweep import runs   # the Monte-Carlo engine (batched seeds, Ray inside `using`)
+
+    columns = runs(make, max(measure.rounds(int(t)) for t in T), seeds=seeds,
+                   progress=progress).stack()
+    per_round = np.asarray(columns[measure.quantity], dtype=float)
+    require(np.all(np.isfinite(per_round)),
+            f"{measure.describe()} is not known for these runs (x* or f* of the task unknown, or a "
+            f"run diverged); use a task with exact constants")
+    return Comparison(result, measure, T, dict(constants), measured(measure, per_round, T, confidence),
+                      evaluations)
 
 
 def largest_step(result, algorithm: str, task, network, options: dict, step_option: str = "lr",
@@ -101,57 +167,30 @@ def theorem_checks(result_id: str, algorithm: str, task, network=None, options: 
     Monte-Carlo over ``seeds`` (module doc). ``constants`` adds the theorem's constants a run does
     not fix. ``step_option``: an option left out (or None) takes :func:`largest_step`."""
     result = get(result_id)
-    require(result.measure is not None,
-            f"{result_id} does not say what it bounds in terms of a run; declare its measure "
-            f"(fedbound.theory.statement.Measure) to check it against runs")
     spec = algorithms.get(algorithm)
     options = {k: v for k, v in dict(options or {}).items() if v is not None}
-    if step_option is not None and step_option not in options:
-        sigma_task = task.with_noise(sigma) if sigma > 0 else task
-        partial = {k: v for k, v in spec.check({**options, step_option: 1.0}).items()}
-        options[step_option] = largest_step(result, algorithm, sigma_task, network, partial,
-                                            step_option, constants)
-    checked = spec.check(options)
     sigma = validate.number("sigma", sigma, low=0.0, high=1e100)
     seeds = validate.integer("seeds", seeds, low=1, high=100_000)
     confidence = validate.number("confidence", confidence, low=0.0, high=1.0, low_open=True,
                                  high_open=True)
-    horizons = horizons_up_to(rounds) if horizons is None else sorted(
-        {validate.integer("horizon", T, low=1, high=1_000_000) for T in horizons})
-    require(len(horizons) >= 1, "give at least one horizon")
-    require(seeds >= 2 or _deterministic(task, sigma, spec, checked),
+    noisy = task.with_noise(sigma) if sigma > 0 else task
+    if step_option is not None and step_option not in options:
+        partial = spec.check({**options, step_option: 1.0})
+        options[step_option] = largest_step(result, algorithm, noisy, network, partial,
+                                            step_option, constants)
+    checked = spec.check(options)
+    require(seeds >= 2 or _deterministic(task, sigma, checked),
             f"{result_id} bounds an expectation and this run is random (noise or sampling): give "
             f"seeds >= 2 for a Monte-Carlo interval, never one realization")
-    noisy = task.with_noise(sigma) if sigma > 0 else task
     run_constants = {**adapters.constants(noisy, network, algorithm, checked), **(constants or {})}
     names = list(result.variants) if variants == "all" else list(variants or [result.default_variant])
-    T = np.asarray(horizons, dtype=float)
-    measure = result.measure
-    length = max(measure.rounds(h) for h in horizons)
-
-    from fedbound.sweep import runs   # the Monte-Carlo engine (batched seeds, Ray inside `using`)
-
-    outputs = runs(lambda seed: algorithms.build(algorithm, noisy, network, seed=seed, **checked),
-                   length, seeds=seeds).stack()
-    per_round = np.asarray(outputs[measure.quantity], dtype=float)
-    require(np.all(np.isfinite(per_round)),
-            f"{measure.describe()} is not known for this task ({type(task).__name__}: "
-            f"{'x*' if measure.quantity == 'dist2' else 'f*'} unknown); use a task with exact constants")
-    estimate = measured(result, per_round, horizons, confidence)
-    details = {"result": result_id, "algorithm": algorithm, "measure": measure.describe(),
-               "horizons": horizons, "seeds": seeds, "sigma": sigma, "options": checked,
-               "constants": run_constants}
-    checks = []
-    for variant in names:
-        evaluation = result.evaluate(variant, **{**run_constants, result.rounds: T})
-        failing = [name for name, ok in {**evaluation.conditions_hold, **evaluation.predicates}.items()
-                   if not np.all(ok)]
-        if failing:
-            checks.append(not_applicable(result_id, failing, variant=variant, **details))
-            continue
-        checks.append(bound_check(result_id, estimate, evaluation.bound, variant=variant,
-                                  theorem_applies=True, **details))
-    return checks
+    comparison = compare(
+        result, lambda seed: algorithms.build(algorithm, noisy, network, seed=seed, **checked),
+        run_constants, horizons_up_to(rounds) if horizons is None else horizons, seeds,
+        variants=names, confidence=confidence)
+    details = {"result": result_id, "algorithm": algorithm, "seeds": seeds, "sigma": sigma,
+               "options": checked}
+    return [comparison.check(v, **details) for v in names]
 
 
-__all__ = ["theorem_checks", "largest_step", "horizons_up_to", "measured"]
+__all__ = ["theorem_checks", "compare", "Comparison", "largest_step", "horizons_up_to", "measured"]

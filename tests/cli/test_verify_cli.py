@@ -1,7 +1,6 @@
 """``fedbound verify``: named checks, measured against predicted, JSON output."""
 import json
 
-import pytest
 import torch
 from threadpoolctl import threadpool_limits
 

@@ -246,7 +246,7 @@ def test_a_theory_of_an_unknown_result_or_an_unchecked_condition(user_theorem):
         unknown.theory(unknown.config())
     nesterov = RoundSpec(server_momentum="beta", nesterov=True)
     lacking = round_method("y", "", nesterov, theory=ResultTheory("pepuser.thm1", {"beta": "beta", "R": "T"}))
-    with pytest.raises(ValidationError, match=r"pepuser.thm1 \(printed\) needs constant\(s\) K, L, gamma"):
+    with pytest.raises(ValidationError, match=r"pepuser.thm1 \(printed\) needs constant\(s\) K \(local steps\), L \(smoothness"):
         lacking.theory(lacking.config())
     unchecked = round_method("z", "", nesterov, theory=ResultTheory(
         "pepuser.thm1", {"beta": "beta", "R": "T", "L": "L", "mu": "mu"}, "loose"))

@@ -2,7 +2,6 @@
 the registry's options of the algorithms it covers, its defaults give the same runs as the
 algorithms' own, the dispatch finds the paper of an algorithm, and the theory imports no algorithm."""
 import doctest
-import importlib
 import os
 import pathlib
 import subprocess

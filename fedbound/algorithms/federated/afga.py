@@ -73,7 +73,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 import torch
 
 from fedbound.algorithms.base import MAX_LOCAL_STEPS, check_task
