@@ -335,7 +335,7 @@ def load_plugin(spec: str, how: str = "a plugin") -> None:
         return
     _loaded_plugins[spec] = how
     before = _plugin_entries()
-    imported = spec in sys.modules     # imported before (by the user's code): it registered then
+    registered_before = _registered_by(spec)   # imported before (by the user's code): it registered
     try:
         if spec.endswith(".py"):
             path = Path(spec)
@@ -357,11 +357,17 @@ def load_plugin(spec: str, how: str = "a plugin") -> None:
             raise PluginError(f"plugin {shown} ({how}): {first}") from None
         raise PluginError(f"plugin {shown} ({how}) failed to load: {type(exc).__name__}"
                           + (f": {first}" if first else "")) from None
-    if _plugin_entries() == before and not imported:
+    if _plugin_entries() == before and not registered_before:
         _loaded_plugins.pop(spec, None)
         raise PluginError(f"plugin {shown} ({how}) registered nothing: a plugin registers "
                           f"algorithms, results, papers, checks, PEP methods or tasks when it is "
                           f"imported (fedbound.extend); is {spec!r} the right module?")
+
+
+def _registered_by(module: str) -> bool:
+    """Whether the module ``module`` or one of its submodules has registered an entry."""
+    return any(origin == module or origin.startswith(module + ".")
+               for registry in REGISTRIES.values() for origin in registry._origins.values())
 
 
 def _plugin_entries() -> int:

@@ -45,3 +45,20 @@ def register_temporarily(monkeypatch):
         for entry in entries:
             registry.register(entry)
     return register
+
+
+@pytest.fixture
+def register_toy_results(monkeypatch, register_temporarily):
+    """``register_toy_results(build)``: the results ``build()`` returns (by id), registered with the
+    constants it declares, in result and symbol registries restored after the test."""
+    from fedbound.theory import RESULTS, results
+    from fedbound.theory import symbols as S
+
+    def register(build):
+        results()
+        monkeypatch.setattr(S, "_REGISTRY", dict(S._REGISTRY))
+        monkeypatch.setattr(S, "_BY_SYMBOL", dict(S._BY_SYMBOL))
+        built = build()
+        register_temporarily(RESULTS, *built.values())
+        return built
+    return register

@@ -1,10 +1,15 @@
 """The command lines of the README run as written (issue 20: "the CLI examples of the README keep
 working"), scaled down where they would take minutes (fewer rounds, seeds and audit samples; Ray
 left out: tests/sweep/test_ray.py covers it), with the data files the README describes (mine.npz,
-quad.npz, and its net.json and grid.json blocks)."""
+quad.npz, and its net.json and grid.json blocks). The commands of "Extending fedbound" run in a
+subprocess with the plugin the README writes (`fedbound new plugin mine --name nesterov`) on
+PYTHONPATH and in FEDBOUND_PLUGINS, so that it registers nothing in this process."""
 import json
+import os
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +17,10 @@ import pytest
 
 from fedbound.cli.main import main
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+#: the README's plugin (its "Extending fedbound" section)
+PLUGIN, PLUGIN_DIR = "nesterov", "mine"
 COMMANDS = [line.split("  #")[0].strip() for block in re.findall(r"```bash\n(.*?)```", README, re.S)
             for line in block.splitlines() if line.startswith("fedbound ")]
 JSON_BLOCKS = [json.loads(block) for block in re.findall(r"```json\n(.*?)```", README, re.S)]
@@ -59,10 +67,33 @@ def test_the_readme_has_commands():
     assert len(COMMANDS) >= 25 and len(JSON_BLOCKS) == 2
 
 
+def uses_the_plugin(argv: list[str]) -> bool:
+    return argv[:2] != ["new", "plugin"] and any(a.split(".")[0] == PLUGIN for a in argv)
+
+
+@pytest.fixture(scope="module")
+def plugin_env(folder):
+    """The environment of a shell where the README's plugin is installed."""
+    assert main(["new", "plugin", str(folder / PLUGIN_DIR), "--name", PLUGIN, "--overwrite"]) == 0
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder / PLUGIN_DIR), str(ROOT)]),
+           "FEDBOUND_PLUGINS": f"fedbound_{PLUGIN}"}
+    return env
+
+
 @pytest.mark.parametrize("command", COMMANDS)
-def test_readme_command_runs(command, folder, monkeypatch, capsys):
+def test_readme_command_runs(command, folder, monkeypatch, capsys, request):
     monkeypatch.chdir(folder)
     argv = scaled(shlex.split(command)[1:])
+    if argv[:2] == ["new", "plugin"]:       # written elsewhere: the plugin's commands use `mine`
+        argv[2] = str(folder / "new-plugin")
+    if uses_the_plugin(argv):
+        if "--out" in argv:
+            argv.append("--overwrite")
+        out = subprocess.run([sys.executable, "-m", "fedbound", *argv], capture_output=True, text=True,
+                             cwd=folder, env=request.getfixturevalue("plugin_env"), timeout=600)
+        assert out.returncode == 0, f"{command}: exit {out.returncode}\n{out.stderr[-800:]}"
+        assert "warning" not in out.stderr and PLUGIN in out.stdout, f"{command}: {out.stderr[-800:]}"
+        return
     if argv[:2] == ["sweep", "report"]:     # the report reads the README's sweep: run it here
         assert main(["sweep", "grid.json", "--out", argv[2], "--overwrite"]) == 0
     if "--out" in argv:

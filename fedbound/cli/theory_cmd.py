@@ -1,10 +1,13 @@
 """``fedbound list | bound | stepsize | constants | rounds``: the registered results from the command
 line.
 
-* ``fedbound list [results|algorithms|papers] [--json]``: every result with its provenance and
-  variants (default), every registered algorithm with its family, network needs and options (from
-  :mod:`fedbound.algorithms.registry`), or every paper that ``fedbound audit`` audits (from
-  :data:`fedbound.papers.PAPERS`).
+* ``fedbound list [WHAT] [--json]``: every result with its provenance and variants (default),
+  every registered algorithm with its family, network needs and options (from
+  :mod:`fedbound.algorithms.registry`), every paper that ``fedbound audit`` audits (from
+  :data:`fedbound.papers.PAPERS`), or the entries of any other registry (``checks`` of
+  ``fedbound verify``, ``tasks``, ``pep-methods``, ``participation`` schemes, ``client-optimizers``,
+  ``server-optimizers``) with their options. Every entry names its ``origin``, the module that
+  registered it (a plugin's entries are listed like fedbound's own).
 * ``fedbound bound ID --set NAME=VALUE ... [--variant V] [--json]``: the bound, every step-size
   condition with its variable and cap (and whether it holds when the variable is set), every
   predicate (holds / fails), the bound's terms and every extra. Expressions whose constants are
@@ -44,8 +47,17 @@ from fedbound.jsonable import jsonable
 from fedbound.theory import get, results
 from fedbound.theory import symbols as S
 
+#: the registries ``fedbound list WHAT`` lists generically: WHAT -> (module defining it, kind)
+REGISTRY_LISTS = {
+    "checks": ("fedbound.verify.registry", "check"),
+    "tasks": ("fedbound.tasks.registry", "task"),
+    "pep-methods": ("fedbound.pep.method", "pep method"),
+    "participation": ("fedbound.network.sampling", "participation"),
+    "client-optimizers": ("fedbound.algorithms.optim.registry", "client optimizer"),
+    "server-optimizers": ("fedbound.algorithms.optim.registry", "server optimizer"),
+}
 #: what ``fedbound list`` can list
-LISTS = ("results", "algorithms", "papers")
+LISTS = ("results", "algorithms", "papers", *REGISTRY_LISTS)
 
 #: top-level JSON keys of ``fedbound bound`` that an extra may not take
 RESERVED_KEYS = ("result", "variant", "title", "lhs", "provenance", "constants", "bound",
@@ -53,11 +65,14 @@ RESERVED_KEYS = ("result", "variant", "title", "lhs", "provenance", "constants",
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("list", help="list every result (or algorithm, or audited paper) of the "
-                                           "registries",
+    p = subparsers.add_parser("list", help="list every result (or algorithm, paper, check, task, PEP "
+                                           "method, ...) of the registries",
                               description="List every registered result with provenance and variants, "
-                                          "every registered algorithm with its options, or every paper "
-                                          "that `fedbound audit` audits.")
+                                          "every registered algorithm with its options, every paper "
+                                          "that `fedbound audit` audits, or the entries of another "
+                                          "registry (verify checks, tasks, PEP methods, participation "
+                                          "schemes, client and server optimizers) with their options; "
+                                          "plugins' entries included.")
     p.add_argument("what", nargs="?", choices=LISTS, default="results",
                    help="what to list (default: results)")
     p.add_argument("--json", action="store_true", help="print JSON to stdout")
@@ -170,19 +185,23 @@ def _entry(r) -> dict:
     }
 
 
-def _algorithm_entry(spec) -> dict:
+def _options(entry) -> list[dict]:
+    return [{"name": o.name, "flag": o.flag, "type": getattr(o.parse, "__name__", "str"),
+             "help": o.help, "default": jsonable(o.default), "required": o.required,
+             "deprecated": list(o.old_flags)}
+            for o in entry.options]
+
+
+def _algorithm_entry(spec, origin: str) -> dict:
     return {"name": spec.name, "summary": spec.summary, "family": spec.family,
-            "network": spec.network,
-            "options": [{"name": o.name, "flag": o.flag, "type": getattr(o.parse, "__name__", "str"),
-                         "help": o.help, "default": jsonable(o.default), "required": o.required,
-                         "deprecated": list(o.old_flags)}
-                        for o in spec.options]}
+            "network": spec.network, "origin": origin, "options": _options(spec)}
 
 
 def run_list_algorithms(args) -> int:
     from fedbound.algorithms import registry  # imports torch: only for this listing
 
-    entries = [_algorithm_entry(spec) for spec in registry.specs()]
+    entries = [_algorithm_entry(spec, registry.ALGORITHMS.origin(spec.name))
+               for spec in registry.specs()]
     if args.json:
         _print_json(entries)
         return 0
@@ -196,7 +215,7 @@ def run_list_algorithms(args) -> int:
 def run_list_papers(args) -> int:
     from fedbound.papers import PAPERS
 
-    entries = [{"name": p.name, "summary": p.summary, "seed": p.seed}
+    entries = [{"name": p.name, "summary": p.summary, "seed": p.seed, "origin": PAPERS.origin(p.name)}
                for p in sorted(PAPERS, key=lambda p: p.name)]   # the order of `fedbound audit all`
     if args.json:
         _print_json(entries)
@@ -206,11 +225,35 @@ def run_list_papers(args) -> int:
     return 0
 
 
+def run_list_registry(args) -> int:
+    """``fedbound list WHAT`` for a registry of :data:`REGISTRY_LISTS`: name, summary, origin and
+    options of every entry (its module imported only for this listing)."""
+    import importlib
+
+    from fedbound.registry import REGISTRIES
+
+    module, kind = REGISTRY_LISTS[args.what]
+    importlib.import_module(module)
+    registry = REGISTRIES[kind]
+    entries = [{"name": e.name, "summary": e.summary, "origin": registry.origin(e.name),
+                "options": _options(e)} for e in registry]
+    if args.json:
+        _print_json(entries)
+        return 0
+    for e in entries:
+        print(f"{e['name']}: {e['summary']}")
+        if e["options"]:
+            print("    options: " + ", ".join(o["flag"] for o in e["options"]))
+    return 0
+
+
 def run_list(args) -> int:
     if args.what == "algorithms":
         return run_list_algorithms(args)
     if args.what == "papers":
         return run_list_papers(args)
+    if args.what in REGISTRY_LISTS:
+        return run_list_registry(args)
     if args.json:
         _print_json([_entry(r) for r in results()])
         return 0

@@ -261,6 +261,31 @@ def test_list_algorithms_from_the_registry(capsys):
     assert all(f"{name}:" in text for name in registry.names())
 
 
+@pytest.mark.parametrize("what", ["checks", "tasks", "pep-methods", "participation",
+                                  "client-optimizers", "server-optimizers"])
+def test_list_any_registry(capsys, what):
+    """`fedbound list WHAT` for every other registry: each entry once, in the registry's order, with
+    its summary, the module that registered it and every option flag."""
+    import importlib
+
+    from fedbound.cli.theory_cmd import REGISTRY_LISTS
+    from fedbound.registry import REGISTRIES
+
+    module, kind = REGISTRY_LISTS[what]
+    importlib.import_module(module)
+    registry = REGISTRIES[kind]
+    assert main(["list", what, "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [e["name"] for e in listed] == list(registry.names()) and listed
+    for entry in listed:
+        declared = registry.get(entry["name"])
+        assert entry["summary"] == declared.summary and entry["origin"].startswith("fedbound.")
+        assert [o["flag"] for o in entry["options"]] == [o.flag for o in declared.options]
+    assert main(["list", what]) == 0
+    text = capsys.readouterr().out
+    assert all(f"{name}: " in text for name in registry.names())
+
+
 # -- constants ---------------------------------------------------------------------------------------
 def test_constants_json_gives_meaning_domain_and_source_of_each_constant(capsys):
     code, out, err = run(capsys, "constants", "sdgt.thm3", "--json")

@@ -59,6 +59,9 @@ def test_the_plugin_is_found_by_its_entry_point(plugin):
     assert NAME in ok(env, cwd, "run", "--help") or NAME in ok(env, cwd, "list", "algorithms")
     assert NAME in {p["name"] for p in json.loads(ok(env, cwd, "list", "papers", "--json"))}
     assert f"{NAME}.thm1" in {r["id"] for r in json.loads(ok(env, cwd, "list", "--json"))}
+    for what, name in (("checks", f"{NAME}.thm1"), ("pep-methods", NAME)):
+        listed = {e["name"]: e for e in json.loads(ok(env, cwd, "list", what, "--json"))}
+        assert listed[name]["origin"].startswith(f"fedbound_{NAME}")
 
 
 def test_run_and_its_options(plugin):

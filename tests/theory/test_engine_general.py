@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from fedbound.cli.main import main
 from fedbound.errors import ValidationError
 from fedbound.testing import admissible_constants
-from fedbound.theory import RESULTS, get, results
+from fedbound.theory import get
 from fedbound.theory import symbols as S
 from fedbound.theory.result import (IMPLICIT_RTOL, Predicate, Preparation, Provenance, Result,
                                     StepCondition, Switch, Variant, switch_variants)
@@ -99,14 +99,9 @@ IMPLICIT = dict(L=1.0, sigma=0.5, I=4, G=2.0, eps=1e-6, R=100, rho=0.1, m=5, n=2
 
 
 @pytest.fixture
-def toy(monkeypatch, register_temporarily):
+def toy(register_toy_results):
     """The toy results, registered, in a symbol registry restored after the test."""
-    results()
-    monkeypatch.setattr(S, "_REGISTRY", dict(S._REGISTRY))
-    monkeypatch.setattr(S, "_BY_SYMBOL", dict(S._BY_SYMBOL))
-    built = build()
-    register_temporarily(RESULTS, *built.values())
-    return built
+    return register_toy_results(build)
 
 
 def cli(capsys, *argv):

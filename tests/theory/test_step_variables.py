@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fedbound.errors import ValidationError
 from fedbound.testing import admissible_constants
-from fedbound.theory import RESULTS, get, results
+from fedbound.theory import get
 from fedbound.theory import symbols as S
 from fedbound.theory.result import Provenance, Result, StepCondition, Variant
 from fedbound.theory.stepsize import step_order
@@ -35,13 +35,9 @@ def build() -> dict[str, Result]:
 
 
 @pytest.fixture
-def toy(monkeypatch, register_temporarily):
-    results()
-    monkeypatch.setattr(S, "_REGISTRY", dict(S._REGISTRY))
-    monkeypatch.setattr(S, "_BY_SYMBOL", dict(S._BY_SYMBOL))
-    built = build()
-    register_temporarily(RESULTS, *built.values())
-    return built
+def toy(register_toy_results):
+    """The toy results, registered, in a symbol registry restored after the test."""
+    return register_toy_results(build)
 
 
 def test_a_condition_on_the_other_variable_bounds_this_one_when_it_is_given(toy):

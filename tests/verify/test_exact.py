@@ -39,6 +39,14 @@ def fedavg_on_round(task, lr, tau, server_lr, beta, nesterov):
                      local_steps=tau)
 
 
+def server_momentum_method(task, lr, tau, server_lr, beta, nesterov):
+    """FedAvg with server Nesterov momentum on the round, or the registered FedAvgM (heavy ball)."""
+    if nesterov:
+        return fedavg_on_round(task, lr, tau, server_lr, beta, True)
+    return registry.build("fedavgm", task, lr=lr, local_steps=tau, server_lr=server_lr,
+                          server_momentum=beta, participation="full")
+
+
 # ---- automatic == hand-derived: FedAvg, FedProx, FedNova ------------------------------------------
 SOLVERS = {"sgd": {}, "prox": {"mu": None}, "momentum": {"momentum": None},
            "decay": {"lr_decay": None}}
@@ -154,12 +162,51 @@ def test_server_momentum_radius_is_the_per_mode_one_and_the_measured_one(
     dominant mode, every round, to 1e-8."""
     tau = data.draw(st.lists(st.integers(1, 4), min_size=n, max_size=n))
     task = weighted_quadratic(seed, n, d)
-    algorithm = (fedavg_on_round(task, lr, tau, server_lr, beta, True) if nesterov else
-                 registry.build("fedavgm", task, lr=lr, local_steps=tau, server_lr=server_lr,
-                                server_momentum=beta, participation="full"))
+    algorithm = server_momentum_method(task, lr, tau, server_lr, beta, nesterov)
     exact = exact_round(algorithm)
     assert exact.fields == ("x_g", "server.velocity")
     assert abs(exact.spectral_radius - per_mode_radius(task, lr, tau, server_lr, beta, nesterov)) <= 1e-10
+    np.testing.assert_allclose(along_dominant_mode(algorithm, exact), exact.spectral_radius,
+                               rtol=0, atol=1e-8)
+
+
+@pytest.fixture(scope="module")
+def plugin_algorithm(tmp_path_factory):
+    """The class of the algorithm that ``fedbound new plugin`` writes (FedAvg with server Nesterov
+    momentum), executed from the generated file; what it registers is removed again."""
+    import importlib.util
+
+    from fedbound.algorithms.registry import ALGORITHMS
+    from fedbound.extend import new_plugin
+
+    root = tmp_path_factory.mktemp("exact-plugin") / "plugin"
+    new_plugin(root, "exactnesterov")
+    ALGORITHMS.load()
+    saved = dict(ALGORITHMS._entries), dict(ALGORITHMS._origins)
+    spec = importlib.util.spec_from_file_location(
+        "generated_algorithm", root / "fedbound_exactnesterov" / "algorithm.py")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        ALGORITHMS._entries, ALGORITHMS._origins = saved
+        ALGORITHMS._order = None
+    return module.NesterovFedAvg
+
+
+@settings(max_examples=20)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 4), d=st.integers(1, 3), data=st.data(),
+       lr=st.floats(0.005, 0.2), beta=st.floats(0.0, 0.9))
+def test_the_generated_plugin_algorithm_radius_is_its_measured_contraction(
+        plugin_algorithm, seed, n, d, data, lr, beta):
+    """The generated plugin's algorithm, as the user's file defines it: the automatic radius equals
+    the per-mode closed form of server Nesterov momentum (server step 1) to 1e-10 and the measured
+    contraction along the dominant mode of its own run, every round, to 1e-8."""
+    tau = data.draw(st.lists(st.integers(1, 4), min_size=n, max_size=n))
+    task = weighted_quadratic(seed, n, d)
+    algorithm = plugin_algorithm(task, lr=lr, local_steps=tau, server_momentum=beta)
+    exact = exact_round(algorithm)
+    assert abs(exact.spectral_radius - per_mode_radius(task, lr, tau, 1.0, beta, True)) <= 1e-10
     np.testing.assert_allclose(along_dominant_mode(algorithm, exact), exact.spectral_radius,
                                rtol=0, atol=1e-8)
 
@@ -173,9 +220,7 @@ def test_server_momentum_radius_is_the_contraction_of_a_long_run(
     steps) settles at the automatic radius to 1e-8."""
     tau = data.draw(st.lists(st.integers(1, 4), min_size=n, max_size=n))
     task = weighted_quadratic(seed, n, d)
-    algorithm = (fedavg_on_round(task, lr, tau, server_lr, beta, True) if nesterov else
-                 registry.build("fedavgm", task, lr=lr, local_steps=tau, server_lr=server_lr,
-                                server_momentum=beta, participation="full"))
+    algorithm = server_momentum_method(task, lr, tau, server_lr, beta, nesterov)
     exact = exact_round(algorithm)
     lam = exact.eigenvalues
     assume(abs(lam[0].imag) < 1e-12 and abs(lam[1]) <= 0.98 * abs(lam[0]))   # real, simple, a gap
