@@ -1,12 +1,16 @@
 """``fedbound audit``: test a paper's checkable claims over random and adversarial constants.
 
-``fedbound audit PAPER [--samples N] [--seed S] [--iterations I] [--only PREFIX ...] [--json]``
-with PAPER a registered paper (``sdgt``, see :data:`fedbound.papers.PAPERS`) or ``all``.
-For each paper it prints one row per claim: claim, variant, verdict (holds / fails, computed),
-violation ratio (max lhs/rhs; for a claim that holds, the closest approach) and the worst point
-found (the counterexample when it fails, with the failing parts). ``--json`` prints the same as a
-list of objects for one paper (see :class:`fedbound.theory.audit_report.ClaimReport`), and as
-{paper: list} for ``all``.
+``fedbound audit PAPER [--samples N] [--seed S] [--iterations I] [--only PREFIX ...] [--json]
+[--report DIR [--overwrite]]`` with PAPER a registered paper (``sdgt``, see
+:data:`fedbound.papers.PAPERS`) or ``all``. For each paper it prints the claims grouped by severity
+(worst first: vacuous, rate, condition, constant, typo, holds), one row per claim: claim, variant,
+verdict (holds / fails, computed), violation ratio (max lhs/rhs; for a claim that holds, the closest
+approach) and the worst point found (the counterexample when it fails, with the failing parts),
+then its kind, the conditions it depends on and the worst ratio inside its regime of use.
+``--json`` prints every :class:`fedbound.theory.audit_report.ClaimReport` (with ``severity``,
+``kind``, ``conditions``, ``interior_ratio``, ...) as a list for one paper and as {paper: list} for
+``all``. ``--report DIR`` also writes the referee's report (:mod:`fedbound.theory.audit_document`:
+report.md, report.html with plots, report.json; one subfolder per paper for ``all``).
 """
 from __future__ import annotations
 
@@ -17,7 +21,8 @@ from fedbound import validate
 from fedbound.errors import ValidationError
 from fedbound.papers import PAPERS
 from fedbound.theory.audit import run_audits
-from fedbound.theory.audit_report import format_table
+from fedbound.outputs import output_folder
+from fedbound.theory.audit_report import format_by_severity
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -28,6 +33,15 @@ def _run(args: argparse.Namespace) -> int:
     validate.seed(args.seed, "--seed")
     reports = run_audits(args.paper, samples=args.samples, seed=args.seed, iterations=args.iterations,
                          only=args.only)
+    if args.out is not None:
+        from fedbound.theory.audit_document import write_report
+
+        root = output_folder(args).create()
+        for paper, rs in reports.items():
+            written = write_report(paper, rs, root / paper if args.paper == "all" else root,
+                                   how=_how(paper, args))
+            if not args.json:
+                print(f"report of {paper}: {written['html']}")
     if args.json:
         data = {paper: [r.to_dict() for r in rs] for paper, rs in reports.items()}
         print(json.dumps(data if args.paper == "all" else data[args.paper], indent=2))
@@ -35,13 +49,17 @@ def _run(args: argparse.Namespace) -> int:
     for i, (paper, rs) in enumerate(reports.items()):
         if i:
             print()
-        how = PAPERS.get(paper).evaluated_by or (f"{args.samples} random samples each plus extremes "
-                                                 f"and adversarial search (seed {args.seed})")
-        print(f"audit of {paper}: {len(rs)} claims, {how}")
-        print(format_table(rs))
+        print(f"audit of {paper}: {len(rs)} claims, {_how(paper, args)}")
+        print(format_by_severity(rs))
         failing = [r for r in rs if r.verdict == "fails"]
-        print(f"{len(failing)} of {len(rs)} claims fail")
+        severities = sorted({r.severity for r in failing})
+        print(f"{len(failing)} of {len(rs)} claims fail" + (f" ({', '.join(severities)})" if failing else ""))
     return 0
+
+
+def _how(paper: str, args: argparse.Namespace) -> str:
+    return PAPERS.get(paper).evaluated_by or (f"{args.samples} random samples each plus extremes "
+                                              f"and adversarial search (seed {args.seed})")
 
 
 def register(subparsers) -> None:
@@ -63,4 +81,9 @@ def register(subparsers) -> None:
     parser.add_argument("--only", nargs="+", default=None, metavar="PREFIX",
                         help="audit only the claims whose id starts with one of these (e.g. thm3 cor3.exp)")
     parser.add_argument("--json", action="store_true", help="print the reports as JSON")
+    parser.add_argument("--report", dest="out", default=None, metavar="DIR",
+                        help="also write a referee's report into DIR (report.md, report.html with "
+                             "plots, report.json)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an existing non-empty report folder")
     parser.set_defaults(func=_run)

@@ -22,6 +22,21 @@ ratios, and the fraction of random samples that violate the claim.
 Everything is deterministic for a given seed (each claim draws from its own stream seeded by
 (seed, crc32 of claim id and variant))).
 
+Admissible instances only: every point is checked against the claim's result
+(:meth:`~fedbound.theory.statement.Statement.admissible`: domains, order relations, the result's
+relations); a point that breaks one is excluded (never a counterexample) and counted in
+``n_inadmissible`` with the relations broken. A claim with a :class:`~fedbound.theory.claim.Regime`
+gets a second adversarial search restricted to it, and ``interior_ratio`` is the worst ratio over
+the evaluated points inside the regime.
+
+Severity (computed): ``holds``; ``vacuous`` for a "nonvacuous" claim (bound <= trivial bound), whose
+verdict is "fails" only when the bound exceeds the trivial one at every admissible random point of
+the regime; ``condition`` for a failing "condition" claim; for a failing "bound" claim ``rate`` when
+the violation ratio grows along a scaling parameter (T, n, ...) at the counterexample, its fitted
+exponent (``growth``, over the parameter's whole range, at least two decades) at least
+:data:`RATE_EXPONENT`, and ``constant`` otherwise; ``typo`` when the claim's ``corrected`` reading
+holds (:func:`run_audit` audits it too).
+
 The audit is per paper: each paper's audit module registers its claims as a
 :class:`~fedbound.papers.PaperAudit` of :data:`fedbound.papers.PAPERS` (e.g.
 :mod:`fedbound.theory.sdgt.audit`); :func:`run_audit` audits one paper, :func:`run_audits` several
@@ -39,12 +54,13 @@ import numpy as np
 from scipy.optimize import differential_evolution, minimize
 
 from fedbound.deprecation import renamed_attributes
-from fedbound.errors import UnknownNameError, ValidationError
+from fedbound.errors import UnknownNameError, ValidationError, require
 from fedbound import resources, validate
 from fedbound.papers import PAPERS as PAPER_AUDITS
 from fedbound.validate import integer, suggest
 from fedbound.theory.audit_report import ClaimReport
 from fedbound.theory.claim import Claim
+from fedbound.theory.registry import RESULTS
 
 MAX_CORNERS = 1024
 #: adversarial-search generations at most (each evaluates a whole population): nothing may run for days
@@ -52,17 +68,25 @@ MAX_ITERATIONS = 10_000
 #: memory allowance per random sample for the arrays a claim's check evaluates (lhs, rhs, parts)
 ARRAYS_PER_SAMPLE = 16
 _BIG = 1e100  # search objective clip (a log ratio; DE's statistics overflow near 1e300)
+#: a failing bound's violation ratio growing at least like (scaling parameter)^RATE_EXPONENT: "rate"
+RATE_EXPONENT = 0.1
+#: points of the grid along a scaling parameter (severity rate / constant)
+GROWTH_POINTS = 13
 
 
 # -- evaluation ----------------------------------------------------------------------------------
 
 @dataclass
 class _Points:
-    """Evaluated points: unit coordinates, badness (log lhs/rhs) per part, violation per part."""
+    """Evaluated points: unit coordinates, badness (log lhs/rhs) per part, violation per part,
+    admissibility and membership of the claim's regime per point, the relations broken."""
 
     z: np.ndarray
     badness: np.ndarray
     violated: np.ndarray
+    admissible: np.ndarray
+    inside: np.ndarray
+    broken: tuple[str, ...] = ()
 
     @property
     def score(self) -> np.ndarray:
@@ -76,12 +100,27 @@ def _as_parts(a, n: int, parts: int) -> np.ndarray:
     return np.broadcast_to(a if a.ndim == 0 else a.reshape(n, -1), (n, parts))
 
 
+def _admissible(claim: Claim, constants: dict, n: int) -> tuple[np.ndarray, list[str]]:
+    """The points the claim's result admits (module doc); every point where the result is not
+    registered (a claim about a formula of a proof)."""
+    if claim.result_id not in RESULTS:
+        return np.ones(n, dtype=bool), []
+    scalars = {k: v for k, v in constants.items() if np.ndim(v) <= 1}
+    ok, broken = RESULTS.get(claim.result_id).admissible(scalars)
+    return np.broadcast_to(ok, (n,)) if np.ndim(ok) <= 1 else ok.reshape(n, -1).all(axis=1), broken
+
+
 def evaluate_claim(claim: Claim, z: np.ndarray) -> _Points:
     """Evaluate ``claim`` at unit-cube points ``z`` (N, dim)."""
     z = np.atleast_2d(z)
     n, parts = z.shape[0], max(len(claim.parts), 1)
+    raw = claim.sampler.raw(z)
+    constants = claim.sampler.build(dict(raw))
+    admissible, broken = _admissible(claim, constants, n)
     with np.errstate(all="ignore"):
-        out = claim.check(claim.sampler.constants(z))
+        inside = (np.ones(n, dtype=bool) if claim.regime is None else
+                  np.broadcast_to(np.asarray(claim.regime.test({**raw, **constants}), dtype=bool), (n,)))
+        out = claim.check(constants)
         lhs, rhs = _as_parts(out[0], n, parts), _as_parts(out[1], n, parts)
         excess = _as_parts(out[2], n, parts) if len(out) > 2 else lhs - rhs
         if claim.log:
@@ -92,9 +131,10 @@ def evaluate_claim(claim: Claim, z: np.ndarray) -> _Points:
                                np.where(excess > 0, np.inf, -np.inf))
             tol = claim.rtol * np.maximum(np.abs(lhs), np.abs(rhs))
             violated = excess >= 0 if claim.strict else excess > tol
-    invalid = np.isnan(lhs) | np.isnan(rhs) | np.isnan(excess)
+    invalid = np.isnan(lhs) | np.isnan(rhs) | np.isnan(excess) | ~admissible[:, None]
     badness[invalid] = np.nan
-    return _Points(z, badness, violated & ~invalid)
+    return _Points(z, badness, violated & ~invalid, admissible.copy(), inside & admissible,
+                   tuple(broken))
 
 
 def _corners(dim: int, rng: np.random.Generator) -> np.ndarray:
@@ -104,14 +144,16 @@ def _corners(dim: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def _search(claim: Claim, start: np.ndarray, rng: np.random.Generator, iterations: int,
-            polish_evaluations: int) -> np.ndarray:
+            polish_evaluations: int, inside: bool = False) -> np.ndarray:
     """Differential evolution from the population ``start`` then a Powell polish; returns the
-    points it ends with (best of DE and of the polish)."""
+    points it ends with (best of DE and of the polish). ``inside``: only points of the claim's
+    regime count."""
     dim = claim.sampler.dim
 
     def objective(x: np.ndarray) -> np.ndarray:  # x: (dim, S) when vectorized, (dim,) otherwise
-        score = evaluate_claim(claim, np.asarray(x).T.reshape(-1, dim)).score
-        return -np.clip(np.nan_to_num(score, nan=-_BIG), -_BIG, _BIG)
+        points = evaluate_claim(claim, np.asarray(x).T.reshape(-1, dim))
+        score = np.where(points.inside, points.score, -np.inf) if inside else points.score
+        return -np.clip(np.nan_to_num(score, nan=-_BIG, neginf=-_BIG), -_BIG, _BIG)
 
     bounds = [(0.0, 1.0)] * dim
     result = differential_evolution(objective, bounds, init=start, maxiter=iterations, tol=0.0, atol=0.0,
@@ -147,6 +189,12 @@ def audit_claim(claim: Claim, samples: int = 20000, seed: int = 0, iterations: i
     start = _distinct(pooled[order], population, rng)
     if iterations > 0:
         phases["search"] = evaluate_claim(claim, _search(claim, start, rng, iterations, polish_evaluations))
+    if iterations > 0 and claim.regime is not None:
+        inside = np.concatenate([phases["random"].inside, phases["extremes"].inside])[order]
+        if inside.any():
+            start = _distinct(pooled[order][inside], population, rng)
+            phases["regime search"] = evaluate_claim(
+                claim, _search(claim, start, rng, iterations, polish_evaluations, inside=True))
     return _report(claim, phases, time.perf_counter() - start_time)
 
 
@@ -165,21 +213,76 @@ def _report(claim: Claim, phases: dict[str, _Points], seconds: float) -> ClaimRe
     z = np.vstack([p.z for p in phases.values()])
     badness = np.vstack([p.badness for p in phases.values()])
     violated = np.vstack([p.violated for p in phases.values()])
+    inside = np.concatenate([p.inside for p in phases.values()])
+    admissible = np.concatenate([p.admissible for p in phases.values()])
     ranked = np.where(np.isnan(badness), -np.inf, badness)
     i = int(np.lexsort((np.max(ranked, axis=1), violated.any(axis=1)))[-1])  # a violation ranks first
-    worst = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in claim.sampler.constants(z[i:i + 1]).items()}
     best = float(np.max(ranked[i]))
     failing = [nm for nm, v in zip(names, violated.any(axis=0)) if v]
+    verdict = "fails" if failing else "holds"
+    random = phases["random"]
+    if claim.tests == "nonvacuous":     # vacuous only where the bound is above the trivial one throughout
+        judged = random.inside
+        verdict = "fails" if judged.any() and random.violated.any(axis=1)[judged].all() else "holds"
+        failing = names if verdict == "fails" else []
+    interior_ratio = interior_worst = None
+    if claim.regime is not None and inside.any():
+        j = int(np.flatnonzero(inside)[np.argmax(np.max(ranked[inside], axis=1))])
+        interior_ratio, interior_worst = _ratio(float(np.max(ranked[j]))), _point(claim, z[j])
+    growth = _growth(claim, z[i]) if verdict == "fails" and claim.tests == "bound" else {}
     return ClaimReport(
         claim=claim.id, result_id=claim.result_id, variant=claim.variant, statement=claim.statement,
-        flag=claim.flag, verdict="fails" if failing else "holds",
-        violation_ratio=_ratio(best), log10_ratio=best / math.log(10), worst=worst,
+        flag=claim.flag, verdict=verdict,
+        violation_ratio=_ratio(best), log10_ratio=best / math.log(10), worst=_point(claim, z[i]),
         worst_part=names[int(np.argmax(ranked[i]))] if claim.parts else None,
         part_ratios={nm: _ratio(b) for nm, b in zip(names, np.max(ranked, axis=0))} if claim.parts else {},
         failing_parts=failing if claim.parts else [],
-        random_violation_fraction=float(np.mean(phases["random"].violated.any(axis=1))),
+        random_violation_fraction=float(np.mean(random.violated.any(axis=1))),
         n_evaluated=len(z), n_invalid=int(np.sum(np.all(np.isnan(badness), axis=1))),
-        found_by=str(labels[i]), seconds=seconds)
+        found_by=str(labels[i]), seconds=seconds, kind=claim.kind,
+        severity=_severity(claim, verdict, growth), conditions=list(claim.conditions),
+        tests=claim.tests, regime=claim.regime.description if claim.regime else None,
+        interior_ratio=interior_ratio, interior_worst=interior_worst,
+        n_inadmissible=int(np.sum(~admissible)),
+        inadmissible=sorted({b for p in phases.values() for b in p.broken}), growth=growth)
+
+
+def _point(claim: Claim, z: np.ndarray) -> dict[str, float]:
+    """The constants at one unit-cube point (scalars; a vector constant by its first entry)."""
+    return {k: float(np.asarray(v).reshape(-1)[0])
+            for k, v in claim.sampler.constants(z[None, :]).items()}
+
+
+def _growth(claim: Claim, z: np.ndarray) -> dict[str, float]:
+    """The exponent of the violation ratio along each scaling parameter at the point ``z``: the
+    least-squares slope of log(lhs/rhs) against log(parameter) over the parameter's whole range
+    (:data:`GROWTH_POINTS` points; only parameters sampled log-uniformly over at least two decades,
+    and only where at least four points are admissible and finite)."""
+    out = {}
+    for name in claim.scaling_parameters:
+        j = claim.sampler.names().index(name)
+        param = claim.sampler.params[j]
+        if not param.log or math.log10(param.high / param.low) < 2:
+            continue
+        grid = np.repeat(z[None, :], GROWTH_POINTS, axis=0)
+        grid[:, j] = np.linspace(0.0, 1.0, GROWTH_POINTS)
+        score = evaluate_claim(claim, grid).score
+        x = np.log(param.from_unit(grid[:, j]))
+        keep = np.isfinite(score)
+        if keep.sum() >= 4 and np.ptp(x[keep]) >= 2 * math.log(10):
+            out[name] = float(np.polyfit(x[keep], score[keep], 1)[0])
+    return out
+
+
+def _severity(claim: Claim, verdict: str, growth: dict[str, float]) -> str:
+    """The severity of a verdict (module doc); ``typo`` is set by :func:`run_audit`."""
+    if verdict == "holds":
+        return "holds"
+    if claim.tests == "nonvacuous":
+        return "vacuous"
+    if claim.tests == "condition":
+        return "condition"
+    return "rate" if any(g >= RATE_EXPONENT for g in growth.values()) else "constant"
 
 
 def _ratio(log_ratio: float) -> float:
@@ -209,10 +312,24 @@ def papers(name: str) -> list[str]:
 def run_audit(paper: str = "sdgt", samples: int = 20000, seed: int = 0, iterations: int = 40,
               only: list[str] | None = None) -> list[ClaimReport]:
     """Audit every claim of ``paper`` (or those whose id starts with one of ``only``)."""
-    chosen = [c for c in claims_of(paper) if not only or any(c.id.startswith(o) for o in only)]
+    every = claims_of(paper)
+    chosen = [c for c in every if not only or any(c.id.startswith(o) for o in only)]
     if only and not chosen:
         raise ValidationError(f"no claim of {paper} matches {', '.join(only)}")
-    return [audit_claim(c, samples=samples, seed=seed, iterations=iterations) for c in chosen]
+    reports = [audit_claim(c, samples=samples, seed=seed, iterations=iterations) for c in chosen]
+    by_id = {c.id: r for c, r in zip(chosen, reports)}
+    for claim, report in zip(chosen, reports):
+        corrected = getattr(claim, "corrected", "")
+        if report.verdict != "fails" or not corrected:
+            continue
+        if corrected not in by_id:
+            reading = [c for c in every if c.id == corrected]
+            require(reading, f"claim {claim.id}: its corrected reading {corrected!r} is not a claim "
+                             f"of {paper}")
+            by_id[corrected] = audit_claim(reading[0], samples=samples, seed=seed, iterations=iterations)
+        if by_id[corrected].verdict == "holds":
+            report.severity = "typo"
+    return reports
 
 
 def run_audits(paper: str = "all", samples: int = 20000, seed: int = 0, iterations: int = 40,

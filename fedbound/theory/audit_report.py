@@ -1,6 +1,15 @@
 """The outcome of auditing a claim (:func:`fedbound.theory.audit.audit_claim`): a
 :class:`ClaimReport`, as JSON (:meth:`ClaimReport.to_dict`) or a plain-text table
-(:func:`format_table`)."""
+(:func:`format_table`), grouped by severity (:func:`format_by_severity`).
+
+Beside the verdict a report carries what a referee reads (:mod:`fedbound.theory.claim`): ``kind``
+(printed / consistency), ``severity`` (holds, typo, constant, condition, rate, vacuous),
+``conditions`` (the repairs the verdict depends on), ``regime`` and ``interior_ratio`` (the worst
+ratio inside the regime of use), ``n_inadmissible`` (sampled points that broke a relation of the
+result: excluded, never counterexamples) with the relations they broke, ``growth`` (the fitted
+exponent of the violation ratio along each scaling parameter at the counterexample), ``scaling``
+(an order claim's fitted exponent, interval and curve) and ``monte_carlo`` (an expectation claim's
+estimate and interval)."""
 from __future__ import annotations
 
 import math
@@ -30,6 +39,18 @@ class ClaimReport:
     n_invalid: int
     found_by: str
     seconds: float = field(default=0.0)
+    kind: str = "printed"
+    severity: str = "holds"
+    conditions: list[str] = field(default_factory=list)
+    tests: str = "bound"
+    regime: str | None = None
+    interior_ratio: float | None = None
+    interior_worst: dict[str, float] | None = None
+    n_inadmissible: int = 0
+    inadmissible: list[str] = field(default_factory=list)
+    growth: dict[str, float] = field(default_factory=dict)
+    scaling: dict | None = None
+    monte_carlo: dict | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready dict (inf written as the string "inf")."""
@@ -63,3 +84,24 @@ def format_table(reports: list[ClaimReport]) -> str:
         rows.append((r.claim, r.variant, r.verdict, format_ratio(r), where_ + point))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(row[:4], widths)) + "  " + row[4] for row in rows)
+
+
+def format_by_severity(reports: list[ClaimReport]) -> str:
+    """The table of :func:`format_table` once per severity present (worst first), each headed by
+    the severity and its count; a claim's kind and conditions follow its row."""
+    from fedbound.theory.claim import SEVERITIES
+
+    blocks = []
+    for severity in reversed(SEVERITIES):
+        group = [r for r in reports if r.severity == severity]
+        if not group:
+            continue
+        lines = format_table(group).splitlines()
+        notes = []
+        for r, line in zip(group, lines[1:]):
+            extra = [r.kind] + ([f"if {'; '.join(r.conditions)}"] if r.conditions else [])
+            if r.interior_ratio is not None:
+                extra.append(f"in regime ({r.regime}): {format_value(r.interior_ratio)}")
+            notes.append(f"{line}  [{', '.join(extra)}]")
+        blocks.append(f"{severity} ({len(group)}):\n" + "\n".join([lines[0], *notes]))
+    return "\n\n".join(blocks)

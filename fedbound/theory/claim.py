@@ -8,6 +8,20 @@ fraction of its cap) and a ``check`` that returns the arrays ``lhs`` and ``rhs``
 samples, optionally with a trailing axis of named parts) and optionally ``excess`` = lhs - rhs when
 the check can compute it without cancellation. :func:`sign_parts` and :func:`compile_expr` help
 write checks from sympy expressions.
+
+What a referee needs beside the verdict (issue 22) is declared on the claim and computed by the
+audit: ``kind`` ("printed": the paper's own statement; "consistency": a check fedbound constructs,
+such as a re-derived experiment or a corrected reading), ``conditions`` (the repairs of the paper's
+definitions a verdict depends on; empty when none), ``tests`` (what a failure means: "bound", an
+inequality whose failure is a wrong constant or a wrong rate; "condition", a conclusion that the
+step condition should guarantee; "nonvacuous", a bound compared with a trivial one), ``regime`` (the
+instances where the theorem is meant to be used, :class:`Regime`; the audit reports the worst ratio
+inside it), ``scaling`` (the raw parameters along which a growing ratio means a wrong order; default
+T, R, n, N where sampled) and ``corrected`` (the id of the claim that is a corrected reading of this
+one: when it holds, a failure here is a typo). Every sampled instance must be admissible for the
+claim's result (:meth:`fedbound.theory.statement.Statement.admissible`: domains, order relations and
+the result's ``relations``): an inadmissible point is never a counterexample, and is counted.
+:class:`OrderClaim` checks a claimed order (an exponent in T, n or 1/eps) by scaling.
 """
 from __future__ import annotations
 
@@ -18,7 +32,17 @@ from typing import Callable
 import numpy as np
 import sympy as sp
 
+from fedbound.errors import require
 from fedbound.theory import symbols as S
+
+#: what a claim is: the paper's own statement, or a check fedbound constructs
+KINDS = ("printed", "consistency")
+#: what a claim tests (module doc)
+TESTS = ("bound", "condition", "nonvacuous")
+#: the severity of a verdict, mildest first
+SEVERITIES = ("holds", "typo", "constant", "condition", "rate", "vacuous")
+#: raw parameters along which a growing violation ratio means a wrong order (default ``scaling``)
+ORDER_PARAMETERS = ("T", "R", "n", "N")
 
 
 @dataclass(frozen=True)
@@ -56,10 +80,39 @@ class Sampler:
     def dim(self) -> int:
         return len(self.params)
 
+    def raw(self, z: np.ndarray) -> dict[str, np.ndarray]:
+        """The raw parameters at unit-cube points ``z`` of shape (N, dim)."""
+        return {p.name: p.from_unit(z[:, i]) for i, p in enumerate(self.params)}
+
     def constants(self, z: np.ndarray) -> dict[str, np.ndarray]:
         """Constants at unit-cube points ``z`` of shape (N, dim)."""
-        raw = {p.name: p.from_unit(z[:, i]) for i, p in enumerate(self.params)}
-        return self.build(raw)
+        return self.build(self.raw(z))
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+
+@dataclass(frozen=True)
+class Regime:
+    """The regime of use of a claim: ``description`` in words and ``test(values)``, a boolean array
+    over the instances, where ``values`` holds the raw parameters and the constants (for example
+    step sizes at least 1/10 of the cap, T >= 10: :meth:`at_least`)."""
+
+    description: str
+    test: Callable[[dict], np.ndarray]
+
+    @classmethod
+    def at_least(cls, **minimums: float) -> "Regime":
+        """Every named value (raw parameter or constant) at least its minimum:
+        ``Regime.at_least(**{"gamma/cap": 0.1, "T": 10})``."""
+        require(minimums, "a regime needs at least one minimum")
+        text = ", ".join(f"{name} >= {value:g}" for name, value in minimums.items())
+
+        def test(values: dict) -> np.ndarray:
+            return np.logical_and.reduce([np.asarray(values[nm], dtype=float) >= v
+                                          for nm, v in minimums.items()])
+
+        return cls(text, test)
 
 
 @dataclass(frozen=True)
@@ -84,6 +137,31 @@ class Claim:
     strict: bool = False
     log: bool = False
     rtol: float = 1e-12
+    kind: str = "printed"
+    conditions: tuple[str, ...] = ()
+    tests: str = "bound"
+    regime: Regime | None = None
+    scaling: tuple[str, ...] | None = None
+    corrected: str = ""
+
+    def __post_init__(self):
+        require(self.kind in KINDS, f"claim {self.id}: kind must be one of {', '.join(KINDS)}, "
+                                    f"got {self.kind!r}")
+        require(self.tests in TESTS, f"claim {self.id}: tests must be one of {', '.join(TESTS)}, "
+                                     f"got {self.tests!r}")
+        require(isinstance(self.conditions, tuple) and all(isinstance(c, str) for c in self.conditions),
+                f"claim {self.id}: conditions must be a tuple of strings")
+        require(self.regime is None or isinstance(self.regime, Regime),
+                f"claim {self.id}: regime must be a Regime")
+        unknown = [nm for nm in (self.scaling or ()) if nm not in self.sampler.names()]
+        require(not unknown, f"claim {self.id}: scaling names {unknown}, which the sampler does not draw")
+
+    @property
+    def scaling_parameters(self) -> tuple[str, ...]:
+        """The raw parameters along which a growing ratio means a wrong order."""
+        if self.scaling is not None:
+            return self.scaling
+        return tuple(nm for nm in ORDER_PARAMETERS if nm in self.sampler.names())
 
 
 # -- helpers for writing claims ----------------------------------------------------------------

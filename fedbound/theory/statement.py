@@ -19,15 +19,17 @@ with a did-you-mean.
 from __future__ import annotations
 
 import numbers
+import operator
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
 import numpy as np
+import sympy as sp
 
 from fedbound import validate
 from fedbound.errors import InputTypeError, UnknownNameError, ValidationError
 from fedbound.theory import symbols as S
-from fedbound.theory.variant import Variant
+from fedbound.theory.variant import Predicate, Variant
 
 
 @dataclass(frozen=True)
@@ -213,7 +215,7 @@ class Statement:
                  known_issues: tuple[Flag, ...] = (), default_variant: str | None = None,
                  requires: Mapping[str, tuple[S.Domain, str]] | None = None, rounds: str = "T",
                  preparation: Preparation | None = None, scope: str | None = None,
-                 measure: Measure | None = None):
+                 measure: Measure | None = None, relations: Iterable[Predicate] = ()):
         if not variants:
             raise ValueError(f"{id}: a result needs at least one variant")
         self.id = id
@@ -237,6 +239,12 @@ class Statement:
             raise S.DeclarationError(f"{id}: measure must be a fedbound.theory.statement.Measure, "
                                      f"got {type(measure).__name__}")
         self.measure = measure
+        self.relations = tuple(relations)
+        for relation in self.relations:
+            if not isinstance(relation, Predicate):
+                raise S.DeclarationError(f"{id}: relations must be Predicate objects (lhs relation "
+                                         f"rhs between constants), got {type(relation).__name__}")
+        self._relation_tests = [(r, compile_relation(r)) for r in self.relations]
         self._check_scope()
 
     def _check_scope(self) -> None:
@@ -370,7 +378,52 @@ class Statement:
             values[name] = arr
         S.check_values(values, self.scope)
         self._check_requires(values)
+        self._check_relations(values)
         return self._prepare(values)
+
+    def admissible(self, constants: Mapping[str, object]) -> tuple[np.ndarray, list[str]]:
+        """Which instances (vectorized over the arrays of ``constants``) the result admits: every
+        given constant in its domain for this result (declared, narrowed by ``requires``), the
+        order relations of :data:`~fedbound.theory.symbols.ORDER_RELATIONS` and the result's own
+        ``relations`` (those whose constants are all given). Returns (mask, the names of the
+        relations that some instance breaks). Constants of other scopes are ignored."""
+        seen = S.visible(self.scope)
+        values = {k: np.asarray(v, dtype=float) for k, v in constants.items() if k in seen}
+        shape = np.broadcast_shapes(*(np.shape(v) for v in values.values())) if values else ()
+        ok, broken = np.ones(shape, dtype=bool), []
+
+        def apply(name, good):
+            nonlocal ok
+            good = np.broadcast_to(np.asarray(good, dtype=bool), shape)
+            if not np.all(good):
+                broken.append(name)
+            ok = ok & good
+
+        for name, v in values.items():
+            if seen[name].ndim:
+                continue
+            domain, _ = self.domain(name)
+            apply(f"{name} in {domain.describe()}", domain.contains(v))
+        keyed = {seen[name].key: name for name in values}
+        for small, large in S.ORDER_RELATIONS:
+            if small in keyed and large in keyed:
+                apply(f"{keyed[small]} <= {keyed[large]}", values[keyed[small]] <= values[keyed[large]])
+        for relation, test in self._relation_tests:
+            if test.names <= set(values):
+                with np.errstate(all="ignore"):
+                    apply(str(relation), test(values))
+        return ok, broken
+
+    def _check_relations(self, values: Mapping[str, np.ndarray]) -> None:
+        for relation, test in self._relation_tests:
+            if test.names <= set(values) and all(not S.visible(self.scope)[n].ndim for n in test.names):
+                with np.errstate(all="ignore"):
+                    good = np.asarray(test(values), dtype=bool)
+                if not np.all(good):
+                    raise ValidationError(
+                        f"{self.id} requires {relation} ({relation.name}"
+                        f"{', ' + relation.source if relation.source else ''}); got "
+                        + ", ".join(f"{n}={np.asarray(values[n]).flat[0]:g}" for n in sorted(test.names)))
 
     def _check_requires(self, values: Mapping[str, np.ndarray]) -> None:
         for name, (domain, reason) in self.requires.items():
@@ -426,3 +479,19 @@ class Statement:
 
 __all__ = ["Provenance", "Flag", "Preparation", "Use", "USE_KINDS", "ConstantInfo", "as_values",
            "Statement"]
+
+
+def compile_relation(relation: Predicate) -> Callable[[Mapping[str, np.ndarray]], np.ndarray]:
+    """A vectorized test of ``relation`` (lhs relation rhs) on a dict of constants by short name;
+    its ``names`` attribute is the set of constants it reads."""
+    symbols = sorted(relation.lhs.free_symbols | relation.rhs.free_symbols, key=S.name_of)
+    names = [S.short_name(sym) for sym in symbols]
+    fn = sp.lambdify(symbols, [relation.lhs, relation.rhs], modules="numpy")
+    compare = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}[relation.relation]
+
+    def test(values):
+        lhs, rhs = fn(*(np.asarray(values[n], dtype=float) for n in names))
+        return compare(np.asarray(lhs, dtype=float), np.asarray(rhs, dtype=float))
+
+    test.names = frozenset(names)
+    return test

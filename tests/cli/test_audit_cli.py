@@ -12,12 +12,14 @@ def test_table(capsys):
     assert main(["audit", "sdgt", *FAST, "--only", "thm5", "lemma3"]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
-    assert lines[1].split()[:5] == ["claim", "variant", "verdict", "ratio", "worst"]
+    assert lines[1].endswith(":") and lines[2].split()[:5] == ["claim", "variant", "verdict", "ratio", "worst"]
     rows = {tuple(line.split()[:3]) for line in lines[2:-1]}
     assert ("thm5.contains_root", "printed", "fails") in rows
     assert ("thm5.contains_root", "corrected", "holds") in rows
     assert ("lemma3.alpha_K", "printed", "fails") in rows
-    assert lines[-1] == "2 of 4 claims fail"
+    assert lines[-1].startswith("2 of 4 claims fail (")
+    heads = [line for line in lines if line.endswith(":") and "(" in line]
+    assert heads[-1] == "holds (2):"        # groups by severity, worst first
 
 
 def test_json_is_a_list_of_reports(capsys):
