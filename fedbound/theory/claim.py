@@ -116,7 +116,22 @@ class Regime:
 
 
 @dataclass(frozen=True)
-class Claim:
+class Identified:
+    """What every kind of claim (:class:`Claim`, :class:`~fedbound.theory.order_claim.OrderClaim`,
+    :class:`~fedbound.theory.expectation_claim.ExpectationClaim`) starts with: its ``id``, the
+    registered result and variant it tests, the ``statement`` in words, the notes' ``flag`` and the
+    ``sampler`` of its instances."""
+
+    id: str
+    result_id: str
+    variant: str
+    statement: str
+    flag: str
+    sampler: Sampler
+
+
+@dataclass(frozen=True)
+class Claim(Identified):
     """A claim ``lhs <= rhs`` (``<`` if ``strict``; logs of both sides if ``log``) of a paper.
 
     ``id`` names the claim ("thm3.A_l1"), ``result_id``/``variant`` the registered result it tests,
@@ -126,12 +141,6 @@ class Claim:
     several, and ``rtol`` the rounding tolerance of a non-strict comparison.
     """
 
-    id: str
-    result_id: str
-    variant: str
-    statement: str
-    flag: str
-    sampler: Sampler
     check: Callable[[dict], tuple]
     parts: tuple[str, ...] = ()
     strict: bool = False

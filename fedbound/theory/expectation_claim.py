@@ -23,20 +23,14 @@ from fedbound import validate
 from fedbound.errors import require
 from fedbound.stats import mean_ci
 from fedbound.theory.audit_report import ClaimReport
-from fedbound.theory.claim import KINDS, TESTS, Sampler
+from fedbound.theory.claim import KINDS, TESTS, Identified
 from fedbound.theory.registry import RESULTS
 
 
 @dataclass(frozen=True)
-class ExpectationClaim:
+class ExpectationClaim(Identified):
     """E[X] <= rhs by Monte Carlo over admissible instances (module doc)."""
 
-    id: str
-    result_id: str
-    variant: str
-    statement: str
-    flag: str
-    sampler: Sampler
     sample: Callable[[dict, np.random.Generator, int], np.ndarray]
     rhs: Callable[[dict], float]
     instances: int = 16

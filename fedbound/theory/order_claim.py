@@ -31,20 +31,14 @@ from scipy import stats
 from fedbound import validate
 from fedbound.errors import require
 from fedbound.theory.audit_report import ClaimReport
-from fedbound.theory.claim import KINDS, Sampler
+from fedbound.theory.claim import KINDS, Identified
 from fedbound.theory.registry import RESULTS
 
 
 @dataclass(frozen=True)
-class OrderClaim:
+class OrderClaim(Identified):
     """A claimed order of ``value(constants) -> q`` in ``variable`` (module doc)."""
 
-    id: str
-    result_id: str
-    variant: str
-    statement: str
-    flag: str
-    sampler: Sampler
     value: Callable[[dict], np.ndarray]
     variable: str
     claimed: float | Callable[[dict], np.ndarray]
