@@ -6,6 +6,8 @@ Comparison: strings, booleans and integers exactly; floats to 1e-9 relative, ele
 value belongs to (so that a value that is rounding noise around 0 in a column of O(1) values,
 such as f - f* at the optimum, may move by rounding, and nothing else may). Keys of the golden
 must all be present; new keys are allowed (outputs may gain fields). Timing fields are skipped.
+A section re-recorded later on purpose (``record.py --section``) names its commit and reason in
+the file (``rerecorded``), and the test of that section says so when it fails.
 """
 from __future__ import annotations
 
@@ -95,7 +97,12 @@ def compare(new, old, path: str = "", scale: float | None = None) -> list[str]:
 def test_section_gives_the_golden_numbers(section):
     new = cases.encode(cases.SECTIONS[section]())
     diffs = compare(new, GOLDEN["sections"][section], section)
-    assert not diffs, "\n".join(diffs[:20])
+    assert not diffs, _since(section) + "\n".join(diffs[:20])
+
+
+def _since(section: str) -> str:
+    again = GOLDEN.get("rerecorded", {}).get(section)
+    return f"(recorded again at {again['commit']}: {again['reason']})\n" if again else ""
 
 
 CHUNKS = 6
@@ -109,7 +116,7 @@ def test_theory_gives_the_golden_numbers(chunk):
         p = entry["point"]
         new = cases.encode(cases.theory_values(p))
         diffs += compare(new, entry["values"], f"{p['result']}[{p['variant']}]")
-    assert not diffs, "\n".join(diffs[:20])
+    assert not diffs, _since("theory") + "\n".join(diffs[:20])
 
 
 def test_the_comparison_catches_a_change():
