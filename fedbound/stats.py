@@ -68,13 +68,20 @@ def mean_ci(samples, confidence: float = 0.95, axis: int = 0) -> Estimate:
     x = np.moveaxis(x, axis, 0)
     r = x.shape[0]
     require(r >= 1, "Monte-Carlo estimate needs at least 1 sample, got 0")
-    mean = x.mean(axis=0)
-    if r == 1:
-        stderr = np.zeros_like(mean)
-    else:
-        stderr = x.std(axis=0, ddof=1) / np.sqrt(r)
-    half = (stats.t.ppf(0.5 + confidence / 2, r - 1) if r > 1 else 0.0) * stderr
-    return Estimate(mean, stderr, mean - half, mean + half, r, confidence)
+    # computed on x / max|x| (per entry) and scaled back: samples near the largest float64 give
+    # the same numbers instead of overflowing in the sum or the squares
+    scale = np.max(np.abs(x), axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    y = x / scale
+    mean = y.mean(axis=0) * scale
+    stderr = np.zeros_like(mean) if r == 1 else y.std(axis=0, ddof=1) / np.sqrt(r) * scale
+    with np.errstate(over="ignore"):
+        half = (stats.t.ppf(0.5 + confidence / 2, r - 1) if r > 1 else 0.0) * stderr
+        low, high = mean - half, mean + half
+    require(np.all(np.isfinite(low)) and np.all(np.isfinite(high)),
+            f"the confidence interval of samples of magnitude up to {float(np.max(scale)):.3g} "
+            f"overflows float64; rescale the samples")
+    return Estimate(mean, stderr, low, high, r, confidence)
 
 
 __all__ = ["Estimate", "mean_ci"]

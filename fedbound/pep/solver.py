@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import warnings
 from dataclasses import dataclass
 
 import cvxpy as cp
@@ -93,7 +94,9 @@ def _compile(problem) -> DeduplicatedCvxpyWrapper:
 
 def _attempt(wrapper, label: str, kwargs: dict, attempts: list) -> tuple[str, float | None]:
     try:
-        status, _, value = wrapper.solve(**kwargs)
+        with warnings.catch_warnings():     # cvxpy's warning repeats the status recorded here
+            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+            status, _, value = wrapper.solve(**kwargs)
     except (cp.error.SolverError, ArithmeticError, ValueError) as exc:
         attempts.append(f"{label}: {type(exc).__name__}")
         return "error", None

@@ -23,7 +23,6 @@ from fedbound.registry import Option
 from fedbound.tasks import Quadratic
 from fedbound.theory import Predicate, Provenance, Result, StepCondition, Variant
 from fedbound.theory import symbols as S
-from fedbound.theory.registry import RESULTS
 
 SMALL = dict(n=2, K=2, R=2, gamma=1.0, L=1.0, mu=0.1, zeta=0.3)
 
@@ -103,29 +102,29 @@ def test_server_momentum_zero_is_fedavg(register_temporarily):
 
 # ---- a user's method with a user's theorem -----------------------------------------------------------
 @pytest.fixture
-def user_theorem(monkeypatch, register_temporarily):
+def user_theorem(register_toy_results):
     """"pepuser.thm1", a stand-in for a user's theorem on FedAvg with Nesterov server momentum
     (server_lr = 1): at zeta = 0 the f_i share x*, so each client's K GD steps contract x - x* by
     r = rho^K, rho = max(|1 - gamma mu|, |1 - gamma L|), and e_t = ||x_t - x*||, V_t = ||v_t||
     obey e_{t+1} <= (r + beta (1 + r)) e_t + beta^2 V_t, V_{t+1} <= (1 + r) e_t + beta V_t: by
     induction max(e_T, V_T) <= c^T, c the larger row sum, so ||x_T - x*||^2 <= c^(2T) (e_0 <= 1,
     V_0 = 0). Assumed: gamma <= 2/(L + mu) (a step condition) and zeta = 0 (a predicate)."""
-    monkeypatch.setattr(S, "_REGISTRY", dict(S._REGISTRY))
-    monkeypatch.setattr(S, "_BY_SYMBOL", dict(S._BY_SYMBOL))
-    K = S.declare("K", S.POSITIVE_INTEGER, "local steps", scope="pepuser")
-    beta = S.declare("beta", S.HALF_OPEN_UNIT, "server momentum", scope="pepuser")
-    zeta = S.declare("zeta", S.NONNEGATIVE, "heterogeneity at x*", scope="pepuser")
-    r = sp.Max(sp.Abs(1 - S.gamma * S.mu), sp.Abs(1 - S.gamma * S.L)) ** K
-    c = sp.Max(r + beta * (1 + r) + beta ** 2, 1 + r + beta)
-    step = StepCondition("gamma <= 2/(L + mu)", 2 / (S.L + S.mu))
-    result = Result("pepuser.thm1", "FedAvg with Nesterov server momentum", "||x_T - x*||^2 <= c^(2T)",
-                    Provenance("none", "(1)", "1-1"), ("f_i L-smooth, mu-strongly convex",),
-                    [Variant("printed", "c^(2T)", bound=c ** (2 * S.T), conditions=(step,),
-                             predicates=(Predicate("zeta = 0", zeta, "<=", 0),)),
-                     Variant("loose", "(1 + beta)^(2T), a bound without gamma", bound=(1 + beta) ** (2 * S.T),
-                             conditions=(step,))])
-    register_temporarily(RESULTS, result)
-    return result
+    def build():
+        K = S.declare("K", S.POSITIVE_INTEGER, "local steps", scope="pepuser")
+        beta = S.declare("beta", S.HALF_OPEN_UNIT, "server momentum", scope="pepuser")
+        zeta = S.declare("zeta", S.NONNEGATIVE, "heterogeneity at x*", scope="pepuser")
+        r = sp.Max(sp.Abs(1 - S.gamma * S.mu), sp.Abs(1 - S.gamma * S.L)) ** K
+        c = sp.Max(r + beta * (1 + r) + beta ** 2, 1 + r + beta)
+        step = StepCondition("gamma <= 2/(L + mu)", 2 / (S.L + S.mu))
+        result = Result("pepuser.thm1", "FedAvg with Nesterov server momentum", "||x_T - x*||^2 <= c^(2T)",
+                        Provenance("none", "(1)", "1-1"), ("f_i L-smooth, mu-strongly convex",),
+                        [Variant("printed", "c^(2T)", bound=c ** (2 * S.T), conditions=(step,),
+                                 predicates=(Predicate("zeta = 0", zeta, "<=", 0),)),
+                         Variant("loose", "(1 + beta)^(2T), a bound without gamma", bound=(1 + beta) ** (2 * S.T),
+                                 conditions=(step,))])
+        return {result.id: result}
+
+    return register_toy_results(build)["pepuser.thm1"]
 
 
 MAPPING = {"gamma": "gamma", "K": "K", "beta": "beta", "R": "T", "L": "L", "mu": "mu", "zeta": "zeta"}
