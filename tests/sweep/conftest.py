@@ -1,5 +1,7 @@
 """Shared pieces of the sweep tests: a SPEC with batched (fedavg) and unbatched (sdgt) cells, the
-CLI in a subprocess, and a kill -9 at a random moment of a running sweep."""
+CLI in a subprocess, and a kill -9 (or Ctrl-C) at a chosen point of a running sweep: after the commit
+that reaches a random number of finished cells, where the sweep is held (held_sweep.py), never
+raced against the clock."""
 import json
 import os
 import random
@@ -59,9 +61,9 @@ def ctrl_c_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def cli(*args) -> subprocess.Popen:
+def cli(*args, driver: tuple = ("-m", "fedbound", "sweep")) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    return subprocess.Popen([sys.executable, "-m", "fedbound", "sweep", *map(str, args)], env=env,
+    return subprocess.Popen([sys.executable, *driver, *map(str, args)], env=env,
                             preexec_fn=ctrl_c_default,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -86,26 +88,33 @@ def finished(db: Path) -> int:
 
 
 def kill_midway(args, db: Path, total: int, rng: random.Random, sig=signal.SIGKILL) -> int:
-    """Start the sweep CLI, wait until some cells are finished, send ``sig`` (SIGKILL; SIGINT is
-    Ctrl-C: exit status 130) after a further random delay, and return the finished cells seen just
-    before (the sweep must not have ended)."""
-    proc = cli(*args)
+    """Start the sweep CLI held after the commit that reaches a random number of finished cells (at
+    most half of ``total``, so that some are left), send ``sig`` there (SIGKILL; SIGINT is Ctrl-C:
+    exit status 130) and return the finished cells at that point."""
+    held = db.parent.with_name(db.parent.name + f".held-{rng.getrandbits(32)}")
+    target = rng.randint(1, total // 2)
+    proc = cli(held, target, *args, driver=(str(Path(__file__).with_name("held_sweep.py")),))
     try:
-        target = rng.randint(1, total // 2)   # leaves at least half the sweep to interrupt
-        deadline = time.monotonic() + 120
-        while finished(db) < target and proc.poll() is None and time.monotonic() < deadline:
+        deadline = time.monotonic() + 600
+        while not held.exists() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
-        time.sleep(rng.uniform(0.0, 0.05))
-        seen = finished(db)
-        assert proc.poll() is None, f"the sweep ended before the kill: {proc.communicate()[1][-500:]}"
+        assert held.exists(), f"the sweep was never held: {proc.communicate()[1][-500:]}"
+        seen = int(held.read_text())
+        assert target <= seen < total and finished(db) == seen
         os.kill(proc.pid, sig)
         code = proc.wait(timeout=60)
         assert code == (130 if sig == signal.SIGINT else -signal.SIGKILL), proc.communicate()[1][-500:]
+        con = sqlite3.connect(db, timeout=30)
+        try:
+            assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        finally:
+            con.close()
         return seen
     finally:
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
+        held.unlink(missing_ok=True)
 
 
 @pytest.fixture
