@@ -24,8 +24,20 @@ VARIANTS = [(r.id, v) for r in results() for v in r.variants]
 
 def random_constants(names, rng: np.random.Generator, size=None, result=None) -> dict:
     """Values inside each constant's domain for ``result`` (default: an SD-GT result; its
-    assumptions included), log-uniform on half-lines, order relations respected."""
+    assumptions included), log-uniform on half-lines, order relations respected, and only
+    instances the result admits (its relations, issue 22): inadmissible draws are drawn again."""
     result = result or get("sdgt.thm2")
+    out = _draw(names, rng, size, result)
+    for _ in range(1000):
+        ok, _ = result.admissible(out)
+        if np.all(ok):
+            return out
+        again = _draw(names, rng, size, result)
+        out = {k: np.where(ok, v, again[k]) if np.ndim(v) else again[k] for k, v in out.items()}
+    raise AssertionError(f"no admissible constants of {result.id} drawn in 1000 tries")
+
+
+def _draw(names, rng: np.random.Generator, size, result) -> dict:
     out = {}
     for name in names:
         d = result.domain(name)[0]
