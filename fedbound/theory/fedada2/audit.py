@@ -503,7 +503,7 @@ def _prop9_expectation(variant: str) -> ExpectationClaim:
         f"Proposition 9 (iv): client AdaGrad with eta_t = 1/t^2 on the Student-t toy has E||grad f(x_T)||^2 "
         f"<= {which[variant]}; Monte Carlo over the noise and the sampling", "8.15", PROP9, prop9_toy,
         lambda c: float(bound({k: np.asarray(float(v)) for k, v in c.items()})),
-        kind="printed" if variant == "printed" else "consistency")
+        instances=48, kind="printed" if variant == "printed" else "consistency")
 
 
 # What each claim is ------------------------------------------------------------------------------
