@@ -27,6 +27,11 @@ Constants the task does not know exactly:
   gradients are not affine, so no box bound follows: "not applicable" with that reason.
 * a task with gradient noise or per-client weights (the adapter's refusals): "not applicable" with
   the adapter's reason.
+* partial participation (``clients_per_round`` < n): Theorem 20 holds for every sampling sequence
+  [L110], i.e. it bounds min_t ||grad f(x_{t-1})||^2 on every realization, so E[min_t ...] <= bound;
+  what a run measures is min_t E||grad f(x_t)||^2 (the result's Measure), which is >= E[min_t ...]
+  and may exceed the bound without refuting it: "not applicable" rather than a verdict that could
+  be wrong in either direction.
 """
 from __future__ import annotations
 
@@ -66,6 +71,10 @@ def _applicability(task, options: dict, rounds: int) -> tuple[list[str], dict, s
         known = adapters.constants(task, None, "fedada2", options)
     except ValidationError as error:
         return [str(error)], {}, ""
+    cohort = options.get("clients_per_round")
+    if cohort is not None and cohort < task.n:
+        return [f"partial participation ({cohort} of {task.n} clients): Theorem 20 bounds min_t per "
+                f"realization, a run measures min_t of the mean (module doc)"], {}, ""
     if math.isfinite(known["G"]):
         return [], {}, "G and L: the task's exact constants"
     if not isinstance(task, QuadraticTask):

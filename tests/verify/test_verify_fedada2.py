@@ -35,6 +35,9 @@ def test_outside_the_theorem_is_not_applicable_never_holds(capsys):
     assert "G (Assumption 2" in out["results"][0]["details"]["conditions"][0]
     code, out = _verify(capsys, "--sigma", "0.3")              # the theorem is full-batch [L128, L913]
     assert [r["status"] for r in out["results"]] == ["not applicable"]
+    code, out = _verify(capsys, "--clients-per-round", "4")   # min_t E[.] is not what it bounds
+    assert [r["status"] for r in out["results"]] == ["not applicable"]
+    assert "partial participation" in out["results"][0]["details"]["conditions"][0]
     code, out = _verify(capsys, "--lr", "0.5")                 # 0.5 > 6^-1/2: outside T eta_l^2 <= 1
     status = {r["variant"]: r["status"] for r in out["results"]}
     assert status["rederived"] == "not applicable" and status["printed"] == "holds"
