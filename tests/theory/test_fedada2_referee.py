@@ -23,8 +23,8 @@ DIRECT = {"beta1^2 < beta2": (("beta1", "beta2"), lambda c: c["beta1"] ** 2 < c[
 
 def _constants(claim, rng, n):
     c = claim.sampler.constants(rng.random((n, claim.sampler.dim)))
-    if isinstance(claim, OrderClaim):      # the order claim overwrites its variable with the grid
-        c = {**c, claim.variable: rng.choice(claim.grid(), n)}
+    if isinstance(claim, OrderClaim):      # the order claim overwrites T with the grid, whole rounds
+        c = {**c, claim.variable: np.round(rng.choice(claim.grid(), n))}
     return c
 
 
@@ -112,6 +112,8 @@ def test_theorem20_rate_exponents(reports):
     assert printed["fitted"] == pytest.approx(-0.5, abs=0.02)
     assert rederived.severity == "rate" and rederived.scaling["fitted"] == pytest.approx(0.0, abs=0.02)
     assert np.log10(printed["grid"][-1] / printed["grid"][0]) >= 2
+    assert reports[("cor24.rate", "printed")].scaling["fitted"] == pytest.approx(-0.5, abs=0.02)
+    assert reports[("cor24.rate.rederived", "rederived")].severity == "rate"
 
 
 def test_prop9_iv_is_checked_by_monte_carlo_never_one_realization(reports):

@@ -461,11 +461,28 @@ def _thm20_rate(variant: str) -> OrderClaim:
     bound = _bound("fedada2.thm20", variant)
 
     def value(c):
-        return bound(dict(c, eta_l=c["c_l"] / np.sqrt(c["T"])))
+        T = np.round(c["T"])                                   # whole rounds
+        return bound(dict(c, T=T, eta_l=c["c_l"] / np.sqrt(T)))
 
     return OrderClaim("thm20.rate" + ("" if variant == "printed" else "." + variant), "fedada2.thm20", variant,
                       f"Corollary 24: with eta = Theta(1), eta_l = c T^-1/2 Theorem 20's bound ({variant}) is "
                       "O(T^-1/2)", "8.2", TYPICAL, value, variable="T", claimed=-0.5, decades=(16, 20),
+                      kind="printed" if variant == "printed" else "consistency")
+
+
+def _cor24_rate(variant: str) -> OrderClaim:
+    """Corollary 24 [L1120-L1126] in its own Theta-form: the sum of psi_i/psi6 at eta = 1, eta_l =
+    T^-1/2 (a function of T alone) is O(T^-1/2), fitted over T = 1e2..1e8 (each grid value rounded to
+    whole rounds)."""
+    formula = _bound("fedada2.cor24", variant)
+
+    def bound(c):
+        return formula(dict(c, T=np.round(c["T"])))
+
+    return OrderClaim("cor24.rate" + ("" if variant == "printed" else "." + variant), "fedada2.cor24", variant,
+                      f"Corollary 24: the Theta-form of the bound ({variant}) at eta = 1, eta_l = T^-1/2 is "
+                      "O(T^-1/2)", "8.2", Sampler((Param("T", 1, 10, integer=True),)), bound, variable="T",
+                      claimed=-0.5, decades=(2, 8), points=4,
                       kind="printed" if variant == "printed" else "consistency")
 
 
@@ -572,6 +589,7 @@ def claims() -> tuple:
         *(_prop9_expectation(v) for v in ("printed", "proof")),
         *(_thm20_nonvacuous(v) for v in ("printed", "rederived")),
         *(_thm20_rate(v) for v in ("printed", "rederived")),
+        *(_cor24_rate(v) for v in ("printed", "rederived")),
     )
 
 
