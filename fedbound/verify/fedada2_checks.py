@@ -38,7 +38,6 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-import numpy as np
 import torch
 
 from fedbound.errors import ValidationError

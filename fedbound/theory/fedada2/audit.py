@@ -36,12 +36,11 @@ update_scale in [0, 1] (uniform); beta1 in [0, 0.99] and beta2 = beta1^2 + (1 - 
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
 from scipy.special import polygamma
-
-import dataclasses
 
 from fedbound.papers import PAPERS, PaperAudit
 from fedbound.theory.claim import Claim, Param, Regime, Sampler, compile_expr
