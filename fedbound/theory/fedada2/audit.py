@@ -6,9 +6,28 @@ vectorized numpy recursions (independent of fedbound.algorithms): SM3-II with de
 [L1357-L1375]) and AGDU (:func:`agdu`, Algorithm 9 [L1490-L1512]), each over a batch of gradient
 sequences. A gradient sequence is G times a pattern from a fixed table (pattern 0: all +1, the others
 uniform in [-1, 1], seed 0) with the entries at preconditioner-update steps k = 1, z+1, 2z+1, ...
-scaled by ``update_scale`` in [0, 1] (0 is the worst case of Lemma 15's proof: the preconditioner never
-grows while the other steps move by G/(sqrt(v0) + eps)). The parameter vector is a 2 x 3 matrix
-(d = 6) with the SM3 cover rows + columns (q = 5).
+scaled by ``update_scale`` in [1e-6, 1] (small is the worst case of Lemma 15's proof: the
+preconditioner hardly grows while the other steps move by about G/(sqrt(v0) + eps)). The parameter
+vector is a 2 x 3 matrix (d = 6) with the SM3 cover rows + columns (q = 5).
+
+Realizable instances only (issue 22): Lemmas 15, 17, 28 and 30 serve Theorem 20 and Corollaries 27
+and 29, which assume full-batch local gradients [L128, L913], g_k = grad F_i(x_{k-1}). A gradient
+that is zero in every coordinate is not a full-batch counterexample: the client then stays where it
+is and every later gradient is zero too, so the old domain's update_scale = 0 (zero gradients at
+every update step, non-zero elsewhere) was one stochastic realization, not a full-batch run. With
+update_scale > 0 every gradient is non-zero, the iterates move at every step, and such a sequence is
+the full-batch gradient sequence of some smooth F_i with |grad_j F_i| <= G (a smooth interpolation
+through the visited points; L is free in these lemmas): the counterexamples below are realizable.
+The lemmas are pathwise statements (every realization, A2 holds per sample [L134-L136]); the
+expectation of Proposition 9 (iv) is checked by Monte Carlo (:func:`_prop9_expectation`), never by
+one realization.
+
+What each claim is (``claims()``, :data:`META`): ``kind`` "printed" for the paper's statements and
+"consistency" for the readings fedbound builds (a proved or tight form, the vanishing terms of
+Theorem 20, the non-vacuity comparison); ``conditions`` names the repairs of the paper's definitions
+a verdict depends on (:data:`MU_CARRY_OVER`, :data:`MU0_IS_V0`); ``corrected`` links a printed
+statement to its corrected reading; the client lemmas' regime of use is eta_l <= 1 (Theorem 20 takes
+eta_l = c T^-1/2, Corollary 24 [L1120-L1126]).
 
 Domains (log-uniform unless said): K in 1..12, z in 1..4, G in [1e-2, 1e2], eps in [1e-4, 10], v0 in
 [1e-6, 10] (mu_0 = v0 wires v0 into SM3, notes 2.4), eta_l in [1e-3, 10], pattern 0..63 and
@@ -17,13 +36,16 @@ update_scale in [0, 1] (uniform); beta1 in [0, 0.99] and beta2 = beta1^2 + (1 - 
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
 from scipy.special import polygamma
 
 from fedbound.papers import PAPERS, PaperAudit
-from fedbound.theory.claim import Claim, Param, Sampler, compile_expr
+from fedbound.theory.claim import Claim, Param, Regime, Sampler, compile_expr
+from fedbound.theory.expectation_claim import ExpectationClaim
+from fedbound.theory.order_claim import OrderClaim
 from fedbound.theory.registry import get
 from fedbound.theory.fedada2.common import PAPER
 
@@ -49,7 +71,7 @@ EPS_ = Param("eps", 1e-4, 10.0)
 V0_ = Param("v0", 1e-6, 10.0)
 ETA_ = Param("eta_l", 1e-3, 10.0)
 PATTERN_ = Param("pattern", 0, PATTERNS - 1, log=False, integer=True)
-SCALE_ = Param("update_scale", 0.0, 1.0, log=False)
+SCALE_ = Param("update_scale", 1e-6, 1.0, log=False)   # > 0: full-batch realizable (module doc)
 CLIENT = (K_, Z_, G_, EPS_, V0_, ETA_, PATTERN_, SCALE_)
 
 
@@ -167,7 +189,14 @@ def _lemma15(variant: str, carry_over: bool = True) -> Claim:
 
 
 def _accumulator(carry_over: bool) -> Claim:
+    """The printed algorithm (mu reset) is checked at v0 = 0, where mu_0 = v0 = 0 is Algorithm 2's own
+    initialisation, so that its verdict depends on no repair; the carry-over reading with v0 >= 0
+    wired in as mu_0 = v0 (notes 2.4)."""
+    params = CLIENT if carry_over else tuple(p for p in CLIENT if p.name != "v0")
+
     def check(c):
+        if not carry_over:
+            c = dict(c, v0=np.zeros_like(c["G"]))
         g = gradients(c)
         v = sm3_ii(g, c["z"], c["eps"], c["eta_l"], c["v0"], carry_over=carry_over)["v"]
         update = update_steps(c["K"], c["z"])
@@ -179,7 +208,8 @@ def _accumulator(carry_over: bool) -> Claim:
     text = "mu carried over on non-update steps" if carry_over else "mu reset every step as printed"
     return Claim("sm3.accumulator", "fedada2.lemma15", name,
                  f"SM3-II with delay ({text}) satisfies Lemma 15's v_k(j) >= v0 + sum_{{l <= ceil(k/z)}} "
-                 "g_{(l-1)z+1}(j)^2 for every k <= K and j [L748-L752]", "8.12", Sampler(CLIENT), check)
+                 "g_{(l-1)z+1}(j)^2 for every k <= K and j [L748-L752]" + ("" if carry_over else ", v0 = 0"),
+                 "8.12", Sampler(params), check)
 
 
 def _lemma17(variant: str) -> Claim:
@@ -384,22 +414,181 @@ def _thm20_build(raw: dict) -> dict:
     return c
 
 
+# Theorem 20 at typical constants: non-vacuity and the claimed rate --------------------------------
+
+#: the regime of typical constants of Theorem 20 (module doc of the claims below)
+TYPICAL = Sampler((Param("T", 10, 10 ** 6, integer=True), Param("c_l", 1e-2, 1.0), Param("eta", 1e-3, 1.0),
+                   Param("tau", 1e-5, 1e-1), Param("eps", 1e-3, 1.0), Param("eps_s", 1e-4, 1e-2),
+                   Param("beta1_tilde", 0.0, 0.99, log=False), Param("G", 0.1, 10.0), Param("L", 0.1, 100.0),
+                   Param("d", 10, 10 ** 5, integer=True), K_, Z_, Param("f_gap", 0.1, 100.0)),
+                  lambda raw: dict(raw, eta_l=raw["c_l"] / np.sqrt(raw["T"]), v0=np.zeros_like(raw["T"]),
+                                   vtilde0=raw["tau"] ** 2))
+
+
+def trivial_bound(c: dict) -> np.ndarray:
+    """A bound on min_{t in [T]} ||grad f(x_{t-1})||^2 <= ||grad f(x_0)||^2 that needs no theorem:
+    d G^2 (A2, coordinate-wise |grad_j F_i| <= G, so |grad_j f| <= G [L134-L138]) and 2 L f_gap (f
+    L-smooth and bounded below with a minimiser [L90, L130]: ||grad f(x)||^2 <= 2 L (f(x) - f*))."""
+    return np.minimum(c["d"] * c["G"] ** 2, 2 * c["L"] * c["f_gap"])
+
+
+def _thm20_nonvacuous(variant: str) -> Claim:
+    """Theorem 20's bound against :func:`trivial_bound` at typical constants (:data:`TYPICAL`): T in
+    10..1e6, eta_l = c_l T^-1/2 with c_l in [0.01, 1] (Corollary 24's choice [L1120-L1126], inside
+    the rederived variant's step condition T eta_l^2 <= 1), the server eta in [1e-3, 1], tau in
+    [1e-5, 0.1], the client eps in [1e-3, 1] and eta_l ranges of the paper's grids (notes 6.2,
+    [L1649-L1702]), eps_s in [1e-4, 1e-2] (1e-3 in the notes' numerical set-up, notes 4.9), v0 = 0
+    and v~0 = tau^2 (FedAda2's defaults [L668, L675]), G in [0.1, 10], L in [0.1, 100], d in 10..1e5,
+    K in 1..12, z in 1..4, f_gap in [0.1, 100]. Vacuous when the bound exceeds the trivial bound at
+    every admissible random point of the regime."""
+    bound = _bound("fedada2.thm20", variant)
+
+    def check(c):
+        return bound(c), trivial_bound(c)
+
+    return Claim("thm20.nonvacuous" + ("" if variant == "printed" else "." + variant), "fedada2.thm20",
+                 variant, f"Theorem 20's bound ({variant}) at typical constants is below the trivial bound "
+                 "min(d G^2, 2 L f_gap) on min_t ||grad f(x_{t-1})||^2", "step", TYPICAL, check,
+                 log=False, kind="consistency", tests="nonvacuous",
+                 regime=Regime.at_least(T=10))
+
+
+def _thm20_rate(variant: str) -> OrderClaim:
+    """Corollary 24's rate [L1120-L1126]: with eta fixed and eta_l = c_l T^-1/2 the bound is
+    O(T^-1/2), fitted over T = 1e16..1e20 (four decades, in Phi2's asymptotic branch eta Phi1/tau <
+    eta sqrt(1 - b~1) at every sampled point: the notes' pre-asymptotic trap, 4.9)."""
+    bound = _bound("fedada2.thm20", variant)
+
+    def value(c):
+        T = np.round(c["T"])                                   # whole rounds
+        return bound(dict(c, T=T, eta_l=c["c_l"] / np.sqrt(T)))
+
+    return OrderClaim("thm20.rate" + ("" if variant == "printed" else "." + variant), "fedada2.thm20", variant,
+                      f"Corollary 24: with eta = Theta(1), eta_l = c T^-1/2 Theorem 20's bound ({variant}) is "
+                      "O(T^-1/2)", "8.2", TYPICAL, value, variable="T", claimed=-0.5, decades=(16, 20),
+                      kind="printed" if variant == "printed" else "consistency")
+
+
+def _cor24_rate(variant: str) -> OrderClaim:
+    """Corollary 24 [L1120-L1126] in its own Theta-form: the sum of psi_i/psi6 at eta = 1, eta_l =
+    T^-1/2 (a function of T alone) is O(T^-1/2), fitted over T = 1e2..1e8 (each grid value rounded to
+    whole rounds)."""
+    formula = _bound("fedada2.cor24", variant)
+
+    def bound(c):
+        return formula(dict(c, T=np.round(c["T"])))
+
+    return OrderClaim("cor24.rate" + ("" if variant == "printed" else "." + variant), "fedada2.cor24", variant,
+                      f"Corollary 24: the Theta-form of the bound ({variant}) at eta = 1, eta_l = T^-1/2 is "
+                      "O(T^-1/2)", "8.2", Sampler((Param("T", 1, 10, integer=True),)), bound, variable="T",
+                      claimed=-0.5, decades=(2, 8), points=4,
+                      kind="printed" if variant == "printed" else "consistency")
+
+
+# Proposition 9 (iv) by Monte Carlo ------------------------------------------------------------------
+
+PROP9 = Sampler((Param("N", 1, 10, integer=True), Param("participation", 0.0, 1.0, log=False),
+                 Param("K", 1, 5, integer=True), Param("eps", 1e-3, 1.0), Param("x0", 0.0, 3.0, log=False),
+                 Param("T", 1, 20, integer=True)),
+                lambda raw: dict(raw, cohort=np.maximum(1, np.round(raw["participation"] * raw["N"]))))
+
+
+def prop9_toy(c: dict, rng: np.random.Generator, seeds: int) -> np.ndarray:
+    """``seeds`` realizations of ||grad f(x_T)||^2 = x_T^2 on Proposition 9's toy problem [L338-L342,
+    L443-L463]: d = 1, f = x^2/2, N clients, client i (1-based) with g = x + xi, xi ~ t_{i+1} (client
+    1 heavy-tailed); each round samples ``cohort`` clients uniformly without replacement, each runs K
+    local steps of the normalised client AdaGrad (2) [L375-L379], x <- x - eta_t g/(|g| + eps), with
+    eta_t = 1/t^2, and the server averages (learning rate 1)."""
+    n, m, K = int(c["N"]), int(c["cohort"]), int(c["K"])
+    x = np.full(seeds, float(c["x0"]))
+    for t in range(1, int(c["T"]) + 1):
+        clients = np.argsort(rng.random((seeds, n)), axis=1)[:, :m]          # 0-based: t_{i+2}
+        local = np.repeat(x[:, None], m, axis=1)
+        for _ in range(K):
+            g = local + rng.standard_t(clients + 2.0)
+            local = local - g / (np.abs(g) + c["eps"]) / t ** 2
+        x = local.mean(axis=1)
+    return x ** 2
+
+
+def _prop9_expectation(variant: str) -> ExpectationClaim:
+    bound = _bound("fedada2.prop9_iv", variant)
+    which = {"printed": "2 x0^2 + 2 (the statement [L334])", "proof": "2 x0^2 + 2 K^2 (the proof [L463])"}
+    return ExpectationClaim(
+        "prop9_iv.expectation" + ("" if variant == "printed" else "." + variant), "fedada2.prop9_iv", variant,
+        f"Proposition 9 (iv): client AdaGrad with eta_t = 1/t^2 on the Student-t toy has E||grad f(x_T)||^2 "
+        f"<= {which[variant]}; Monte Carlo over the noise and the sampling", "8.15", PROP9, prop9_toy,
+        lambda c: float(bound({k: np.asarray(float(v)) for k, v in c.items()})),
+        instances=48, kind="printed" if variant == "printed" else "consistency")
+
+
+# What each claim is ------------------------------------------------------------------------------
+
+#: the repairs of the paper's definitions a verdict may depend on (notes 2.4, 8.12)
+MU_CARRY_OVER = ("mu carried over on non-update steps: Alg. 2 line 7 [L675] and Alg. 4 line 4 [L723] "
+                 "reset mu every step (notes 2.4, 8.12)")
+MU0_IS_V0 = "mu_0 = v0 wires v0 into SM3, which Alg. 2 never uses (notes 2.4)"
+#: the regime of use of the client lemmas: Theorem 20 takes eta_l = c T^-1/2 [L1120-L1126]
+SMALL_STEP = Regime("eta_l <= 1 (Theorem 20 takes eta_l = c T^-1/2, Cor. 24 [L1120-L1126])",
+                    lambda v: np.asarray(v["eta_l"]) <= 1.0)
+BOTH_REPAIRS = (MU_CARRY_OVER, MU0_IS_V0)
+
+#: (id, variant) of a built claim -> what replaces its fields (a new id for every reading beside the
+#: printed one, so that ``corrected`` names exactly one claim)
+META: dict[tuple[str, str], dict] = {
+    ("lemma15.phi1", "printed"): dict(conditions=BOTH_REPAIRS, corrected="lemma15.phi1.proved", regime=SMALL_STEP),
+    ("lemma15.phi1", "proved"): dict(id="lemma15.phi1.proved", kind="consistency", conditions=BOTH_REPAIRS,
+                                     regime=SMALL_STEP),
+    ("lemma15.phi1", "proved, mu reset"): dict(id="lemma15.phi1.mu_reset", kind="consistency",
+                                               conditions=(MU0_IS_V0,), regime=SMALL_STEP),
+    ("sm3.accumulator", "printed"): dict(corrected="sm3.accumulator.carry_over"),
+    ("sm3.accumulator", "carry_over"): dict(id="sm3.accumulator.carry_over", kind="consistency",
+                                            conditions=BOTH_REPAIRS),
+    ("lemma16.server_step", "tight"): dict(id="lemma16.server_step.tight", kind="consistency"),
+    ("lemma17.accumulator", "printed"): dict(conditions=(MU_CARRY_OVER,)),
+    ("lemma17.accumulator", "proved"): dict(id="lemma17.accumulator.proved", kind="consistency",
+                                            conditions=(MU_CARRY_OVER,)),
+    ("lemma21.series", "closed_form"): dict(id="lemma21.series.closed_form", kind="consistency"),
+    ("lemma28.phi1", "printed, bias-corrected"): dict(regime=SMALL_STEP),
+    ("lemma28.phi1", "printed, no bias correction"): dict(id="lemma28.phi1.no_bias_correction",
+                                                          kind="consistency", regime=SMALL_STEP),
+    ("lemma30.phi1", "printed"): dict(regime=SMALL_STEP),
+    ("lemma30.phi1", "tight"): dict(id="lemma30.phi1.tight", kind="consistency", regime=SMALL_STEP),
+    ("prop14.movement", "printed, z = 1"): dict(corrected="prop14.movement.rederived", regime=SMALL_STEP),
+    ("prop14.movement", "rederived, z = 1"): dict(id="prop14.movement.rederived", kind="consistency"),
+    ("prop14.movement", "rederived, delayed z"): dict(id="prop14.movement.delayed", kind="consistency",
+                                                      regime=SMALL_STEP),
+    ("thm20.vanishes", "printed"): dict(kind="consistency"),
+    ("thm20.vanishes", "rederived"): dict(id="thm20.vanishes.rederived", kind="consistency"),
+}
+
+
+def _described(claim: Claim) -> Claim:
+    return dataclasses.replace(claim, **META.get((claim.id, claim.variant), {}))
+
+
 @functools.cache
-def claims() -> tuple[Claim, ...]:
+def claims() -> tuple:
     """Every audited claim of FedAda2 (built and compiled once)."""
     return (
-        *(_lemma15(v) for v in ("printed", "proved")),
-        _lemma15("proved", carry_over=False),
-        *(_accumulator(carry) for carry in (False, True)),
-        *(_lemma16(v) for v in ("printed", "tight")),
-        *(_lemma17(v) for v in ("printed", "proved")),
-        *(_lemma21(v) for v in ("printed", "closed_form")),
-        _lemma22(),
-        *(_lemma28(bias) for bias in (True, False)),
-        *(_lemma30(v) for v in ("printed", "tight")),
-        _prop9_series(),
-        _prop14("printed", False), _prop14("rederived", False), _prop14("rederived", True),
-        *(_thm20_vanishes(v) for v in ("printed", "rederived")),
+        *(_described(c) for c in (
+            *(_lemma15(v) for v in ("printed", "proved")),
+            _lemma15("proved", carry_over=False),
+            *(_accumulator(carry) for carry in (False, True)),
+            *(_lemma16(v) for v in ("printed", "tight")),
+            *(_lemma17(v) for v in ("printed", "proved")),
+            *(_lemma21(v) for v in ("printed", "closed_form")),
+            _lemma22(),
+            *(_lemma28(bias) for bias in (True, False)),
+            *(_lemma30(v) for v in ("printed", "tight")),
+            _prop9_series(),
+            _prop14("printed", False), _prop14("rederived", False), _prop14("rederived", True),
+            *(_thm20_vanishes(v) for v in ("printed", "rederived")),
+        )),
+        *(_prop9_expectation(v) for v in ("printed", "proof")),
+        *(_thm20_nonvacuous(v) for v in ("printed", "rederived")),
+        *(_thm20_rate(v) for v in ("printed", "rederived")),
+        *(_cor24_rate(v) for v in ("printed", "rederived")),
     )
 
 

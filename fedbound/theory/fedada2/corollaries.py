@@ -38,7 +38,7 @@ from fedbound.theory.fedada2.common import (A_max, B_weight, G_inf, K_local, K_m
 from fedbound.theory.fedada2.lemmas import ADAM_PREDICATE, LEMMA26, LEMMA30, PHI1_ADMU
 from fedbound.theory.fedada2.thm20 import SWITCHES, VTILDE0_PREDICATE, bound_of, psi_terms, rename
 from fedbound.theory.registry import register
-from fedbound.theory.result import Flag, Result, Variant, switch_variants
+from fedbound.theory.result import Flag, Predicate, Result, Variant, switch_variants
 from fedbound.theory.symbols import Domain, T
 
 p1 = declare("p1", Domain(), "Cor. 23: server learning-rate exponent, eta = Theta(T^p1)")
@@ -136,6 +136,22 @@ COR24 = register(Result(
 
 
 # Theorem 25 ----------------------------------------------------------------------------------------
+#: relations between Theorem 25's bounds that its definitions imply [L1191-L1199]: Xi^- < w(O_l^i) <
+#: Xi^+, and m_l <= theta <= M_l, a_l <= a <= A_l for every strategy l give min m_l <= max M_l and
+#: min a_l <= max A_l (Xi^- <= Xi^+ non-strict: the bound is continuous in both, and equality is the
+#: limit of admissible instances)
+THM25_RELATIONS = (
+    Predicate("Xi^- <= Xi^+", xi_minus, "<=", xi_plus, "[L1199] Xi^- < w(O_l^i) < Xi^+"),
+    Predicate("a_min <= A_max", a_min, "<=", A_max, "[L1191-L1197] 0 < a_l <= a <= A_l"),
+    Predicate("m_min <= M_max", m_min, "<=", M_max, "[L1191-L1197] 0 < m_l <= theta <= M_l"),
+)
+#: relations of Algorithms 8 and 10's schedules and weights [L1399, L1431-L1441]: K^- = min K-bar_i^t
+#: <= ||K-bar^t||_inf <= K, and eps_w < Xi_i^t <= ||Xi^t||_inf <= B (non-strict here: the bounds
+#: decrease in eps_w, so the adapter's eps_w = B = 1 is their limit, see the adapter's doc)
+WEIGHT_RELATIONS = (
+    Predicate("K^- <= K", K_minus, "<=", K_local, "[L1401, L1441] K^- = min K-bar_i^t, ||K-bar^t||_inf <= K"),
+    Predicate("eps_w <= B", eps_w, "<=", B_weight, "[L1399, L1433] eps_w < Xi_i^t <= B"),
+)
 _THM25_GAMMA1 = eta_l * xi_minus * a_min / M_max                                 # [L1207]
 _THM25_ALPHA1 = xi_minus * a_min / (K_local * (K_local + 1) * M_max)            # [L1207]
 _THM25_C = xi_plus ** 2 * K_local * (K_local + 1) * A_max ** 2 / (2 * _THM25_ALPHA1 * tau_adapt * m_min ** 2)
@@ -171,6 +187,7 @@ THM25 = register(Result(
     lhs="min_{t in [T]} ||grad f(x_{t-1})||^2",
     variants=_family_variants(LEMMA26.variant().bound, _THM25_GAMMA1, _THM25_C,
                               {"C": _THM25_C, "gamma1": _THM25_GAMMA1}),
+    relations=(VTILDE0_PREDICATE, *THM25_RELATIONS),
     known_issues=(Flag("8.14", "a and theta indexed by l only; SGD and Adam fit only loosely"),
                   Flag("8.21", "w(O_l^i) per client versus w(O_l) per strategy in Alg. 5"),
                   Flag("8.2", "L versus L^2 as in Theorem 20")),
@@ -228,6 +245,7 @@ COR27 = register(Result(
     requires={"K_minus": (K_MINUS_DOMAIN, "K^- <= 1000 (gamma1 sums K^- terms one by one, exactly under evalf)")},
     variants=_family_variants(PHI1_ADMU, _COR27_GAMMA1, _COR27_FACTOR, {"gamma1": _COR27_GAMMA1},
                               (ADAM_PREDICATE,)),
+    relations=(VTILDE0_PREDICATE, ADAM_PREDICATE, *WEIGHT_RELATIONS),
     known_issues=(Flag("8.13", "gamma1, alpha1 use un-corrected moments while Alg. 8 bias-corrects; "
                                "Lemma 28's proof drops the bias corrections"),
                   Flag("8.10", "Alg. 8's clip zeroes m_k, not the step m-hat_k"),
@@ -251,6 +269,7 @@ COR29 = register(Result(
     lhs="min_{t in [T]} ||grad f(x_{t-1})||^2",
     variants=_family_variants(LEMMA30.variant().bound, _COR29_GAMMA1, _COR29_FACTOR,
                               {"gamma1": _COR29_GAMMA1}),
+    relations=(VTILDE0_PREDICATE, *WEIGHT_RELATIONS),
     known_issues=(Flag("4.15", "Psi3/Psi4 presumably carry B^2 as in Corollary 27; not stated"),
                   Flag("8.2", "L versus L^2 as in Theorem 20")),
 ))

@@ -155,6 +155,7 @@ LEMMA28 = register(Result(
     lhs="max_j |Delta_i^t(j)|",
     variants=[Variant("printed", "as printed with |Xi| <= B; Phi_0 dropped at z = 1 as the statement says",
                       bound=PHI1_ADMU, extras={"Phi0": PHI0}, predicates=(ADAM_PREDICATE,))],
+    relations=(ADAM_PREDICATE,),
     known_issues=(Flag("8.13", "the proof drops Adam's bias corrections and the factor (1 - b1)/"
                                "sqrt(1 - b2); without bias correction the bound fails (audit)"),),
 ))

@@ -40,7 +40,8 @@ from fedbound.theory.fedada2.common import (G_inf, K_local, beta1_server, c_beta
                                             tau_adapt, v0, vtilde0, where)
 from fedbound.theory.fedada2.lemmas import PHI1, phi2
 from fedbound.theory.registry import register
-from fedbound.theory.result import Flag, Predicate, Result, Switch, Variant, switch_variants
+from fedbound.theory.result import Flag, Predicate, Result, StepCondition, Switch, Variant, switch_variants
+from fedbound.theory.statement import Measure
 from fedbound.theory.symbols import L, T
 
 #: the four independent corrections, each with its printed option (module docstring)
@@ -112,11 +113,24 @@ def rename(variants: list[Variant], settings: dict[str, str], name: str) -> list
             for v in variants]
 
 
+#: The step condition of the "rederived" variant. The paper states none: "We make no other
+#: assumptions on local or global learning rates" [L160], and the statement assumes no restriction
+#: [L842-L852] (known issue "step"). The proof needs none for the inequality itself (every step of
+#: [L886-L1052] is an upper bound at any eta, eta_l); what the paper's convergence claim needs is
+#: Corollary 23's case A, eta_l = O(T^-1/2) with T eta_l^2 = O(1) [L1075-L1118], the regime where
+#: Psi6 = Theta(eta eta_l T) and Corollary 24's rate O(T^-1/2) is read [L1120-L1126]. The rederived
+#: variant states it with the Theta-constant 1: eta_l <= T^-1/2 (so T eta_l^2 <= 1).
+STEP_CONDITION = StepCondition("Cor. 23 case A: T eta_l^2 <= 1", 1 / sp.sqrt(T), False,
+                               "[L1075-L1118] (the paper states no condition [L160])", variable=eta_l)
+
+
 def thm20_variants() -> list[Variant]:
     """All 2^4 = 16 variants, generated from :data:`SWITCHES` by
     :func:`~fedbound.theory.result.switch_variants` ("printed" first); the fully corrected one is
-    named "rederived"."""
-    return rename(switch_variants(SWITCHES, thm20_fields, "Theorem 20"), REDERIVED, "rederived")
+    named "rederived" and carries :data:`STEP_CONDITION`."""
+    variants = rename(switch_variants(SWITCHES, thm20_fields, "Theorem 20"), REDERIVED, "rederived")
+    return [dataclasses.replace(v, conditions=(STEP_CONDITION,), _compiled={}) if v.name == "rederived"
+            else v for v in variants]
 
 
 THM20 = register(Result(
@@ -131,7 +145,13 @@ THM20 = register(Result(
     lhs="min_{t in [T]} ||grad f(x_{t-1})||^2",
     variants=thm20_variants(),
     default_variant="printed",
+    measure=Measure("grad_norm2", "min"),
+    relations=(VTILDE0_PREDICATE,),
     known_issues=(
+        Flag("step", "no step condition is stated ([L160]: no assumption on the learning rates); the "
+                     "'rederived' variant carries Corollary 23's case A, eta_l <= T^-1/2 [L1075-L1118]. "
+                     "At typical constants the bound is astronomically above the trivial bound "
+                     "min(d G^2, 2 L f_gap) on min_t ||grad f(x_{t-1})||^2 (audit: thm20.nonvacuous)"),
         Flag("8.1", "Lemma 15's printed Phi1 has an inner eta_l the proof does not give"),
         Flag("8.2", "[L922] L and L~ where L^2 and L~^2 are needed; with L~^2 = Theta(eta_l^-2) the "
                     "bound no longer vanishes (audit: thm20.vanishes)"),
