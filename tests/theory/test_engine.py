@@ -16,6 +16,7 @@ import sympy as sp
 from fedbound.errors import ValidationError
 from fedbound.theory import get, results
 from fedbound.theory import symbols as S
+from fedbound.theory.statement import compile_relation
 
 TESTS = pathlib.Path(__file__).resolve().parents[1]
 SEEDS = pathlib.Path("/work/shared/seeds")
@@ -28,12 +29,21 @@ def random_constants(names, rng: np.random.Generator, size=None, result=None) ->
     instances the result admits (its relations, issue 22): inadmissible draws are drawn again."""
     result = result or get("sdgt.thm2")
     out = _draw(names, rng, size, result)
+    tests = [compile_relation(r) for r in result.relations]
     for _ in range(1000):
         ok, _ = result.admissible(out)
         if np.all(ok):
             return out
-        again = _draw(names, rng, size, result)
-        out = {k: np.where(ok, v, again[k]) if np.ndim(v) else again[k] for k, v in out.items()}
+        for test in tests:     # draw again the constants of each broken relation, where it breaks
+            if not test.names <= set(out):
+                continue
+            with np.errstate(all="ignore"):
+                good = np.asarray(test(out), dtype=bool)
+            if np.all(good):
+                continue
+            again = _draw(sorted(test.names), rng, size, result)
+            for k in test.names:
+                out[k] = np.where(good, out[k], again[k]) if np.ndim(out[k]) else again[k]
     raise AssertionError(f"no admissible constants of {result.id} drawn in 1000 tries")
 
 
