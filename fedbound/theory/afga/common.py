@@ -63,8 +63,8 @@ beta1 = declare("beta1", HALF_OPEN_UNIT, "AMSGrad first-moment (momentum) factor
                 "server step (2) [L126-L129] (0.9 in the experiments [L996])")
 eps_a = declare("eps_ams", POSITIVE, "AMSGrad epsilon > 0 inside the square root, x += eta m/sqrt(vhat + "
                 "eps) (Alg. 1 line 22 [L198]; the shared eps is a target accuracy)")
-G = declare("G", POSITIVE, "bound G >= ||grad F_i(x; xi)|| on every stochastic gradient, all x, xi, i "
-            "(Assumption 4.3 [L255-L256]); gives C0 = sqrt(eta_l^2 I^2 G^2 + eps) and the G^2/R term")
+G = declare("G", POSITIVE, "bound G on stochastic-gradient norms, ||grad F_i(x; xi)|| <= G for all x, "
+            "xi, i (Assumption 4.3 [L255-L256]); gives C0 = sqrt(eta_l^2 I^2 G^2 + eps) and the G^2/R term")
 sigma_g = declare("sigma_g", NONNEGATIVE, "global heterogeneity: (1/N) sum_i ||grad f_i(x) - grad f(x)||^2 "
                   "<= sigma_g^2 for all x (Assumption 4.4 [L260-L263]); AFGA's sigma_l (K = 1)")
 sigma_l = declare("sigma_l", NONNEGATIVE, "average intra-cluster heterogeneity sigma-bar_l, sigma-bar_l^2 = "
