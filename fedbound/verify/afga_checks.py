@@ -37,11 +37,14 @@ module wraps its run (the same options) for the points above.
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 
 import numpy as np
 import torch
 
+import fedbound.algorithms.federated.afga  # noqa: F401  (registers afga and cafga)
+from fedbound.algorithms import registry as algorithms
 from fedbound.errors import FedboundError, require
 from fedbound.network.build import build_network
 from fedbound.theory import adapters, get
@@ -86,7 +89,6 @@ def _network(problem, algorithm: str, options: dict):
 def _estimates(task, network, algorithm: str, options: dict, rounds: int, noise: float) -> dict:
     """G and the heterogeneity constants on the models x_0 .. x_R of a pilot run (seed 0), for the
     tasks whose sup over all x is infinite (module doc)."""
-    from fedbound.algorithms import registry as algorithms
     from fedbound.algorithms.run import run
 
     trajectory = run(algorithms.build(algorithm, task, network, seed=0, **options), rounds)
@@ -136,7 +138,7 @@ def _check(result_id: str, algorithm: str, defaults: dict, summary: str):
             return setting, [not_applicable(result_id, [reason], variant=v, **details) for v in result.variants]
 
         trial = {**opts, "lr": opts.get("lr", 1.0)}
-        spec_options = base_spec.check(trial)
+        spec_options = algorithms.get(algorithm).check(trial)
         try:
             known = {**adapters.constants(task, network, algorithm, spec_options), **DEFAULT_CONSTANTS}
         except FedboundError as exc:
@@ -165,18 +167,31 @@ def _check(result_id: str, algorithm: str, defaults: dict, summary: str):
         setting.update({k: v for k, v in checks[0].details.get("options", opts).items()})
         return setting, checks
 
-    from fedbound.algorithms import registry as algorithms
-    base_spec = algorithms.get(algorithm)
     return replace(base, options=options, run=run)
 
 
-CHECKS = (
-    register(_check("afga.thm46", "afga", DEFAULTS,
-                    "Theorem 4.6 (33) per fixed-step variant against Monte-Carlo runs of AFGA (complete "
-                    "graph unless a network is given; sphere noise)")),
-    register(_check("afga.thmD3", "cafga", CAFGA_DEFAULTS,
-                    "Theorem D.3 (33) per fixed-step variant against Monte-Carlo runs of CAFGA (complete "
-                    "graph per cluster unless a network is given; sphere noise)")),
-)
+@contextlib.contextmanager
+def _registered_only(registry):
+    """Look up entries already registered (afga, cafga: imported above) without loading the whole
+    registry: registries load their modules and the plugins on their first look-up, never while
+    fedbound's own modules are being imported (tests/test_registry_mechanism.py), and the core's
+    theorem_check looks the algorithm up when the check is made."""
+    loaded = registry._loaded
+    registry._loaded = True
+    try:
+        yield
+    finally:
+        registry._loaded = loaded
+
+
+with _registered_only(algorithms.ALGORITHMS):
+    CHECKS = (
+        register(_check("afga.thm46", "afga", DEFAULTS,
+                        "Theorem 4.6 (33) per fixed-step variant against Monte-Carlo runs of AFGA "
+                        "(complete graph unless a network is given; sphere noise)")),
+        register(_check("afga.thmD3", "cafga", CAFGA_DEFAULTS,
+                        "Theorem D.3 (33) per fixed-step variant against Monte-Carlo runs of CAFGA "
+                        "(complete graph per cluster unless a network is given; sphere noise)")),
+    )
 
 __all__ = ["CHECKS", "TASKS", "COMPARED", "NOT_FOR_FIXED_STEPS", "DEFAULTS", "CAFGA_DEFAULTS"]
