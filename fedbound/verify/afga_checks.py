@@ -135,7 +135,8 @@ def _check(result_id: str, algorithm: str, defaults: dict, summary: str):
                    "gossip": gossip}
 
         def none_apply(reason: str):
-            return setting, [not_applicable(result_id, [reason], variant=v, **details) for v in result.variants]
+            return setting, [not_applicable(result_id, [reason], variant=v, **details)
+                             for v in result.variants]
 
         trial = {**opts, "lr": opts.get("lr", 1.0)}
         spec_options = algorithms.get(algorithm).check(trial)

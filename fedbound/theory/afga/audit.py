@@ -399,8 +399,9 @@ def _order_claim(result, variant: str) -> OrderClaim:
     short = result.id.split(".")[1]
     sampled = "M" if result is THM_46 else "m"
     params = _THEOREM_PARAMS + (_AFGA_PARAMS if result is THM_46 else _CAFGA_PARAMS)
+    suffix = "" if variant == "printed" else ".rederived"       # one plot per claim id in --report
     return OrderClaim(
-        f"{short}.order_R", result.id, variant,
+        f"{short}.order_R{suffix}", result.id, variant,
         f"the headline O(1/sqrt(R I {sampled})) in R [L291-314, L1093-1122]: the bound ({variant}) at the "
         f"paper's steps eta = c_eta n sqrt(I/m), eta_l = c_l/(I sqrt(R)) [L2276-2280] decays at least "
         f"like R^(-1/2) over R in 1e5..1e8 (R >= I M, Cor. 4.7), the step conditions holding",
@@ -415,7 +416,8 @@ def _nonvacuous_claim(result) -> Claim:
     """(33) at the schedule against the trivial bound G^2 >= ||grad f(x)||^2 (Assumption 4.3 bounds
     every gradient, so the average of E||grad f(x_r)||^2 is at most G^2) in the regime R >= I m."""
     short = result.id.split(".")[1]
-    params = _THEOREM_PARAMS + (_AFGA_PARAMS if result is THM_46 else _CAFGA_PARAMS) + (Param("R", 10, 1e8, integer=True),)
+    params = (*_THEOREM_PARAMS, *(_AFGA_PARAMS if result is THM_46 else _CAFGA_PARAMS),
+              Param("R", 10, 1e8, integer=True))
     value = _theorem_value(result, "printed")
     build = _theorem_build(result, "printed")
 

@@ -120,7 +120,8 @@ CLUSTER_RELATIONS = (
     Predicate("M = K m", sp.Abs(M - K * m), "<=", 0, "M = K m, m sampled per cluster [L413-L414]"),
 )
 
-__all__ = ["SEED", "CLUSTER_RELATIONS", "where", "eta_l", "R", "I", "N", "M", "K", "n", "m", "rho", "eta", "beta1", "eps_a",
+__all__ = ["SEED", "CLUSTER_RELATIONS",
+           "where", "eta_l", "R", "I", "N", "M", "K", "n", "m", "rho", "eta", "beta1", "eps_a",
            "G", "sigma", "sigma_g", "sigma_l", "sigma_c", "alpha", "d", "f_gap", "C", "C1", "C2",
            "C3", "C4", "c_eta", "c_l", "L", "H", "q", "C0", "C_I", "C_beta", "A",
            "DEFAULT_CONSTANTS"]

@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from fedbound.theory.afga.common import (CLUSTER_RELATIONS, A, C0, C1, C2, C3, C4, H, C, C_beta, G, I, K, L, M, N, R, c_eta,
+from fedbound.theory.afga.common import (CLUSTER_RELATIONS,
+                                         A, C0, C1, C2, C3, C4, H, C, C_beta, G, I, K, L, M, N, R, c_eta,
                                          alpha, c_l, d, eps_a, eta, eta_l, f_gap, m, n, q, rho,
                                          sigma, sigma_c, sigma_g, sigma_l, where)
 from fedbound.theory.afga.rho import PREDICATES
@@ -147,7 +148,8 @@ RATE_FLAG = Flag(
     "all (T2..T8, R^0), so rate_exponents gives {-1, 0}. The headline O(1/sqrt(RIm)) [L291-314, "
     "L1093-1122] holds only at the paper's own steps eta = Theta(n sqrt(I/m)), eta_l = Theta(1/(I "
     "sqrt(R))) [L2276-2280]: variant rederived-schedule (rate_exponents -1/2, -1, -3/2), and the audit's "
-    "order claims thm46.order_R / thmD3.order_R fit the exponent in R over 3 decades at this schedule")
+    "order claims thm46.order_R, thmD3.order_R (and .rederived) fit the exponent in R over 3 decades "
+    "at this schedule")
 
 _FLAGS = (
     Flag("21", "(29) misses the 1/R on 2 C_beta^2 (m/n) L eta eta_l I G^2 d/eps [L2107-2110]; (33) has it"),
@@ -240,5 +242,6 @@ def schedule_exponents(result_id: str = "afga.thmD3") -> dict[str, dict[str, obj
     return out
 
 
-__all__ = ["THM_D3", "THM_46", "explicit_terms", "explicit_bound", "eq29_bound", "SCHEDULE", "AFGA", "MEASURE", "RATE_FLAG",
+__all__ = ["THM_D3", "THM_46", "explicit_terms", "explicit_bound", "eq29_bound", "SCHEDULE", "AFGA",
+           "MEASURE", "RATE_FLAG",
            "predicted_exponents", "schedule_exponents"]
