@@ -26,6 +26,27 @@ Every verdict is computed (``fedbound audit afga``):
   sum_{s=1}^I rho^s] (W^s = rho^s I + (1 - rho^s) J), which equals (m/n) eta_l I G only at rho = 0.
 * ``stepsize.26_from_caps``: eta_l below every cap ((a), (25), (27), solved) and rho within (30)
   imply (26), whose second and third terms (27) does not control.
+* ``thm46.order_R``, ``thmD3.order_R`` (printed (33)) and ``*.order_R.rederived`` (the
+  rederived-schedule variant): order claims (:class:`~fedbound.theory.order_claim.OrderClaim`) of the
+  headline O(1/sqrt(R I m)) [L291-314, L1093-1122]: the exponent of the bound in R fitted over R in
+  1e5..1e8 (R >= I M, Corollary 4.7) at the paper's steps eta = c_eta n sqrt(I/m), eta_l =
+  c_l/(I sqrt(R)) [L2276-2280], on instances where every step condition holds (c_l from the caps at
+  R = 1e5) and rho <= m/(m+n).
+* ``thm46.nonvacuous``, ``thmD3.nonvacuous``: (33) at the paper's steps against the trivial bound
+  G^2 (Assumption 4.3 bounds every gradient) in the regime R >= I M: vacuous only if above it at
+  every sampled instance of the regime.
+
+For a referee (issue 22): the re-derived experiments and the instances fedbound constructs are
+``kind="consistency"``; a statement whose corrected reading holds names it (``corrected``: the
+converse (31) => (30); the rederived cap 1/(8 sqrt2 IL); the proved (41), (86): the rederived
+variant of the same claim id), so its failure reads as a typo. Lemma F.8's printed bound has a
+corrected reading (eta_l I G) too, but it changes the order in I, so it is left a "rate".
+Conditions name the repairs a verdict rests on (ring weights 1/3, Fig. 1's printed rho, sampling
+without replacement, (27)'s fourth root, flags 23 and 24); regimes are the steps within a cap and
+at least 1/10 of it, rho at least 1/10 of the largest the premise admits, I >= 2 and rho >= 0.01
+for F.8, R >= I M for the theorems. Every instance is admissible: m = ceil((m/n) n) <= n, N = K n,
+M = K m, t <= I - 1, rho and eta_l as fractions of their caps, sigma, sigma_g, sigma_l, sigma_c as
+fractions of G (under Assumption 4.3 the tightest of them are at most G).
 
 Domains (log-uniform unless said): n in 2..1e4, m = ceil((m/n) n) with m/n in [1e-4, 1], I in 1..1e4
 (1..1000 where the claim evaluates powers of rho), t = floor((t/I) I) with t/I uniform in [0, 1),
