@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from fedbound.theory.afga.common import (C1, C_I, G, H, I, K, L, alpha, d, declare, eps_a, eta_l, m,
+from fedbound.theory.afga.common import (CLUSTER_RELATIONS, C1, C_I, G, H, I, K, L, alpha, d, declare, eps_a, eta_l, m,
                                          n, q, rho, sigma, sigma_c, sigma_l, where)
 from fedbound.theory.afga.stepsize import CAP_A, CAP_A_STRICT
 from fedbound.theory.registry import register
@@ -151,6 +151,7 @@ _BRACKET = I * C1 * eta_l ** 2 * rho ** 2 * (H * HET + H * sigma_l ** 2 + sigma 
 LEMMA_F5 = register(Result(
     id="afga.lemmaF5",
     rounds="R",
+    relations=CLUSTER_RELATIONS,
     title="Lemma F.5 (model difference Delta_r)",
     statement="E||Delta_r||^2 <= 2 eta_l^2 I sigma^2/N + 2 eta_l^2 (I-1) sum_t E||(1/N) sum_i grad "
               "f_i(x^i_t)||^2 + 4 eta_l^2 E||(1/K) sum_k grad fbar_k(xbar^k_{I-1})||^2 + 8((n-m)/(m(n-1)) "
@@ -187,6 +188,7 @@ LEMMA_F5 = register(Result(
 LEMMA_F6 = register(Result(
     id="afga.lemmaF6",
     rounds="R",
+    relations=CLUSTER_RELATIONS,
     title="Lemma F.6 (cluster sampling)",
     statement="For uniform m-subsets S^k of V_k without replacement, independent across k: "
               "E||sum_k sum_{i in S^k} y^{k,i}||^2 <= m(m-1)/(n(n-1)) ||sum y||^2 + K m(n-m)/(n(n-1)) "

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from fedbound.theory.afga.common import (A, C0, C1, H, I, K, L, alpha, eps_a, eta_l, m, n, rho,
+from fedbound.theory.afga.common import (CLUSTER_RELATIONS, A, C0, C1, H, I, K, L, alpha, eps_a, eta_l, m, n, rho,
                                          where)
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, StepCondition, Variant
@@ -75,6 +75,7 @@ def _extras(coefficient: int) -> dict:
 STEPSIZE = register(Result(
     id="afga.stepsize",
     rounds="R",
+    relations=CLUSTER_RELATIONS,
     title="Local learning-rate conditions of Theorems 4.6 / D.3 ((a), (25), (27))",
     statement="eta_l <= 1/(8IL) (Lemmas F.1, F.3); (25) eta_l <= 1/(4 C0 C_{beta,eta}) [4(m-1)/"
               "(N^2(n-1)) + 2(I+2)m/(N^2 n)]^{-1}; (27) eta_l <= eps^{1/4}/sqrt(18 L^2 C0 C1 I "

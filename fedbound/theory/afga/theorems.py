@@ -37,13 +37,15 @@ from __future__ import annotations
 
 import sympy as sp
 
-from fedbound.theory.afga.common import (A, C0, C1, C2, C3, C4, H, C, C_beta, G, I, K, L, M, N, R, c_eta,
+from fedbound.theory.afga.common import (CLUSTER_RELATIONS,
+                                         A, C0, C1, C2, C3, C4, H, C, C_beta, G, I, K, L, M, N, R, c_eta,
                                          alpha, c_l, d, eps_a, eta, eta_l, f_gap, m, n, q, rho,
                                          sigma, sigma_c, sigma_g, sigma_l, where)
 from fedbound.theory.afga.rho import PREDICATES
 from fedbound.theory.afga.stepsize import CAP_A, STEPSIZE
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Predicate, Result, StepCondition, Variant
+from fedbound.theory.statement import Measure
 
 
 def explicit_terms(rederived: bool) -> dict[str, sp.Expr]:
@@ -139,6 +141,16 @@ _O_D3 = ((f_gap + (sigma ** 2 + sigma_l ** 2 + sigma_c ** 2 + sigma ** 2 / K) * 
 _O_46 = ((f_gap + L * (sigma ** 2 + sigma_g ** 2)) / sp.sqrt(R * I * M)
          + (G ** 2 + L ** 2 * (1 + rho ** 2) * sigma_g ** 2 + rho ** 2 * sigma ** 2 / I) / R)
 
+#: why ``rate_exponents`` of the default variant is {-1, 0} and not the headline -1/2 (issue 22 item 8)
+RATE_FLAG = Flag(
+    "rate: fixed steps R^-1 + R^0; -1/2 needs the schedule (variant rederived-schedule)",
+    "the default variant (printed) is (33) at FIXED eta, eta_l: its terms decay like R^-1 (T1) or not at "
+    "all (T2..T8, R^0), so rate_exponents gives {-1, 0}. The headline O(1/sqrt(RIm)) [L291-314, "
+    "L1093-1122] holds only at the paper's own steps eta = Theta(n sqrt(I/m)), eta_l = Theta(1/(I "
+    "sqrt(R))) [L2276-2280]: variant rederived-schedule (rate_exponents -1/2, -1, -3/2), and the audit's "
+    "order claims thm46.order_R, thmD3.order_R (and .rederived) fit the exponent in R over 3 decades "
+    "at this schedule")
+
 _FLAGS = (
     Flag("21", "(29) misses the 1/R on 2 C_beta^2 (m/n) L eta eta_l I G^2 d/eps [L2107-2110]; (33) has it"),
     Flag("23", "T1 prints E f(z_{r+1}) - f(z_0); f(z_1) - E f(z_{R+1}) <= Delta f is meant [L2183, L2281]"),
@@ -147,12 +159,20 @@ _FLAGS = (
     Flag("32", "the rho-condition rho_max <= m/(m+n) fails for every ring experiment (afga.rho_condition)"),
     Flag("33", "O~ 'hides rho': rho_max is meant [L1117-1119]"),
     Flag("14", "V-hat_r treated as independent of Delta_r in the expectation [L1323-1350]"),
+    RATE_FLAG,
 )
+
+#: what the theorems bound, for ``fedbound verify``: (1/R) sum_{r=1}^R E||grad f(x_r)||^2 with x_1 the
+#: initial point [L291-314], i.e. the average over the run's models x_0 .. x_{R-1} (fedbound counts
+#: the initial model as x_0)
+MEASURE = Measure("grad_norm2", "average")
 
 THM_D3 = register(Result(
     id="afga.thmD3",
     rounds="R",
-    title="Theorem D.3 (CAFGA convergence) with its explicit form (33)",
+    relations=CLUSTER_RELATIONS,
+    title="Theorem D.3 (CAFGA convergence) with its explicit form (33); default variant at fixed steps "
+          "(R^-1 + R^0), the R^-1/2 headline at the schedule (rederived-schedule)",
     statement="Under A4.1-4.3, D.1, D.2, eta_l conditions (a), (25), (27), rho_max <= m/(m+n): "
               "(1/R) sum_r E||grad f(x_r)||^2 = O((f0 - f* + (sigma~^2 + sigma^2/K) L)/sqrt(RIm)) + "
               "O((G^2 + L^2(sigma_c^2 + (1 + rho_max^2) sigma_l^2) + rho_max^2 sigma^2/I)/R) + "
@@ -162,6 +182,7 @@ THM_D3 = register(Result(
                  "D.1 (sigma_k, alpha >= 1, sigma_c)", "D.2 ||W_k - J||_2 <= rho_k <= rho_max",
                  "rho-condition (30) for (33); rho_max <= m/(m+n) in the theorem", "N = K n, M = K m"),
     lhs="(1/R) sum_r E||grad f(x_r)||^2",
+    measure=MEASURE,
     variants=[*_variants(None),
               Variant("O", "O-form (8) with unit constants; the O~(R^{-3/2}) term is omitted",
                       bound=_O_D3)],
@@ -171,7 +192,8 @@ THM_D3 = register(Result(
 THM_46 = register(Result(
     id="afga.thm46",
     rounds="R",
-    title="Theorem 4.6 (AFGA convergence), (33) at K = 1",
+    title="Theorem 4.6 (AFGA convergence), (33) at K = 1; default variant at fixed steps (R^-1 + R^0), "
+          "the R^-1/2 headline at the schedule (rederived-schedule)",
     statement="Under A4.1-4.5, eta = Theta(N sqrt(I/M)), eta_l = Theta(1/(I sqrt(R))), rho <= M/(M+N): "
               "(1/R) sum_r E||grad f(x_r)||^2 = O((Delta f + L(sigma^2 + sigma_g^2))/sqrt(RIM)) + "
               "O((G^2 + L^2(1 + rho^2) sigma_g^2 + rho^2 sigma^2/I)/R) + O~(R^{-3/2}).",
@@ -179,6 +201,7 @@ THM_46 = register(Result(
     assumptions=("A4.1-4.5", "K = 1: n = N, m = M, sigma_c = 0, sigma_l = sigma_g, alpha = 1",
                  "rho <= M/(M+N)"),
     lhs="(1/R) sum_r E||grad f(x_r)||^2",
+    measure=MEASURE,
     variants=[*_variants(AFGA),
               Variant("O", "O-form (3) with unit constants; the O~(R^{-3/2}) term is omitted", bound=_O_46)],
     known_issues=(Flag("1", "Theorem 4.6 calls eta (global) 'the local learning rate' [L292]"),
@@ -220,4 +243,5 @@ def schedule_exponents(result_id: str = "afga.thmD3") -> dict[str, dict[str, obj
 
 
 __all__ = ["THM_D3", "THM_46", "explicit_terms", "explicit_bound", "eq29_bound", "SCHEDULE", "AFGA",
+           "MEASURE", "RATE_FLAG",
            "predicted_exponents", "schedule_exponents"]
