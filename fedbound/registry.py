@@ -281,6 +281,14 @@ class Registry(Generic[E]):
             return self._entries[name]
         raise validate_unknown(self.kind, name, self.names())
 
+    def find(self, name: str) -> E:
+        """The entry ``name``: without loading the registry when it is registered already (an
+        entry built on another while fedbound's modules are imported, such as a verify check on an
+        algorithm whose module was imported first), else as :meth:`get`."""
+        if isinstance(name, str) and name in self._entries:
+            return self._entries[name]
+        return self.get(name)
+
     def names(self) -> tuple[str, ...]:
         """The names in a fixed order whatever was imported first: fedbound's own entries, then
         the plugins', each by the module that registered them, then in registration order."""

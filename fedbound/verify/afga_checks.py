@@ -37,7 +37,6 @@ module wraps its run (the same options) for the points above.
 """
 from __future__ import annotations
 
-import contextlib
 from dataclasses import replace
 
 import numpy as np
@@ -171,28 +170,13 @@ def _check(result_id: str, algorithm: str, defaults: dict, summary: str):
     return replace(base, options=options, run=run)
 
 
-@contextlib.contextmanager
-def _registered_only(registry):
-    """Look up entries already registered (afga, cafga: imported above) without loading the whole
-    registry: registries load their modules and the plugins on their first look-up, never while
-    fedbound's own modules are being imported (tests/test_registry_mechanism.py), and the core's
-    theorem_check looks the algorithm up when the check is made."""
-    loaded = registry._loaded
-    registry._loaded = True
-    try:
-        yield
-    finally:
-        registry._loaded = loaded
-
-
-with _registered_only(algorithms.ALGORITHMS):
-    CHECKS = (
-        register(_check("afga.thm46", "afga", DEFAULTS,
-                        "Theorem 4.6 (33) per fixed-step variant against Monte-Carlo runs of AFGA "
-                        "(complete graph unless a network is given; sphere noise)")),
-        register(_check("afga.thmD3", "cafga", CAFGA_DEFAULTS,
-                        "Theorem D.3 (33) per fixed-step variant against Monte-Carlo runs of CAFGA "
-                        "(complete graph per cluster unless a network is given; sphere noise)")),
-    )
+CHECKS = (
+    register(_check("afga.thm46", "afga", DEFAULTS,
+                    "Theorem 4.6 (33) per fixed-step variant against Monte-Carlo runs of AFGA "
+                    "(complete graph unless a network is given; sphere noise)")),
+    register(_check("afga.thmD3", "cafga", CAFGA_DEFAULTS,
+                    "Theorem D.3 (33) per fixed-step variant against Monte-Carlo runs of CAFGA "
+                    "(complete graph per cluster unless a network is given; sphere noise)")),
+)
 
 __all__ = ["CHECKS", "TASKS", "COMPARED", "NOT_FOR_FIXED_STEPS", "DEFAULTS", "CAFGA_DEFAULTS"]

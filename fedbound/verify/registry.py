@@ -88,7 +88,7 @@ def theorem_check(result_id: str, algorithm: str, *, check: str | None = None,
     constants, :func:`fedbound.verify.theorem.largest_step`) and ``sigma``, ``rounds``, ``seeds``
     with the given defaults; ``constants``: the theorem's constants a run does not fix."""
     paper, _, short = result_id.partition(".")
-    spec = algorithms.get(algorithm)
+    spec = algorithms.ALGORITHMS.find(algorithm)     # no loading while the package is imported
     defaults = dict(defaults or {})
     for name in (*defaults, *([step_option] if step_option else [])):
         spec.option(name)           # an unknown option is an error with a did-you-mean

@@ -20,7 +20,7 @@ def reports():
 
 def test_every_claim_is_tied_to_a_result_and_variant():
     claims = claims_of("afga")
-    assert len({(c.id, c.variant) for c in claims}) == len(claims) == 18
+    assert len({(c.id, c.variant) for c in claims}) == len(claims) == 24
     for c in claims:
         assert c.variant in get(c.result_id).variants and c.statement
 
