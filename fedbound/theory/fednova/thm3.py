@@ -43,9 +43,10 @@ TAU_EFF_FLAG = Flag("L800-L833", "the proof divides (142) by eta tau_eff and tel
                                  "derived for a fixed server tau_eff only (notes sec. 4.9)")
 
 #: (143)-(146) [L806-L813]: the relations of (93)-(95) for the time averages (thm1.accumulation_relations)
-TILDE_RELATIONS = accumulation_relations(A_tilde, B_tilde, C_tilde, tau_tilde, "(143)-(146) [L806-L813]")
+TILDE_RELATIONS, TILDE_A_RELATIONS = accumulation_relations(A_tilde, B_tilde, C_tilde, tau_tilde,
+                                                            "(143)-(146) [L806-L813]")
 #: Corollary 3 uses B and C of (94)-(95) at w = p (a_i fixed)
-COR3_RELATIONS = accumulation_relations()[:1]
+COR3_RELATIONS = accumulation_relations()[0]
 
 THM3 = register(Result(
     id="fednova.thm3",
