@@ -30,10 +30,12 @@ compared). The step ``lr`` defaults to the largest the theorem admits at those c
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from fedbound.algorithms import registry as algorithms
+from fedbound.algorithms.options import LOCAL_STEPS, LR
 from fedbound.errors import require
 from fedbound.registry import number_option
 from fedbound.theory import adapters, get
@@ -167,14 +169,11 @@ def _runner(name: str):
 
 
 def _options(name: str) -> tuple:
-    from dataclasses import replace
-
     _, _, rounds, seeds = TASKS[name]
-    spec = algorithms.get("fednova")
-    lr = replace(spec.option("lr"), required=False, help="FedNova checks: the client learning rate eta "
-                 "(default: the largest the theorem admits at the run's constants)")
-    steps = replace(spec.option("local_steps"), required=False, help="FedNova checks: tau_i for fednova "
-                    "(one count or one per client; default 1, 2, 3, 4, 1, ...); fedavg takes their rounded mean")
+    lr = replace(LR, required=False, help="FedNova checks: the client learning rate eta (default: the "
+                 "largest the theorem admits at the run's constants)")
+    steps = replace(LOCAL_STEPS, help="FedNova checks: tau_i for fednova (one count or one per client; "
+                    "default 1, 2, 3, 4, 1, ...); fedavg takes their rounded mean")
     return (lr, steps, replace(SIGMA, default=0.3), replace(ROUNDS, default=rounds),
             replace(SEEDS, default=seeds), replace(BETA2_SCALE, default=2.0))
 
