@@ -65,6 +65,10 @@ P_RAW = tuple(Param(f"p_raw_{i}", 1e-3, 1.0) for i in (1, 2, 3))
 RATIOS = tuple(Param(f"r_{i}", 1e-2, 1e2) for i in (1, 2, 3))
 #: the regime of a claim whose step is a fraction of its cap: at least 1/10 of it
 NEAR_CAP = Regime.at_least(**{"eta/cap": 0.1})
+#: the repair a scheduled step depends on: the paper states eta = sqrt(m/(tau_bar T)) (L157, L635) or
+#: sqrt(q/(tau_tilde T)) (L955) with no lower bound on T, and it satisfies the step conditions only
+#: for T >= T_min (notes 4.3, 4.10; the extras T_min of the results)
+T_MIN_REPAIR = "T >= T_min, so that the scheduled eta meets the step conditions [derived; the paper states no T_min]"
 
 
 def _build(step_cap=None):
@@ -166,13 +170,13 @@ def _thm1_claims() -> list[Claim]:
               "(89) at most (91)'s: 1/4 <= (1/2)(1 - D(1+beta^2))/(1-D), 1/(1-D) <= 3/2, D/(2(1-D)) <= "
               "3 eta^2 L^2 C", "",
               Sampler((L_, TAU_EFF_, C_, BETA2_EXCESS, FRACTION), _build(_max_step("fednova.thm1", "printed"))),
-              coefficients, parts=("grad_sq", "sigma^2 B", "kappa^2"), regime=NEAR_CAP),
+              coefficients, parts=("grad_sq", "sigma^2 B", "kappa^2"), tests="condition", regime=NEAR_CAP),
         Claim("thm1_sched.T_min", "fednova.thm1_sched", "printed",
               "[derived] T >= T_min_98_99 = 4 m L^2 max(tau_eff^2, (2 beta^2+1) C)/tau_bar makes "
               "eta = sqrt(m/(tau_bar T)) satisfy (98) and (99)", "L157/L635",
               Sampler((L_, TAU_EFF_, C_, BETA2_EXCESS, M_, TAU_BAR_, Param("T/T_min", 1.0, 1e6)), sched_build),
               sched_check, parts=("(98)", "(99)"), kind="consistency", tests="condition",
-              regime=Regime.at_least(T=10)),
+              regime=Regime.at_least(T=10), conditions=(T_MIN_REPAIR,)),
     ]
 
 
@@ -289,7 +293,8 @@ def _fedprox_claims() -> list[Claim]:
               "(132) [L757]: as alpha -> 0 FedProx's tau_eff, A, B, C (128)-(131) tend to FedAvg's (121)-(124); "
               "checked as |X_FedProx(alpha) - X_FedAvg| <= 3 alpha tau_max |X_FedAvg| (m = 3 clients, "
               "any p)", "L755",
-              Sampler((*TAUS, *P_RAW, Param("alpha", 1e-12, 1e-6)), _build()), limits, parts=keys),
+              Sampler((*TAUS, *P_RAW, Param("alpha", 1e-12, 1e-6)), _build()), limits, parts=keys,
+              kind="consistency"),
         Claim("cor2.relaxations_134_137", "fednova.cor2", "printed",
               "(134)-(137) [L775-L778] with p_i = 1/m: tau_eff <= 1/alpha, A <= 1, B <= 1/alpha^2, "
               "C <= 1/alpha^2 for every alpha in (0, 1] (not only tau_i >> 1)", "",
@@ -367,7 +372,9 @@ def _cor3_claims() -> list[Claim]:
               "(173)-(175) [L915-L923]: under eta L <= 1/(2 tau_eff) and 6 tau_eff eta L (1 + beta^2/q) <= 1/2 "
               "the coefficient 1/2 + 3 tau_eff eta L of (173) (printed 1/2 + 2 tau_eff eta L in (174)) is <= 3/2 "
               "as (175) uses, even <= 3/4", "L918", Sampler(params, _build(min_cap((0, 1)))), coefficient,
-              parts=("<= 3/2 (175)", "<= 3/4"), tests="condition", regime=NEAR_CAP),
+              parts=("<= 3/2 (175)", "<= 3/4"), tests="condition", regime=NEAR_CAP,
+              conditions=("the coefficient 1/2 + 3 tau_eff eta L of (173) [L915] for (174)'s printed "
+                          "1/2 + 2 tau_eff eta L [L918]",)),
         Claim("cor3.176_to_178", "fednova.cor3", "printed",
               "[L930]: D = 4 eta^2 L^2 C <= 1/(12 beta^2 + 1) implies 1/(1-D) <= 1 + 1/(12 beta^2) <= 2 and "
               "3 D beta^2/(1-D) <= 1/4", "", Sampler(params, _build(min_cap((2,)))), facts,
@@ -378,12 +385,12 @@ def _cor3_claims() -> list[Claim]:
               "conditions) is at most (183) as printed (constants of (182) carried); three clients with "
               "geometric a_i, B, C, tau_eff = sum p_i ||a_i||_1 and tau_tilde = tau_bar derived from them",
               "L212/L851/L955", sched_sampler, sched("printed"), regime=Regime.at_least(T=10),
-              corrected="cor3_sched.183_rederived"),
+              corrected="cor3_sched.183_rederived", conditions=(T_MIN_REPAIR,)),
         Claim("cor3_sched.183_rederived", "fednova.cor3_sched", "rederived",
               "(182) at eta = sqrt(q/(tau_tilde T)) substituted correctly (second term 8 L (sigma^2 + "
               "3 kappa^2) tau_eff/sqrt(q tau_tilde T), notes sec. 4.10 item 3) bounds (182) there",
               "L212/L851/L955", sched_sampler, sched("rederived"), kind="consistency",
-              regime=Regime.at_least(T=10)),
+              regime=Regime.at_least(T=10), conditions=(T_MIN_REPAIR,)),
     ]
 
 
@@ -440,7 +447,9 @@ def _order_claims() -> list[OrderClaim]:
         tau = c["tau_tilde"]
         return cor3({**c, "tau_eff": tau, "B": tau - 1, "C": tau * (tau - 1)})
 
-    common = dict(points=64, steps=13)
+    common = dict(points=64, steps=13, conditions=(T_MIN_REPAIR,))
+    fixed_tau_eff = (T_MIN_REPAIR, "a server tau_eff fixed across rounds, which the proof of Theorem 3 "
+                                   "assumes (L800-L833, notes 4.9)")
     return [
         OrderClaim("thm1_sched.rate_T", "fednova.thm1_sched", "printed",
                    "(8) [L157]: Theorem 1 at eta = sqrt(m/(tau_bar T)) is O(1/sqrt(m tau_bar T)) in T, "
@@ -455,7 +464,8 @@ def _order_claims() -> list[OrderClaim]:
         OrderClaim("thm3_sched.rate_T", "fednova.thm3_sched", "printed",
                    "[L210], (149): Theorem 3 (FedNova) at eta = sqrt(m/(tau_tilde T)) is "
                    "O(1/sqrt(m tau_tilde T)) in T, T in 1e7..1e10 (above T_min_152)", "",
-                   Sampler(clients, _fednova_build), thm3, "T", -0.5, (7, 10), **common),
+                   Sampler(clients, _fednova_build), thm3, "T", -0.5, (7, 10),
+                   **{**common, "conditions": fixed_tau_eff}),
         OrderClaim("cor3_sched.rate_T", "fednova.cor3_sched", "rederived",
                    "[L212], (155) [L851]: Corollary 3's (182) at eta = sqrt(q/(tau_tilde T)) is "
                    "O(1/sqrt(q tau_tilde T)) in T, T in 1e11..1e14 (above T_min)", "L212/L851/L955",
