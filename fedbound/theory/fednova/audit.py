@@ -317,7 +317,7 @@ def _cor2_claim(variant: str) -> Claim:
                  "(139) [L786]: alpha* sets the derivative of (138) (unit constants) to zero: "
                  "tau_bar/sqrt(m tau_bar T) = 2 m/(alpha^3 tau_bar T)", "L786",
                  Sampler((M_, TAU_BAR_, T_), _build()), zero_derivative,
-                 parts=("left <= right", "right <= left"),
+                 parts=("left <= right", "right <= left"), regime=Regime.at_least(T=10),
                  kind="printed" if variant == "printed" else "consistency", **link)
 
 
