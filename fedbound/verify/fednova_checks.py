@@ -11,13 +11,17 @@ Each check runs on its own task (the task in its name; the CLI's ``--task`` opti
   L (Assumption 1 [L139]) nor kappa^2 (Assumption 3 [L149]): the checks are "not applicable" with
   that reason, and the measured average ||grad F||^2 of the runs is given in the details.
 
-In each, three comparisons (seeds batched, Student-t intervals, :func:`fedbound.verify.theorem.theorem_checks`):
+In each, four comparisons (seeds batched, Student-t intervals, :func:`fedbound.verify.theorem.theorem_checks`):
 fednova.thm1 and fednova.thm3 for ``fednova`` with ``local_steps`` (default heterogeneous, tau_i =
-1, 2, 3, 4, 1, ...), and fednova.thm1 for ``fedavg`` with every client at the rounded mean of those
-steps. What the theorems bound is (1/T) sum_{t<T} E||grad F~(x^(t,0))||^2 with F~ = sum_i w_i F_i
-(Theorem 1) and F (Theorem 3); a run measures ||grad F||^2, so Theorem 1 is compared only where
-w = p (FedNova (12), or FedAvg with equal ||a_i||_1, (6) [L115-L116]) and is "not applicable"
-otherwise (a user's unequal ``local_steps`` for fedavg cannot be given here: fedavg takes equal ones).
+1, 2, 3, 4, 1, ...); fednova.thm1 for ``fedavg`` with every client at the rounded mean of those
+steps; fednova.thm2 (explicit: (10) with eps_opt = (97) [L169-L175]) for ``fedavg`` with
+``local_steps``. What Theorem 1 bounds is (1/T) sum_{t<T} E||grad F~(x^(t,0))||^2 with F~ = sum_i
+w_i F_i, Theorem 3 the same for F, Theorem 2 min_t E||grad F(x^(t,0))||^2; a run measures
+||grad F||^2, so Theorem 1 is compared only where w = p (FedNova (12), or FedAvg with equal
+||a_i||_1, (6) [L115-L116]) and is "not applicable" otherwise, while Theorem 2 is FedAvg's bound on
+the true F with unequal steps (the chi^2 floor). Theorem 2's Delta = F~(x0) - F~_inf is bounded by
+F~(x0) where every client loss is >= 0 (quadratic, lsq), which keeps the bound valid (it increases
+with Delta; the check's details say so).
 
 The constants come from the FedNova adapter (:mod:`fedbound.theory.fednova.adapter`), with
 Assumption 3's pair chosen as beta^2 = ``beta2_scale`` x beta2_min and kappa^2 = kappa^2(beta^2)
@@ -48,7 +52,15 @@ from fedbound.verify.theorem import horizons_up_to, measured, theorem_checks
 TASKS = {"thm1-quadratic": ("quadratic", 8, 100, 20), "thm1-lsq": ("lsq", 8, 100, 20),
          "thm1-mlp": ("mlp-gmm", 8, 20, 4)}
 #: the comparisons of every check: (result, algorithm)
-COMPARISONS = (("fednova.thm1", "fednova"), ("fednova.thm3", "fednova"), ("fednova.thm1", "fedavg"))
+COMPARISONS = (("fednova.thm1", "fednova"), ("fednova.thm3", "fednova"), ("fednova.thm1", "fedavg"),
+               ("fednova.thm2", "fedavg"))
+#: the variants compared (default: every one); Theorem 2's printed form takes eps_opt as a constant
+VARIANTS = {"fednova.thm2": ["explicit"]}
+#: the results whose left side is the surrogate's gradient ||grad F~||^2 (a run measures ||grad F||^2)
+SURROGATE = ("fednova.thm1",)
+#: the task presets whose client losses are >= 0 by construction (1/2 (x-b_i)^T H_i (x-b_i),
+#: ||A_i x - y_i||^2/(2m)), so that F~_inf >= 0 and Delta <= F~(x0)
+NONNEGATIVE_LOSSES = ("quadratic", "lsq")
 #: the default local steps tau_i = 1, 2, 3, 4, 1, ... (heterogeneous, FedNova's setting)
 PATTERN = (1, 2, 3, 4)
 #: the step of the runs where the theorem does not apply and no lr is given (no largest step to take)
@@ -79,19 +91,21 @@ def _steps(local_steps, n: int) -> list[int]:
     return np.broadcast_to(values, (n,)).tolist()
 
 
-def _reasons(task, algorithm: str, options: dict, beta2_scale: float) -> tuple[list[str], dict]:
-    """Why Theorem 1/3 does not apply to the runs (empty when it does) and the constants a run does
-    not fix: Delta, beta^2, kappa^2 (module doc)."""
+def _reasons(task, preset: str, result_id: str, algorithm: str, options: dict,
+             beta2_scale: float) -> tuple[list[str], dict, dict]:
+    """Why ``result_id`` does not apply to the runs (empty when it does), the constants a run does
+    not fix (Delta, beta^2, kappa^2; module doc) and notes on how they were chosen."""
     reasons = []
     if task.L is None:
         reasons.append("Assumption 1 [L139] with a known L (this task has no global smoothness constant)")
     a3 = assumption3(task, algorithm, options)
     p = np.asarray(task.weights.detach().double().numpy())
     p = p / p.sum()
-    if not np.allclose(a3["w"], p, rtol=WEIGHTS_RTOL, atol=0.0):
+    surrogate_is_F = bool(np.allclose(a3["w"], p, rtol=WEIGHTS_RTOL, atol=0.0))
+    if result_id in SURROGATE and not surrogate_is_F:
         reasons.append("w = p, so that the measured ||grad F||^2 is the bounded ||grad F~||^2 (F~ = sum_i "
                        "w_i F_i with w of (6) [L115-L116])")
-    constants = {}
+    constants, notes = {}, {}
     if a3["beta2"] is None:
         reasons.append("Assumption 3 [L149] with known beta^2, kappa^2 (this task cannot compute them)")
     else:
@@ -102,15 +116,24 @@ def _reasons(task, algorithm: str, options: dict, beta2_scale: float) -> tuple[l
                            f"heterogeneous Hessians need beta^2 > beta2_min = {a3['beta2']:.6g})")
         else:
             constants.update(beta2=beta2, kappa2=float(kappa2))
-    if task.f_star is None:
-        reasons.append("a known Delta = F(x0) - F_inf (f* of this task is unknown)")
-    elif not reasons:
-        constants["Delta"] = adapters.initial_gap("FedNova", task)
-    return reasons, constants
+            notes["assumption 3"] = (f"beta^2 = {beta2_scale:g} x beta2_min = {beta2:.6g}, kappa^2 = "
+                                     f"kappa^2(beta^2) at the run's w (exact for this task)")
+    if surrogate_is_F and task.f_star is not None:
+        if not reasons:
+            constants["Delta"] = adapters.initial_gap("FedNova", task)
+    elif not surrogate_is_F and preset in NONNEGATIVE_LOSSES:
+        # Theorem 2's Delta = F~(x0) - F~_inf <= F~(x0) = sum_i w_i f_i(x0) (every f_i >= 0): a valid,
+        # looser Delta, as (97) increases with Delta
+        losses = task.local_losses(task.points(task.x0)).detach().double().numpy()
+        constants["Delta"] = float(np.dot(a3["w"], losses))
+        notes["Delta"] = "F~(x0) = sum_i w_i f_i(x0) >= F~(x0) - F~_inf (every f_i >= 0): an upper bound"
+    else:
+        reasons.append("a known Delta = F~(x0) - F~_inf (the minimum of this task's F~ is unknown)")
+    return reasons, constants, notes
 
 
 def _not_applicable(result_id: str, algorithm: str, task, options: dict, reasons: list[str], *,
-                    sigma: float, rounds: int, seeds: int) -> list[Check]:
+                    sigma: float, rounds: int, seeds: int, variants=None) -> list[Check]:
     """One "not applicable" Check per variant of ``result_id``, with the runs' measured average
     ||grad F||^2 at each horizon in the details (what the theorem would have been compared with)."""
     from fedbound.sweep import runs
@@ -127,24 +150,42 @@ def _not_applicable(result_id: str, algorithm: str, task, options: dict, reasons
                "options": checked, "measure": result.measure.describe(), "horizons": horizons,
                "measured_mean": np.asarray(estimate.mean).tolist(),
                "measured_interval": [np.asarray(estimate.low).tolist(), np.asarray(estimate.high).tolist()]}
-    return [not_applicable(result_id, reasons, variant=v, **details) for v in result.variants]
+    return [not_applicable(result_id, reasons, variant=v, **details) for v in variants or result.variants]
 
 
-def compare(task, result_id: str, algorithm: str, local_steps: list[int], *, lr=None, sigma: float,
-            rounds: int, seeds: int, beta2_scale: float) -> list[Check]:
-    """``result_id`` (every variant) against ``seeds`` runs of ``algorithm`` on ``task`` (module doc)."""
+def _largest_lr(task, result_id: str, algorithm: str, options: dict, constants: dict) -> float:
+    """The largest eta that the compared variants of ``result_id`` (:data:`VARIANTS`) admit at the
+    run's constants (:func:`fedbound.verify.theorem.largest_step` for results some of whose variants
+    have no step condition)."""
+    known = {**adapters.constants(task, None, algorithm, {**options, "lr": 1.0}), **constants}
+    known.pop("eta")
+    result = get(result_id)
+    step = min(float(np.min(result.max_step(v, "eta", **known)[0])) for v in VARIANTS[result_id])
+    require(math.isfinite(step) and step > 0, f"{result_id} admits no positive lr at this run's constants")
+    return step
+
+
+def compare(task, preset: str, result_id: str, algorithm: str, local_steps: list[int], *, lr=None,
+            sigma: float, rounds: int, seeds: int, beta2_scale: float) -> list[Check]:
+    """``result_id`` (the variants of :data:`VARIANTS`, default every one) against ``seeds`` runs of
+    ``algorithm`` on ``task`` (of the task preset ``preset``; module doc)."""
     options = {"local_steps": local_steps, **({"lr": lr} if lr is not None else {})}
     noisy = task.with_noise(sigma) if sigma > 0 else task
-    reasons, constants = _reasons(noisy, algorithm, {**options, "lr": lr or 1.0}, beta2_scale)
+    reasons, constants, notes = _reasons(noisy, preset, result_id, algorithm, {**options, "lr": lr or 1.0}, beta2_scale)
+    lr_given = False
     if reasons:
         checks = _not_applicable(result_id, algorithm, task, {**options, "lr": lr or FALLBACK_LR}, reasons,
-                                 sigma=sigma, rounds=rounds, seeds=seeds)
+                                 sigma=sigma, rounds=rounds, seeds=seeds, variants=VARIANTS.get(result_id))
     else:
+        if lr is None and result_id in VARIANTS:    # the core's largest_step takes every variant's conditions
+            options["lr"] = _largest_lr(noisy, result_id, algorithm, options, constants)
+            lr_given = True
         checks = theorem_checks(result_id, algorithm, task, None, options, sigma=sigma, rounds=rounds,
-                                seeds=seeds, variants="all", constants=constants,
-                                step_option=None if lr is not None else "lr")
+                                seeds=seeds, variants=VARIANTS.get(result_id, "all"), constants=constants,
+                                step_option=None if lr is not None or lr_given else "lr")
     for c in checks:         # the algorithm in the check's name: one result is compared with two
         c.name = f"{result_id} ({algorithm})"
+        c.details.update(notes)
     return checks
 
 
@@ -157,10 +198,11 @@ def _runner(name: str):
         equal = [max(1, round(float(np.mean(steps))))] * task.n
         checks = []
         for result_id, algorithm in COMPARISONS:
-            checks += compare(task, result_id, algorithm, equal if algorithm == "fedavg" else steps, lr=lr,
-                              sigma=sigma, rounds=rounds, seeds=seeds, beta2_scale=beta2_scale)
-        setting = {"task": preset, "n": task.n, "d": task.d, "local_steps (fednova)": steps,
-                   "local_steps (fedavg)": equal,
+            tau = equal if (algorithm, result_id) == ("fedavg", "fednova.thm1") else steps
+            checks += compare(task, preset, result_id, algorithm, tau, lr=lr, sigma=sigma, rounds=rounds,
+                              seeds=seeds, beta2_scale=beta2_scale)
+        setting = {"task": preset, "n": task.n, "d": task.d, "local_steps": steps,
+                   "local_steps (fedavg, Theorem 1)": equal,
                    "lr": f"the largest admitted (or {FALLBACK_LR} where none)" if lr is None else lr,
                    "sigma": sigma, "rounds": rounds, "seeds": seeds, "beta2_scale": beta2_scale}
         return setting, checks

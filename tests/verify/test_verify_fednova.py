@@ -29,7 +29,8 @@ def test_every_check_runs_and_the_mlp_is_not_applicable(capsys):
     assert set(rows) == {"thm1-quadratic", "thm1-lsq", "thm1-mlp"}
     for name, row in rows.items():
         names = {r["name"] for r in row["results"]}
-        assert names == {"fednova.thm1 (fednova)", "fednova.thm3 (fednova)", "fednova.thm1 (fedavg)"}, name
+        assert names == {"fednova.thm1 (fednova)", "fednova.thm3 (fednova)", "fednova.thm1 (fedavg)",
+                         "fednova.thm2 (fedavg)"}, name
         for r in row["results"]:
             assert r["status"] in STATUSES
             if name == "thm1-mlp":
@@ -39,6 +40,9 @@ def test_every_check_runs_and_the_mlp_is_not_applicable(capsys):
             else:
                 assert r["status"] != "not applicable" and r["details"]["theorem_applies"] is True
                 assert r["predicted"] > 0 and r["measured"] >= 0
+                assert "beta2_min" in r["details"]["assumption 3"]
+                if r["name"] == "fednova.thm2 (fedavg)":     # unequal steps: Delta bounded by F~(x0)
+                    assert r["variant"] == "explicit" and "upper bound" in r["details"]["Delta"]
 
 
 @pytest.mark.parametrize("argv,reason", [
