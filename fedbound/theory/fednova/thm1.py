@@ -26,6 +26,7 @@ from fedbound.theory.fednova.common import (A, B, C, Delta, a1_max, beta2, eta, 
 from fedbound.theory.fednova.preparation import FEDAVG
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Predicate, Result, StepCondition, Variant
+from fedbound.theory.statement import Measure
 from fedbound.theory.symbols import L, T, sigma
 
 #: (98) [L622]: eta L <= 1/(2 tau_eff)
@@ -37,6 +38,40 @@ CAP_101 = StepCondition("(101) a1_max", 1 / (2 * L * a1_max * sp.sqrt(2 * beta2 
 #: (100) [L627]: C = max_i ||a_i||_1 (||a_i||_1 - a_{i,-1}) <= max_i ||a_i||_1^2, what makes (101) sufficient
 SUFFICIENT_100 = Predicate("(100) C <= a1_max^2", C, "<=", a1_max ** 2, "(100) [L627]")
 CAP_101_TAU = StepCondition("(101) tau_eff", 1 / (2 * L * tau_eff), False, "(101) [L631]", variable=eta)
+
+
+def accumulation_relations(a_const=A, b_const=B, c_const=C, steps=tau_bar, source="(9) [L163], (93)-(95) [L606-L608]"):
+    """The relations that the definitions (93)-(95) of A, B, C imply for every set of accumulation
+    vectors a_i >= 0 (a_i in R^{tau_i}), weights w (sum 1) and tau_eff > 0 (issue 22: a sampled
+    instance breaking one is not realizable):
+
+    * B <= C: per client ||a_i||_2^2 - a_{i,-1}^2 = sum_{k < tau_i - 1} a_{i,k}^2 <= (||a_i||_1 - a_{i,-1})^2
+      <= ||a_i||_1 (||a_i||_1 - a_{i,-1}) <= C, and B is a w-average of the left sides;
+    * A <= m tau_eff: ||a_i||_2 <= ||a_i||_1 and sum_i w_i^2 <= 1;
+    * A >= tau_eff/tau_bar: ||a_i||_2^2 >= ||a_i||_1^2/tau_i (Cauchy-Schwarz) and
+      sum_i w_i^2/tau_i >= (sum_i w_i)^2/sum_i tau_i = 1/(m tau_bar) (Cauchy-Schwarz again).
+
+    (100) [L627] C <= a1_max^2 is implied too, but stays the predicate of the variants whose condition
+    needs it (fednova.thm1 sufficient, fednova.thm3), reported as failing rather than refused, so that
+    a C given alone keeps its meaning (the audit's samplers draw C as a fraction of a1_max^2).
+
+    Theorem 3's time averages (146) satisfy the same with tau_tilde for tau_bar (each round's A^(t)
+    >= tau_eff/tau_bar^(t), and mean_t 1/tau_bar^(t) >= 1/tau_tilde by Jensen)."""
+    b_le_c = Predicate("B <= C", b_const, "<=", c_const, f"{source}: B <= C for every a_i")
+    return (b_le_c,), (
+        Predicate("A <= m tau_eff", a_const, "<=", m * tau_eff, f"{source}: ||a_i||_2 <= ||a_i||_1, sum w_i^2 <= 1"),
+        Predicate("A >= tau_eff/tau_bar", a_const, ">=", tau_eff / steps,
+                  f"{source}: Cauchy-Schwarz twice (a_i in R^tau_i, tau_bar = mean tau_i [L157])"))
+
+
+#: the relations of (93)-(95) between Theorem 1's constants that the results declare (B <= C) and
+#: those they imply but do not declare (on A: fedbound.testing draws A, tau_eff, m, tau_bar
+#: independently, so a declared relation on them would refuse its draws); the audit's samplers
+#: satisfy both (tests/theory/test_fednova_referee.py)
+ABC_RELATIONS, A_RELATIONS = accumulation_relations()
+#: what (97) bounds in terms of a run: the average over x^(0,0) .. x^(T-1,0) of E||grad F~||^2; a
+#: run measures grad F, which is grad F~ where w = p (FedNova, or FedAvg with equal ||a_i||_1)
+AVERAGE_GRAD = Measure("grad_norm2", "average")
 
 #: the proof constant D = 4 eta^2 L^2 max_i ||a_i||_1 (||a_i||_1 - a_{i,-1}) [L566]
 D_PROOF = 4 * eta ** 2 * L ** 2 * C
@@ -70,6 +105,8 @@ THM1 = register(Result(
     assumptions=("Assumption 1 (L-smooth F_i)", "Assumption 2 (unbiased, variance sigma^2)",
                  "Assumption 3 (beta^2, kappa^2) at the weights w", "update rule (4) with fixed a_i, w_i, tau_eff"),
     lhs="(1/T) sum_{t<T} E||grad F~(x^(t,0))||^2 (>= min_t)",
+    measure=AVERAGE_GRAD,
+    relations=ABC_RELATIONS,
     variants=[
         Variant("printed", "(97) with the conditions (98) and (99) of App. C.7; extra D "
                            "is the proof constant 4 eta^2 L^2 C [L566]",
@@ -105,6 +142,7 @@ THM1_SCHED = register(Result(
     assumptions=("those of Theorem 1 (fednova.thm1)", "eta = sqrt(m/(tau_bar T)) satisfies (98)-(99), "
                  "i.e. T >= T_min [derived]"),
     lhs="min_{t<T} E||grad F~(x^(t,0))||^2",
+    relations=ABC_RELATIONS,
     variants=[Variant(
         "printed", "(8) with the explicit constants of (97) (the form (149) prints for Theorem 3); extras: "
                    "eta = sqrt(m/(tau_bar T)) and, [derived] (notes sec. 4.3, the paper states none), the "
@@ -133,6 +171,7 @@ THM1_ROUND = register(Result(
     provenance=where("(89)-(91)", "587-596"),
     assumptions=("those of Theorem 1 (fednova.thm1)",),
     lhs="(E[F~(x^(t+1,0)) | x^(t,0)] - F~(x^(t,0)))/(eta tau_eff)",
+    relations=ABC_RELATIONS,
     variants=[
         Variant("printed", "(91) [L596] with (98)-(99); grad_sq = ||grad F~(x^(t,0))||^2",
                 bound=(-grad_sq / 4 + _round_terms + sp.Rational(3, 2) * eta ** 2 * L ** 2 * sigma ** 2 * B

@@ -19,10 +19,11 @@ tight up to the factor 2.
 """
 from fedbound.theory.fednova.common import (a, beta2, chi2, eps_opt, grad_sq, kappa2, tau_1,
                                             tau_2, where)
-from fedbound.theory.fednova.thm1 import CAP_98, CAP_99, THM1
+from fedbound.theory.fednova.thm1 import ABC_RELATIONS, CAP_98, CAP_99, THM1
 from fedbound.theory.fednova.preparation import FEDAVG_CHI2
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, Variant
+from fedbound.theory.statement import Measure
 
 _vanishing = 2 * (chi2 * (beta2 - 1) + 1)
 _floor = 2 * chi2 * kappa2
@@ -37,6 +38,8 @@ THM2 = register(Result(
     provenance=where("(10), (109)-(113)", "169-175, 666-677"),
     assumptions=("those of Theorem 1 (fednova.thm1)", "w_i > 0 for every client (else chi^2 is infinite)"),
     lhs="min_{t<T} E||grad F(x^(t,0))||^2 (also (1/T) sum_t, (111)-(112))",
+    relations=ABC_RELATIONS,
+    measure=Measure("grad_norm2", "min"),
     variants=[
         Variant("printed", "(10) with eps_opt the optimization error of Theorem 1 as a constant; extras: "
                            "the non-vanishing floor 2 chi^2 kappa^2 and the factor 2[chi^2(beta^2-1)+1]",

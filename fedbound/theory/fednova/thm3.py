@@ -29,7 +29,8 @@ import sympy as sp
 from fedbound.theory.fednova.common import (A_tilde, B, B_tilde, C, C_tilde, Delta, a1_max,
                                             beta2, eta, kappa2, m, q, tau_eff, tau_tilde,
                                             where)
-from fedbound.theory.fednova.thm1 import explicit_bound, sqrt_schedule_bound
+from fedbound.theory.fednova.thm1 import (AVERAGE_GRAD, accumulation_relations, explicit_bound,
+                                          sqrt_schedule_bound)
 from fedbound.theory.fednova.preparation import FEDNOVA_COR3, FEDNOVA_THM3
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Predicate, Result, StepCondition, Variant
@@ -40,6 +41,12 @@ from fedbound.theory.symbols import L, T, sigma
 TAU_EFF_FLAG = Flag("L800-L833", "the proof divides (142) by eta tau_eff and telescopes, valid only for a "
                                  "tau_eff constant across rounds; FedNova (12) uses tau_eff^(t): the bound is "
                                  "derived for a fixed server tau_eff only (notes sec. 4.9)")
+
+#: (143)-(146) [L806-L813]: the relations of (93)-(95) for the time averages (thm1.accumulation_relations)
+TILDE_RELATIONS, TILDE_A_RELATIONS = accumulation_relations(A_tilde, B_tilde, C_tilde, tau_tilde,
+                                                            "(143)-(146) [L806-L813]")
+#: Corollary 3 uses B and C of (94)-(95) at w = p (a_i fixed)
+COR3_RELATIONS = accumulation_relations()[0]
 
 THM3 = register(Result(
     id="fednova.thm3",
@@ -52,6 +59,8 @@ THM3 = register(Result(
     assumptions=("Assumptions 1-3 (Assumption 3 at p)", "w_i = p_i (FedNova)",
                  "a fixed server tau_eff (see the known issue)"),
     lhs="(1/T) sum_{t<T} E||grad F(x^(t,0))||^2",
+    measure=AVERAGE_GRAD,
+    relations=TILDE_RELATIONS,
     variants=[Variant(
         "printed", "(147) with (152): eta L <= (1/2) min{1/(a1_max sqrt(2 beta^2+1)), 1/tau_eff}, a1_max = "
                    "max_{i,t} ||a_i^(t)||_1, i.e. (151) [L829] in every round; predicate C_tilde <= a1_max^2 "
@@ -77,6 +86,7 @@ THM3_SCHED = register(Result(
     provenance=where("(148)-(150)", "820-824"),
     assumptions=("those of Theorem 3 (fednova.thm3)", "eta = sqrt(m/(tau_tilde T)) satisfies (152)"),
     lhs="min_{t<T} E||grad F(x^(t,0))||^2",
+    relations=TILDE_RELATIONS,
     variants=[Variant("printed", "(149) as printed; extra eta = sqrt(m/(tau_tilde T)) and [derived] T_min_152 "
                                  "= 4 m L^2 max(tau_eff^2, (2 beta^2+1) a1_max^2)/tau_tilde, the smallest T "
                                  "for which that eta satisfies (152), also as the predicate T >= T_min_152",
@@ -104,6 +114,8 @@ COR3 = register(Result(
     assumptions=("those of Theorem 1 at w = p", "sampling scheme (i): q i.i.d. indices with P(l = i) = p_i, "
                  "independent local runs for repeated indices", "a_i fixed across rounds"),
     lhs="(1/T) sum_{t<T} E||grad F(x^(t,0))||^2",
+    measure=AVERAGE_GRAD,
+    relations=COR3_RELATIONS,
     variants=[Variant("printed", "(182) with the conditions of [L920] and [L930]; "
                                  "B, C of (94)-(95) with w = p",
                       bound=(8 * Delta / (eta * tau_eff * T) + 8 * tau_eff * eta * L * (sigma ** 2 + 3 * kappa2) / q
@@ -140,6 +152,7 @@ COR3_SCHED = register(Result(
     assumptions=("those of Corollary 3 (fednova.cor3) at eta = sqrt(q/(tau_tilde T)), i.e. T >= T_min "
                  "[derived] (extra T_min and the predicate)",),
     lhs="(1/T) sum_{t<T} E||grad F(x^(t,0))||^2",
+    relations=COR3_RELATIONS,
     variants=[
         Variant("printed", "(183) with the constants of (182) carried into each O-term, second term as printed "
                            "8 L (sigma^2 + 3 kappa^2) (tau_eff/tau_tilde)/sqrt(q tau_tilde T) [L955]",

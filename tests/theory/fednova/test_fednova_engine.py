@@ -155,7 +155,7 @@ def test_schedule_predicates_hold_exactly_when_the_scheduled_eta_meets_the_condi
     """T >= T_min (a lower bound on T, so a predicate, not a step condition) iff the scheduled eta
     satisfies the learning-rate conditions it is derived from, just above and below T_min."""
     result, other = get(rid), get(conditions_of[0])
-    c = dict(BASE, q=3, tau_eff=6.0, tau_tilde=4.0, B=2.0, C=30.0, A_tilde=1.0, B_tilde=2.0, C_tilde=30.0,
+    c = dict(BASE, q=3, tau_eff=6.0, tau_tilde=4.0, B=2.0, C=30.0, A_tilde=2.0, B_tilde=2.0, C_tilde=30.0,
              a1_max=6.0, m=4)
     if rid == "fednova.cor1":   # Corollary 1 from tau_i (p_i = 1/m)
         c = {**{k: v for k, v in c.items() if k not in ("m", "tau_eff", "B", "C")}, "tau_i": TAU}
