@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
+import sympy as sp
 from hypothesis import assume, strategies as st
 
 from fedbound import validate
@@ -164,7 +165,8 @@ def _keys(what: str, mapping, names: list[str]) -> dict:
 
 def constants(names: Iterable[str], bounds: Mapping[str, tuple[float, float]] | None = None,
               fixed: Mapping[str, float] | None = None, scope: str | None = None,
-              domains: Mapping[str, S.Domain] | None = None) -> st.SearchStrategy[dict[str, float]]:
+              domains: Mapping[str, S.Domain] | None = None,
+              order: Iterable[tuple[str, str]] = ()) -> st.SearchStrategy[dict[str, float]]:
     """Dicts {name: value} for the declared constants ``names`` (see module doc).
 
     ``bounds`` narrows the sampling range of a constant (within its domain), ``fixed`` pins values,
@@ -173,8 +175,9 @@ def constants(names: Iterable[str], bounds: Mapping[str, tuple[float, float]] | 
     drawn. For each order relation (smaller, larger) of
     :data:`fedbound.theory.symbols.ORDER_RELATIONS`, the smaller one is drawn as a fraction of the
     larger (e.g. mu = fraction * L, the fraction in [0, 1], or in [:data:`OPEN_END_GAP`, 1] where
-    the domain excludes 0), and a larger one is drawn at least as large as a fixed smaller one.
-    Arguments are checked when the strategy is made: an unknown name, a range with no value in its
+    the domain excludes 0), and a larger one is drawn at least as large as a fixed smaller one;
+    ``order`` adds pairs (smaller, larger) of short names (a result's relations between two
+    constants, such as FedNova's B <= C). Arguments are checked when the strategy is made: an unknown name, a range with no value in its
     domain or a fixed value outside it is a FedboundError naming the constant and its meaning.
     """
     results()
@@ -192,9 +195,10 @@ def constants(names: Iterable[str], bounds: Mapping[str, tuple[float, float]] | 
             raise ValidationError(f"fixed {S.explain(nm, scope)} must be {domain[nm].describe()}, "
                                   f"got {value!r}")
     short = {c.key: nm for nm, c in resolved.items()}
+    pairs = [(short.get(small), short.get(large)) for small, large in S.ORDER_RELATIONS]
+    pairs += [(small, large) for small, large in order if small in resolved and large in resolved]
     dependent: dict[str, str] = {}
-    for small, large in S.ORDER_RELATIONS:
-        small, large = short.get(small), short.get(large)
+    for small, large in pairs:
         if small is None or large is None or large in fixed and small in fixed:
             continue
         if small not in fixed:
@@ -238,8 +242,10 @@ def admissible_constants(result, variant: str | None = None,
     (within (0, 1]; strict conditions use f < 1), so that every condition holds at the end,
     including those on a later variable that involve an earlier one. ``variable`` draws only that
     one; the variant's other step variables must then be in ``fixed``. Draws whose largest value is
-    not finite and positive are rejected with ``assume``. The result's predicates are not imposed
-    (they are reported by :meth:`~fedbound.theory.Result.evaluate`). Arguments are checked when the
+    not finite and positive are rejected with ``assume``. The result's relations between two
+    constants (B <= C) are drawn in order, and a draw its other relations exclude
+    (:meth:`~fedbound.theory.Result.admissible`) is rejected. The result's predicates are not
+    imposed (they are reported by :meth:`~fedbound.theory.Result.evaluate`). Arguments are checked when the
     strategy is made (FedboundError naming the argument).
     """
     result = get(result) if isinstance(result, str) else validate.instance(
@@ -264,13 +270,25 @@ def admissible_constants(result, variant: str | None = None,
     names = [nm for nm in result.constants(v.name) if nm not in drawn]
     names += [u for u in steps if u in fixed and u not in names]
     base = constants(names, bounds, fixed, scope=result.scope,
-                     domains={nm: result.domain(nm)[0] for nm in names})
+                     domains={nm: result.domain(nm)[0] for nm in names}, order=_pairs(result))
     return _admissible(base, result, v.name, drawn, Range(low, high))
+
+
+def _pairs(result: Result) -> list[tuple[str, str]]:
+    """The result's relations between two constants as (smaller, larger) short names."""
+    out = []
+    for relation in result.relations:
+        lhs, rhs = relation.lhs, relation.rhs
+        if isinstance(lhs, sp.Symbol) and isinstance(rhs, sp.Symbol):
+            names = S.short_name(lhs), S.short_name(rhs)
+            out.append(names if relation.relation in ("<=", "<") else names[::-1])
+    return out
 
 
 @st.composite
 def _admissible(draw, base, result, variant: str, drawn: list[str], fraction: Range) -> dict[str, float]:
     values = draw(base)
+    assume(bool(np.all(result.admissible(values)[0])))      # before max_step, which refuses them
     for i, u in enumerate(drawn):
         cap, binding = result.max_step(variant, variable=u, later=drawn[i + 1:], **values)
         assume(bool(np.isfinite(cap) and cap > 0))
@@ -278,6 +296,7 @@ def _admissible(draw, base, result, variant: str, drawn: list[str], fraction: Ra
         if "(strict)" in str(binding) and f >= 1.0:
             f = 0.5
         values[u] = float(f * float(cap))
+    assume(bool(np.all(result.admissible(values)[0])))
     return values
 
 

@@ -12,7 +12,6 @@ of :mod:`fedbound.theory.fednova.preparation`.
 """
 import math
 
-from fedbound.theory import symbols as S
 from fedbound.theory.paper import Paper
 from fedbound.theory.symbols import NONNEGATIVE, POSITIVE, POSITIVE_INTEGER, PROBABILITY, UNIT, Domain
 
@@ -55,12 +54,3 @@ alpha = declare("alpha", UNIT, "FedProx: alpha = eta mu in (0, 1]", latex="alpha
 # vector inputs (one entry per client) of the preparation steps
 p_i = declare("p_i", PROBABILITY, "client weights p_i of the objective F = sum_i p_i F_i (sum to 1)", ndim=1)
 tau_i = declare("tau_i", POSITIVE_INTEGER, "local steps tau_i of each client (vanilla local SGD)", ndim=1)
-
-#: B <= C (and B~ <= C~) for every accumulation vector, (9) [L163] (fednova.thm1.accumulation_relations):
-#: declared as relations of the results, and also as order relations (smaller, larger) so that the
-#: draws of fedbound.testing (which know the order relations, not a result's relations) produce
-#: admissible B, C. A workaround: the core keeps ORDER_RELATIONS in fedbound.theory.symbols, with no
-#: registration function for a paper's own pairs.
-_ORDER = (("fednova.B", "fednova.C"), ("fednova.B_tilde", "fednova.C_tilde"))
-if not set(_ORDER) <= set(S.ORDER_RELATIONS):
-    S.ORDER_RELATIONS = S.ORDER_RELATIONS + tuple(p for p in _ORDER if p not in S.ORDER_RELATIONS)
