@@ -437,8 +437,9 @@ def _cor3_order(variant: str) -> OrderClaim:
 
 # Corollaries 1 and 2: O(1/sqrt(T)) ---------------------------------------------------------------
 
-#: horizons 10^0 .. 10^40 on which a corollary's step is scanned for its last change of branch
-_SCAN = 10.0 ** np.arange(0, 41)
+#: horizons 10^0 .. 10^150 on which a corollary's step is scanned for its last change of branch (the
+#: printed (13)'s T^-1/3 entry, F8, can bind up to T ~ 1e66 at p, q ~ 1e-3)
+_SCAN = 10.0 ** np.arange(0, 151)
 
 
 def _corollary_order(corollary: str, variant: str, params: tuple, flag: str) -> OrderClaim:
@@ -447,7 +448,7 @@ def _corollary_order(corollary: str, variant: str, params: tuple, flag: str) -> 
     of entries in T^-1/2, T^-1/3 and T^0; an O(.) in T is about the regime where the T^-1/2 entry
     binds (before it, a bound can stay below C T^-1/2 with a flatter local slope), so the exponent
     is fitted over T = t T1, t in [1, 1e3], where T1 (> K) is the first power of 10 from which the
-    step's slope in T is -1/2 (scanned over 10^0..10^40)."""
+    step's slope in T is -1/2 (scanned over 10^0..10^150)."""
     result = get(corollary)
     names = [k for k in result.constants(variant) if k != "T"] + ["m_p", "h_p"]
     theorem = {"sdgt.cor1": "Theorem 1 (76)", "sdgt.cor2": "Theorem 2 (89)"}[corollary]
