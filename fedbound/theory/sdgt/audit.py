@@ -457,7 +457,8 @@ def _corollary_order(corollary: str, variant: str, params: tuple, flag: str) -> 
         return result.evaluate(variant, **{k: c[k] for k in names}, T=T).extras[key]
 
     def value(c):
-        steps = np.log(np.stack([at(c, np.full(np.shape(c["K"]), t), "gamma") for t in _SCAN], -1))
+        steps = np.log(at({k: np.asarray(c[k], dtype=float)[:, None] for k in names}, _SCAN[None, :],
+                          "gamma"))                         # (points, scan): one vectorized call
         slopes = np.diff(steps, axis=-1) / np.log(10.0)
         off = np.abs(slopes + 0.5) > 1e-6
         last = np.where(off.any(axis=-1), off.shape[-1] - np.argmax(off[..., ::-1], axis=-1), 0)
