@@ -20,6 +20,14 @@ r"""Named checks of SD-GT's theory against runs (papers/sdgt.md 4.2-4.6 "Numeric
 * :func:`lemmas`: one-step ratios of Lemmas 1-6 (:mod:`fedbound.verify.lemmas`).
 * :func:`noise_floor`: the exact stationary error under gradient noise against Theorem 3's floor
   (:mod:`fedbound.verify.stationary`), plus a Monte-Carlo check of the stationary value.
+* :func:`thm1_estimated_bound`: Theorem 1 (76) on a task that knows neither L nor f* (the MLP
+  classifier): L estimated by :func:`estimate_smoothness` (client Hessian norms along the run),
+  E1 bracketed by f* in [0, min_t f(xbar_g^t)].
+
+``fedbound verify sdgt CHECK --task T`` takes quadratic, lsq, lsq-convex (exact constants) and
+mlp-gmm, mlp-digits; a check whose theorem or setting does not cover the task (Theorems 2-3 on the
+non-convex MLP, Theorem 3 with mu = 0, the exact-operator checks without x*) ends "not applicable:
+CONDITION" naming what is missing, never a verdict.
 """
 from __future__ import annotations
 
@@ -671,7 +679,7 @@ _SUMMARIES = {
     "noise-floor": "exact stationary error under gradient noise vs Theorem 3's floor, with a "
                    "Monte-Carlo check of the stationary value",
     "thm1-bound": "Theorem 1 (76) (re-derived variant at --c2; the printed one needs --D5), "
-                  "running averages over T",
+                  "running averages over T; on mlp-gmm/mlp-digits with L estimated",
     "thm2-bound": "Theorem 2 (89) per variant, running averages over T",
 }
 for _check, _summary in _SUMMARIES.items():
