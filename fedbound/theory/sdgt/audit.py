@@ -257,7 +257,31 @@ def _thm2_84() -> Claim:
                  "K^3 L^2/p'^3 <= p'/4, 1254 L^2 K^3 g^2/p' <= p'/8, gradient coefficient <= 120 L g^2 "
                  "K^2/p', noise coefficient <= 1740 g^2 K L/p'^3", "F16",
                  Sampler((L_, K_, *P_, Q_, FRACTION), _build(cap)), check,
-                 parts=("84a", "84b", "84c", "84d"), tests="condition", regime=REGIME, scaling=())
+                 parts=("84a", "84b", "84c", "84d"), tests="condition", regime=REGIME, scaling=(),
+                 corrected="thm2.printed_caps_suffice")
+
+
+def _thm2_caps_suffice() -> Claim:
+    """The corrected reading of ``thm2.84_from_83``: what the proof needs from (84) (each line
+    solved exactly for gamma, the rederived caps of :mod:`fedbound.theory.sdgt.thm2`, F16) is
+    implied by the printed caps (83) and before (88): min of the printed caps <= each rederived
+    cap (papers/sdgt.md 4.5)."""
+    thm2 = get("sdgt.thm2")
+    printed = compile_expr(sp.Min(*(c.cap for c in thm2.variant("printed").conditions), evaluate=False))
+    rederived = thm2.variant("rederived").conditions
+    caps = [compile_expr(c.cap) for c in rederived]
+
+    def check(c):
+        return printed(c)[:, None], np.stack([cap(c) for cap in caps], axis=-1)
+
+    return Claim("thm2.printed_caps_suffice", "sdgt.thm2", "rederived",
+                 "corrected reading of thm2.84_from_83: the printed caps ((83), before (88), Lemmas 2-5) "
+                 "imply each inequality the proof needs from (84) and (88), solved exactly for gamma "
+                 "(min of the printed caps <= each re-derived cap)", "F16",
+                 Sampler((L_, K_, *P_, Q_), _build()), check, parts=tuple(c.name for c in rederived),
+                 kind="consistency", tests="condition", scaling=(),
+                 conditions=("(84), (88) re-derived line by line: 108(1-p)/p for 108/p'^3, 173.5 for "
+                             "173, p'/(87.6 K L) for p'/(88 sqrt(K^2 L)) (F16)",))
 
 
 # Lemmas 2 and 3 -----------------------------------------------------------------------------------
@@ -492,6 +516,7 @@ def claims() -> tuple[Claim, ...]:
                             "(74) and Lemmas 1, 3-5", repair) for v in ("printed", "rederived")),
         *(_corollary_order("sdgt.cor1", v, cor1_order, "F7") for v in ("printed", "rederived")),
         _thm2_84(),
+        _thm2_caps_suffice(),
         *(_step_within_caps("sdgt.cor2", "sdgt.thm2", v, cor2, "F17",
                             "Corollary 2's step size (15) satisfies Theorem 2's step-size conditions "
                             "((83), before (88), Lemmas 2-5) of the same variant", repair)
