@@ -685,3 +685,41 @@ _SUMMARIES = {
 for _check, _summary in _SUMMARIES.items():
     register(VerifyCheck(f"sdgt.{_check}", _summary, _runner(_check), _options(_check), TASKS,
                          deterministic=_check in ("fixed-point", "linear-rate")))
+
+
+# ---- `fedbound verify sdgt tasks`: the main theorems on least squares and the MLP ---------------------
+#: the tasks beside the command's own (--task, a quadratic by default) that `verify sdgt` runs the
+#: main theorems on: least squares (SD-GT's AR(1) data, exact constants) and the MLP classifier
+THEOREM_TASKS = ("lsq", "mlp-gmm")
+THEOREM_CHECKS = ("thm3-bound", "thm1-bound", "thm2-bound")
+
+
+def _run_on_tasks(problem, *, local_steps, sigma, rounds, seeds):
+    """Theorems 1-3 (thm1-bound, thm2-bound, thm3-bound at their default steps) against Monte-Carlo
+    runs on each of :data:`THEOREM_TASKS` built with the command's n, seed and network options
+    (float64); each result is named ``TASK:CHECK``, with "not applicable" where a theorem does not
+    cover a task (Theorems 2-3 on the non-convex MLP)."""
+    from fedbound.algorithms.problem import Problem
+
+    seed = problem.task_options.get("seed", 0)
+    settings, out = {}, []
+    for task in THEOREM_TASKS:
+        other = Problem(task, {"float64": True, "n": problem.task.n, "seed": seed},
+                        problem.network_options)
+        for check in THEOREM_CHECKS:
+            setting, results = _runner(check)(other, local_steps=local_steps, sigma=sigma,
+                                              rounds=rounds, seeds=seeds)
+            settings[f"{task}:{check}"] = setting
+            for r in results:
+                r.name = f"{task}:{r.name}"
+                r.details["task"] = task
+            out += results
+    return {"tasks": list(THEOREM_TASKS), "runs": settings}, out
+
+
+register(VerifyCheck(
+    "sdgt.tasks", "Theorems 1-3 (thm1-, thm2-, thm3-bound) against Monte-Carlo runs on least squares "
+                  "(lsq) and the MLP classifier (mlp-gmm, L estimated), built with the command's n, "
+                  "seed and network; --task does not change them",
+    _run_on_tasks, (_K, replace(SIGMA, default=0.3), replace(ROUNDS, default=30),
+                    replace(SEEDS, default=10)), TASKS))

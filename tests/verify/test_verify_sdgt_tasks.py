@@ -67,6 +67,16 @@ def test_every_check_at_small_scale(capsys):
     code = main(["verify", "sdgt", "--rounds", "6", "--seeds", "3"])
     text = capsys.readouterr().out
     for check in ("fixed-point", "server-recursion", "linear-rate", "thm3-bound", "lemmas",
-                  "noise-floor", "thm1-bound", "thm2-bound"):
+                  "noise-floor", "thm1-bound", "thm2-bound", "tasks"):
         assert f"{check} (sdgt):" in text
     assert code in (0, 1)     # 6 rounds are too few for the fixed point: a violation, exit 1
+
+
+def test_tasks_check_runs_the_theorems_on_lsq_and_the_mlp(capsys):
+    code, out = _json(capsys, "tasks", "--rounds", "6", "--seeds", "3", "--n", "6")
+    by_name = {(r["name"], r["variant"]): r for r in out["results"]}
+    assert by_name[("lsq:thm3-bound", "appendix")]["status"] == "holds"
+    assert by_name[("mlp-gmm:thm3-bound", None)]["status"] == "not applicable"
+    mlp = by_name[("mlp-gmm:thm1-bound", "rederived")]
+    assert mlp["status"] in ("holds", "inconclusive") and mlp["details"]["L_estimate"]["value"] > 0
+    assert out["setting"]["tasks"] == ["lsq", "mlp-gmm"]
