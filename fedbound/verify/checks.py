@@ -20,6 +20,14 @@ r"""Named checks of SD-GT's theory against runs (papers/sdgt.md 4.2-4.6 "Numeric
 * :func:`lemmas`: one-step ratios of Lemmas 1-6 (:mod:`fedbound.verify.lemmas`).
 * :func:`noise_floor`: the exact stationary error under gradient noise against Theorem 3's floor
   (:mod:`fedbound.verify.stationary`), plus a Monte-Carlo check of the stationary value.
+* :func:`thm1_estimated_bound`: Theorem 1 (76) on a task that knows neither L nor f* (the MLP
+  classifier): L estimated by :func:`estimate_smoothness` (client Hessian norms along the run),
+  E1 bracketed by f* in [0, min_t f(xbar_g^t)].
+
+``fedbound verify sdgt CHECK --task T`` takes quadratic, lsq, lsq-convex (exact constants) and
+mlp-gmm, mlp-digits; a check whose theorem or setting does not cover the task (Theorems 2-3 on the
+non-convex MLP, Theorem 3 with mu = 0, the exact-operator checks without x*) ends "not applicable:
+CONDITION" naming what is missing, never a verdict.
 """
 from __future__ import annotations
 
@@ -35,13 +43,13 @@ from fedbound.algorithms.semidecentralized.sdgt import SDGT
 from fedbound import resources, validate
 from fedbound.errors import require
 from fedbound.network import Network
-from fedbound.network.sampling import check_h
+from fedbound.network.sampling import check_h, p_from_h
 from fedbound.tasks import Task
 from fedbound.theory import get
 from fedbound.theory.sdgt import adapter as sdgt_adapter
 from fedbound.algorithms.options import CLIENTS_PER_SUBNET
 from fedbound.registry import integer_option, number_option
-from fedbound.verify.check import Check, bound_check, equality_check, interval_check
+from fedbound.verify.check import Check, bound_check, equality_check, interval_check, not_applicable
 from fedbound.verify.registry import ROUNDS, SEEDS, SIGMA, VerifyCheck, register
 from fedbound.verify.lemmas import lemma_checks
 from fedbound.stats import Estimate, mean_ci
@@ -176,8 +184,9 @@ def linear_rate(setting: SDGTSetting, rounds: int = 400, tol: float = 1e-6,
     gives the log-linear slope fit down to ``floor``) and
     ``linear-rate:thm3`` (c^2 <= 1 - mu K gamma/4) and ``linear-rate:thm3-operator``
     (rho(M|_V)^2 <= 1 - mu K gamma/4, exact, so also meaningful at gamma <= gamma_bar where the
-    contraction is too slow to measure); details say whether gamma <= gamma_bar, i.e. whether the
-    theorem applies, per variant.
+    contraction is too slow to measure), one per variant of Theorem 3; a variant whose gamma_bar
+    (Theorem 3 [L303-L304], (97) [L1029]) is below the run's gamma gives "not applicable: gamma <=
+    gamma_bar (VARIANT) = ..." for both, never a verdict.
     """
     setting = replace(setting, sigma=0.0, h=None)
     rounds, power_rounds = _rounds(setting, rounds), _rounds(setting, power_rounds, "power_rounds")
@@ -195,20 +204,24 @@ def linear_rate(setting: SDGTSetting, rounds: int = 400, tol: float = 1e-6,
     rate = 1 - k["mu"] * k["K"] * k["gamma"] / 4
     thm3 = get("sdgt.thm3")
     caps = {v: float(thm3.max_step(v, **k)[0]) for v in thm3.variants}
-    applies = {v: k["gamma"] <= cap for v, cap in caps.items()}
     details = {"spectral_radius": op.spectral_radius, "top_eigenvalues": op.eigenvalues[:4],
                "power_method_rounds": measured_rounds, "rounds": rounds,
                "setting": setting.describe()}
-    return [
-        equality_check("linear-rate:operator", c, op.spectral_radius, tol, measurement_error=error,
-                       slope=slope, **details),
-        bound_check("linear-rate:thm3", c ** 2, rate, slope=slope, contraction=c,
-                    quantity="measured contraction squared (Theorem 3 bounds squared distances)",
-                    gamma_bar=caps, theorem_applies=applies, **details),
-        bound_check("linear-rate:thm3-operator", op.spectral_radius ** 2, rate,
-                    quantity="rho(M|_V)^2, exact (no measurement)", gamma_bar=caps,
-                    theorem_applies=applies, **details),
-    ]
+    out = [equality_check("linear-rate:operator", c, op.spectral_radius, tol, measurement_error=error,
+                          slope=slope, **details)]
+    for v, cap in caps.items():
+        if k["gamma"] > cap:   # Theorem 3 says nothing about this step: never "holds"
+            condition = f"gamma <= gamma_bar ({v}) = {cap:.6g} (gamma = {k['gamma']:.6g})"
+            out += [not_applicable(name, [condition], variant=v, gamma_bar=cap, **details)
+                    for name in ("linear-rate:thm3", "linear-rate:thm3-operator")]
+            continue
+        out += [bound_check("linear-rate:thm3", c ** 2, rate, variant=v, slope=slope, contraction=c,
+                            quantity="measured contraction squared (Theorem 3 bounds squared distances)",
+                            gamma_bar=cap, theorem_applies=True, **details),
+                bound_check("linear-rate:thm3-operator", op.spectral_radius ** 2, rate, variant=v,
+                            quantity="rho(M|_V)^2, exact (no measurement)", gamma_bar=cap,
+                            theorem_applies=True, **details)]
+    return out
 
 
 def thm3_step(setting: SDGTSetting) -> float:
@@ -381,7 +394,110 @@ def noise_floor(setting: SDGTSetting, mc_gamma: float | None = None, seeds: int 
     return checks
 
 
-__all__ = ["SDGTSetting", "fixed_point", "server_recursion", "linear_rate", "thm3_bound",
+def estimate_smoothness(task, points, iterations: int = 30, seed: int = 0,
+                        eps: float = 1e-5) -> float:
+    """An estimate of Assumption 1's L [L218-L221] for a task that does not know it (the MLP): the
+    largest spectral norm of the clients' Hessians at ``points`` (rows of a (P, d) array), by power
+    iteration on every client at once with Hessian-vector products from central differences of the
+    task's gradients, (grad f_i(x + eps v) - grad f_i(x - eps v))/(2 eps). L is a supremum over all
+    x, so this is a lower estimate of it along the points, not a certified constant."""
+    require(iterations >= 1, f"iterations must be >= 1, got {iterations}")
+    gen = torch.Generator().manual_seed(validate.seed(seed))
+    best = 0.0
+    for x in np.atleast_2d(np.asarray(points, dtype=float)):
+        X = torch.as_tensor(np.repeat(x[None], task.n, axis=0), dtype=torch.float64)
+        V = torch.randn(X.shape, generator=gen, dtype=torch.float64)
+        V /= torch.linalg.vector_norm(V, dim=1, keepdim=True)
+        norms = torch.zeros(task.n, dtype=torch.float64)
+        for _ in range(iterations):
+            HV = (task.grad(X + eps * V) - task.grad(X - eps * V)) / (2 * eps)
+            norms = torch.linalg.vector_norm(HV, dim=1)
+            V = HV / torch.clamp(norms, min=1e-300)[:, None]
+        best = max(best, float(norms.max()))
+    return best
+
+
+def _server_models(setting: SDGTSetting, rounds: int, seed: int) -> tuple:
+    """One seed's server models x_g^1 .. x_g^{rounds+1} (numpy, (rounds + 1, d))."""
+    alg = setting.algorithm(seed)
+    state = alg.init()
+    xs = [state.x_g]
+    for _ in range(rounds):
+        state = alg.step(state)
+        xs.append(state.x_g)
+    return (torch.stack(xs).numpy(),)
+
+
+def thm1_estimated_bound(setting: SDGTSetting, rounds: int = 60, seeds: int = 10,
+                         c2: float = 2.01, L: float | None = None, variants=("rederived",),
+                         **fixed) -> list[Check]:
+    r"""Theorem 1 (76) on a task whose L and f* are not known (the MLP classifier, non-convex):
+    :math:`(1/T)\sum_t \|\nabla f(\bar x_g^t)\|^2` (x-bar the Monte-Carlo mean over seeds, a
+    jackknife interval, as :func:`average_bound`) against the bound for every T = K+1..rounds.
+
+    * L: :func:`estimate_smoothness` at x^1 and at the mean models of 5 rounds of the run (or the
+      given ``L``), documented in ``details['L_estimate']``; sigma: the injected Gaussian noise (the
+      task's own gradients are exact).
+    * E1 = f(x^1) - f* with f* unknown: f* >= 0 (cross-entropy) gives E1 <= f(x^1), and f* <= f(xbar_g^t)
+      for every t gives E1 >= f(x^1) - min_t f(xbar_g^t). The bound increases with E1, so the
+      verdict is ``holds`` when the measured interval is below the bound at the lower E1,
+      ``violated`` when it is above the bound at the upper E1, ``inconclusive`` otherwise.
+    * ``not applicable`` (naming the conditions) where gamma exceeds a cap at the estimated L.
+    """
+    from fedbound.sweep import evaluate
+    from fedbound.verify.quantities import _jackknife
+
+    result = get("sdgt.thm1")
+    task, network = setting.noisy_task, setting.network
+    (x_g,) = evaluate(functools.partial(_server_models, setting, rounds), seeds=seeds).stack()
+    x_bar = x_g.mean(axis=0)
+
+    def grad2(m):
+        return np.array([float(torch.sum(task.global_grad(torch.as_tensor(x)) ** 2)) for x in m])
+
+    G = _jackknife(x_g, grad2, 0.95)
+    losses = np.array([task.loss(torch.as_tensor(x)) for x in x_bar])
+    picks = x_bar[np.unique(np.linspace(0, rounds, 5).astype(int))]
+    L_est = estimate_smoothness(setting.task, picks) if L is None else float(L)
+    counts = np.arange(1, rounds + 1)
+    T = counts[counts > setting.K]
+    require(T.size > 0, f"Theorem 1 needs T > K = {setting.K} rounds, got rounds = {rounds}")
+
+    def running(values):
+        return (np.cumsum(np.asarray(values)[:rounds]) / counts)[T - 1]
+
+    average = Estimate(running(G.mean), running(G.stderr), running(G.low), running(G.high),
+                       G.samples, G.confidence)
+    h = setting.network.m if setting.h is None else setting.h
+    k = {"L": L_est, "sigma": setting.sigma, "p": p_from_h(h, network.m), "q": float(network.q),
+         "n": task.n, "K": setting.K, "gamma": setting.gamma, "c2": c2, **fixed}
+    E1 = {"low": float(max(losses[0] - losses.min(), 0.0)), "high": float(losses[0])}
+    details = {"L_estimate": {"value": L_est, "method": "largest client Hessian norm at x^1 and 5 mean "
+                              "models of the run (power iteration, central differences)",
+                              "given": L is not None},
+               "E1": {**E1, "why": "f* in [0, min_t f(xbar_g^t)]: cross-entropy >= 0"},
+               "rounds": T, "seeds": seeds, "constants": k, "setting": setting.describe()}
+    out = []
+    for name in variants:
+        low, high = (result.evaluate(name, **k, E1=E1[side], T=T) for side in ("low", "high"))
+        failing = [c for c, ok in low.conditions_hold.items() if not np.all(ok)]
+        if failing:
+            out.append(not_applicable("thm1-bound", [f"{c} at the estimated L = {L_est:.4g}"
+                                                     for c in failing], variant=name, **details))
+            continue
+        at_low = bound_check("thm1-bound", average, low.bound, variant=name)
+        at_high = bound_check("thm1-bound", average, high.bound, variant=name, theorem_applies=True,
+                              bound_at_low_E1=low.bound, **details)
+        status = ("holds" if at_low.status == "holds" else
+                  "violated" if at_high.status == "violated" else "inconclusive")
+        shown = at_high if status == "violated" else at_low     # the comparison that decides
+        out.append(Check("thm1-bound", status, shown.measured, shown.predicted, shown.ratio, name,
+                         details={**details, "theorem_applies": True, "measured": average,
+                                  "bound_at_low_E1": low.bound, "bound_at_high_E1": high.bound}))
+    return out
+
+
+__all__ = ["SDGTSetting", "estimate_smoothness", "thm1_estimated_bound", "fixed_point", "server_recursion", "linear_rate", "thm3_bound",
            "thm3_step", "average_bound", "step_for", "AVERAGE_BOUNDS", "lemmas", "lemma_step",
            "noise_floor"]
 
@@ -429,6 +545,49 @@ def _options(check: str) -> tuple:
     return tuple(out)
 
 
+#: the tasks of SD-GT's checks: those with exact constants, and the MLP classifiers (Theorem 1 with an
+#: estimated L; the other checks say "not applicable" there)
+EXACT_TASKS = ("quadratic", "lsq", "lsq-convex")
+TASKS = EXACT_TASKS + ("mlp-gmm", "mlp-digits")
+#: checks that need mu > 0 (Theorem 3, strongly convex; its operator and floor)
+STRONGLY_CONVEX_CHECKS = ("thm3-bound", "noise-floor", "linear-rate")
+
+
+def _outside(problem, check: str) -> list[str]:
+    """Why ``check`` does not apply to the problem's task (empty: it applies)."""
+    task, name = problem.task, problem.task_name
+    exact = all(v is not None for v in (task.L, task.mu, task.x_star, task.f_star))
+    if check == "thm1-bound":
+        return []                                   # any smooth task: L estimated where unknown
+    if not exact:
+        need = {"thm2-bound": "A4 (convex f) with known x*, f*",
+                "thm3-bound": "A4 with mu > 0 (strongly convex) and known x*"}.get(
+            check, "a task with exact L, mu, x*, f* (quadratic, lsq, lsq-convex)")
+        return [f"{need}: --task {name} is non-convex and knows none of them"]
+    if check in STRONGLY_CONVEX_CHECKS and not task.mu > 0:
+        return [f"mu > 0 (Theorem 3, A4 strongly convex): --task {name} has mu = {task.mu:g}"]
+    return []
+
+
+def _mlp_setting(problem, check: str, local_steps: int, clients_per_subnet, lr, sigma, c2=2.01,
+                 D5=None):
+    """The SDGTSetting of thm1-bound on a task without exact constants: gamma (unless given) is half
+    the largest step of Theorem 1's variants at L estimated at x^1 (:func:`estimate_smoothness`)."""
+    network = problem.network("sdgt")
+    default_h = DEFAULTS[check][0]
+    h = clients_per_subnet if clients_per_subnet is not None else min(default_h, int(network.m.min()))
+    setting = SDGTSetting(problem.task, network, local_steps, 1.0, h, sigma)
+    if lr is not None:
+        return replace(setting, gamma=lr)
+    _, variants, fixed = _average_bound(check, c2=c2, D5=D5)
+    L0 = estimate_smoothness(problem.task, problem.task.x0.numpy())
+    k = {"L": L0, "sigma": sigma, "p": p_from_h(h, network.m), "q": float(network.q), "n": problem.task.n,
+         "K": local_steps, **fixed}
+    thm1 = get("sdgt.thm1")
+    cap = min(float(thm1.max_step(v, **k)[0]) for v in variants or thm1.variants)
+    return replace(setting, gamma=0.5 * cap)
+
+
 def _setting(problem, check: str, local_steps: int, clients_per_subnet, lr, sigma, **fixed):
     """The SDGTSetting of ``check`` on ``problem`` (the check's default h and gamma where not given)."""
     task = problem.task
@@ -471,6 +630,18 @@ def _runner(check: str):
     def run_check(problem, *, local_steps, clients_per_subnet=None, lr=None, sigma, rounds=None,
                   seeds=None, c2=2.01, D5=None, mc_gamma=None):
         fixed = {"c2": c2, "D5": D5} if check == "thm1-bound" else {}
+        outside = _outside(problem, check)
+        if outside:
+            described = {"task": problem.task_name, "n": problem.task.n, "d": problem.task.d}
+            return described, [not_applicable(check, outside, task=problem.task_name)]
+        if check == "thm1-bound" and problem.task.L is None:
+            setting = _mlp_setting(problem, check, local_steps, clients_per_subnet, lr, sigma, **fixed)
+            resources.require_run_memory(f"verify sdgt {check}", rounds, setting.task.n,
+                                         setting.task.d, seeds=max(seeds, 1))
+            _, variants, constants = _average_bound(check, **fixed)
+            return setting.describe(), thm1_estimated_bound(
+                setting, rounds=rounds, seeds=seeds, variants=variants or ("printed", "rederived"),
+                **constants)
         setting, practical = _setting(problem, check, local_steps, clients_per_subnet, lr, sigma,
                                       **fixed)
         resources.require_run_memory(f"verify sdgt {check}", rounds or 1, setting.task.n,
@@ -508,9 +679,47 @@ _SUMMARIES = {
     "noise-floor": "exact stationary error under gradient noise vs Theorem 3's floor, with a "
                    "Monte-Carlo check of the stationary value",
     "thm1-bound": "Theorem 1 (76) (re-derived variant at --c2; the printed one needs --D5), "
-                  "running averages over T",
+                  "running averages over T; on mlp-gmm/mlp-digits with L estimated",
     "thm2-bound": "Theorem 2 (89) per variant, running averages over T",
 }
 for _check, _summary in _SUMMARIES.items():
-    register(VerifyCheck(f"sdgt.{_check}", _summary, _runner(_check), _options(_check),
+    register(VerifyCheck(f"sdgt.{_check}", _summary, _runner(_check), _options(_check), TASKS,
                          deterministic=_check in ("fixed-point", "linear-rate")))
+
+
+# ---- `fedbound verify sdgt tasks`: the main theorems on least squares and the MLP ---------------------
+#: the tasks beside the command's own (--task, a quadratic by default) that `verify sdgt` runs the
+#: main theorems on: least squares (SD-GT's AR(1) data, exact constants) and the MLP classifier
+THEOREM_TASKS = ("lsq", "mlp-gmm")
+THEOREM_CHECKS = ("thm3-bound", "thm1-bound", "thm2-bound")
+
+
+def _run_on_tasks(problem, *, local_steps, sigma, rounds, seeds):
+    """Theorems 1-3 (thm1-bound, thm2-bound, thm3-bound at their default steps) against Monte-Carlo
+    runs on each of :data:`THEOREM_TASKS` built with the command's n, seed and network options
+    (float64); each result is named ``TASK:CHECK``, with "not applicable" where a theorem does not
+    cover a task (Theorems 2-3 on the non-convex MLP)."""
+    from fedbound.algorithms.problem import Problem
+
+    seed = problem.task_options.get("seed", 0)
+    settings, out = {}, []
+    for task in THEOREM_TASKS:
+        other = Problem(task, {"float64": True, "n": problem.task.n, "seed": seed},
+                        problem.network_options)
+        for check in THEOREM_CHECKS:
+            setting, results = _runner(check)(other, local_steps=local_steps, sigma=sigma,
+                                              rounds=rounds, seeds=seeds)
+            settings[f"{task}:{check}"] = setting
+            for r in results:
+                r.name = f"{task}:{r.name}"
+                r.details["task"] = task
+            out += results
+    return {"tasks": list(THEOREM_TASKS), "runs": settings}, out
+
+
+register(VerifyCheck(
+    "sdgt.tasks", "Theorems 1-3 (thm1-, thm2-, thm3-bound) against Monte-Carlo runs on least squares "
+                  "(lsq) and the MLP classifier (mlp-gmm, L estimated), built with the command's n, "
+                  "seed and network; --task does not change them",
+    _run_on_tasks, (_K, replace(SIGMA, default=0.3), replace(ROUNDS, default=30),
+                    replace(SEEDS, default=10)), TASKS))

@@ -3,8 +3,13 @@
 Every SD-GT constant is declared in scope ``"sdgt"`` (key ``"sdgt.K"``; SD-GT results see it as
 ``K``): :func:`declare` is :func:`fedbound.theory.symbols.declare` with that scope.
 """
+import numpy as np
+import sympy as sp
+
 from fedbound.theory.paper import Paper
 from fedbound.theory.symbols import NONNEGATIVE, POSITIVE_INTEGER, UNIT
+from fedbound.theory.symbols import n as _n
+from fedbound.theory.variant import Predicate
 
 SEED = "003_3166d581b98362e1.txt"
 SCOPE = "sdgt"
@@ -22,3 +27,29 @@ e = declare("e", NONNEGATIVE, "Lemma 7: coefficient of the quadratic term")
 u = declare("u", NONNEGATIVE, "Lemma 7: inverse of the step-size cap")
 E1 = declare("E1", NONNEGATIVE, "initial optimality gap E f(x_g^1) - f*", latex="mathcal{E}_1")
 R = declare("R", NONNEGATIVE, "initial distance E||x_g^1 - x*||^2")
+
+# The sampling primitives behind p, and the relations SD-GT's definitions imply (issue 22) -----------
+# p = min_s (1 - beta_s^2) with beta_s = (m_s - h_s)/m_s and h_s in {1..m_s} [L158-L160, L242]. A
+# result sees p; the audit draws the subnet that attains the minimum (m_p clients, h_p of them
+# sampled, m_p <= n) and derives p from it. The relations below involve m_p or h_p, so they apply
+# where those are given (the audit, or a user who gives them) and never refuse a plain p.
+m_p = declare("m_p", POSITIVE_INTEGER, "size m_s of the subnet attaining p = min_s(1 - beta_s^2)",
+              latex="m_{s_p}")
+h_p = declare("h_p", POSITIVE_INTEGER, "clients h_s sampled in the subnet attaining p", latex="h_{s_p}")
+_p_of_subnet = 1 - ((m_p - h_p) / m_p) ** 2
+#: rounding allowance of the equality p = 1 - ((m_p - h_p)/m_p)^2 (two comparisons)
+_EQ = sp.Rational(1, 10 ** 12)
+SAMPLING = (
+    Predicate("h_p <= m_p", h_p, "<=", m_p, "[L158-L160]: h_s in {1, ..., m_s}"),
+    Predicate("m_p <= n", m_p, "<=", _n, "[L87]: subnets partition the n clients, sum_s m_s = n"),
+    Predicate("p >= 1 - (1 - h_p/m_p)^2", p, ">=", _p_of_subnet * (1 - _EQ),
+              "[L242]: p = min_s(1 - beta_s^2), beta_s = (m_s - h_s)/m_s, attained at subnet s_p"),
+    Predicate("p <= 1 - (1 - h_p/m_p)^2", p, "<=", _p_of_subnet * (1 + _EQ),
+              "[L242]: p = min_s(1 - beta_s^2), beta_s = (m_s - h_s)/m_s, attained at subnet s_p"),
+)
+
+
+def p_from_h(h, m):
+    """p = 1 - ((m - h)/m)^2 of a subnet of m clients sampling h of them ([L242]); vectorized."""
+    m = np.asarray(m, dtype=float)
+    return 1.0 - ((m - np.asarray(h, dtype=float)) / m) ** 2

@@ -24,7 +24,7 @@ import sympy as sp
 
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, StepCondition, Variant
-from fedbound.theory.sdgt.common import declare, K, p, q, where
+from fedbound.theory.sdgt.common import SAMPLING, declare, K, p, q, where
 from fedbound.theory.symbols import NONNEGATIVE, L, mu, n, sigma
 from fedbound.theory.symbols import gamma as g
 
@@ -63,6 +63,7 @@ LEMMA1 = register(Result(
     title="Lemma 1 (descent lemma, non-convex)",
     statement="Under A1 with gamma <= 1/(4KL): E f(xbar^{t+1}) <= E f(xbar^t) - (gamma K/4) G_t "
               "+ gamma L^2 Delta_t + L gamma^2 K sigma^2/(2n). Written for the gap E_t = E f - f*.",
+    relations=SAMPLING,
     provenance=where("(20)", "339-344"),
     assumptions=("A1 (L-smooth)",),
     lhs="E f(xbar_g^{t+1}) - f*",
@@ -86,6 +87,7 @@ LEMMA2 = register(Result(
     statement="Under A1 and A4 with gamma < 1/(36KL): E||xbar^{t+1} - x*||^2 <= (1 - mu gamma/2) R_t "
               "- gamma K E_t + 9(1-p) gamma K L Gamma_t + 72 K^3 L gamma^3 (Y_t + Z_t) "
               "+ 2 gamma^2 K sigma^2/n + 9 K gamma^3 L sigma^2.",
+    relations=SAMPLING,
     provenance=where("(21)", "345-352"),
     assumptions=("A1 (L-smooth)", "A4 (mu-strongly convex, 0 <= mu <= L)"),
     lhs="E||xbar_g^{t+1} - x*||^2",
@@ -109,6 +111,7 @@ LEMMA3 = register(Result(
     title="Lemma 3 (deviation lemma)",
     statement="Under A1 with gamma < 1/(8KL): Delta_t <= 3(1-p) K Gamma_t + 24 K^3 gamma^2 (Y_t + Z_t) "
               "+ 6 K^3 gamma^2 G_t + 3 K^2 gamma^2 sigma^2.",
+    relations=SAMPLING,
     provenance=where("(22)", "356-361"),
     assumptions=("A1 (L-smooth)", "K >= 2 in the proof (alpha uses 1/(K-1)); K = 1 is trivial"),
     lhs="Delta_t",
@@ -136,6 +139,7 @@ LEMMA4 = register(Result(
     title="Lemma 4 (between-subnet gradient-tracking lemma)",
     statement="Under A1 with gamma < 1/(sqrt(6) K L): Y_t <= (1 - p/2) Y_{t-1} + (10 L^2/p) Delta_{t-1} "
               "+ (12/p) gamma^2 L^2 K^2 G_{t-1} + 2 sigma^2/(pK).",
+    relations=SAMPLING,
     provenance=where("(23)", "365-370"),
     assumptions=("A1 (L-smooth)", "0 < p <= 1"),
     lhs="Y_t",
@@ -160,6 +164,7 @@ LEMMA5 = register(Result(
     title="Lemma 5 (in-subnet gradient-tracking lemma)",
     statement="Under A1 with gamma < 1/(sqrt(6) K L): Z_t <= (1 - q/2) Z_{t-1} + (26 L^2/q) Delta_{t-1} "
               "+ (12 K^2 L^2 gamma^2/q) E||grad f(xbar^t)||^2 + 2 sigma^2/(qK).",
+    relations=SAMPLING,
     provenance=where("(24)", "371-376"),
     assumptions=("A1 (L-smooth)", "0 < q <= 1"),
     lhs="Z_t",
@@ -183,6 +188,7 @@ LEMMA6 = register(Result(
     title="Lemma 6 (sample-gap lemma)",
     statement="Under A1: Gamma_t <= (1 - p/2) Gamma_{t-1} + (12/p) gamma^2 K L^2 Delta_{t-1} "
               "+ (12/p) gamma^2 K^2 (Y_{t-1} + Z_{t-1} + G_{t-1}) + K gamma^2 sigma^2.",
+    relations=SAMPLING,
     provenance=where("(25)", "377-383"),
     assumptions=("A1 (L-smooth)", "0 < p <= 1"),
     lhs="Gamma_t",

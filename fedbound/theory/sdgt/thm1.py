@@ -25,7 +25,7 @@ import sympy as sp
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, StepCondition, Variant
 from fedbound.theory.sdgt import lemma7
-from fedbound.theory.sdgt.common import declare, E1, K, p, q, where
+from fedbound.theory.sdgt.common import SAMPLING, declare, E1, K, p, q, where
 from fedbound.theory.sdgt.lemmas import LEMMA1_CAP, LEMMA3_CAP, LEMMA4_CAP, LEMMA5_CAP
 from fedbound.theory.symbols import POSITIVE, Domain, L, T, n, sigma
 from fedbound.theory.symbols import gamma as g
@@ -85,6 +85,7 @@ THM1 = register(Result(
               "<= E1/(DTK gamma) + D5 L^2 K gamma^2 sigma^2/(D p^4 q^2) + L gamma sigma^2/(2Dn), "
               "with D > 0 and D1..D4 >= 0 of (73) under the constants (74).",
     provenance=where("(76)", "894-920"),
+    relations=SAMPLING,
     assumptions=("A1 (L-smooth)", "A2 (mixing rate q)", "A3 (bounded variance)", "T > K",
                  "D > 0 and D1, D2, D3, D4 >= 0 in (73) with c2 > 2, c1 = 6L^2 c2, "
                  "c0 = 192 L^2 c2/(pq)"),
@@ -159,6 +160,7 @@ COR1 = register(Result(
               "+ (E1 L sigma/(sqrt(K) T p^2 q))^(2/3) + E1 L/(T p^2 q)); explicitly "
               "2 sqrt(b r0/T) + 2 e^(1/3) (r0/T)^(2/3) + u r0/T (Lemma 7).",
     provenance=where("(13), (99)-(100)", "252-260, 1037-1049"),
+    relations=SAMPLING,
     assumptions=("those of Theorem 1 (sdgt.thm1)",),
     lhs="(1/T) sum_{t=1}^T E||grad f(xbar_g^t)||^2",
     variants=[

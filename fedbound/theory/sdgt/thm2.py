@@ -37,7 +37,7 @@ import sympy as sp
 
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, StepCondition, Variant
-from fedbound.theory.sdgt.common import K, p, q, R, where
+from fedbound.theory.sdgt.common import SAMPLING, K, p, q, R, where
 from fedbound.theory.sdgt.lemmas import (LEMMA2_CAP, LEMMA2_PROOF_CAP, LEMMA3_CAP, LEMMA4_CAP,
                                          LEMMA5_CAP)
 from fedbound.theory.sdgt.thm1 import corollary_extras, lemma7_form, lemma7_witness, min_cap
@@ -84,6 +84,7 @@ THM2 = register(Result(
               "<= 2R/(gamma K T) + 2 gamma sigma^2/n + 9 K gamma^2 L sigma^2 "
               "+ 62592 gamma^2 K L sigma^2/(p^4 q^4), R = E||xbar_g^1 - x*||^2.",
     provenance=where("(89)", "922-991"),
+    relations=SAMPLING,
     assumptions=("A1 (L-smooth)", "A2 (mixing rate q)", "A3 (bounded variance)",
                  "A4 with mu = 0 (convex)", "T > K"),
     lhs="(1/T) sum_{t=1}^T E(f(xbar_g^t) - f*)",
@@ -133,6 +134,7 @@ COR2 = register(Result(
               "sqrt(K) T))^(2/3) + sqrt(R sigma^2/(nKT))); explicitly 2 sqrt(b r0/T) "
               "+ 2 e^(1/3) (r0/T)^(2/3) + u r0/T (Lemma 7).",
     provenance=where("(15)-(16), (101)-(102)", "283-293, 1051-1064"),
+    relations=SAMPLING,
     assumptions=("those of Theorem 2 (sdgt.thm2)",),
     lhs="(1/T) sum_{t=1}^T E(f(xbar_g^t) - f*)",
     variants=[

@@ -33,7 +33,7 @@ import sympy as sp
 from fedbound.theory.registry import register
 from fedbound.theory.linalg import spectral_quantities
 from fedbound.theory.result import Flag, Result, StepCondition, Variant
-from fedbound.theory.sdgt.common import declare, K, p, q, R, where
+from fedbound.theory.sdgt.common import SAMPLING, declare, K, p, q, R, where
 from fedbound.theory.symbols import NONNEGATIVE, POSITIVE, L, T, mu, n, sigma
 from fedbound.theory.symbols import gamma as g
 
@@ -146,6 +146,7 @@ THM3 = register(Result(
               "(98). Bound = that right-hand side (inf where rho(A) >= 1); extras A, b, gamma_bar, "
               "A_l1 (max column sum), spectral_radius, floor.",
     provenance=where("(92)-(98), Theorem 3", "299-314, 1005-1033"),
+    relations=SAMPLING,
     assumptions=("A1 (L-smooth)", "A2 (mixing rate q)", "A3 (variance sigma^2)",
                  "A4 (mu-strongly convex, mu > 0)", "gamma <= gamma_bar"),
     lhs="Lyap_{T+1} = E||xbar_g^{T+1} - x*||^2 + Gamma_{T+1} + gamma Y_{T+1} + gamma Z_{T+1}",
@@ -193,6 +194,7 @@ COR3 = register(Result(
               "L^5 sigma^2/(mu^5 T^5 p q)) (19), where R = E||xbar_g^1 - x*||^2 and Lyap_1 <= R + "
               "2 gamma sigma^2 (SD-GT init: Gamma_1 = 0, Y_1, Z_1 <= sigma^2 [L400]).",
     provenance=where("(19), (103)-(106)", "318-327, 1066-1088"),
+    relations=SAMPLING,
     assumptions=("as Theorem 3", "SD-GT initialisation (Y_1, Z_1 <= sigma^2, Gamma_1 = 0)"),
     lhs="E||xbar_g^{T+1} - x*||^2",
     variants=[

@@ -35,7 +35,8 @@ import sympy as sp
 from fedbound.errors import ValidationError
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, StepCondition, Variant
-from fedbound.theory.sdgt.common import declare, E1, K, q, where
+from fedbound.theory.sdgt.common import SAMPLING, declare, E1, K, m_p, q, where
+from fedbound.theory.variant import Predicate
 from fedbound.theory.sdgt.lemmas import LEMMA1_CAP, LEMMA3_CAP, LEMMA4_CAP, LEMMA5_CAP
 from fedbound.theory.sdgt.stationary import k_star_118
 from fedbound.theory.sdgt.thm1 import D, D5
@@ -121,6 +122,7 @@ THM5 = register(Result(
               "[sqrt(lambda2 H)/2 + (2/3)(lambda2 c H)^(2/3)]/(lambda3 sum_s E_s^D2D), c = max_s m_s^2 "
               "for X_hi and c = 1 for X_lo (115)-(116); K_t is the root of (118) at the chosen p.",
     provenance=where("(115)-(122), Theorem 5", "1212-1232"),
+    relations=SAMPLING + (Predicate("m_p <= m_max", m_p, "<=", m_max, "m_max = max_s m_s"),),
     assumptions=("K_t is the unconstrained continuous minimizer of (31) in K (root of (118))",
                  "p >= 1/max_s m_s (every subnet samples at least one client)"),
     lhs="K_t",
