@@ -25,10 +25,14 @@ def test_fixed_point_json(capsys):
 def test_linear_rate_json(capsys):
     code, out = _json(capsys, "linear-rate", "--task", "lsq", "--n", "12", "--d", "4",
                       "--rows", "10", "--lr", "0.0166")
-    names = [r["name"] for r in out["results"]]
-    assert names == ["linear-rate:operator", "linear-rate:thm3", "linear-rate:thm3-operator"]
-    assert all(r["status"] == "holds" for r in out["results"]) and code == 0
+    names = [(r["name"], r["variant"]) for r in out["results"]]
+    assert names == [("linear-rate:operator", None)] + [
+        (name, v) for v in ("main", "appendix", "rederived")
+        for name in ("linear-rate:thm3", "linear-rate:thm3-operator")]
+    assert out["results"][0]["status"] == "holds" and code == 0
     assert abs(out["results"][0]["measured"] - out["results"][0]["predicted"]) <= 1e-6
+    # lr = 0.0166 is above every gamma_bar: Theorem 3 does not apply, and says so
+    assert all(r["status"] == "not applicable" for r in out["results"][1:])
 
 
 def test_lemmas_text_output(capsys):
