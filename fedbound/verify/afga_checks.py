@@ -49,7 +49,7 @@ from fedbound.network.build import build_network
 from fedbound.theory import adapters, get
 from fedbound.theory.afga.common import DEFAULT_CONSTANTS
 from fedbound.verify.check import not_applicable
-from fedbound.verify.registry import register, theorem_check
+from fedbound.verify.registry import on_task, register, theorem_check
 
 #: the tasks of the checks: AFGA's bounded-gradient task (exact constants), a quadratic and least
 #: squares (G, sigma_g estimated on the visited region), an MLP (not applicable, reason given)
@@ -170,13 +170,14 @@ def _check(result_id: str, algorithm: str, defaults: dict, summary: str):
     return replace(base, options=options, run=run)
 
 
-CHECKS = (
-    register(_check("afga.thm46", "afga", DEFAULTS,
-                    "Theorem 4.6 (33) per fixed-step variant against Monte-Carlo runs of AFGA "
-                    "(complete graph unless a network is given; sphere noise)")),
-    register(_check("afga.thmD3", "cafga", CAFGA_DEFAULTS,
-                    "Theorem D.3 (33) per fixed-step variant against Monte-Carlo runs of CAFGA "
-                    "(complete graph per cluster unless a network is given; sphere noise)")),
-)
+_THM46 = _check("afga.thm46", "afga", DEFAULTS,
+                "Theorem 4.6 (33) per fixed-step variant against Monte-Carlo runs of AFGA "
+                "(complete graph unless a network is given; sphere noise)")
+_THMD3 = _check("afga.thmD3", "cafga", CAFGA_DEFAULTS,
+                "Theorem D.3 (33) per fixed-step variant against Monte-Carlo runs of CAFGA "
+                "(complete graph per cluster unless a network is given; sphere noise)")
+#: each theorem on the --task (default quadratic), on least squares and on the MLP classifier
+CHECKS = tuple(register(c) for base in (_THM46, _THMD3)
+               for c in (base, on_task(base, "lsq"), on_task(base, "mlp-gmm", "mlp")))
 
 __all__ = ["CHECKS", "TASKS", "COMPARED", "NOT_FOR_FIXED_STEPS", "DEFAULTS", "CAFGA_DEFAULTS"]

@@ -44,7 +44,7 @@ from fedbound.errors import ValidationError
 from fedbound.tasks.quadratic import QuadraticTask
 from fedbound.theory import adapters
 from fedbound.verify.check import not_applicable
-from fedbound.verify.registry import register, theorem_check
+from fedbound.verify.registry import on_task, register, theorem_check
 
 RESULT = "fedada2.thm20"
 #: the run's defaults (module doc): the notes' numerical set-up (4.9), eta_l inside T eta_l^2 <= 1
@@ -116,6 +116,9 @@ def _thm20_check():
     return replace(base, run=run)
 
 
-register(_thm20_check())
+#: Theorem 20 on the --task (default quadratic), on least squares and on the MLP classifier
+_THM20 = register(_thm20_check())
+register(on_task(_THM20, "lsq"))
+register(on_task(_THM20, "mlp-gmm", "mlp"))
 
 __all__ = ["box_gradient_bound", "RESULT", "DEFAULTS", "TASKS"]

@@ -117,5 +117,25 @@ def theorem_check(result_id: str, algorithm: str, *, check: str | None = None,
                        (*own, *run_options), tuple(tasks))
 
 
-__all__ = ["VerifyCheck", "CHECKS", "register", "of_paper", "theorem_check", "QUADRATIC_TASKS",
-           "SIGMA", "ROUNDS", "SEEDS"]
+def on_task(check: VerifyCheck, task: str, label: str | None = None,
+            task_options: dict | None = None) -> VerifyCheck:
+    """``check`` on the task preset ``task`` whatever ``--task`` says (the check
+    ``"<paper>.<check>-<label>"``, label default the task's name), so that ``fedbound verify PAPER``
+    covers several tasks in one call: its run builds that task (float64, ``task_options``), with
+    the network options of the command line."""
+    from fedbound.algorithms.problem import Problem
+
+    require(task in check.tasks, f"{check.name} does not run on task {task!r} (its tasks: "
+                                 f"{', '.join(check.tasks)})")
+
+    def run(problem, **options):
+        if problem.task_name != task:
+            problem = Problem(task, {"float64": True, **(task_options or {})}, problem.network_options)
+        return check.run(problem, **options)
+
+    return replace(check, name=f"{check.name}-{label or task}", run=run,
+                   summary=f"{check.summary} (on {task}, whatever --task says)")
+
+
+__all__ = ["VerifyCheck", "CHECKS", "register", "of_paper", "theorem_check", "on_task",
+           "QUADRATIC_TASKS", "SIGMA", "ROUNDS", "SEEDS"]

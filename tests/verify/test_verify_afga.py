@@ -26,8 +26,13 @@ def test_all_checks_on_the_bounded_gradient_task(capsys):
     """Both theorems on AFGA's Q2 task (exact constants): the fixed-step variants are compared
     (conditions hold at the default lr, the largest admissible), the others never read "holds"."""
     code, out = _verify(capsys, "--task", "robust")
-    assert code == 0 and [c["check"] for c in out["checks"]] == ["thm46", "thmD3"]
+    names = [c["check"] for c in out["checks"]]
+    assert code == 0 and names == [f"{t}{s}" for t in ("thm46", "thmD3") for s in ("", "-lsq", "-mlp")]
+    tasks = {c["check"]: c["setting"]["task"] for c in out["checks"]}
+    assert tasks["thm46"] == "robust" and tasks["thm46-lsq"] == "lsq" and tasks["thmD3-mlp"] == "mlp-gmm"
     for row in out["checks"]:
+        if row["check"] not in ("thm46", "thmD3"):
+            continue
         results = _by_variant(row)
         assert set(results) == {*COMPARED, *NOT_FOR_FIXED_STEPS}
         for v in COMPARED:

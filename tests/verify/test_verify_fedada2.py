@@ -12,10 +12,21 @@ from fedbound.algorithms.problem import Problem
 from fedbound.verify.fedada2_checks import box_gradient_bound
 
 
-def _verify(capsys, *args):
-    code = main(["verify", "fedada2", *args, "--rounds", "6", "--json"])
+def _verify(capsys, *args, check=("thm20",)):
+    code = main(["verify", "fedada2", *check, *args, "--rounds", "6", "--json"])
     out = json.loads(capsys.readouterr().out)
     return code, out
+
+
+def test_the_paper_covers_quadratic_least_squares_and_the_mlp(capsys):
+    """`fedbound verify fedada2` without CHECK: Theorem 20 on the --task (quadratic by default),
+    least squares and the MLP classifier (not applicable there, with the reason)."""
+    code, out = _verify(capsys, check=())
+    rows = {c["check"]: c for c in out["checks"]}
+    assert code == 0 and list(rows) == ["thm20", "thm20-lsq", "thm20-mlp"]
+    assert [rows[c]["setting"]["task"] for c in rows] == ["quadratic", "lsq", "mlp-gmm"]
+    assert all(r["status"] == "holds" for r in rows["thm20-lsq"]["results"])
+    assert {r["status"] for r in rows["thm20-mlp"]["results"]} == {"not applicable"}
 
 
 @pytest.mark.parametrize("task", ["quadratic", "lsq", "robust"])
