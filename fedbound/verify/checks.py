@@ -279,6 +279,21 @@ def step_for(setting: SDGTSetting, result_id: str, variants=None, **fixed) -> fl
     return float(min(result.max_step(v, **k)[0] for v in variants or result.variants))
 
 
+
+def _running_average(est: Estimate, rounds: int, K: int) -> tuple[np.ndarray, Estimate]:
+    """The horizons T > K and the running averages (1/T) sum_{t <= T} of a per-round estimate (its
+    mean and interval ends), as the average bounds of Theorems 1-2 read them."""
+    counts = np.arange(1, rounds + 1)
+    T = counts[counts > K]
+    require(T.size > 0, f"the theorem needs T > K = {K} rounds, got rounds = {rounds}")
+
+    def running(values):
+        return (np.cumsum(np.asarray(values)[:rounds]) / counts)[T - 1]
+
+    return T, Estimate(running(est.mean), running(est.stderr), running(est.low), running(est.high),
+                       est.samples, est.confidence)
+
+
 def average_bound(setting: SDGTSetting, result_id: str, rounds: int = 100, seeds: int = 50,
                   variants=None, **fixed) -> list[Check]:
     r"""Theorem 1 (``"sdgt.thm1"``, (76): :math:`(1/T)\sum_t E\|\nabla f(\bar x_g^t)\|^2`) or
@@ -293,15 +308,7 @@ def average_bound(setting: SDGTSetting, result_id: str, rounds: int = 100, seeds
     record = record_sdgt(lambda s: setting.algorithm(s, record_inner=True), rounds, seeds)
     q = error_quantities(record, setting.noisy_task)
     est = getattr(q, field)
-    counts = np.arange(1, rounds + 1)
-    T = counts[counts > setting.K]
-    require(T.size > 0, f"the theorem needs T > K = {setting.K} rounds, got rounds = {rounds}")
-
-    def running(values):
-        return (np.cumsum(np.asarray(values)[:rounds]) / counts)[T - 1]
-
-    average = Estimate(running(est.mean), running(est.stderr), running(est.low), running(est.high),
-                       est.samples, est.confidence)
+    T, average = _running_average(est, rounds, setting.K)
     k = {**setting.constants(), **fixed,
          initial: float(max(getattr(q, initial_field).mean[0], 0.0))}
     out = []
@@ -459,15 +466,7 @@ def thm1_estimated_bound(setting: SDGTSetting, rounds: int = 60, seeds: int = 10
     losses = np.array([task.loss(torch.as_tensor(x)) for x in x_bar])
     picks = x_bar[np.unique(np.linspace(0, rounds, 5).astype(int))]
     L_est = estimate_smoothness(setting.task, picks) if L is None else float(L)
-    counts = np.arange(1, rounds + 1)
-    T = counts[counts > setting.K]
-    require(T.size > 0, f"Theorem 1 needs T > K = {setting.K} rounds, got rounds = {rounds}")
-
-    def running(values):
-        return (np.cumsum(np.asarray(values)[:rounds]) / counts)[T - 1]
-
-    average = Estimate(running(G.mean), running(G.stderr), running(G.low), running(G.high),
-                       G.samples, G.confidence)
+    T, average = _running_average(G, rounds, setting.K)
     h = setting.network.m if setting.h is None else setting.h
     k = {"L": L_est, "sigma": setting.sigma, "p": p_from_h(h, network.m), "q": float(network.q),
          "n": task.n, "K": setting.K, "gamma": setting.gamma, "c2": c2, **fixed}
