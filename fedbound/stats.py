@@ -68,18 +68,22 @@ def mean_ci(samples, confidence: float = 0.95, axis: int = 0) -> Estimate:
     x = np.moveaxis(x, axis, 0)
     r = x.shape[0]
     require(r >= 1, "Monte-Carlo estimate needs at least 1 sample, got 0")
-    # computed on x / max|x| (per entry) and scaled back: samples near the largest float64 give
-    # the same numbers instead of overflowing in the sum or the squares
-    scale = np.max(np.abs(x), axis=0)
-    scale = np.where(scale > 0, scale, 1.0)
-    y = x / scale
-    mean = y.mean(axis=0) * scale
-    stderr = np.zeros_like(mean) if r == 1 else y.std(axis=0, ddof=1) / np.sqrt(r) * scale
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = x.mean(axis=0)
+        stderr = np.zeros_like(mean) if r == 1 else x.std(axis=0, ddof=1) / np.sqrt(r)
+    if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(stderr))):
+        # samples near the largest float64 overflow in the sum or the squares: the same numbers
+        # computed on x / max|x| (per entry) and scaled back
+        scale = np.max(np.abs(x), axis=0)
+        scale = np.where(scale > 0, scale, 1.0)
+        y = x / scale
+        mean = y.mean(axis=0) * scale
+        stderr = np.zeros_like(mean) if r == 1 else y.std(axis=0, ddof=1) / np.sqrt(r) * scale
     with np.errstate(over="ignore"):
         half = (stats.t.ppf(0.5 + confidence / 2, r - 1) if r > 1 else 0.0) * stderr
         low, high = mean - half, mean + half
     require(np.all(np.isfinite(low)) and np.all(np.isfinite(high)),
-            f"the confidence interval of samples of magnitude up to {float(np.max(scale)):.3g} "
+            f"the confidence interval of samples of magnitude up to {float(np.max(np.abs(x))):.3g} "
             f"overflows float64; rescale the samples")
     return Estimate(mean, stderr, low, high, r, confidence)
 
