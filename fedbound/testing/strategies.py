@@ -46,7 +46,7 @@ import sympy as sp
 from hypothesis import assume, strategies as st
 
 from fedbound import validate
-from fedbound.errors import InputTypeError, ValidationError
+from fedbound.errors import InputTypeError, ValidationError, require
 from fedbound.theory import get, results
 from fedbound.theory.result import Result
 from fedbound.theory.stepsize import step_order
@@ -304,15 +304,41 @@ def _draw_int(draw, value) -> int:
     return draw(value) if isinstance(value, st.SearchStrategy) else int(value)
 
 
+def _count(name: str, value, low: int = 1):
+    """A count argument: a hypothesis strategy of integers (drawn later), or an integer >= low."""
+    return value if isinstance(value, st.SearchStrategy) else validate.integer(name, value, low=low)
+
+
+def _interval(name: str, pair, low: float, low_open: bool = False) -> tuple[float, float]:
+    """A (low, high) range argument of finite numbers inside [low, inf) ((low, inf) if
+    ``low_open``) with low <= high."""
+    if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+        raise InputTypeError(f"{name} must be a pair (low, high) of numbers, got {pair!r:.60}")
+    a = validate.number(f"{name} (low)", pair[0], low=low, low_open=low_open)
+    b = validate.number(f"{name} (high)", pair[1], low=a)
+    return a, b
+
+
 TOPOLOGIES = ("ring", "complete", "chain", "star", "grid", "erdos_renyi")
 
 
-@st.composite
-def networks(draw, S: st.SearchStrategy[int] | int = st.integers(1, 4),
+def networks(S: st.SearchStrategy[int] | int = st.integers(1, 4),
              m: st.SearchStrategy[int] | int = st.integers(1, 6),
-             topologies: Sequence[str] = TOPOLOGIES, equal_sizes: bool = False):
+             topologies: Sequence[str] = TOPOLOGIES, equal_sizes: bool = False) -> st.SearchStrategy:
     """A :class:`fedbound.network.Network`: S subnets of random sizes, each with a topology drawn
-    from ``topologies`` (Metropolis-Hastings weights, AFGA ring weights for "ring")."""
+    from ``topologies`` (Metropolis-Hastings weights, AFGA ring weights for "ring"). Arguments are
+    checked when the strategy is made (FedboundError naming the argument)."""
+    S, m = _count("S", S), _count("m", m)
+    if isinstance(topologies, (str, bytes)) or not hasattr(topologies, "__iter__"):
+        raise InputTypeError(f"topologies must be a list of topology names, got {topologies!r:.60}")
+    topologies = [validate.one_of("topology", t, TOPOLOGIES) for t in topologies]
+    require(topologies, "topologies must name at least one topology")
+    equal_sizes = validate.instance("equal_sizes", equal_sizes, bool, "True or False")
+    return _networks(S, m, tuple(topologies), equal_sizes)
+
+
+@st.composite
+def _networks(draw, S, m, topologies, equal_sizes):
     from fedbound.network import Network, topology_weights
 
     S = _draw_int(draw, S)
@@ -326,13 +352,21 @@ def networks(draw, S: st.SearchStrategy[int] | int = st.integers(1, 4),
     return Network.from_blocks(blocks)
 
 
-@st.composite
-def quadratic_tasks(draw, n: st.SearchStrategy[int] | int = st.integers(2, 8),
+def quadratic_tasks(n: st.SearchStrategy[int] | int = st.integers(2, 8),
                     d: st.SearchStrategy[int] | int = st.integers(1, 6),
                     kappa: tuple[float, float] = (1.0, 20.0), mu: tuple[float, float] = (0.1, 1.0),
-                    heterogeneity: tuple[float, float] = (0.0, 2.0)):
+                    heterogeneity: tuple[float, float] = (0.0, 2.0)) -> st.SearchStrategy:
     """A random heterogeneous quadratic f_i(x) = 1/2 (x - b_i)^T H_i (x - b_i) with every f_i
-    strongly convex (:meth:`fedbound.tasks.Quadratic.generate`: exact L = kappa mu, mu, x*, f*)."""
+    strongly convex (:meth:`fedbound.tasks.Quadratic.generate`: exact L = kappa mu, mu, x*, f*).
+    Arguments are checked when the strategy is made: kappa in [1, inf), mu in (0, inf),
+    heterogeneity in [0, inf), each a (low, high) pair."""
+    return _quadratic_tasks(_count("n", n), _count("d", d), _interval("kappa", kappa, 1.0),
+                            _interval("mu", mu, 0.0, low_open=True),
+                            _interval("heterogeneity", heterogeneity, 0.0))
+
+
+@st.composite
+def _quadratic_tasks(draw, n, d, kappa, mu, heterogeneity):
     from fedbound.tasks import Quadratic
 
     return Quadratic.generate(_draw_int(draw, n), _draw_int(draw, d), kappa=draw(st.floats(*kappa)),
@@ -340,12 +374,17 @@ def quadratic_tasks(draw, n: st.SearchStrategy[int] | int = st.integers(2, 8),
                               seed=draw(st.integers(0, 2**31 - 1)))
 
 
-@st.composite
-def least_squares_tasks(draw, n: st.SearchStrategy[int] | int = st.integers(2, 8),
+def least_squares_tasks(n: st.SearchStrategy[int] | int = st.integers(2, 8),
                         d: st.SearchStrategy[int] | int = st.integers(1, 5),
-                        rows: st.SearchStrategy[int] | int = st.integers(1, 12)):
+                        rows: st.SearchStrategy[int] | int = st.integers(1, 12)) -> st.SearchStrategy:
     """Random least squares f_i(x) = ||A_i x - y_i||^2 / (2 m) built from arrays (the path of a
-    user's data), with client-dependent row scales; per-client mu = 0 when rows < d."""
+    user's data), with client-dependent row scales; per-client mu = 0 when rows < d. Arguments are
+    checked when the strategy is made."""
+    return _least_squares_tasks(_count("n", n), _count("d", d), _count("rows", rows))
+
+
+@st.composite
+def _least_squares_tasks(draw, n, d, rows):
     from fedbound.tasks import LeastSquares
 
     n, d, m = _draw_int(draw, n), _draw_int(draw, d), _draw_int(draw, rows)

@@ -153,3 +153,30 @@ def test_bad_arguments_are_fedbound_errors_when_the_strategy_is_made(make, patte
 @given(constants(["L", "mu"], fixed={"mu": 5.0}, bounds={"L": (0.1, 10.0)}))
 def test_a_larger_constant_is_drawn_above_a_fixed_smaller_one(values):
     assert 5.0 <= values["L"] <= 10.0 and values["mu"] == 5.0
+
+
+@pytest.mark.parametrize("make,kwargs,message", [
+    ("quadratic_tasks", {"n": 0}, "n must be an integer >= 1"),
+    ("quadratic_tasks", {"d": "x"}, "d must be an integer"),
+    ("quadratic_tasks", {"kappa": (10.0, 2.0)}, "kappa (high) must be >= 10"),
+    ("quadratic_tasks", {"kappa": (0.5, 2.0)}, "kappa (low) must be >= 1"),
+    ("quadratic_tasks", {"mu": (0.0, 1.0)}, "mu (low) must be > 0"),
+    ("quadratic_tasks", {"heterogeneity": "ab"}, "heterogeneity must be a pair"),
+    ("quadratic_tasks", {"kappa": (1.0, float("nan"))}, "kappa (high)"),
+    ("networks", {"S": 0}, "S must be an integer >= 1"),
+    ("networks", {"m": "a"}, "m must be an integer"),
+    ("networks", {"topologies": ["nope"]}, "topology must be one of"),
+    ("networks", {"topologies": []}, "at least one topology"),
+    ("networks", {"topologies": "ring"}, "topologies must be a list"),
+    ("networks", {"equal_sizes": 3}, "equal_sizes must be True or False"),
+    ("least_squares_tasks", {"rows": 0}, "rows must be an integer >= 1"),
+])
+def test_task_and_network_strategies_check_their_arguments(make, kwargs, message):
+    """A bad argument of a task or network strategy is a FedboundError naming it when the strategy
+    is made, never hypothesis' own error or a TypeError at draw time (issue 23)."""
+    import fedbound.testing as testing
+    from fedbound.errors import FedboundError
+
+    with pytest.raises(FedboundError) as info:
+        getattr(testing, make)(**kwargs)
+    assert message in str(info.value)
