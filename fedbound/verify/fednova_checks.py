@@ -45,7 +45,7 @@ from fedbound.registry import number_option
 from fedbound.theory import adapters, get
 from fedbound.theory.fednova.adapter import assumption3
 from fedbound.verify.check import Check, not_applicable
-from fedbound.verify.registry import ROUNDS, SEEDS, SIGMA, VerifyCheck, register
+from fedbound.verify.registry import ROUNDS, SEEDS, SIGMA, VerifyCheck, on_task, register
 from fedbound.verify.theorem import horizons_up_to, measured, theorem_checks
 
 #: check name -> (task preset, default clients, default rounds, default seeds)
@@ -71,15 +71,6 @@ WEIGHTS_RTOL = 1e-9
 BETA2_SCALE = number_option("beta2_scale", "FedNova checks: beta^2 of Assumption 3 as this multiple of "
                             "the smallest admissible beta^2 (kappa^2 is infinite at 1 on heterogeneous "
                             "Hessians)", low=1.0, high=1e6, examples=(2.0, 10.0))
-
-
-def _problem(problem, preset: str, n: int):
-    """The CLI's problem when its task is ``preset``, else ``preset`` with the check's defaults."""
-    from fedbound.algorithms.problem import Problem
-
-    if problem is not None and problem.task_name == preset:
-        return problem
-    return Problem(preset, {"float64": True, "n": n})
 
 
 def _steps(local_steps, n: int) -> list[int]:
@@ -189,25 +180,21 @@ def compare(task, preset: str, result_id: str, algorithm: str, local_steps: list
     return checks
 
 
-def _runner(name: str):
-    preset, n, _, _ = TASKS[name]
-
-    def run(problem, *, sigma, rounds, seeds, beta2_scale, lr=None, local_steps=None):
-        task = _problem(problem, preset, n).task
-        steps = _steps(local_steps, task.n)
-        equal = [max(1, round(float(np.mean(steps))))] * task.n
-        checks = []
-        for result_id, algorithm in COMPARISONS:
-            tau = equal if (algorithm, result_id) == ("fedavg", "fednova.thm1") else steps
-            checks += compare(task, preset, result_id, algorithm, tau, lr=lr, sigma=sigma, rounds=rounds,
-                              seeds=seeds, beta2_scale=beta2_scale)
-        setting = {"task": preset, "n": task.n, "d": task.d, "local_steps": steps,
-                   "local_steps (fedavg, Theorem 1)": equal,
-                   "lr": f"the largest admitted (or {FALLBACK_LR} where none)" if lr is None else lr,
-                   "sigma": sigma, "rounds": rounds, "seeds": seeds, "beta2_scale": beta2_scale}
-        return setting, checks
-
-    return run
+def _run(problem, *, sigma, rounds, seeds, beta2_scale, lr=None, local_steps=None):
+    """Every comparison of :data:`COMPARISONS` on the problem's task (module doc)."""
+    task, preset = problem.task, problem.task_name
+    steps = _steps(local_steps, task.n)
+    equal = [max(1, round(float(np.mean(steps))))] * task.n
+    checks = []
+    for result_id, algorithm in COMPARISONS:
+        tau = equal if (algorithm, result_id) == ("fedavg", "fednova.thm1") else steps
+        checks += compare(task, preset, result_id, algorithm, tau, lr=lr, sigma=sigma, rounds=rounds,
+                          seeds=seeds, beta2_scale=beta2_scale)
+    setting = {"task": preset, "n": task.n, "d": task.d, "local_steps": steps,
+               "local_steps (fedavg, Theorem 1)": equal,
+               "lr": f"the largest admitted (or {FALLBACK_LR} where none)" if lr is None else lr,
+               "sigma": sigma, "rounds": rounds, "seeds": seeds, "beta2_scale": beta2_scale}
+    return setting, checks
 
 
 def _options(name: str) -> tuple:
@@ -227,6 +214,8 @@ _SUMMARIES = {
     "thm1-mlp": "Theorems 1 and 3 on an MLP (mlp-gmm): not applicable (L and kappa^2 unknown), measured "
                 "average ||grad F||^2 in the details",
 }
+_BASE = VerifyCheck("fednova.thm1", "", _run, tasks=("quadratic", "lsq", "mlp-gmm"))
 for _name, _summary in _SUMMARIES.items():
-    register(VerifyCheck(f"fednova.{_name}", _summary, _runner(_name), _options(_name),
-                         tasks=("quadratic", "lsq", "mlp-gmm")))
+    _preset, _n, _, _ = TASKS[_name]
+    register(replace(on_task(_BASE, _preset, _name.partition("-")[2], task_options={"n": _n}),
+                     summary=_summary, options=_options(_name)))
