@@ -100,13 +100,14 @@ def _as_parts(a, n: int, parts: int) -> np.ndarray:
     return np.broadcast_to(a if a.ndim == 0 else a.reshape(n, -1), (n, parts))
 
 
-def _admissible(claim: Claim, constants: dict, n: int) -> tuple[np.ndarray, list[str]]:
-    """The points the claim's result admits (module doc); every point where the result is not
-    registered (a claim about a formula of a proof)."""
-    if claim.result_id not in RESULTS:
+def admissible(result_id: str, constants: dict, n: int) -> tuple[np.ndarray, list[str]]:
+    """Which of the ``n`` instances of ``constants`` the result ``result_id`` admits (module doc),
+    and the relations some break; every instance where the result is not registered (a claim about
+    a formula of a proof). Claims of every kind (orders, expectations) read admissibility here."""
+    if result_id not in RESULTS:
         return np.ones(n, dtype=bool), []
     scalars = {k: v for k, v in constants.items() if np.ndim(v) <= 1}
-    ok, broken = RESULTS.get(claim.result_id).admissible(scalars)
+    ok, broken = RESULTS.get(result_id).admissible(scalars)
     return np.broadcast_to(ok, (n,)) if np.ndim(ok) <= 1 else ok.reshape(n, -1).all(axis=1), broken
 
 
@@ -116,7 +117,7 @@ def evaluate_claim(claim: Claim, z: np.ndarray) -> _Points:
     n, parts = z.shape[0], max(len(claim.parts), 1)
     raw = claim.sampler.raw(z)
     constants = claim.sampler.build(dict(raw))
-    admissible, broken = _admissible(claim, constants, n)
+    ok, broken = admissible(claim.result_id, constants, n)
     with np.errstate(all="ignore"):
         inside = (np.ones(n, dtype=bool) if claim.regime is None else
                   np.broadcast_to(np.asarray(claim.regime.test({**raw, **constants}), dtype=bool), (n,)))
@@ -131,10 +132,9 @@ def evaluate_claim(claim: Claim, z: np.ndarray) -> _Points:
                                np.where(excess > 0, np.inf, -np.inf))
             tol = claim.rtol * np.maximum(np.abs(lhs), np.abs(rhs))
             violated = excess >= 0 if claim.strict else excess > tol
-    invalid = np.isnan(lhs) | np.isnan(rhs) | np.isnan(excess) | ~admissible[:, None]
+    invalid = np.isnan(lhs) | np.isnan(rhs) | np.isnan(excess) | ~ok[:, None]
     badness[invalid] = np.nan
-    return _Points(z, badness, violated & ~invalid, admissible.copy(), inside & admissible,
-                   tuple(broken))
+    return _Points(z, badness, violated & ~invalid, ok.copy(), inside & ok, tuple(broken))
 
 
 def _corners(dim: int, rng: np.random.Generator) -> np.ndarray:

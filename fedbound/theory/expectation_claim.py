@@ -22,9 +22,9 @@ import numpy as np
 from fedbound import validate
 from fedbound.errors import require
 from fedbound.stats import mean_ci
+from fedbound.theory.audit import admissible
 from fedbound.theory.audit_report import ClaimReport
 from fedbound.theory.claim import KINDS, TESTS, Identified
-from fedbound.theory.registry import RESULTS
 
 
 @dataclass(frozen=True)
@@ -52,14 +52,9 @@ class ExpectationClaim(Identified):
         rng = np.random.default_rng([validate.seed(seed), zlib.crc32(f"{self.id}/{self.variant}".encode())])
         z = rng.random((self.instances, self.sampler.dim))
         constants = self.sampler.constants(z)
-        admissible = np.ones(self.instances, dtype=bool)
-        broken: list[str] = []
-        if self.result_id in RESULTS:
-            scalars = {k: v for k, v in constants.items() if np.ndim(v) <= 1}
-            admissible, broken = RESULTS.get(self.result_id).admissible(scalars)
-            admissible = np.broadcast_to(admissible, (self.instances,))
+        ok, broken = admissible(self.result_id, constants, self.instances)
         rows = []
-        for i in np.flatnonzero(admissible):
+        for i in np.flatnonzero(ok):
             one = {k: (np.asarray(v)[i] if np.ndim(v) else v) for k, v in constants.items()}
             draws = np.asarray(self.sample(one, rng, self.seeds), dtype=float)
             estimate = mean_ci(draws, self.confidence)
@@ -82,6 +77,6 @@ class ExpectationClaim(Identified):
             seconds=time.perf_counter() - started, kind=self.kind,
             severity=("condition" if self.tests == "condition" else "constant") if fails else "holds",
             conditions=list(self.conditions), tests=self.tests,
-            n_inadmissible=int(np.sum(~admissible)), inadmissible=broken,
+            n_inadmissible=int(np.sum(~ok)), inadmissible=broken,
             monte_carlo={"mean": mean, "interval": [low, high], "confidence": self.confidence,
                          "realizations": self.seeds, "instances": len(rows), "bound": bound})

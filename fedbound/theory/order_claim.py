@@ -30,9 +30,9 @@ from scipy import stats
 
 from fedbound import validate
 from fedbound.errors import require
+from fedbound.theory.audit import admissible
 from fedbound.theory.audit_report import ClaimReport
 from fedbound.theory.claim import KINDS, Identified
-from fedbound.theory.registry import RESULTS
 
 
 @dataclass(frozen=True)
@@ -81,13 +81,9 @@ class OrderClaim(Identified):
                 q = self.value({**base, self.variable: np.full(self.points, value)})
             columns.append(np.broadcast_to(np.asarray(q, dtype=float), (self.points,)))
         q = np.stack(columns, axis=1)                               # (points, steps)
-        admissible = np.ones(self.points, dtype=bool)
-        broken: list[str] = []
-        if self.result_id in RESULTS:
-            scalars = {k: v for k, v in base.items() if np.ndim(v) <= 1 and k != self.variable}
-            admissible, broken = RESULTS.get(self.result_id).admissible(scalars)
-            admissible = np.broadcast_to(admissible, (self.points,))
-        usable = admissible & np.all(np.isfinite(q) & (q > 0), axis=1)
+        ok, broken = admissible(self.result_id, {k: v for k, v in base.items() if k != self.variable},
+                                self.points)
+        usable = ok & np.all(np.isfinite(q) & (q > 0), axis=1)
         require(usable.any(), f"order claim {self.id}: no admissible base instance gives a positive "
                               f"finite value on the grid")
         x = t if self.linear else np.log(t)
@@ -119,7 +115,7 @@ class OrderClaim(Identified):
             n_invalid=int(np.sum(~np.all(np.isfinite(q), axis=1))), found_by="scaling",
             seconds=time.perf_counter() - started, kind=self.kind,
             severity="rate" if fails else "holds", conditions=list(self.conditions), tests="bound",
-            n_inadmissible=int(np.sum(~admissible)), inadmissible=broken,
+            n_inadmissible=int(np.sum(~ok)), inadmissible=broken,
             scaling={"variable": self.variable, "relation": self.relation, "linear": self.linear,
                      "claimed": float(claimed[worst]), "fitted": float(math.exp(slope)) if self.linear else float(slope),
                      "interval": [float(math.exp(lo)), float(math.exp(hi))] if self.linear else [float(lo), float(hi)],
