@@ -104,15 +104,6 @@ def _estimates(task, network, algorithm: str, options: dict, rounds: int, noise:
     return out
 
 
-def _largest_lr(result, known: dict) -> float:
-    """The largest eta_l every compared variant admits at the run's other constants."""
-    others = {k: v for k, v in known.items() if k != "eta_l"}
-    caps = [float(np.min(result.max_step(v, variable="eta_l", **{
-        k: val for k, val in others.items() if k in result.constants(v) or k in ("eta_l",)})[0]))
-        for v in COMPARED]
-    return min(caps)
-
-
 def _check(result_id: str, algorithm: str, defaults: dict, summary: str):
     base = theorem_check(result_id, algorithm, defaults=defaults, sigma=SIGMA, rounds=ROUNDS,
                          seeds=SEEDS, constants=DEFAULT_CONSTANTS, tasks=TASKS, summary=summary)
@@ -151,11 +142,9 @@ def _check(result_id: str, algorithm: str, defaults: dict, summary: str):
         if infinite:
             return none_apply(f"Assumptions 4.1-4.4 / D.1 with finite constants (infinite here: "
                               f"{', '.join(infinite)})")
-        if "lr" not in opts:
-            opts["lr"] = _largest_lr(result, known)
         checks = theorem_checks(result_id, algorithm, task, network, opts, sigma=0.0, rounds=rounds,
                                 seeds=seeds, variants=list(COMPARED),
-                                constants={**DEFAULT_CONSTANTS, **estimated})
+                                constants={**DEFAULT_CONSTANTS, **estimated}, step_option="lr")
         for c in checks:
             c.details.update(gossip=gossip, sigma=sigma, noise=setting["noise"],
                              estimated={k: float(v) for k, v in estimated.items()},

@@ -144,18 +144,6 @@ def _not_applicable(result_id: str, algorithm: str, task, options: dict, reasons
     return [not_applicable(result_id, reasons, variant=v, **details) for v in variants or result.variants]
 
 
-def _largest_lr(task, result_id: str, algorithm: str, options: dict, constants: dict) -> float:
-    """The largest eta that the compared variants of ``result_id`` (:data:`VARIANTS`) admit at the
-    run's constants (:func:`fedbound.verify.theorem.largest_step` for results some of whose variants
-    have no step condition)."""
-    known = {**adapters.constants(task, None, algorithm, {**options, "lr": 1.0}), **constants}
-    known.pop("eta")
-    result = get(result_id)
-    step = min(float(np.min(result.max_step(v, "eta", **known)[0])) for v in VARIANTS[result_id])
-    require(math.isfinite(step) and step > 0, f"{result_id} admits no positive lr at this run's constants")
-    return step
-
-
 def compare(task, preset: str, result_id: str, algorithm: str, local_steps: list[int], *, lr=None,
             sigma: float, rounds: int, seeds: int, beta2_scale: float) -> list[Check]:
     """``result_id`` (the variants of :data:`VARIANTS`, default every one) against ``seeds`` runs of
@@ -163,17 +151,13 @@ def compare(task, preset: str, result_id: str, algorithm: str, local_steps: list
     options = {"local_steps": local_steps, **({"lr": lr} if lr is not None else {})}
     noisy = task.with_noise(sigma) if sigma > 0 else task
     reasons, constants, notes = _reasons(noisy, preset, result_id, algorithm, {**options, "lr": lr or 1.0}, beta2_scale)
-    lr_given = False
     if reasons:
         checks = _not_applicable(result_id, algorithm, task, {**options, "lr": lr or FALLBACK_LR}, reasons,
                                  sigma=sigma, rounds=rounds, seeds=seeds, variants=VARIANTS.get(result_id))
-    else:
-        if lr is None and result_id in VARIANTS:    # the core's largest_step takes every variant's conditions
-            options["lr"] = _largest_lr(noisy, result_id, algorithm, options, constants)
-            lr_given = True
+    else:       # without lr: the largest the compared variants admit
         checks = theorem_checks(result_id, algorithm, task, None, options, sigma=sigma, rounds=rounds,
                                 seeds=seeds, variants=VARIANTS.get(result_id, "all"), constants=constants,
-                                step_option=None if lr is not None or lr_given else "lr")
+                                step_option="lr")
     for c in checks:         # the algorithm in the check's name: one result is compared with two
         c.name = f"{result_id} ({algorithm})"
         c.details.update(notes)

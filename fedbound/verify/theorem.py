@@ -132,14 +132,15 @@ def compare(result, make, constants: dict, horizons: Sequence[int], seeds, *,
 
 
 def largest_step(result, algorithm: str, task, network, options: dict, step_option: str = "lr",
-                 constants: dict | None = None) -> float:
+                 constants: dict | None = None, variants: Sequence[str] | None = None) -> float:
     """The largest value of ``step_option`` (an option of ``algorithm`` that the paper's adapter
-    maps to the result's step variable) that every variant of ``result`` admits at the other
-    constants of the run: the step where the theorem is at its strongest."""
+    maps to the result's step variable) that every variant of ``result`` (of ``variants``, when
+    given: those compared) admits at the other constants of the run: the step where the theorem is
+    at its strongest."""
     trial = {**options, step_option: 1.0}
     known = {**adapters.constants(task, network, algorithm, trial), **(constants or {})}
     caps = []
-    for variant in result.variants.values():
+    for variant in (result.variant(v) for v in (variants or result.variants)):
         variables = {c.variable_name for c in variant.conditions}
         require(len(variables) == 1, f"{result.id} ({variant.name}): the largest step needs one step "
                                      f"variable, its conditions constrain {sorted(variables) or 'none'}")
@@ -165,7 +166,8 @@ def theorem_checks(result_id: str, algorithm: str, task, network=None, options: 
     :class:`~fedbound.verify.check.Check` per variant (default: the result's default variant;
     ``"all"``: every variant), over ``horizons`` (default: :func:`horizons_up_to` ``rounds``),
     Monte-Carlo over ``seeds`` (module doc). ``constants`` adds the theorem's constants a run does
-    not fix. ``step_option``: an option left out (or None) takes :func:`largest_step`."""
+    not fix. ``step_option``: an option left out (or None) takes :func:`largest_step` of the compared
+    variants."""
     result = get(result_id)
     spec = algorithms.get(algorithm)
     options = {k: v for k, v in dict(options or {}).items() if v is not None}
@@ -174,16 +176,16 @@ def theorem_checks(result_id: str, algorithm: str, task, network=None, options: 
     confidence = validate.number("confidence", confidence, low=0.0, high=1.0, low_open=True,
                                  high_open=True)
     noisy = task.with_noise(sigma) if sigma > 0 else task
+    names = list(result.variants) if variants == "all" else list(variants or [result.default_variant])
     if step_option is not None and step_option not in options:
         partial = spec.check({**options, step_option: 1.0})
         options[step_option] = largest_step(result, algorithm, noisy, network, partial,
-                                            step_option, constants)
+                                            step_option, constants, names)
     checked = spec.check(options)
     require(seeds >= 2 or _deterministic(task, sigma, checked),
             f"{result_id} bounds an expectation and this run is random (noise or sampling): give "
             f"seeds >= 2 for a Monte-Carlo interval, never one realization")
     run_constants = {**adapters.constants(noisy, network, algorithm, checked), **(constants or {})}
-    names = list(result.variants) if variants == "all" else list(variants or [result.default_variant])
     comparison = compare(
         result, lambda seed: algorithms.build(algorithm, noisy, network, seed=seed, **checked),
         run_constants, horizons_up_to(rounds) if horizons is None else horizons, seeds,
