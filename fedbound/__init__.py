@@ -3,8 +3,11 @@ verified objects (theory/, control/, algorithms/), fed by network/ and tasks/ an
 
 See DESIGN.md in the shared folder and README.md for the layout and data flow.
 """
-from fedbound import deprecation
-from fedbound.errors import (
+from fedbound import guard
+guard.install()  # every fedbound.* module imported from here on checks its public arguments
+
+from fedbound import deprecation  # noqa: E402
+from fedbound.errors import (  # noqa: E402
     FedboundError, ValidationError, DivergenceError, SolverError, UnknownNameError,
 )
 

@@ -42,7 +42,7 @@ from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Iterator, TypeVar
 
-from fedbound import validate
+from fedbound import guard, validate
 from fedbound.deprecation import deprecated
 from fedbound.errors import ValidationError, require
 
@@ -241,7 +241,7 @@ class Registry(Generic[E]):
                                   f"{type(entry).__name__}")
         name = getattr(entry, self.key)
         if origin is None:
-            origin = sys._getframe(1).f_globals.get("__name__", "?")
+            origin = guard.caller_module(1)
         builtin = origin.startswith("fedbound.")
         if name in self._entries:
             raise (ValidationError if builtin else PluginError)(

@@ -46,8 +46,8 @@ after which ``fedbound --plugin mymodule run nesterov-avg --lr 0.05`` runs it.
 """
 from __future__ import annotations
 
-import sys
 
+from fedbound import guard
 from fedbound.algorithms import options
 from fedbound.algorithms.federated.round import Federated
 from fedbound.algorithms.optim import client, server
@@ -71,7 +71,7 @@ from fedbound.extend.template import new_plugin
 def _caller() -> str:
     """The module that called the registering function (the registry records it as the origin,
     so that a clash names the plugin)."""
-    return sys._getframe(2).f_globals.get("__name__", "?")
+    return guard.caller_module(2)
 
 
 def register_algorithm(spec: AlgorithmSpec) -> AlgorithmSpec:

@@ -79,13 +79,12 @@ fedbound.errors.ValidationError: RoundSpec.server_momentum: 'mu' is the setting'
 """
 from __future__ import annotations
 
-import sys
 
 import numbers
 from dataclasses import dataclass
 from typing import Callable
 
-from fedbound import validate
+from fedbound import guard, validate
 from fedbound.errors import InputTypeError, ValidationError, require
 from fedbound.local_solver import LocalSolver
 from fedbound.pep.env import combine, mean
@@ -366,7 +365,7 @@ def register_round_method(name: str, summary: str, round: RoundSpec, *,
     :data:`fedbound.pep.method.PEP_METHODS` and return it: ``certify(name, ...)`` and ``fedbound pep
     NAME`` then certify it. The registry records the caller's module as the method's origin (a
     plugin's name clash names the plugin)."""
-    origin = sys._getframe(1).f_globals.get("__name__", "?")
+    origin = guard.caller_module(1)
     return PEP_METHODS.register(round_method(name, summary, round, theory=theory, doc=doc),
                                 origin=origin)
 

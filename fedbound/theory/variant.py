@@ -70,9 +70,9 @@ class Predicate:
     (e.g. AFGA's rho_max <= m/(m+n), beta1^2 < beta2, D < 1): reported as holds / fails."""
 
     name: str
-    lhs: sp.Expr
+    lhs: sp.Expr | float
     relation: str
-    rhs: sp.Expr
+    rhs: sp.Expr | float
     source: str = ""
 
     def __post_init__(self):

@@ -1,0 +1,83 @@
+"""The declared argument types of fedbound's public functions: ranges written into annotations.
+
+A public function declares what each argument must be by its annotation; :mod:`fedbound.guard`
+reads the annotations and checks every call from outside fedbound through :mod:`fedbound.validate`.
+Plain types say the kind (``float`` is a finite real number, ``int`` an integer, ``np.ndarray`` a
+finite real array, a class an instance of it, ``X | None`` also ``None``); the aliases below add the
+range, e.g.::
+
+    def spectral_gap(W: np.ndarray, tol: Positive = 1e-12) -> float: ...
+    def sample(n: Count, p: Probability, seed: Seed = 0): ...
+
+A constraint is any object of ``typing.Annotated``'s metadata with a ``check(name, value)`` method;
+:class:`Range` covers the intervals of real numbers and integers (elementwise for arrays and
+sequences), :class:`Choice` a closed list of names.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Annotated
+
+import numpy as np
+
+from fedbound import validate
+
+
+@dataclass(frozen=True)
+class Range:
+    """``low <= value <= high`` (ends open where told) for a number, or for every entry of an array
+    or a sequence of numbers; ``allow_inf`` lets infinities through (e.g. a horizon "never")."""
+    low: float = -math.inf
+    high: float = math.inf
+    low_open: bool = False
+    high_open: bool = False
+    allow_inf: bool = False
+
+    def check(self, name: str, value) -> None:
+        if isinstance(value, (numbers.Real, np.generic)) and not isinstance(value, (bool, np.bool_)):
+            validate.number(name, value, low=self.low, high=self.high, low_open=self.low_open,
+                            high_open=self.high_open, allow_inf=self.allow_inf)
+        elif isinstance(value, (np.ndarray, list, tuple)) or hasattr(value, "detach"):
+            arr = validate.real_array(name, value, finite=not self.allow_inf)
+            with np.errstate(invalid="ignore"):
+                ok = ((arr > self.low) if self.low_open else (arr >= self.low)) & \
+                     ((arr < self.high) if self.high_open else (arr <= self.high))
+            if not ok.all():
+                index = tuple(np.argwhere(~ok)[0].tolist())
+                validate.number(f"{name}{list(index)}", arr[index], low=self.low, high=self.high,
+                                low_open=self.low_open, high_open=self.high_open,
+                                allow_inf=self.allow_inf)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One of a closed list of names (an unknown one is an UnknownNameError with a did-you-mean)."""
+    names: tuple[str, ...]
+
+    def check(self, name: str, value) -> None:
+        validate.one_of(name, value, self.names)
+
+
+#: a real number > 0 (a step size, a smoothness constant, a tolerance)
+Positive = Annotated[float, Range(0.0, low_open=True)]
+#: a real number >= 0 (a variance, a noise level, a distance)
+NonNegative = Annotated[float, Range(0.0)]
+#: a probability in [0, 1]
+Probability = Annotated[float, Range(0.0, 1.0)]
+#: a fraction in (0, 1] (a participation rate, a sampling rate that must sample someone)
+Fraction = Annotated[float, Range(0.0, 1.0, low_open=True)]
+#: a count >= 1 (clients, dimension, rounds, local steps)
+Count = Annotated[int, Range(1)]
+#: an integer >= 0 (an index, a number of extra steps, a horizon that may be empty)
+NonNegativeInt = Annotated[int, Range(0)]
+#: a random seed: an integer in [0, 2**63)
+Seed = Annotated[int, Range(0, validate.SEED_LIMIT - 1)]
+#: a real array with entries > 0 / >= 0 / in [0, 1]
+PositiveArray = Annotated[np.ndarray, Range(0.0, low_open=True)]
+NonNegativeArray = Annotated[np.ndarray, Range(0.0)]
+ProbabilityArray = Annotated[np.ndarray, Range(0.0, 1.0)]
+
+__all__ = ["Range", "Choice", "Positive", "NonNegative", "Probability", "Fraction", "Count",
+           "NonNegativeInt", "Seed", "PositiveArray", "NonNegativeArray", "ProbabilityArray"]

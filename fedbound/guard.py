@@ -1,0 +1,339 @@
+"""The guard: every public function and class of fedbound checks its arguments at the boundary.
+
+Each parameter's annotation is its declaration (:mod:`fedbound.argtypes` adds ranges to plain
+types); :func:`guard_module` wraps the public functions of a module, and the ``__init__``,
+``__call__`` and public methods of its public classes, so that a call from outside fedbound checks
+every argument it passes through :mod:`fedbound.validate` before the body runs. A wrong kind is an
+:class:`~fedbound.errors.InputTypeError`, a value out of range a
+:class:`~fedbound.errors.ValidationError`, both naming the function, the argument, the value and
+what was expected. Calls made from inside a guarded call are not checked again (the boundary is
+checked once), so the inner loops pay one attribute read.
+
+:func:`install` makes every ``fedbound.*`` module guarded as it is imported (an import hook set up
+by ``fedbound/__init__.py``), so a new module, function or option is covered without being listed;
+the fuzz suite (tests/fuzz/test_fuzz_public_api.py) walks the same public listing.
+
+What an annotation means (``typing.Annotated`` metadata with a ``check(name, value)`` runs after the
+kind check):
+
+=====================  ==========================================================================
+``float``              a finite real number (an infinite one only where the default is infinite)
+``int`` / ``bool``     an integer (``3.0`` too) / ``True`` or ``False``
+``str`` / ``bytes``    an instance of it
+``np.ndarray``         anything numpy turns into a finite real array
+``torch.Tensor``       a tensor with finite entries
+a class                an instance of it (a ``typing.Protocol`` is not checked)
+``X | Y``, ``X | None``  one of them
+``list[X]``, ``tuple[X, ...]``, ``Sequence[X]``  a list or tuple (not a string) of X's
+``dict[K, V]``, ``Mapping[K, V]``  a mapping of K's to V's
+``Iterable[X]``        an iterable (not a string); X checked where it is a list or tuple
+``Callable``           a callable
+``Literal[...]``       one of the values
+``Any``, ``object``, no annotation   anything
+=====================  ==========================================================================
+"""
+from __future__ import annotations
+
+import collections.abc as abc
+import functools
+import importlib.abc
+import importlib.machinery
+import inspect
+import math
+import os
+import sys
+import threading
+import types
+import typing
+
+import numpy as np
+
+from fedbound import validate
+from fedbound.errors import FedboundError, InputTypeError, UnknownNameError
+
+_state = threading.local()
+
+#: modules never guarded: the validation layer itself, the errors, and the CLI (which checks its
+#: command lines through the same validators and calls the guarded API)
+UNGUARDED = ("fedbound.guard", "fedbound.validate", "fedbound.argtypes", "fedbound.errors",
+             "fedbound.cli", "fedbound.__main__")
+
+_SEQUENCES = (list, tuple, abc.Sequence, abc.MutableSequence, abc.Collection)
+_MAPPINGS = (dict, abc.Mapping, abc.MutableMapping)
+_ITERABLES = (abc.Iterable, abc.Iterator, set, frozenset, abc.Set)
+
+
+def _kind_error(name: str, value, what: str) -> InputTypeError:
+    return InputTypeError(f"{name} must be {what}, got {validate.show(value)}")
+
+
+def _describe(tp) -> str:
+    """The annotation in words, for an error message."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return _describe(typing.get_args(tp)[0])
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_describe(a) for a in typing.get_args(tp))
+    if tp is type(None):
+        return "None"
+    words = {float: "a real number", int: "an integer", bool: "True or False", str: "a string",
+             np.ndarray: "a real array"}
+    if tp in words:
+        return words[tp]
+    if origin in _SEQUENCES:
+        return "a list or tuple"
+    if origin in _MAPPINGS or tp in (dict,):
+        return "a dict"
+    if origin is abc.Callable or tp is abc.Callable:
+        return "a callable"
+    name = getattr(tp, "__name__", None) or str(tp)
+    return f"a {name}"
+
+
+def check_value(name: str, value, tp, *, allow_inf: bool = False) -> None:
+    """Check ``value`` against the annotation ``tp`` (see the module's table); raise a FedboundError
+    naming ``name`` if it does not fit."""
+    if tp is None or tp is typing.Any or tp is object or isinstance(tp, (str, typing.ForwardRef,
+                                                                         typing.TypeVar)):
+        return
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is typing.Annotated:
+        check_value(name, value, args[0], allow_inf=allow_inf)
+        for meta in args[1:]:
+            if hasattr(meta, "check"):
+                meta.check(name, value)
+        return
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return
+        arms = [a for a in args if a is not type(None)]
+        errors = []
+        for arm in arms:
+            try:
+                check_value(name, value, arm, allow_inf=allow_inf)
+                return
+            except FedboundError as exc:
+                errors.append(exc)
+        if len(arms) == 1:
+            raise errors[0]
+        same_kind = [e for e in errors if not isinstance(e, InputTypeError)]
+        if same_kind:  # the value had the right kind for one arm but was out of its range
+            raise same_kind[0]
+        raise _kind_error(name, value, _describe(tp))
+    if origin is typing.Literal:
+        if value not in args:
+            raise UnknownNameError(f"{name} must be one of {', '.join(map(repr, args))}, "
+                                   f"got {validate.show(value)}")
+        return
+    if tp is type(None):
+        if value is not None:
+            raise _kind_error(name, value, "None")
+        return
+    if tp is float:
+        validate.number(name, value, allow_inf=allow_inf)
+    elif tp is int:
+        validate.integer(name, value)
+    elif tp is bool:
+        validate.boolean(name, value)
+    elif tp is np.ndarray:
+        validate.real_array(name, value, allow_bool=True, finite=not allow_inf)
+    elif origin in _SEQUENCES or tp in (list, tuple):
+        if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, np.ndarray)):
+            raise _kind_error(name, value, "a list or tuple")
+        _check_items(name, value, args)
+    elif origin in _MAPPINGS or tp in (dict, abc.Mapping):
+        if not isinstance(value, abc.Mapping):
+            raise _kind_error(name, value, "a dict")
+        if len(args) == 2:
+            for key, item in value.items():
+                check_value(f"{name} key", key, args[0])
+                check_value(f"{name}[{key!r}]", item, args[1])
+    elif origin in _ITERABLES or tp in (abc.Iterable, set, frozenset):
+        if isinstance(value, (str, bytes)) or not isinstance(value, abc.Iterable):
+            raise _kind_error(name, value, "an iterable (not a string)")
+        if isinstance(value, (list, tuple)):
+            _check_items(name, value, args[:1])
+    elif origin is abc.Callable or tp is abc.Callable or tp is typing.Callable:
+        if not callable(value):
+            raise _kind_error(name, value, "a callable")
+    elif origin is type or tp is type:
+        if not isinstance(value, type):
+            raise _kind_error(name, value, "a class")
+    elif isinstance(tp, type):
+        if getattr(tp, "_is_protocol", False):
+            return
+        if tp.__module__ == "torch" and tp.__name__ == "Tensor":
+            if not isinstance(value, tp):
+                raise _kind_error(name, value, "a torch tensor")
+            if value.is_floating_point() and not allow_inf and not bool(value.isfinite().all()):
+                raise validate.ValidationError(f"{name} must be finite, got a tensor with "
+                                               f"non-finite entries")
+        elif not isinstance(value, tp):
+            raise _kind_error(name, value, _describe(tp))
+
+
+def _check_items(name: str, items, args) -> None:
+    if not args:
+        return
+    if len(args) == 2 and args[1] is Ellipsis:
+        args = args[:1]
+    if len(args) == 1:
+        for i, item in enumerate(items):
+            check_value(f"{name}[{i}]", item, args[0])
+    elif len(args) == len(items):
+        for i, (item, tp) in enumerate(zip(items, args)):
+            check_value(f"{name}[{i}]", item, tp)
+    else:
+        raise validate.ValidationError(f"{name} must have {len(args)} entries, got {len(items)}")
+
+
+class _Signature:
+    """A function's parameters with their resolved annotations (built at its first guarded call)."""
+
+    def __init__(self, fn):
+        self.signature = inspect.signature(fn)
+        self.hints = _hints(fn)
+        self.allow_inf = {p.name for p in self.signature.parameters.values()
+                          if isinstance(p.default, float) and math.isinf(p.default)}
+
+    def check(self, qualname: str, args, kwargs) -> None:
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise InputTypeError(f"{qualname}: {exc}") from None
+        try:
+            for name, value in bound.arguments.items():
+                tp = self.hints.get(name)
+                if tp is None:
+                    continue
+                kind = self.signature.parameters[name].kind
+                inf = name in self.allow_inf
+                if kind is inspect.Parameter.VAR_POSITIONAL:
+                    for i, item in enumerate(value):
+                        check_value(f"{name}[{i}]", item, tp, allow_inf=inf)
+                elif kind is inspect.Parameter.VAR_KEYWORD:
+                    for key, item in value.items():
+                        check_value(key, item, tp, allow_inf=inf)
+                else:
+                    check_value(name, value, tp, allow_inf=inf)
+        except FedboundError as exc:
+            raise type(exc)(f"{qualname}: {exc}") from None
+
+
+def _hints(fn) -> dict:
+    """The resolved annotations of ``fn``; an annotation that cannot be resolved is left out."""
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except Exception:  # noqa: BLE001 - a name imported only for type checkers: resolve one by one
+        out = {}
+        namespace = getattr(fn, "__globals__", {})
+        for name, ann in getattr(fn, "__annotations__", {}).items():
+            try:
+                out[name] = eval(ann, namespace) if isinstance(ann, str) else ann  # noqa: S307
+            except Exception:  # noqa: BLE001
+                continue
+        return out
+
+
+def caller_module(depth: int = 1) -> str:
+    """The ``__name__`` of the module ``depth`` calls above the function that asks (1: its caller),
+    not counting the guard's own wrappers (a registry records the registering module this way)."""
+    frame = sys._getframe(1)
+    while depth > 0:
+        frame = frame.f_back
+        while frame is not None and frame.f_globals.get("__name__") == __name__:
+            frame = frame.f_back
+        depth -= 1
+    return frame.f_globals.get("__name__", "?") if frame is not None else "?"
+
+
+def guarded(fn, qualname: str | None = None):
+    """``fn`` wrapped so that a call from outside fedbound checks its arguments first."""
+    if getattr(fn, "__fedbound_guarded__", False):
+        return fn
+    qualname = qualname or f"{fn.__module__}.{fn.__qualname__}"
+    holder = []
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if getattr(_state, "inside", False):
+            return fn(*args, **kwargs)
+        _state.inside = True
+        try:
+            if not holder:
+                holder.append(_Signature(fn))
+            holder[0].check(qualname, args, kwargs)
+            return fn(*args, **kwargs)
+        finally:
+            _state.inside = False
+
+    wrapper.__fedbound_guarded__ = True
+    return wrapper
+
+
+def _guard_class(cls) -> None:
+    """Guard ``__init__``, ``__call__`` and the public methods that ``cls`` itself defines."""
+    for attr, raw in list(vars(cls).items()):
+        if attr.startswith("_") and attr not in ("__init__", "__call__"):
+            continue
+        qual = f"{cls.__module__}.{cls.__qualname__}.{attr}"
+        if isinstance(raw, staticmethod):
+            setattr(cls, attr, staticmethod(guarded(raw.__func__, qual)))
+        elif isinstance(raw, classmethod):
+            setattr(cls, attr, classmethod(guarded(raw.__func__, qual)))
+        elif inspect.isfunction(raw):
+            setattr(cls, attr, guarded(raw, qual if attr != "__init__" else
+                                       f"{cls.__module__}.{cls.__qualname__}"))
+
+
+def guard_module(module) -> None:
+    """Guard the public functions and classes that ``module`` defines (not those it imports)."""
+    name = module.__name__
+    for attr, obj in list(vars(module).items()):
+        if attr.startswith("_") or getattr(obj, "__module__", None) != name:
+            continue
+        if inspect.isfunction(obj):
+            setattr(module, attr, guarded(obj))
+        elif inspect.isclass(obj) and not issubclass(obj, BaseException) \
+                and not getattr(obj, "_is_protocol", False):
+            _guard_class(obj)
+
+
+def _guarded_name(fullname: str) -> bool:
+    return fullname.startswith("fedbound.") and not any(
+        fullname == u or fullname.startswith(u + ".") for u in UNGUARDED)
+
+
+class _GuardingLoader(importlib.abc.Loader):
+    def __init__(self, inner):
+        self.inner = inner
+
+    def create_module(self, spec):
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module):
+        self.inner.exec_module(module)
+        guard_module(module)
+
+    def __getattr__(self, attr):  # get_source, get_code, ... as the file loader has them
+        return getattr(self.inner, attr)
+
+
+class _GuardingFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path, target=None):
+        if not _guarded_name(fullname):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is not None and spec.loader is not None and spec.origin \
+                and os.path.basename(spec.origin).endswith(".py"):
+            spec.loader = _GuardingLoader(spec.loader)
+        return spec
+
+
+def install() -> None:
+    """Guard every ``fedbound.*`` module imported from now on (called once by fedbound/__init__)."""
+    if not any(isinstance(f, _GuardingFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _GuardingFinder())
+
+
+__all__ = ["caller_module", "check_value", "guarded", "guard_module", "install", "UNGUARDED"]
