@@ -11,7 +11,7 @@ range, e.g.::
 
 A constraint is any object of ``typing.Annotated``'s metadata with a ``check(name, value)`` method;
 :class:`Range` covers the intervals of real numbers and integers (elementwise for arrays and
-sequences), :class:`Choice` a closed list of names.
+sequences), :class:`Choice` a closed list of names, :class:`Dims` the number of dimensions of an array.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ class Range:
     high_open: bool = False
     allow_inf: bool = False
 
-    def check(self, name: str, value) -> None:
+    def check(self, name: str, value: object) -> None:
         if isinstance(value, (numbers.Real, np.generic)) and not isinstance(value, (bool, np.bool_)):
             validate.number(name, value, low=self.low, high=self.high, low_open=self.low_open,
                             high_open=self.high_open, allow_inf=self.allow_inf)
@@ -56,8 +56,24 @@ class Choice:
     """One of a closed list of names (an unknown one is an UnknownNameError with a did-you-mean)."""
     names: tuple[str, ...]
 
-    def check(self, name: str, value) -> None:
+    def check(self, name: str, value: object) -> None:
         validate.one_of(name, value, self.names)
+
+
+@dataclass(frozen=True)
+class Dims:
+    """An array with one of the numbers of dimensions ``ndim`` (a vector: 1, a matrix: 2)."""
+    ndim: tuple[int, ...]
+
+    def check(self, name: str, value: object) -> None:
+        validate.real_array(name, value, ndim=self.ndim, finite=False, allow_bool=True)
+
+
+@dataclass(frozen=True)
+class NonFinite:
+    """Measured data under test: NaN and infinities reach the function, which judges them (a
+    testing assertion fails on them with an AssertionError); the kind is still checked."""
+    nonfinite: bool = True
 
 
 #: a real number > 0 (a step size, a smoothness constant, a tolerance)
@@ -78,6 +94,12 @@ Seed = Annotated[int, Range(0, validate.SEED_LIMIT - 1)]
 PositiveArray = Annotated[np.ndarray, Range(0.0, low_open=True)]
 NonNegativeArray = Annotated[np.ndarray, Range(0.0)]
 ProbabilityArray = Annotated[np.ndarray, Range(0.0, 1.0)]
+#: a real vector (1 dimension) and a real matrix (2 dimensions), finite
+Vector = Annotated[np.ndarray, Dims((1,))]
+Matrix = Annotated[np.ndarray, Dims((2,))]
+#: measured data (any real array; a vector), NaN and infinities allowed (:class:`NonFinite`)
+Measured = Annotated[np.ndarray, NonFinite()]
+MeasuredVector = Annotated[np.ndarray, Dims((1,)), NonFinite()]
 
-__all__ = ["Range", "Choice", "Positive", "NonNegative", "Probability", "Fraction", "Count",
+__all__ = ["Range", "Choice", "Dims", "NonFinite", "Vector", "Matrix", "Measured", "MeasuredVector", "Positive", "NonNegative", "Probability", "Fraction", "Count",
            "NonNegativeInt", "Seed", "PositiveArray", "NonNegativeArray", "ProbabilityArray"]

@@ -48,7 +48,7 @@ class SolverError(FedboundError, RuntimeError):
     """An optimization solver failed, or returned a solution that violates its constraints."""
 
 
-def require(condition: bool, message: str) -> None:
+def require(condition: object, message: str) -> None:
     """Raise :class:`ValidationError` with ``message`` unless ``condition`` holds."""
     if not condition:
         raise ValidationError(message)

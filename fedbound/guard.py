@@ -40,23 +40,24 @@ import importlib.abc
 import importlib.machinery
 import inspect
 import math
+import numbers
 import os
 import sys
 import threading
 import types
 import typing
+from typing import Callable
 
 import numpy as np
 
 from fedbound import validate
-from fedbound.errors import FedboundError, InputTypeError, UnknownNameError
+from fedbound.errors import FedboundError, InputTypeError, UnknownNameError, ValidationError
 
 _state = threading.local()
 
-#: modules never guarded: the validation layer itself, the errors, and the CLI (which checks its
-#: command lines through the same validators and calls the guarded API)
-UNGUARDED = ("fedbound.guard", "fedbound.validate", "fedbound.argtypes", "fedbound.errors",
-             "fedbound.cli", "fedbound.__main__")
+#: modules never guarded: the guard itself, and the CLI (which checks its command lines through the
+#: same validators and calls the guarded API)
+UNGUARDED = ("fedbound.guard", "fedbound.cli", "fedbound.__main__")
 
 _SEQUENCES = (list, tuple, abc.Sequence, abc.MutableSequence, abc.Collection)
 _MAPPINGS = (dict, abc.Mapping, abc.MutableMapping)
@@ -67,8 +68,12 @@ def _kind_error(name: str, value, what: str) -> InputTypeError:
     return InputTypeError(f"{name} must be {what}, got {validate.show(value)}")
 
 
+def _article(noun: str) -> str:
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
+
+
 def _describe(tp) -> str:
-    """The annotation in words, for an error message."""
+    """The annotation in words, for an error message ("a fedbound Task or None")."""
     origin = typing.get_origin(tp)
     if origin is typing.Annotated:
         return _describe(typing.get_args(tp)[0])
@@ -77,28 +82,40 @@ def _describe(tp) -> str:
     if tp is type(None):
         return "None"
     words = {float: "a real number", int: "an integer", bool: "True or False", str: "a string",
-             np.ndarray: "a real array"}
+             bytes: "bytes", np.ndarray: "a real array"}
     if tp in words:
         return words[tp]
-    if origin in _SEQUENCES:
+    if origin in _SEQUENCES or tp in (list, tuple):
         return "a list or tuple"
-    if origin in _MAPPINGS or tp in (dict,):
-        return "a dict"
-    if origin is abc.Callable or tp is abc.Callable:
-        return "a callable"
+    if origin in _MAPPINGS or tp in (dict, abc.Mapping):
+        return "a mapping (dict)"
+    if origin is abc.Callable or tp in (abc.Callable, typing.Callable):
+        return "a function"
+    if origin in _ITERABLES:
+        return "an iterable"
     name = getattr(tp, "__name__", None) or str(tp)
-    return f"a {name}"
+    module = getattr(tp, "__module__", "") or ""
+    if module.startswith("fedbound."):
+        return f"a fedbound {name}"
+    if module == "torch" and name == "Tensor":
+        return "a torch tensor"
+    return _article(name)
 
 
-def check_value(name: str, value, tp, *, allow_inf: bool = False) -> None:
+def check_value(name: str, value: object, tp: object, *, allow_inf: bool = False,
+                nonfinite: bool = False) -> None:
     """Check ``value`` against the annotation ``tp`` (see the module's table); raise a FedboundError
-    naming ``name`` if it does not fit."""
+    naming ``name`` if it does not fit. ``allow_inf`` lets infinities through, ``nonfinite`` NaN too
+    (measured data under test, :class:`fedbound.argtypes.NonFinite`)."""
+    if not isinstance(name, str):
+        raise InputTypeError(f"name must be a string, got {validate.show(name)}")
     if tp is None or tp is typing.Any or tp is object or isinstance(tp, (str, typing.ForwardRef,
                                                                          typing.TypeVar)):
         return
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin is typing.Annotated:
-        check_value(name, value, args[0], allow_inf=allow_inf)
+        nonfinite = nonfinite or any(getattr(m, "nonfinite", False) for m in args[1:])
+        check_value(name, value, args[0], allow_inf=allow_inf, nonfinite=nonfinite)
         for meta in args[1:]:
             if hasattr(meta, "check"):
                 meta.check(name, value)
@@ -110,7 +127,7 @@ def check_value(name: str, value, tp, *, allow_inf: bool = False) -> None:
         errors = []
         for arm in arms:
             try:
-                check_value(name, value, arm, allow_inf=allow_inf)
+                check_value(name, value, arm, allow_inf=allow_inf, nonfinite=nonfinite)
                 return
             except FedboundError as exc:
                 errors.append(exc)
@@ -129,21 +146,24 @@ def check_value(name: str, value, tp, *, allow_inf: bool = False) -> None:
         if value is not None:
             raise _kind_error(name, value, "None")
         return
-    if tp is float:
+    if tp is float and nonfinite:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise _kind_error(name, value, "a real number")
+    elif tp is float:
         validate.number(name, value, allow_inf=allow_inf)
     elif tp is int:
         validate.integer(name, value)
     elif tp is bool:
         validate.boolean(name, value)
     elif tp is np.ndarray:
-        validate.real_array(name, value, allow_bool=True, finite=not allow_inf)
+        validate.real_array(name, value, allow_bool=True, finite=not (allow_inf or nonfinite))
     elif origin in _SEQUENCES or tp in (list, tuple):
         if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, np.ndarray)):
-            raise _kind_error(name, value, "a list or tuple")
+            raise _kind_error(name, value, _describe(tp))
         _check_items(name, value, args)
     elif origin in _MAPPINGS or tp in (dict, abc.Mapping):
         if not isinstance(value, abc.Mapping):
-            raise _kind_error(name, value, "a dict")
+            raise _kind_error(name, value, _describe(tp))
         if len(args) == 2:
             for key, item in value.items():
                 check_value(f"{name} key", key, args[0])
@@ -155,7 +175,7 @@ def check_value(name: str, value, tp, *, allow_inf: bool = False) -> None:
             _check_items(name, value, args[:1])
     elif origin is abc.Callable or tp is abc.Callable or tp is typing.Callable:
         if not callable(value):
-            raise _kind_error(name, value, "a callable")
+            raise _kind_error(name, value, "a function")
     elif origin is type or tp is type:
         if not isinstance(value, type):
             raise _kind_error(name, value, "a class")
@@ -166,10 +186,11 @@ def check_value(name: str, value, tp, *, allow_inf: bool = False) -> None:
             if not isinstance(value, tp):
                 raise _kind_error(name, value, "a torch tensor")
             if value.is_floating_point() and not allow_inf and not bool(value.isfinite().all()):
-                raise validate.ValidationError(f"{name} must be finite, got a tensor with "
-                                               f"non-finite entries")
+                raise ValidationError(f"{name} must be finite, got a tensor with non-finite entries")
         elif not isinstance(value, tp):
             raise _kind_error(name, value, _describe(tp))
+    elif origin is None:
+        raise InputTypeError(f"the annotation of {name} must be a type, got {validate.show(tp)}")
 
 
 def _check_items(name: str, items, args) -> None:
@@ -184,7 +205,7 @@ def _check_items(name: str, items, args) -> None:
         for i, (item, tp) in enumerate(zip(items, args)):
             check_value(f"{name}[{i}]", item, tp)
     else:
-        raise validate.ValidationError(f"{name} must have {len(args)} entries, got {len(items)}")
+        raise ValidationError(f"{name} must have {len(args)} entries, got {len(items)}")
 
 
 class _Signature:
@@ -238,6 +259,7 @@ def _hints(fn) -> dict:
 def caller_module(depth: int = 1) -> str:
     """The ``__name__`` of the module ``depth`` calls above the function that asks (1: its caller),
     not counting the guard's own wrappers (a registry records the registering module this way)."""
+    depth = validate.integer("depth", depth, low=0)
     frame = sys._getframe(1)
     while depth > 0:
         frame = frame.f_back
@@ -247,8 +269,10 @@ def caller_module(depth: int = 1) -> str:
     return frame.f_globals.get("__name__", "?") if frame is not None else "?"
 
 
-def guarded(fn, qualname: str | None = None):
+def guarded(fn: Callable, qualname: str | None = None):
     """``fn`` wrapped so that a call from outside fedbound checks its arguments first."""
+    if not callable(fn):
+        raise InputTypeError(f"fn must be a function, got {validate.show(fn)}")
     if getattr(fn, "__fedbound_guarded__", False):
         return fn
     qualname = qualname or f"{fn.__module__}.{fn.__qualname__}"
@@ -286,8 +310,10 @@ def _guard_class(cls) -> None:
                                        f"{cls.__module__}.{cls.__qualname__}"))
 
 
-def guard_module(module) -> None:
+def guard_module(module: types.ModuleType) -> None:
     """Guard the public functions and classes that ``module`` defines (not those it imports)."""
+    if not isinstance(module, types.ModuleType):
+        raise InputTypeError(f"module must be a module, got {validate.show(module)}")
     name = module.__name__
     for attr, obj in list(vars(module).items()):
         if attr.startswith("_") or getattr(obj, "__module__", None) != name:
@@ -334,6 +360,9 @@ def install() -> None:
     """Guard every ``fedbound.*`` module imported from now on (called once by fedbound/__init__)."""
     if not any(isinstance(f, _GuardingFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _GuardingFinder())
+        for name, module in list(sys.modules.items()):   # imported before: the validators, errors
+            if _guarded_name(name) and module is not None:
+                guard_module(module)
 
 
 __all__ = ["caller_module", "check_value", "guarded", "guard_module", "install", "UNGUARDED"]

@@ -17,7 +17,7 @@ from fedbound import validate
 NONFINITE = ("string", "null")
 
 
-def jsonable(value, nonfinite: str = "string"):
+def jsonable(value: object, nonfinite: str = "string"):
     """``value`` as nested Python lists, dicts, numbers, strings, bools and None (module doc)."""
     validate.one_of("nonfinite", nonfinite, NONFINITE)
     if isinstance(value, dict):

@@ -36,7 +36,7 @@ from fedbound.errors import ValidationError
 SOLVERS = ("sgd", "prox", "decay", "momentum", "custom")
 
 
-def geometric_sum(log_r, n):
+def geometric_sum(log_r: float | np.ndarray, n: float | np.ndarray) -> np.ndarray:
     """sum_{k<n} r^k = (1 - r^n)/(1 - r) for r in [0, 1], from log r (0 for r = 1, -inf for r = 0),
     as expm1(n log r)/expm1(log r): accurate to a few ulps, no cancellation as r -> 1."""
     log_r, n = np.broadcast_arrays(np.asarray(log_r, float), np.asarray(n, float))
@@ -45,7 +45,7 @@ def geometric_sum(log_r, n):
     return np.where(log_r == 0, n, ratio)
 
 
-def solver_parameter(name: str, value, low: float, high: float, low_open: bool,
+def solver_parameter(name: str, value: float | np.ndarray | None, low: float, high: float, low_open: bool,
                      high_open: bool) -> np.ndarray:
     """A solver parameter (array) inside its interval, else the one-line message of its first bad
     entry."""
@@ -58,7 +58,9 @@ def solver_parameter(name: str, value, low: float, high: float, low_open: bool,
     return arr
 
 
-def accumulation_vector(solver: str, tau: int, *, alpha=None, gamma=None, rho=None, a=None) -> np.ndarray:
+def accumulation_vector(solver: str, tau: int, *, alpha: float | np.ndarray | None = None,
+                        gamma: float | np.ndarray | None = None, rho: float | np.ndarray | None = None,
+                        a: np.ndarray | None = None) -> np.ndarray:
     """a_i (tau,) of one client's local solver, in closed form (papers/fednova.md sec. 2.3).
 
     ``"sgd"``: [1, ..., 1] (L120); ``"prox"``: [(1-alpha)^(tau-1), ..., 1-alpha, 1] with

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import json
+import argparse
 import os
 import secrets
 from pathlib import Path
@@ -39,7 +40,7 @@ def _os_error(path, exc: OSError, option: str = "output") -> OutputError:
 
 
 @contextlib.contextmanager
-def atomic_path(path):
+def atomic_path(path: str | os.PathLike):
     """Yield a temporary path beside ``path``; on normal exit it is renamed to ``path`` (os.replace),
     on an exception it is removed. For writers that take a file name (np.save, savefig)."""
     path = Path(path)
@@ -55,7 +56,7 @@ def atomic_path(path):
 
 
 @contextlib.contextmanager
-def atomic_open(path, mode: str = "w", **kwargs):
+def atomic_open(path: str | os.PathLike, mode: str = "w", **kwargs):
     """``open`` on a temporary name, flushed, synced and renamed to ``path`` when the block ends
     without an exception (``mode`` "w" or "wb"; keyword arguments go to ``open``)."""
     if mode not in ("w", "wb"):
@@ -71,20 +72,20 @@ def atomic_open(path, mode: str = "w", **kwargs):
             os.fsync(fh.fileno())
 
 
-def write_text(path, text: str) -> Path:
+def write_text(path: str | os.PathLike, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically."""
     with atomic_open(path, "w", encoding="utf-8") as fh:
         fh.write(text)
     return Path(path)
 
 
-def write_json(path, value, *, nonfinite: str = "string", indent: int = 1) -> Path:
+def write_json(path: str | os.PathLike, value: object, *, nonfinite: str = "string", indent: int = 1) -> Path:
     """Write ``value`` as strict JSON (:func:`~fedbound.jsonable.jsonable`, no NaN/Infinity tokens)
     to ``path`` atomically."""
     return write_text(path, json.dumps(jsonable(value, nonfinite), indent=indent, allow_nan=False))
 
 
-def status(path) -> str | None:
+def status(path: str | os.PathLike) -> str | None:
     """``"complete"``, ``"incomplete"`` or None (no fedbound status file) of an output folder."""
     try:
         return json.loads((Path(path) / STATUS_FILE).read_text(encoding="utf-8")).get("status")
@@ -99,7 +100,7 @@ def _now() -> str:
 class OutputFolder:
     """The output folder of one command (module doc): check up front, create, complete."""
 
-    def __init__(self, path, *, overwrite: bool = False, resume: bool = False,
+    def __init__(self, path: str | os.PathLike, *, overwrite: bool = False, resume: bool = False,
                  option: str = "--out", command: str | None = None):
         self.path = Path(path)
         self.overwrite, self.resume = bool(overwrite), bool(resume)
@@ -162,7 +163,7 @@ class OutputFolder:
         write_json(self.path / STATUS_FILE, {"status": state, "time": _now(), "command": self.command})
 
 
-def output_folder(args) -> OutputFolder:
+def output_folder(args: argparse.Namespace) -> OutputFolder:
     """The :class:`OutputFolder` of a parsed CLI namespace (made by ``fedbound.cli.main`` from
     ``--out``, ``--overwrite`` and ``--resume``; built here when a command is called directly)."""
     folder = getattr(args, "output_folder", None)

@@ -50,7 +50,7 @@ def _orders(orders) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def rdp(q: float, sigma: float, steps: int, orders=DEFAULT_ORDERS) -> np.ndarray:
+def rdp(q: float, sigma: float, steps: int, orders: np.ndarray = DEFAULT_ORDERS) -> np.ndarray:
     """eps_T(alpha) = T log(A_alpha)/(alpha - 1) at each integer order (module docstring), computed
     in log space (log-sum-exp of the binomial terms), so large orders do not overflow."""
     q, sigma, steps = _check(q, sigma, steps)
@@ -68,7 +68,7 @@ def rdp(q: float, sigma: float, steps: int, orders=DEFAULT_ORDERS) -> np.ndarray
     return np.array(out)
 
 
-def epsilon(q: float, sigma: float, steps: int, delta: float, orders=DEFAULT_ORDERS,
+def epsilon(q: float, sigma: float, steps: int, delta: float, orders: np.ndarray = DEFAULT_ORDERS,
             conversion: str = "improved") -> tuple[float, int]:
     """(eps, optimal order) of (eps, delta)-DP after ``steps`` rounds (module docstring)."""
     delta = V.number("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)

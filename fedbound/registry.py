@@ -40,7 +40,7 @@ import pkgutil
 import sys
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Iterator, TypeVar
+from typing import Any, Callable, Generic, Iterable, Iterator, Sequence, TypeVar
 
 from fedbound import guard, validate
 from fedbound.deprecation import deprecated
@@ -126,7 +126,7 @@ def integer_option(name: str, help: str, *, low: int | None = None, high: int | 
     return Option(name, help, check, int, **fields)
 
 
-def choice_option(name: str, help: str, choices, **fields) -> Option:
+def choice_option(name: str, help: str, choices: Sequence[str] | Callable[[], Sequence[str]], **fields) -> Option:
     """One of ``choices`` (a sequence of names, or a callable giving them, e.g. a registry's
     ``names``), with a did-you-mean (:func:`fedbound.validate.one_of`)."""
     def check(label, value):
@@ -200,7 +200,7 @@ class OptionSet(Entry):
     options: tuple[Option, ...] = ()
 
 
-def validate_unknown(what: str, name, known) -> Exception:
+def validate_unknown(what: str, name: object, known: Iterable[str]) -> Exception:
     """The UnknownNameError for ``name`` among ``known`` (with a did-you-mean)."""
     try:
         validate.one_of(what, name, list(known))

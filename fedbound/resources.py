@@ -79,7 +79,7 @@ def require_memory(what: str, floats: float, itemsize: int = 8) -> None:
             "fedbound.resources.set_memory_budget)")
 
 
-def require_run_memory(what: str, rounds, n, d, seeds=1) -> None:
+def require_run_memory(what: str, rounds: int, n: int, d: int, seeds: int = 1) -> None:
     """Refuse a run (or ``seeds`` runs kept together, as a Monte-Carlo estimate does) whose memory
     would exceed the budget: a few (n, d) client tensors (models, trackers, gradients: 8 n d floats)
     plus, per seed, the recorded global model and metrics of every round ((rounds + 1)(d + 16))."""

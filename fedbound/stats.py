@@ -42,7 +42,7 @@ class Estimate:
     samples: int
     confidence: float
 
-    def contains(self, value) -> np.ndarray:
+    def contains(self, value: float | np.ndarray) -> np.ndarray:
         """Whether ``value`` lies in the confidence interval (elementwise)."""
         return (self.low <= value) & (value <= self.high)
 
@@ -59,7 +59,7 @@ class Estimate:
                 "high": plain(self.high), "samples": self.samples, "confidence": self.confidence}
 
 
-def mean_ci(samples, confidence: float = 0.95, axis: int = 0) -> Estimate:
+def mean_ci(samples: np.ndarray, confidence: float = 0.95, axis: int = 0) -> Estimate:
     """Mean of ``samples`` along ``axis`` with a Student-t confidence interval (see module doc)."""
     confidence = validate.number("confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
     x = validate.real_array("samples", samples)

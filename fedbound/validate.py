@@ -40,7 +40,7 @@ def _show(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def show(value) -> str:
+def show(value: object) -> str:
     """A short printable form of a value for an error message (public alias of the checkers' own)."""
     return _show(value)
 
@@ -71,7 +71,7 @@ def _scalar(value):
     return value
 
 
-def number(name: str, value, *, low: float = -math.inf, high: float = math.inf,
+def number(name: str, value: object, *, low: float = -math.inf, high: float = math.inf,
            low_open: bool = False, high_open: bool = False, allow_inf: bool = False) -> float:
     """A real number in the interval from ``low`` to ``high`` (ends open where told), as ``float``.
 
@@ -99,7 +99,7 @@ def number(name: str, value, *, low: float = -math.inf, high: float = math.inf,
     return x
 
 
-def integer(name: str, value, *, low: int | None = None, high: int | None = None) -> int:
+def integer(name: str, value: object, *, low: int | None = None, high: int | None = None) -> int:
     """An integer in ``[low, high]`` (either end optional), as ``int``; integral floats such as
     ``3.0`` are accepted, ``3.5``, bools, strings and NaN are not."""
     value = _scalar(value)
@@ -123,7 +123,7 @@ def integer(name: str, value, *, low: int | None = None, high: int | None = None
     return value
 
 
-def seed(value, name: str = "seed") -> int:
+def seed(value: object, name: str = "seed") -> int:
     """A random seed: an integer in [0, 2**63) (accepted by numpy and torch generators alike)."""
     value = integer(name, value)
     if not 0 <= value < SEED_LIMIT:
@@ -132,7 +132,7 @@ def seed(value, name: str = "seed") -> int:
     return value
 
 
-def rng(value, name: str = "seed") -> np.random.Generator:
+def rng(value: object, name: str = "seed") -> np.random.Generator:
     """A numpy Generator from a seed (:func:`seed`), ``None`` (fresh entropy) or a Generator (used as
     is): the one place where fedbound turns a user's seed into a numpy generator."""
     if isinstance(value, np.random.Generator):
@@ -144,7 +144,7 @@ def rng(value, name: str = "seed") -> np.random.Generator:
 MAX_SEEDS = 10 ** 7
 
 
-def seeds(value, name: str = "seeds") -> list[int]:
+def seeds(value: object, name: str = "seeds") -> list[int]:
     """Monte-Carlo seeds: an integer R in [1, MAX_SEEDS] (seeds 0..R-1) or a non-empty iterable of
     seeds (:func:`seed`), as a list."""
     value = _scalar(value)
@@ -158,7 +158,7 @@ def seeds(value, name: str = "seeds") -> list[int]:
     return out
 
 
-def boolean(name: str, value) -> bool:
+def boolean(name: str, value: object) -> bool:
     """A bool (``True``/``False`` or a numpy bool), nothing else (``1`` and ``"yes"`` are errors)."""
     value = _scalar(value)
     if not _is_bool(value):
@@ -166,7 +166,7 @@ def boolean(name: str, value) -> bool:
     return bool(value)
 
 
-def real_array(name: str, value, *, ndim: int | Sequence[int] | None = None,
+def real_array(name: str, value: object, *, ndim: int | Sequence[int] | None = None,
                shape: Sequence[int | None] | None = None, finite: bool = True,
                low: float | None = None, high: float | None = None,
                max_abs: float | None = None, allow_bool: bool = False) -> np.ndarray:
@@ -221,7 +221,7 @@ JSON_MAX_BYTES = 64 * 2 ** 20
 JSON_MAX_DIGITS = 30
 
 
-def existing_file(name: str, path, *, max_bytes: int | None = None) -> str:
+def existing_file(name: str, path: object, *, max_bytes: int | None = None) -> str:
     """``path`` (str or path-like) naming an existing regular file of at most ``max_bytes`` bytes."""
     if not isinstance(path, (str, os.PathLike)):
         raise InputTypeError(f"{name} must be a file path, got {_show(path)}")
@@ -266,6 +266,8 @@ def parse_json(name: str, text: str | bytes):
         except UnicodeDecodeError as exc:
             raise ValidationError(f"{name} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
                                   f"offset {exc.start})") from None
+    if not isinstance(text, str):
+        raise InputTypeError(f"{name} must be JSON text (str or bytes), got {_show(text)}")
     try:
         return json.loads(text, parse_int=_json_int, parse_float=_json_float,
                           parse_constant=_json_constant)
@@ -280,7 +282,7 @@ def parse_json(name: str, text: str | bytes):
         raise ValidationError(f"{name} is not valid JSON: {exc}") from None
 
 
-def json_file(name: str, path, *, max_bytes: int = JSON_MAX_BYTES):
+def json_file(name: str, path: object, *, max_bytes: int = JSON_MAX_BYTES):
     """The strict JSON content (:func:`parse_json`) of the existing file ``path``, read as UTF-8."""
     path = existing_file(name, path, max_bytes=max_bytes)
     try:
@@ -291,7 +293,7 @@ def json_file(name: str, path, *, max_bytes: int = JSON_MAX_BYTES):
     return parse_json(f"{name} {path!r}", raw)
 
 
-def instance(name: str, value, cls: type, what: str):
+def instance(name: str, value: object, cls: type, what: str):
     """``value`` if it is an instance of ``cls``, else :class:`InputTypeError` saying what ``name``
     must be (``what``, e.g. "a fedbound Task")."""
     if not isinstance(value, cls):
@@ -305,7 +307,7 @@ def suggest(name: str, known: Iterable[str]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def one_of(name: str, value, choices: Iterable[str]) -> str:
+def one_of(name: str, value: object, choices: Iterable[str]) -> str:
     """``value`` if it is one of ``choices`` (strings), else :class:`UnknownNameError` listing them
     with a did-you-mean."""
     choices = list(choices)

@@ -22,7 +22,7 @@ TEMPLATE = Path(__file__).with_name("plugin_template")
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,39}")
 
 
-def check_name(name) -> str:
+def check_name(name: str) -> str:
     """``name`` if it can name an algorithm, a paper and a Python package: lowercase letters,
     digits and underscores, starting with a letter, not taken by a registered algorithm or paper."""
     require(isinstance(name, str) and NAME_PATTERN.fullmatch(name) is not None,
@@ -50,7 +50,7 @@ def files(name: str) -> dict[str, str]:
     return out
 
 
-def new_plugin(directory, name: str, *, overwrite: bool = False) -> list[Path]:
+def new_plugin(directory: str | os.PathLike, name: str, *, overwrite: bool = False) -> list[Path]:
     """Write the plugin ``name`` into ``directory`` (created; an existing non-empty one only with
     ``overwrite``); returns the written files. Each file is written atomically."""
     name = check_name(name)

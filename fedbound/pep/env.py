@@ -23,10 +23,22 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+from PEPit import Point
+
+from fedbound.errors import ValidationError
+
+
+class Env:
+    """The interface of the module doc: the base class of every backend (
+    :class:`fedbound.pep.symbolic.PepEnv`, :class:`fedbound.pep.numeric.NumericEnv`), so that a
+    function taking an ``env`` can say which objects it takes."""
 
 
 def combine(weights: Sequence[float], points: Sequence):
     """sum_j weights[j] points[j] over the nonzero weights (points of any backend)."""
+    if len(points) == 0 or len(weights) != len(points):
+        raise ValidationError(f"combine needs one weight per point and at least one point, got "
+                              f"{len(weights)} weights and {len(points)} points")
     terms = [(float(w), p) for w, p in zip(weights, points) if w != 0]
     if not terms:
         return 0.0 * points[0]
@@ -38,25 +50,30 @@ def combine(weights: Sequence[float], points: Sequence):
 
 def mean(points: Sequence):
     """(1/len) sum of ``points``."""
+    if len(points) == 0:
+        raise ValidationError("mean needs at least one point, got none")
     return combine([1.0 / len(points)] * len(points), points)
 
 
-def mix(W, points: Sequence) -> list:
+def mix(W: np.ndarray, points: Sequence) -> list:
     """Row i: sum_j W_ij points[j] (a fixed mixing matrix)."""
     W = np.asarray(W, dtype=float)
+    if W.ndim != 2 or W.shape[1] != len(points):
+        raise ValidationError(f"W must be a matrix with one column per point ({len(points)}), got shape "
+                              f"{W.shape}")
     return [combine(W[i], points) for i in range(W.shape[0])]
 
 
-def objective_grad(env, x):
+def objective_grad(env: Env, x: Point | np.ndarray):
     """grad F(x) = sum_i w_i grad f_i(x)."""
     return combine(env.weights, [env.grad(i, x) for i in range(env.n)])
 
 
-def objective_value(env, x):
+def objective_value(env: Env, x: Point | np.ndarray):
     """F(x) = sum_i w_i f_i(x)."""
     return sum(w * env.value(i, x) for i, w in enumerate(env.weights))
 
 
-def heterogeneity(env, x):
+def heterogeneity(env: Env, x: Point | np.ndarray):
     """sum_i w_i ||grad f_i(x)||^2 (at x*: the heterogeneity zeta^2 of the issue, with w_i = 1/n)."""
     return sum(w * env.sq(env.grad(i, x)) for i, w in enumerate(env.weights))

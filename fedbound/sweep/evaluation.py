@@ -29,7 +29,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 from tqdm import tqdm
@@ -177,7 +177,7 @@ def _call_points(fn: Callable, payload) -> list:
     return [(c, s, "done", fn(seed, **configuration))]
 
 
-def evaluate(fn: Callable, grid: dict | None = None, seeds=1, *, progress: bool | None = None) -> Measurements:
+def evaluate(fn: Callable, grid: dict | None = None, seeds: int | Sequence[int] = 1, *, progress: bool | None = None) -> Measurements:
     """``fn(seed, **configuration)`` for every configuration of ``grid`` and every seed (an int R:
     seeds 0..R-1, or a list), on the current executor (module doc). ``progress``: a bar over the
     runs (default: on a terminal only)."""
@@ -198,7 +198,7 @@ def _run_batch(common, payload) -> list:
             for (s, _), (status, cols, error, _) in zip(members, run_cells(algs, rounds))]
 
 
-def runs(make: Callable, rounds: int, grid: dict | None = None, seeds=1, *, batch: bool = True,
+def runs(make: Callable, rounds: int, grid: dict | None = None, seeds: int | Sequence[int] = 1, *, batch: bool = True,
          progress: bool | None = None) -> Measurements:
     """The per-round metrics and cumulative communication (:meth:`fedbound.algorithms.run.Trajectory.columns`)
     of ``run(make(seed, **configuration), rounds)`` for every configuration of ``grid`` and every

@@ -42,7 +42,7 @@ TASKS_PER_CPU = 4
 CONNECT_TIMEOUT = 10
 
 
-def call(function: Callable, common, payload):
+def call(function: Callable, common: object, payload: object):
     """``function(common, payload)`` with one torch thread (module doc)."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -52,7 +52,7 @@ def call(function: Callable, common, payload):
         torch.set_num_threads(threads)
 
 
-def call_group(function: Callable, common, payloads: list, plugins: tuple = ()) -> list:
+def call_group(function: Callable, common: object, payloads: list, plugins: tuple = ()) -> list:
     """:func:`call` of several payloads (one Ray task), after loading the driver's ``plugins`` (a
     worker is a fresh process: the installed plugins load themselves, those named by ``--plugin``
     or $FEDBOUND_PLUGINS in the driver are named here)."""
@@ -86,7 +86,7 @@ class Executor:
     def on_ray(self) -> bool:
         return self.ray or self.address is not None
 
-    def map(self, function: Callable, common, payloads: list, on_result: Callable,
+    def map(self, function: Callable, common: object, payloads: list, on_result: Callable,
             progress: Callable[[object], None] | None = None) -> list:
         """Compute ``function(common, p)`` for every payload ``p``; call ``on_result(p, result)``
         in this process as results arrive (in payload order when embedded) and ``progress(p)``

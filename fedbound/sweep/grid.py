@@ -42,7 +42,7 @@ def _group(g: int, group) -> dict:
     return group
 
 
-def normalize(grid, known: Iterable[str] | None = None,
+def normalize(grid: dict, known: Iterable[str] | None = None,
               value: Callable[[str, object], object] | None = None) -> dict:
     """``grid`` checked and in canonical form ``{name: [values], "zip": [{name: [values]}, ...]}``.
 

@@ -6,6 +6,8 @@ interval shaded.
 """
 from __future__ import annotations
 
+import os
+
 import json
 from pathlib import Path
 
@@ -21,7 +23,7 @@ REPORT_METRICS = METRICS[:-1]
 FLOATS = ("upload_floats", "download_floats", "d2d_floats")
 
 
-def summarize(folder, metric: str = "loss_gap", confidence: float = 0.95) -> list[dict]:
+def summarize(folder: str | os.PathLike, metric: str = "loss_gap", confidence: float = 0.95) -> list[dict]:
     """The configurations of the sweep stored in ``folder`` (:func:`configurations`)."""
     require(exists(folder), f"{folder!s} holds no sweep database (run `fedbound sweep SPEC.json --out "
                             f"{folder!s}` first)")
@@ -34,13 +36,13 @@ def summarize(folder, metric: str = "loss_gap", confidence: float = 0.95) -> lis
     return configurations(cells, metric, confidence)
 
 
-def summarize_collected(collected, metric: str = "loss_gap", confidence: float = 0.95) -> list[dict]:
+def summarize_collected(collected: dict, metric: str = "loss_gap", confidence: float = 0.95) -> list[dict]:
     """The configurations of the in-memory results of :func:`fedbound.sweep.collect`."""
     return configurations([(cell.config, result.status, result.columns) for cell, result in collected],
                           metric, confidence)
 
 
-def configurations(cells, metric: str = "loss_gap", confidence: float = 0.95) -> list[dict]:
+def configurations(cells: list, metric: str = "loss_gap", confidence: float = 0.95) -> list[dict]:
     """One dict per configuration of ``cells`` ((config JSON, status, per-round columns or None)),
     in cell order: ``algorithm``, ``options``, ``sigma``, ``seeds`` (finished), ``diverged``,
     ``pending``, ``final`` (Estimate dict of the last round's metric) and the curves ``rounds``,
@@ -88,7 +90,7 @@ def table(rows: list[dict], metric: str) -> str:
     return "\n".join(lines)
 
 
-def plots(rows: list[dict], metric: str, folder) -> dict[str, str]:
+def plots(rows: list[dict], metric: str, folder: str | os.PathLike) -> dict[str, str]:
     """``report-<metric>-rounds.png`` and ``report-<metric>-floats.png`` in ``folder`` (written
     atomically); returns their paths."""
     from matplotlib.figure import Figure

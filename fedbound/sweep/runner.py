@@ -22,6 +22,8 @@ are kept, finished or not).
 """
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -139,7 +141,7 @@ def collect(spec: spec_mod.Spec) -> list[tuple[spec_mod.Cell, CellResult]]:
     return list(zip(spec.cells, results))
 
 
-def run_sweep(spec: spec_mod.Spec, folder, *, extend: bool = False, ray: bool = False,
+def run_sweep(spec: spec_mod.Spec, folder: str | os.PathLike, *, extend: bool = False, ray: bool = False,
               ray_address: str | None = None, progress: bool = False) -> Summary:
     """Run the unfinished cells of ``spec`` into the store of ``folder`` (module doc)."""
     folder = Path(folder)

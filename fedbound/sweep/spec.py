@@ -29,6 +29,8 @@ grid value is refused before anything runs, naming the option.
 """
 from __future__ import annotations
 
+import os
+
 import itertools
 import json
 from dataclasses import dataclass
@@ -166,7 +168,7 @@ class Spec:
         return tuple(expand(self))
 
 
-def parse(raw) -> Spec:
+def parse(raw: dict) -> Spec:
     """A :class:`Spec` from a decoded JSON object; every problem is a one-line FedboundError."""
     from fedbound.algorithms import registry
 
@@ -189,7 +191,7 @@ def parse(raw) -> Spec:
     return spec
 
 
-def load(path) -> Spec:
+def load(path: str | os.PathLike) -> Spec:
     """The validated SPEC of the JSON file ``path``."""
     return parse(json_file("sweep spec", path))
 

@@ -22,6 +22,8 @@ disk, which made the store the bottleneck of small sweeps.
 """
 from __future__ import annotations
 
+import os
+
 import json
 import math
 import sqlite3
@@ -63,7 +65,7 @@ def _real(value):
 class Store:
     """The sweep database of folder ``path`` (module doc)."""
 
-    def __init__(self, path):
+    def __init__(self, path: str | os.PathLike):
         self.path = Path(path) / DB_NAME
         try:
             self.db = sqlite3.connect(self.path, isolation_level=None)
@@ -106,7 +108,7 @@ class Store:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
 
-    def add_cells(self, spec_text: str, cells) -> None:
+    def add_cells(self, spec_text: str, cells: list) -> None:
         """Record ``spec_text`` and append ``cells`` ((key, config, algorithm, seed, sigma, batch)
         tuples, not yet stored) as pending, in one transaction."""
         with self.db:
@@ -170,7 +172,7 @@ class Store:
         return [meta, cells, rounds]
 
 
-def exists(path) -> bool:
+def exists(path: str | os.PathLike) -> bool:
     return (Path(path) / DB_NAME).is_file()
 
 

@@ -45,6 +45,8 @@ from typing import Callable, Iterable
 import numpy as np
 
 from fedbound import validate
+from fedbound.algorithms.run import Trajectory
+from fedbound.argtypes import Measured, MeasuredVector, Vector
 from fedbound.errors import ValidationError, require
 from fedbound.stats import Estimate
 from fedbound.verify.check import Check, bound_check
@@ -65,7 +67,7 @@ def _data(name: str, x, allow_inf: bool = False) -> np.ndarray:
     return arr
 
 
-def assert_fixed_point_reached(x, x_star, tol: float = 1e-10) -> float:
+def assert_fixed_point_reached(x: Measured | Trajectory, x_star: np.ndarray, tol: float = 1e-10) -> float:
     """Assert ``||x - x_star||_2 <= tol``; ``x`` may be a model (d,), a stacked (n, d) set of
     client models (every row is compared), or a Trajectory (its last global model)."""
     if hasattr(x, "x_g") and hasattr(x, "rounds"):
@@ -81,7 +83,7 @@ def assert_fixed_point_reached(x, x_star, tol: float = 1e-10) -> float:
 
 
 def assert_invariant_held(invariant: Callable[[object], object], states: Iterable[object],
-                          expected=0.0, atol: float = 1e-12) -> float:
+                          expected: float | np.ndarray = 0.0, atol: float = 1e-12) -> float:
     """Assert ``max |invariant(state) - expected| <= atol`` over all ``states`` (at least one);
     returns the max. A NaN or infinite invariant value fails the assertion.
 
@@ -129,7 +131,7 @@ def _fit_quality(fit: SlopeFit, exact: bool, min_r2: float, what: str, measured:
         f"lower min_r2)"
 
 
-def assert_linear_rate(errors, at_most: float | None = None, equals: float | None = None,
+def assert_linear_rate(errors: MeasuredVector, at_most: float | None = None, equals: float | None = None,
                        tol: float = 1e-6, confidence: float = 0.95, min_r2: float = 0.99,
                        floor: float = 1e-9, rtol: float = 1e-10, exact_rtol: float = 1e-9) -> SlopeFit:
     r"""Assert that ``errors`` :math:`e_t` (positive, one per round t = 0, 1, ...) converge linearly,
@@ -184,8 +186,8 @@ def assert_linear_rate(errors, at_most: float | None = None, equals: float | Non
     return fit
 
 
-def assert_power_rate(values, at_most: float | None = None, equals: float | None = None,
-                      rounds=None, atol: float = 0.05, confidence: float = 0.95, min_r2: float = 0.99,
+def assert_power_rate(values: MeasuredVector, at_most: float | None = None, equals: float | None = None,
+                      rounds: Vector | None = None, atol: float = 0.05, confidence: float = 0.95, min_r2: float = 0.99,
                       exact_rtol: float = 1e-9) -> SlopeFit:
     r"""Assert that ``values`` :math:`v_T` (positive) follow a power of the rounds,
     :math:`v_T \approx C T^{s}` (e.g. s = -1 for a running average :math:`(1/T)\sum_{t<T} e_t` of a
@@ -268,7 +270,8 @@ def _bound_verdict(measured, bound, rtol: float, atol: float, name: str,
                    f"{allowed[i]:.6g} with rtol {rtol:g}, atol {atol:g})")
 
 
-def assert_bound_held(measured, bound, rtol: float = 1e-10, name: str = "bound", atol: float = 0.0):
+def assert_bound_held(measured: float | Measured | Estimate, bound: float | Measured,
+                      rtol: float = 1e-10, name: str = "bound", atol: float = 0.0):
     """Assert ``measured <= bound (1 + rtol) + atol`` elementwise; an Estimate must hold with its
     whole confidence interval: it holds when every upper end is below, is violated when some lower
     end is above, and is inconclusive otherwise. ``rtol`` (default 1e-10) absorbs the

@@ -51,7 +51,7 @@ result states no rate, :attr:`TheoryMatch.rate_note` says why none was checked.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -169,8 +169,9 @@ def _predicted_rate(result: Result, variant: str, constants: dict, bound: np.nda
     return "power", min(exponents, key=lambda e: abs(e - slope)), ""
 
 
-def assert_matches_theory(algorithm, result, task, network=None, *, measure: str | None = None,
-                          options: Mapping | None = None, rounds: int = 100, seeds=10,
+def assert_matches_theory(algorithm: str | Callable, result: str | Result, task: Task,
+                          network: Network | None = None, *, measure: str | None = None,
+                          options: Mapping | None = None, rounds: int = 100, seeds: int | Sequence[int] = 10,
                           variant: str | None = None, constants: Mapping | None = None,
                           adapter: Callable | None = None, confidence: float = 0.95,
                           rtol: float = 1e-10, atol: float = 0.0, rate_rtol: float = 1e-10,

@@ -226,7 +226,7 @@ def _constants(draw, names, fixed, ranges, dependent, small_domains, scope) -> d
     return {nm: out[nm] for nm in names}
 
 
-def admissible_constants(result, variant: str | None = None,
+def admissible_constants(result: str | Result, variant: str | None = None,
                          bounds: Mapping[str, tuple[float, float]] | None = None,
                          fixed: Mapping[str, float] | None = None,
                          fraction: tuple[float, float] = (1e-3, 1.0),

@@ -155,9 +155,9 @@ def test_bad_arguments_are_fedbound_errors_naming_them(kw, error, pattern):
 def test_bad_algorithm_and_result():
     with pytest.raises(UnknownNameError, match="algorithm must be one of .*; did you mean 'sdgt'"):
         assert_matches_theory("sdgtt", "sdgt.thm3", TASK, NETWORK, measure="dist2")
-    with pytest.raises(InputTypeError, match="algorithm must be a registered name"):
+    with pytest.raises(InputTypeError, match="algorithm must be a string or a function, got 3"):
         assert_matches_theory(3, "sdgt.thm3", TASK, NETWORK, measure="dist2")
-    with pytest.raises(FedboundError, match="result must be a fedbound Result or a result id"):
+    with pytest.raises(FedboundError, match="result must be a string or a fedbound Result, got 3"):
         assert_matches_theory("sdgt", 3, TASK, NETWORK, measure="dist2")
     with pytest.raises(InputTypeError, match="task must be a fedbound Task"):
         assert_matches_theory("sdgt", "sdgt.thm3", "quadratic", NETWORK, measure="dist2")
