@@ -131,11 +131,11 @@ def check_value(name: str, value: object, tp: object, *, allow_inf: bool = False
                 return
             except FedboundError as exc:
                 errors.append(exc)
-        if len(arms) == 1:
-            raise errors[0]
-        same_kind = [e for e in errors if not isinstance(e, InputTypeError)]
-        if same_kind:  # the value had the right kind for one arm but was out of its range
-            raise same_kind[0]
+        # the value had the right kind for one arm but was out of its range, or an entry was wrong
+        deeper = [e for e in errors if not isinstance(e, InputTypeError)
+                  or not str(e).startswith(f"{name} must be")]
+        if deeper:
+            raise deeper[0]
         raise _kind_error(name, value, _describe(tp))
     if origin is typing.Literal:
         if value not in args:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from fedbound.argtypes import Count, NonNegative, NonNegativeArray, NonNegativeInt, PositiveArray
 from fedbound.errors import require
 
 
@@ -36,8 +37,8 @@ class EnergyModel:
     """Per-subnet energy costs: ``E_ds[s]`` per device-server round trip of the whole subnet s,
     ``E_d2d[s]`` per D2D round in subnet s (sdgt.md 5.1)."""
 
-    E_ds: np.ndarray
-    E_d2d: np.ndarray
+    E_ds: NonNegativeArray
+    E_d2d: NonNegativeArray
     charge_tracking_exchanges: bool = False
 
     def __post_init__(self):
@@ -53,7 +54,7 @@ class EnergyModel:
         object.__setattr__(self, "E_d2d", E_d2d)
 
     @classmethod
-    def unit(cls, S: int) -> "EnergyModel":
+    def unit(cls, S: Count) -> "EnergyModel":
         """E_s = E_s^{D2D} = 1 for every subnet: energy in units of one subnet's round trip."""
         return cls(np.ones(S), np.ones(S))
 
@@ -66,31 +67,31 @@ class RoundTraffic:
     that receive a download; *_floats_each: payload of one upload / download.
     """
 
-    model_exchanges: int
-    tracking_exchanges: int
-    uploaders: np.ndarray
-    upload_floats_each: int
-    receivers: np.ndarray
-    download_floats_each: int
-    gradients: int = 0
-    client_state_floats: int = 0
+    model_exchanges: NonNegativeInt
+    tracking_exchanges: NonNegativeInt
+    uploaders: NonNegativeArray
+    upload_floats_each: NonNegativeInt
+    receivers: NonNegativeArray
+    download_floats_each: NonNegativeInt
+    gradients: NonNegativeInt = 0
+    client_state_floats: NonNegativeInt = 0
 
 
 @dataclass(frozen=True)
 class CommCounts:
     """Communication counters (per round or cumulative); ``a + b`` adds them field by field."""
 
-    d2d_exchanges: int = 0
-    d2d_messages: int = 0
-    d2d_floats: int = 0
-    uploads: int = 0
-    upload_floats: int = 0
-    downloads: int = 0
-    download_floats: int = 0
-    energy_ds: float = 0.0
-    energy_d2d: float = 0.0
-    gradient_evaluations: int = 0
-    client_state_floats: int = 0
+    d2d_exchanges: NonNegativeInt = 0
+    d2d_messages: NonNegativeInt = 0
+    d2d_floats: NonNegativeInt = 0
+    uploads: NonNegativeInt = 0
+    upload_floats: NonNegativeInt = 0
+    downloads: NonNegativeInt = 0
+    download_floats: NonNegativeInt = 0
+    energy_ds: NonNegative = 0.0
+    energy_d2d: NonNegative = 0.0
+    gradient_evaluations: NonNegativeInt = 0
+    client_state_floats: NonNegativeInt = 0
 
     @property
     def energy(self) -> float:
@@ -111,7 +112,7 @@ class CommCounts:
 COUNTERS: tuple[str, ...] = tuple(CommCounts().as_dict())
 
 
-def count_round(traffic: RoundTraffic, directed_links: np.ndarray, m: np.ndarray, d: int,
+def count_round(traffic: RoundTraffic, directed_links: NonNegativeArray, m: PositiveArray, d: Count,
                 energy: EnergyModel) -> CommCounts:
     """Counters of one round.
 

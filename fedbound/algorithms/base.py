@@ -15,15 +15,35 @@ gives a bitwise-identical run. There are no module-level globals.
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import typing
 from dataclasses import dataclass
+from typing import Annotated
 
+import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts
+from fedbound.argtypes import NonFinite, NonNegativeInt, Range, Seed
 from fedbound.deprecation import renamed_attributes
-from fedbound.errors import DivergenceError, require
+from fedbound.errors import DivergenceError, InputTypeError, require
+from fedbound.tasks.base import Task
 from fedbound.validate import instance
 from fedbound.validate import seed as check_seed
+
+#: the largest number of local steps (or D2D rounds) per round any algorithm accepts: beyond it a
+#: round of even the smallest task takes minutes (nothing may hang on a typo)
+MAX_LOCAL_STEPS = 100_000
+
+#: a number of local steps (or D2D rounds) per round: an integer in [1, MAX_LOCAL_STEPS]
+Steps = Annotated[int, Range(1, MAX_LOCAL_STEPS)]
+#: a decay or momentum factor in [0, 1)
+Decay = Annotated[float, Range(0.0, 1.0, high_open=True)]
+#: a tensor of an algorithm's (or optimizer's) state: NaN and infinities are let through, since a
+#: diverged run's state holds them and :func:`check_finite` reports them, naming the round
+StateTensor = Annotated[torch.Tensor, NonFinite()]
+#: initial models x0: a (d,) tensor or array (None: the task's x0)
+Models = torch.Tensor | np.ndarray
 
 
 @dataclass(frozen=True)
@@ -36,31 +56,48 @@ class State:
     the last round.
     """
 
-    t: int
-    x_g: torch.Tensor
+    t: NonNegativeInt
+    x_g: StateTensor
     rng: torch.Tensor
-    K: int
+    K: NonNegativeInt
     comm: CommCounts
     last_comm: CommCounts
 
 
-def new_rng(seed: int) -> torch.Tensor:
+def new_rng(seed: Seed) -> torch.Tensor:
     """State of a CPU torch.Generator seeded with ``seed``."""
     gen = torch.Generator()
     gen.manual_seed(check_seed(seed))
     return gen.get_state()
 
 
-#: the largest number of local steps (or D2D rounds) per round any algorithm accepts: beyond it a
-#: round of even the smallest task takes minutes (nothing may hang on a typo)
-MAX_LOCAL_STEPS = 100_000
-
-
-def check_task(task):
+def check_task(task: Task) -> Task:
     """``task`` if it is a :class:`fedbound.tasks.Task`, else InputTypeError."""
-    from fedbound.tasks.base import Task  # here: fedbound.tasks must not load with the algorithms
-
     return instance("task", task, Task, "a fedbound Task (fedbound.tasks)")
+
+
+def checked_fields(cls: type) -> type:
+    """The NamedTuple ``cls`` with an ``__init__`` that declares its fields (names, defaults and
+    annotations), so that the guard checks a construction from outside fedbound against them as it
+    does a dataclass's (a NamedTuple builds itself in ``__new__``, which the guard does not wrap).
+    The annotations are resolved in the module of ``cls``, which must import the names they use."""
+    if not (issubclass(cls, tuple) and hasattr(cls, "_fields")):
+        raise InputTypeError(f"cls must be a NamedTuple class, got {cls!r:.80}")
+    hints = typing.get_type_hints(cls, include_extras=True)
+    fields = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=hints[name],
+                                default=cls._field_defaults.get(name, inspect.Parameter.empty))
+              for name in cls._fields]
+
+    def __init__(self, *args, **kwargs):
+        pass  # tuple.__new__ has stored the fields; the guard checked them
+
+    __init__.__signature__ = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *fields])
+    __init__.__annotations__ = {p.name: p.annotation for p in fields}
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    __init__.__module__ = cls.__module__
+    cls.__init__ = __init__
+    return cls
 
 
 def generator_from(rng: torch.Tensor) -> torch.Generator:
@@ -82,11 +119,11 @@ class Algorithm:
 
     name = "algorithm"
 
-    def __init__(self, task, *, seed: int = 0):
+    def __init__(self, task: Task, *, seed: Seed = 0):
         self.task = check_task(task)
         self.seed = check_seed(seed)
 
-    def initial_models(self, x0) -> torch.Tensor:
+    def initial_models(self, x0: Models | None) -> torch.Tensor:
         """x0 (default task.x0) as a (d,) tensor of the task's dtype."""
         x0 = self.task.x0 if x0 is None else x0
         x0 = torch.as_tensor(x0, dtype=self.task.dtype).reshape(-1)
@@ -99,7 +136,7 @@ class Algorithm:
         last = changes["last_comm"]
         return dataclasses.replace(state, t=state.t + 1, comm=state.comm + last, **changes)
 
-    def init(self, x0=None) -> State:  # pragma: no cover - interface
+    def init(self, x0: Models | None = None) -> State:  # pragma: no cover - interface
         raise NotImplementedError
 
     def step(self, state: State, **overrides) -> State:  # pragma: no cover - interface

@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 
+from fedbound.argtypes import Count
 from fedbound.errors import UnknownNameError
 from fedbound.jsonable import jsonable
 from fedbound.pep import lower_bound as lb
@@ -73,21 +74,28 @@ def method(name: str) -> Method:
     return PEP_METHODS.get(name)
 
 
-def worst_case(name: str, cfg: dict):
-    """(solution, env) of the PEP of method ``name`` at validated options ``cfg``."""
-    m = method(name)
-    env = PepEnv(**m.setting(cfg), label=f"PEP of {name}")
+def _solved(m: Method, cfg: dict):
+    """(solution, env) of the PEP of method ``m`` at options ``cfg`` taken as they are (already
+    validated by ``m.config``, possibly rescaled since, as :mod:`fedbound.pep.compose` does)."""
+    env = PepEnv(**m.setting(cfg), label=f"PEP of {m.name}")
     m.build(env, cfg)
     env.close()
     return solve(env.problem), env
 
 
-def certify(name: str, lower_bound_starts: int = 24, **options) -> Certificate:
+def worst_case(name: str, cfg: dict):
+    """(solution, env) of the PEP of method ``name`` at options ``cfg`` (validated again by the
+    method, so that a bad value is named before the solver runs)."""
+    m = method(name)
+    return _solved(m, m.config(**cfg))
+
+
+def certify(name: str, lower_bound_starts: Count = 24, **options) -> Certificate:
     """The certificate of method ``name`` with ``options`` (module doc)."""
     start = time.perf_counter()
     m = method(name)
     cfg = m.config(**options)
-    sol, env = worst_case(name, cfg)
+    sol, env = _solved(m, cfg)
     replay = ReplayEnv(env)
     m.build(replay, cfg)
     lower, instance = lb.search(m, cfg, starts=lower_bound_starts)

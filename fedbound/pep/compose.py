@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 
-from fedbound.pep.certificate import method, worst_case
+from fedbound.argtypes import Count, Positive
+from fedbound.pep.certificate import _solved, method
 
 #: the smallest long-run level :func:`long_run` resolves, relative to zeta^2 (the PEP's scale is
 #: zeta/sqrt(e): far below it the SDP is badly conditioned)
@@ -30,19 +31,19 @@ def _cfg(options: dict) -> dict:
     return method("fedavg").config(**options)
 
 
-def one_round(options: dict, e: float) -> float:
+def one_round(options: dict, e: Positive) -> float:
     """phi(e): the worst ||x_1 - x*||^2 after one round from ||x_0 - x*||^2 <= e (e > 0)."""
     cfg = _cfg({**options, "R": 1})
     cfg["zeta"] = cfg["zeta"] / math.sqrt(e)
-    return e * worst_case("fedavg", cfg)[0].value
+    return e * _solved(method("fedavg"), cfg)[0].value
 
 
 def contraction(options: dict) -> float:
     """W(0): the certified contraction factor of ||x - x*||^2 per round without heterogeneity."""
-    return worst_case("fedavg", {**_cfg({**options, "R": 1}), "zeta": 0.0})[0].value
+    return _solved(method("fedavg"), {**_cfg({**options, "R": 1}), "zeta": 0.0})[0].value
 
 
-def composed(options: dict, e0: float = 1.0) -> list[float]:
+def composed(options: dict, e0: Positive = 1.0) -> list[float]:
     """[e_1, ..., e_R] with e_{t+1} = phi(e_t), e_0 = ``e0`` (R from ``options``)."""
     out, e = [], e0
     for _ in range(_cfg(options)["R"]):
@@ -51,7 +52,7 @@ def composed(options: dict, e0: float = 1.0) -> list[float]:
     return out
 
 
-def long_run(options: dict, rtol: float = 1e-5, max_iter: int = 200) -> dict:
+def long_run(options: dict, rtol: Positive = 1e-5, max_iter: Count = 200) -> dict:
     """{"c": e*/zeta^2, "bound": e*, "residual": phi(e*)/e* - 1, "iterations"} (module doc)."""
     zeta = _cfg(options)["zeta"]
     if zeta == 0:
@@ -68,6 +69,6 @@ def long_run(options: dict, rtol: float = 1e-5, max_iter: int = 200) -> dict:
 
 def gap(options: dict) -> dict:
     """{"composed", "full", "ratio"} at the horizon R of ``options`` from ||x_0 - x*||^2 <= 1."""
-    full = worst_case("fedavg", _cfg(options))[0].value
+    full = _solved(method("fedavg"), _cfg(options))[0].value
     comp = composed(options)[-1]
     return {"composed": comp, "full": full, "ratio": comp / full}

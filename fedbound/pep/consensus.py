@@ -19,28 +19,39 @@ W = J + lambda (I - J), lambda in [lo, hi] (:func:`spectral_instance`).
 """
 from __future__ import annotations
 
-import numpy as np
-from PEPit import Point
+from typing import Annotated
 
+import numpy as np
+from PEPit import PEP, Point
+
+from fedbound.argtypes import Count, Range
+from fedbound.errors import ValidationError
 from fedbound.pep.env import combine, mean
+
+#: the spectral parameters of a class or an instance: real numbers in [-1, 1]
+Eigenvalue = Annotated[float, Range(-1.0, 1.0)]
 
 
 class SpectralClass:
     """The consensus steps taken with one unknown W of spectrum [lo, hi] (module doc)."""
 
-    def __init__(self, lo: float, hi: float):
+    def __init__(self, lo: Eigenvalue, hi: Eigenvalue):
+        if lo > hi:
+            raise ValidationError(f"lo must be <= hi, got lo={lo:g} > hi={hi:g}")
         self.lo, self.hi = lo, hi
         self.steps: list[tuple[list, list]] = []
 
-    def apply(self, points: list) -> list:
+    def apply(self, points: list[Point]) -> list:
         n = len(points)
+        if n < 1:
+            raise ValidationError("a consensus step needs at least one point, got none")
         avg = mean(points)
         free = [Point() for _ in range(n - 1)]
         out = [avg + d for d in free] + [avg - combine([1.0] * (n - 1), free)]
         self.steps.append((list(points), out))
         return out
 
-    def close(self, problem) -> None:
+    def close(self, problem: PEP) -> None:
         """Add the symmetry equalities and the LMI of all recorded steps to ``problem``."""
         xc = [[x - mean(X) for x in X] for X, _ in self.steps]
         yc = [[y - mean(Y) for y in Y] for _, Y in self.steps]
@@ -57,7 +68,7 @@ class SpectralClass:
         problem.add_psd_matrix(matrix)
 
 
-def spectral_instance(n: int, lam: float) -> np.ndarray:
+def spectral_instance(n: Count, lam: Eigenvalue) -> np.ndarray:
     """W = J + lam (I - J): symmetric, rows summing to 1, every other eigenvalue equal to lam."""
     J = np.full((n, n), 1.0 / n)
     return J + lam * (np.eye(n) - J)

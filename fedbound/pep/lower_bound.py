@@ -19,6 +19,8 @@ import numpy as np
 from scipy.linalg import eigh, null_space
 from scipy.optimize import minimize
 
+from fedbound.argtypes import Count, NonNegativeInt, Seed
+from fedbound.pep.method import Method
 from fedbound.pep.numeric import QuadraticEnv
 
 
@@ -114,9 +116,11 @@ def _weights(J: int) -> list[np.ndarray]:
     return [np.full(J, 1.0 / J)] + list(rng.dirichlet(np.ones(J), 24))
 
 
-def search(method, cfg: dict, d: int = 2, starts: int = 16, polish: int = 2, maxfev: int | None = None,
-           seed: int = 0) -> tuple[float, dict]:
-    """(best lower bound, its instance: h, g, x0, lam) for ``method`` at options ``cfg``."""
+def search(method: Method, cfg: dict, d: Count = 2, starts: Count = 16, polish: NonNegativeInt = 2,
+           maxfev: Count | None = None, seed: Seed = 0) -> tuple[float, dict]:
+    """(best lower bound, its instance: h, g, x0, lam) for ``method`` at options ``cfg`` (validated
+    by the method)."""
+    cfg = method.config(**cfg)
     fam = _Family(method, cfg, d)
     rng = np.random.default_rng(seed)
     corners = (np.array(np.meshgrid(*[[0.0, 1.0]] * fam.dim)).reshape(fam.dim, -1).T if fam.dim <= 6

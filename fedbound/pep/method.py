@@ -25,11 +25,12 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from fedbound import validate
+from fedbound.argtypes import Count
 from fedbound.errors import InputTypeError, ValidationError, require
 from fedbound.registry import Entry, Option, Registry
 
 
-def option(make: Callable[..., Option], name: str, help: str, default, **fields) -> Option:
+def option(make: Callable[..., Option], name: str, help: str, default: object, **fields) -> Option:
     """The option ``name`` made by ``make`` (:func:`fedbound.registry.number_option`,
     :func:`~fedbound.registry.integer_option`, :func:`~fedbound.registry.choice_option`,
     :func:`integers_option`, :func:`matrix_option`) with ``default`` (shown in the help where there
@@ -99,9 +100,9 @@ class ResultTheory:
     """
 
     result: str
-    constants: Mapping[str, str] | Callable[[dict], Mapping[str, float]]
+    constants: Mapping | Callable[[dict], Mapping[str, float]]   # names checked by __post_init__
     variant: str | None = None
-    fixed: Mapping[str, float] = field(default_factory=dict)
+    fixed: Mapping = field(default_factory=dict)                # values checked by __post_init__
     source: str = ""
 
     def __post_init__(self):
@@ -140,6 +141,16 @@ class ResultTheory:
                       not failing, "conditions fail: " + ", ".join(failing) if failing else "")
 
 
+def no_theory(cfg: dict) -> None:
+    """The theory of a method without one: none at any options."""
+    return None
+
+
+def no_conditions(cfg: dict) -> None:
+    """The conditions of a method whose options are independent: none."""
+    return None
+
+
 @dataclass(frozen=True)
 class Method(Entry):
     """See the module doc. ``setting(cfg)`` -> dict(n, L, mu, weights, nonconvex);
@@ -153,8 +164,8 @@ class Method(Entry):
     setting: Callable[[dict], dict]
     build: Callable
     family: Callable[[dict], dict]
-    theory: Callable[[dict], Theory | None] = lambda cfg: None
-    conditions: Callable[[dict], None] = lambda cfg: None
+    theory: Callable[[dict], Theory | None] = no_theory
+    conditions: Callable[[dict], None] = no_conditions
     doc: str = field(default="", repr=False)
 
     def config(self, **given) -> dict:
@@ -171,7 +182,7 @@ PEP_METHODS: Registry[Method] = Registry("pep method", Method, packages=("fedbou
 register = PEP_METHODS.register
 
 
-def stochastic_matrix(name: str, W: np.ndarray, n: int) -> np.ndarray:
+def stochastic_matrix(name: str, W: np.ndarray, n: Count) -> np.ndarray:
     """A doubly stochastic n x n matrix (rows and columns sum to 1), else a ValidationError."""
     if W.shape != (n, n):
         raise ValidationError(f"{name} must be {n} x {n}, got shape {W.shape}")

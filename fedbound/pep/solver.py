@@ -19,12 +19,13 @@ import warnings
 from dataclasses import dataclass
 
 import cvxpy as cp
+from PEPit import PEP
 from PEPit.constraint import Constraint
 from PEPit.point import Point
 from PEPit.psd_matrix import PSDMatrix
 from PEPit.wrappers.cvxpy_wrapper import CvxpyWrapper
 
-from fedbound.errors import SolverError
+from fedbound.errors import SolverError, ValidationError
 
 #: Clarabel iterations at most: it converges in 15-30 on these SDPs, and one that has not by then
 #: is stuck at reduced accuracy (seconds per 100 iterations from ~40 points on), where SCS is fast
@@ -104,9 +105,11 @@ def _attempt(wrapper, label: str, kwargs: dict, attempts: list) -> tuple[str, fl
     return status, value
 
 
-def solve(problem) -> Solution:
+def solve(problem: PEP) -> Solution:
     """Solve a built PEPit ``PEP`` with the fallback chain (module doc); the points of the PEP can
     then be evaluated (``Point.eval``) at the solution."""
+    if not problem.list_of_performance_metrics:
+        raise ValidationError("problem has no performance metric to maximize (PEP.set_performance_metric)")
     wrapper = _compile(problem)
     attempts, chosen = [], None
     for label, kwargs in CHAIN:

@@ -12,21 +12,29 @@ with K = 10, R = 2: 10-30 s through the fallback chain), so the limit is 40 poin
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 from PEPit import PEP, Point
+from PEPit.expression import Expression
 from PEPit.functions import SmoothConvexFunction, SmoothFunction, SmoothStronglyConvexFunction
 
-from fedbound.errors import ResourceLimitError
-from fedbound.pep.consensus import SpectralClass
-from fedbound.pep.env import combine
+from fedbound import validate
+from fedbound.argtypes import Count, NonNegative, Positive
+from fedbound.errors import ResourceLimitError, ValidationError
+from fedbound.pep.consensus import Eigenvalue, SpectralClass
+from fedbound.pep.env import Env, combine
 
 #: the largest Gram matrix a PEP may have (points); larger problems are refused while building
 MAX_GRAM = 40
 
 
-class PepEnv:
+class PepEnv(Env):
     """PEPit points for an algorithm written against :mod:`fedbound.pep.env`."""
 
-    def __init__(self, n: int, L: float, mu: float, weights=None, nonconvex: bool = False, label: str = "PEP"):
+    def __init__(self, n: Count, L: Positive, mu: NonNegative, weights: Sequence[float] | None = None,
+                 nonconvex: bool = False, label: str = "PEP"):
+        if weights is not None and len(weights) != n:
+            raise ValidationError(f"weights must have one entry per function (n={n}), got {len(weights)}")
         self.problem = PEP()
         self.n, self.label = n, label
         self.weights = list(weights) if weights is not None else [1.0 / n] * n
@@ -52,33 +60,36 @@ class PepEnv:
                 f"minute): use fewer clients, local steps or rounds, or compose one-round certificates "
                 f"(fedbound.pep.compose)")
 
-    def grad(self, i: int, x):
-        g = self.functions[i].gradient(x)
+    def _index(self, i: int) -> int:
+        return validate.integer("i", i, low=0, high=self.n - 1)
+
+    def grad(self, i: int, x: Point):
+        g = self.functions[self._index(i)].gradient(x)
         self.tape.append(("grad", i, x, g))
         self._check_size()
         return g
 
-    def value(self, i: int, x):
-        f = self.functions[i].value(x)
+    def value(self, i: int, x: Point):
+        f = self.functions[self._index(i)].value(x)
         self.tape.append(("value", i, x, f))
         self._check_size()
         return f
 
     @staticmethod
-    def sq(v):
+    def sq(v: Point) -> Expression:
         return v ** 2
 
     @staticmethod
-    def dot(u, v):
+    def dot(u: Point, v: Point) -> Expression:
         return u * v
 
-    def require(self, expr, bound: float) -> None:
+    def require(self, expr: Expression, bound: float) -> None:
         self.problem.add_constraint(expr <= bound)
 
-    def measure(self, expr) -> None:
+    def measure(self, expr: Expression) -> None:
         self.problem.set_performance_metric(expr)
 
-    def mix_class(self, lo: float, hi: float, points: list) -> list:
+    def mix_class(self, lo: Eigenvalue, hi: Eigenvalue, points: list[Point]) -> list:
         spectral = self.classes.setdefault((lo, hi), SpectralClass(lo, hi))
         out = spectral.apply(points)
         self.tape.append(("mix", (lo, hi), list(points), out))
