@@ -90,7 +90,7 @@ def _describe(tp) -> str:
     if origin in _MAPPINGS or tp in (dict, abc.Mapping):
         return "a mapping (dict)"
     if origin is abc.Callable or tp in (abc.Callable, typing.Callable):
-        return "a function"
+        return "a callable (function)"
     if origin in _ITERABLES:
         return "an iterable"
     name = getattr(tp, "__name__", None) or str(tp)
@@ -175,7 +175,7 @@ def check_value(name: str, value: object, tp: object, *, allow_inf: bool = False
             _check_items(name, value, args[:1])
     elif origin is abc.Callable or tp is abc.Callable or tp is typing.Callable:
         if not callable(value):
-            raise _kind_error(name, value, "a function")
+            raise _kind_error(name, value, "a callable (function)")
     elif origin is type or tp is type:
         if not isinstance(value, type):
             raise _kind_error(name, value, "a class")

@@ -108,7 +108,14 @@ class OutputFolder:
         self.created = False
 
     def check(self) -> "OutputFolder":
-        """Refuse, with one line, a path fedbound must not write into (module doc); no side effect."""
+        """Refuse, with one line, a path fedbound must not write into (module doc); no side effect.
+        A path the system refuses to look at (a name too long, a loop of links) is refused too."""
+        try:
+            return self._check()
+        except OSError as exc:
+            raise _os_error(self.path, exc, self.option) from None
+
+    def _check(self) -> "OutputFolder":
         p, opt = self.path, self.option
         if not str(p) or "\x00" in str(p) or str(p) != str(p).strip():
             raise OutputError(f"{opt} must be a folder path without NUL bytes or surrounding "

@@ -40,10 +40,8 @@ def sweep_command(args) -> int:
                 f"--out {str(folder.path)!r} holds another fedbound output, not a sweep; pass "
                 "--overwrite to replace its files, or choose another folder")
     out = folder.create()
-    if args.overwrite and store.exists(out):
-        (out / store.DB_NAME).unlink()
     summary = run_sweep(spec, out, extend=args.extend, ray=args.ray, ray_address=args.ray_address,
-                        progress=True)
+                        progress=True, overwrite=args.overwrite)
     db = str(out / store.DB_NAME)
     if args.json:
         print(json.dumps(jsonable({"database": db, **vars(summary)}), indent=1, allow_nan=False))

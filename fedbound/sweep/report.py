@@ -27,16 +27,18 @@ def summarize(folder: str | os.PathLike, metric: str = "loss_gap", confidence: f
     """The configurations of the sweep stored in ``folder`` (:func:`configurations`)."""
     require(exists(folder), f"{folder!s} holds no sweep database (run `fedbound sweep SPEC.json --out "
                             f"{folder!s}` first)")
-    store = Store(folder)
+    store = Store(folder, create=False)
     try:
         cells = [(c["config"], c["status"], store.rounds(c["id"]) if c["status"] == "done" else None)
                  for c in store.cells()]
     finally:
         store.close()
+    require(cells, f"{folder!s} holds a sweep database without cells (the sweep stopped before it "
+                   "recorded them): rerun the sweep")
     return configurations(cells, metric, confidence)
 
 
-def summarize_collected(collected: dict, metric: str = "loss_gap", confidence: float = 0.95) -> list[dict]:
+def summarize_collected(collected: list, metric: str = "loss_gap", confidence: float = 0.95) -> list[dict]:
     """The configurations of the in-memory results of :func:`fedbound.sweep.collect`."""
     return configurations([(cell.config, result.status, result.columns) for cell, result in collected],
                           metric, confidence)
@@ -55,6 +57,10 @@ def configurations(cells: list, metric: str = "loss_gap", confidence: float = 0.
     for config, members in groups.items():
         raw = json.loads(config)
         series = [columns for status, columns in members if status == "done"]
+        lengths = {len(columns[metric]) for columns in series}
+        require(0 not in lengths and len(lengths) <= 1,
+                f"the finished seeds of {config} have {sorted(lengths)} rounds: a store whose finished "
+                "cells lack their rounds is damaged; rerun the sweep into a new folder")
         statuses = [status for status, _ in members]
         row = {"algorithm": raw["algorithm"], "options": raw["options"], "sigma": raw["sigma"],
                "seeds": len(series), "diverged": statuses.count("diverged"),

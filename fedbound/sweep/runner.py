@@ -30,12 +30,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from fedbound.errors import require
+from fedbound.errors import OutputError, require
 from fedbound.resources import require_run_memory
 from fedbound.sweep import spec as spec_mod
 from fedbound.sweep.batch import batchable, run_cells, seeds_per_batch
 from fedbound.sweep.executor import Executor, current
-from fedbound.sweep.store import FINISHED, CellResult, Store
+from fedbound.sweep.store import FINISHED, CellResult, Store, lock_folder, remove
 
 class Problem:
     """The task (noise-free) and networks of a SPEC, built once per process, and its algorithms."""
@@ -109,8 +109,19 @@ def prepare(spec: spec_mod.Spec, store: Store, extend: bool = False) -> list[lis
                 "--extend adds cells to a sweep of the same task, network, rounds and batching; "
                 "these differ from the stored SPEC, so choose another folder")
     known = store.keys()
+    if stored == spec.canonical and store.meta("extended") is None:
+        stray = set(known) - {c.key for c in spec.cells}
+        require(not stray, f"{store.path.parent} holds {len(stray)} cells that its SPEC does not define "
+                           "(the store does not match its SPEC): choose another folder")
+    configs = store.configs()
+    changed = [c.key for c in spec.cells if c.key in configs and configs[c.key] != c.config]
+    require(not changed, f"{store.path.parent} stores cell {changed[0] if changed else ''!r} with another "
+                         "configuration than the SPEC's (the store does not match its SPEC): choose "
+                         "another folder")
     problem = _problem(spec.canonical)
     new = [c for c in spec.cells if c.key not in known]
+    if stored is not None and stored != spec.canonical:
+        store.mark_extended()
     if new or stored != spec.canonical:
         batches = _batches(spec, problem, new, store.next_batch())
         store.add_cells(spec.canonical, [(c.key, c.config, c.algorithm, c.seed, c.sigma, b)
@@ -142,10 +153,25 @@ def collect(spec: spec_mod.Spec) -> list[tuple[spec_mod.Cell, CellResult]]:
 
 
 def run_sweep(spec: spec_mod.Spec, folder: str | os.PathLike, *, extend: bool = False, ray: bool = False,
-              ray_address: str | None = None, progress: bool = False) -> Summary:
-    """Run the unfinished cells of ``spec`` into the store of ``folder`` (module doc)."""
+              ray_address: str | None = None, progress: bool = False, overwrite: bool = False) -> Summary:
+    """Run the unfinished cells of ``spec`` into the store of ``folder`` (module doc), holding the
+    folder's writer lock (a second sweep on ``folder`` is refused); ``overwrite`` starts the store
+    afresh."""
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create the sweep folder {folder}: {exc.strerror or exc}") from None
+    lock = lock_folder(folder)
+    try:
+        if overwrite:
+            remove(folder)
+        return _run_locked(spec, folder, extend, ray, ray_address, progress)
+    finally:
+        lock.close()
+
+
+def _run_locked(spec, folder, extend, ray, ray_address, progress) -> Summary:
     store = Store(folder)
     try:
         batches = prepare(spec, store, extend)

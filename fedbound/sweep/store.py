@@ -33,9 +33,11 @@ from pathlib import Path
 import numpy as np
 
 from fedbound.algorithms.accounting import COUNTERS
-from fedbound.errors import ValidationError, require
+from fedbound.errors import OutputError, ValidationError, require
 
 DB_NAME = "sweep.sqlite"
+#: the writer lock of a sweep folder (fcntl.flock; holds the writer's pid)
+LOCK_NAME = "sweep.lock"
 #: 2: the option names of issue 20's one vocabulary (lr, local_steps, clients_per_subnet, ...) in
 #: the cells' keys; a store of schema 1 (gamma, K, h) is still read, not resumed
 SCHEMA = 2
@@ -65,15 +67,68 @@ def _real(value):
 class Store:
     """The sweep database of folder ``path`` (module doc)."""
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, *, create: bool = True):
+        """Open the store of folder ``path``; a new one is created only with ``create``. A file that
+        is not a fedbound store (another SQLite database, a corrupt one, not SQLite at all) is
+        refused and left exactly as it is."""
         self.path = Path(path) / DB_NAME
+        fresh = not self.path.exists() or self.path.stat().st_size == 0
+        require(create or not fresh, f"{self.path.parent} holds no sweep database (run `fedbound "
+                                     f"sweep SPEC.json --out {self.path.parent}` first)")
         try:
-            self.db = sqlite3.connect(self.path, isolation_level=None)
+            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        except sqlite3.Error as exc:
+            raise OutputError(f"cannot open the sweep store {self.path}: {exc}") from None
+        try:
+            if not fresh:
+                self._recognize()
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
-            self._schema()
+            if fresh:
+                self._schema()
+            schema = self.meta("schema")
+            require(schema in READABLE, f"{self.path} has schema {schema}, this fedbound reads "
+                                        f"{', '.join(READABLE)}")
+            self._inode = self.path.stat().st_ino
         except sqlite3.DatabaseError as exc:
-            raise ValidationError(f"{self.path} is not a fedbound sweep database: {exc}") from None
+            self.db.close()
+            raise ValidationError(f"{self.path} is not a fedbound sweep database: {exc} (left as it is; "
+                                  "move it away or choose another folder)") from None
+        except ValidationError:
+            self.db.close()
+            raise
+
+    def _recognize(self) -> None:
+        """Refuse a database that is corrupt or was not written by fedbound, before writing to it."""
+        check = [r[0] for r in self.db.execute("PRAGMA quick_check").fetchall()]
+        if check != ["ok"]:
+            raise ValidationError(f"{self.path} is corrupt (SQLite quick_check: {check[0]}); it is left "
+                                  "as it is: move it away, or rerun with --overwrite to start afresh")
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not {"meta", "cells", "rounds"} <= tables or self.db.execute(
+                "SELECT COUNT(*) FROM meta WHERE key = 'schema'").fetchone()[0] != 1:
+            shown = ", ".join(sorted(tables)) or "none"
+            raise ValidationError(f"{self.path} is not a fedbound sweep database (its tables: {shown}); "
+                                  "it is left as it is: choose another folder")
+
+    def _write(self, what: str, statements) -> None:
+        """Run ``statements(db)`` in one transaction; a write that fails (a full disk, the folder
+        removed or moved away) is a one-line OutputError and leaves the store as it was before."""
+        try:
+            still = self.path.stat().st_ino == self._inode
+        except OSError:
+            still = False
+        if not still:
+            raise OutputError(f"the sweep store {self.path} vanished during the sweep (its folder was "
+                              "moved or removed): the cells finished before are in the moved store; "
+                              "rerun into its folder to resume")
+        try:
+            with self.db:
+                self.db.execute("BEGIN IMMEDIATE")
+                statements(self.db)
+        except (sqlite3.OperationalError, OSError) as exc:
+            raise OutputError(f"cannot {what} in {self.path}: {exc}; the store keeps every cell "
+                              "finished before: free space and rerun the same command to resume") from None
 
     def _schema(self) -> None:
         comm = ", ".join(f"{c} REAL" for c in COMM)
@@ -88,9 +143,6 @@ class Store:
                             f"NOT NULL, loss REAL, loss_gap REAL, dist2 REAL, grad_norm2 REAL, K INTEGER, "
                             f"{comm}, PRIMARY KEY (cell, round)) WITHOUT ROWID")
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA),))
-        schema = self.meta("schema")
-        require(schema in READABLE, f"{self.path} has schema {schema}, this fedbound reads "
-                                    f"{', '.join(READABLE)}")
 
     def require_current(self) -> None:
         """Refuse to add to a store of an older schema (its cells name options the old way)."""
@@ -111,11 +163,20 @@ class Store:
     def add_cells(self, spec_text: str, cells: list) -> None:
         """Record ``spec_text`` and append ``cells`` ((key, config, algorithm, seed, sigma, batch)
         tuples, not yet stored) as pending, in one transaction."""
-        with self.db:
-            self.db.execute("BEGIN")
-            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('spec', ?)", (spec_text,))
-            self.db.executemany("INSERT INTO cells (key, config, algorithm, seed, sigma, batch, status) "
-                                "VALUES (?, ?, ?, ?, ?, ?, 'pending')", cells)
+        def statements(db):
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('spec', ?)", (spec_text,))
+            db.executemany("INSERT INTO cells (key, config, algorithm, seed, sigma, batch, status) "
+                           "VALUES (?, ?, ?, ?, ?, ?, 'pending')", cells)
+        self._write("record the cells", statements)
+
+    def mark_extended(self) -> None:
+        """Record that cells of an earlier SPEC may stay beside the current SPEC's (--extend)."""
+        self._write("record the extension", lambda db: db.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('extended', '1')"))
+
+    def configs(self) -> dict[str, str]:
+        """cell key -> its configuration JSON."""
+        return dict(self.db.execute("SELECT key, config FROM cells"))
 
     def keys(self) -> dict[str, tuple[int, str, int]]:
         """cell key -> (id, status, batch)."""
@@ -129,19 +190,20 @@ class Store:
         """Record the results of one batch in one transaction (module doc)."""
         names = ("cell", "round", *METRICS, *COMM)
         insert = f"INSERT INTO rounds ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
-        with self.db:
-            self.db.execute("BEGIN IMMEDIATE")
+
+        def statements(db):
             for r in results:
                 final = None
-                self.db.execute("DELETE FROM rounds WHERE cell = ?", (r.cell_id,))
+                db.execute("DELETE FROM rounds WHERE cell = ?", (r.cell_id,))
                 if r.columns is not None:
                     cols = r.columns
                     rows = [(r.cell_id, t, *(_real(cols[m][t]) for m in METRICS[:-1]), int(cols["K"][t]),
                              *(_real(cols[c][t]) for c in COMM)) for t in range(len(cols["loss"]))]
-                    self.db.executemany(insert, rows)
+                    db.executemany(insert, rows)
                     final = json.dumps({m: _real(cols[m][-1]) for m in METRICS[:-1]}, sort_keys=True)
-                self.db.execute("UPDATE cells SET status = ?, error = ?, final = ?, wall_s = ? WHERE id = ?",
-                                (r.status, r.error, final, r.wall_s, r.cell_id))
+                db.execute("UPDATE cells SET status = ?, error = ?, final = ?, wall_s = ? WHERE id = ?",
+                           (r.status, r.error, final, r.wall_s, r.cell_id))
+        self._write("store the finished cells", statements)
 
     def cells(self) -> list[dict]:
         """Every cell as a dict of its columns (``final`` decoded), in id order."""
@@ -172,8 +234,41 @@ class Store:
         return [meta, cells, rounds]
 
 
+def lock_folder(path: str | os.PathLike):
+    """Take the writer lock of the sweep folder ``path`` (the file :data:`LOCK_NAME`, an exclusive
+    ``fcntl.flock`` holding the writer's pid) and return its open file; closing it, or the death of
+    the process (a SIGKILL included), releases it. A second writer is refused with a one-line
+    ValidationError naming the first, never interleaved with it."""
+    import fcntl
+
+    lock_path = Path(path) / LOCK_NAME
+    try:
+        handle = open(lock_path, "a+")
+    except OSError as exc:
+        raise OutputError(f"cannot create the sweep lock {lock_path}: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.seek(0)
+        owner = handle.read().strip() or "?"
+        handle.close()
+        raise ValidationError(f"another `fedbound sweep` (pid {owner}) is writing {Path(path)}; wait for "
+                              "it to finish (then rerun to resume), or choose another folder") from None
+    handle.truncate(0)
+    handle.write(str(os.getpid()))
+    handle.flush()
+    return handle
+
+
+def remove(path: str | os.PathLike) -> None:
+    """Delete the store of folder ``path`` (its database and SQLite's journal files): --overwrite,
+    under the folder's lock."""
+    for suffix in ("", "-wal", "-shm"):
+        (Path(path) / (DB_NAME + suffix)).unlink(missing_ok=True)
+
+
 def exists(path: str | os.PathLike) -> bool:
     return (Path(path) / DB_NAME).is_file()
 
 
-__all__ = ["Store", "CellResult", "DB_NAME", "METRICS", "COMM", "FINISHED", "exists"]
+__all__ = ["Store", "CellResult", "DB_NAME", "LOCK_NAME", "lock_folder", "remove", "METRICS", "COMM", "FINISHED", "exists"]

@@ -61,10 +61,12 @@ def ctrl_c_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def cli(*args, driver: tuple = ("-m", "fedbound", "sweep")) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+def cli(*args, driver: tuple = ("-m", "fedbound", "sweep"), env: dict | None = None,
+        preexec=ctrl_c_default) -> subprocess.Popen:
+    env = dict(os.environ, **(env or {}),
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     return subprocess.Popen([sys.executable, *driver, *map(str, args)], env=env,
-                            preexec_fn=ctrl_c_default,
+                            preexec_fn=preexec,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -130,3 +132,9 @@ def run_cli():
         assert proc.returncode == 0, err[-1000:]
         return out
     return run
+
+
+@pytest.fixture
+def launch():
+    """The sweep CLI in a subprocess (:func:`cli`), and the default child setup (Ctrl-C restored)."""
+    return cli, ctrl_c_default

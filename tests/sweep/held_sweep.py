@@ -1,8 +1,10 @@
 """``python held_sweep.py HELD TARGET SWEEP-ARGS...``: ``fedbound sweep SWEEP-ARGS`` whose store is
 held after the commit that brings it to at least TARGET finished cells while some are left: the
 file HELD then names the finished cells, and the process waits there until it is killed (SIGKILL)
-or interrupted (Ctrl-C: exit status 130). A fault at a chosen point of a sweep, for the tests of
+or interrupted (Ctrl-C: exit status 130), or, when $HELD_RELEASE names a file, until that file
+exists (then the sweep goes on). A fault at a chosen point of a sweep, for the tests of
 tests/sweep, instead of a kill raced against the clock."""
+import os
 import sys
 import time
 from pathlib import Path
@@ -21,7 +23,8 @@ def held_commit(self, results) -> None:
         partial = HELD.with_name(HELD.name + ".partial")
         partial.write_text(str(done))
         partial.replace(HELD)
-        while True:
+        release = os.environ.get("HELD_RELEASE")
+        while not (release and Path(release).exists()):
             time.sleep(0.05)
 
 

@@ -144,7 +144,7 @@ def test_a_factory_with_its_own_adapter():
     ({"seeds": []}, ValidationError, r"seeds must name at least one seed"),
     ({"rate_atol": -1}, ValidationError, r"rate_atol must be"),
     ({"check_rate": 1}, InputTypeError, r"check_rate must be True or False"),
-    ({"adapter": 3}, InputTypeError, r"adapter must be a function"),
+    ({"adapter": 3}, InputTypeError, r"adapter must be a callable \(function\)"),
     ({"variant": "printed"}, UnknownNameError, r"sdgt.thm3 has no variant 'printed'"),
 ])
 def test_bad_arguments_are_fedbound_errors_naming_them(kw, error, pattern):
@@ -155,7 +155,7 @@ def test_bad_arguments_are_fedbound_errors_naming_them(kw, error, pattern):
 def test_bad_algorithm_and_result():
     with pytest.raises(UnknownNameError, match="algorithm must be one of .*; did you mean 'sdgt'"):
         assert_matches_theory("sdgtt", "sdgt.thm3", TASK, NETWORK, measure="dist2")
-    with pytest.raises(InputTypeError, match="algorithm must be a string or a function, got 3"):
+    with pytest.raises(InputTypeError, match=r"algorithm must be a string or a callable \(function\), got 3"):
         assert_matches_theory(3, "sdgt.thm3", TASK, NETWORK, measure="dist2")
     with pytest.raises(FedboundError, match="result must be a string or a fedbound Result, got 3"):
         assert_matches_theory("sdgt", 3, TASK, NETWORK, measure="dist2")
