@@ -35,6 +35,19 @@ class Range:
     high_open: bool = False
     allow_inf: bool = False
 
+    def check_scalar(self, name: str, value: object, kind: type) -> None:
+        """``value`` as a ``kind`` (float or int) in the range, one message for both ("n must be an
+        integer >= 1, got 0"; "alpha must be > 0, got nan")."""
+        if kind is int:
+            low = None if math.isinf(self.low) else math.floor(self.low) + 1 if self.low_open \
+                else math.ceil(self.low)
+            high = None if math.isinf(self.high) else math.ceil(self.high) - 1 if self.high_open \
+                else math.floor(self.high)
+            validate.integer(name, value, low=low, high=high)
+        else:
+            validate.number(name, value, low=self.low, high=self.high, low_open=self.low_open,
+                            high_open=self.high_open, allow_inf=self.allow_inf)
+
     def check(self, name: str, value: object) -> None:
         if isinstance(value, (numbers.Real, np.generic)) and not isinstance(value, (bool, np.bool_)):
             validate.number(name, value, low=self.low, high=self.high, low_open=self.low_open,

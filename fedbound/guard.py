@@ -115,7 +115,11 @@ def check_value(name: str, value: object, tp: object, *, allow_inf: bool = False
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin is typing.Annotated:
         nonfinite = nonfinite or any(getattr(m, "nonfinite", False) for m in args[1:])
-        check_value(name, value, args[0], allow_inf=allow_inf, nonfinite=nonfinite)
+        scalar = [m for m in args[1:] if hasattr(m, "check_scalar")] if args[0] in (float, int) else []
+        if scalar and not nonfinite:   # kind and range in one message ("n must be an integer >= 1")
+            scalar[0].check_scalar(name, value, args[0])
+        else:
+            check_value(name, value, args[0], allow_inf=allow_inf, nonfinite=nonfinite)
         for meta in args[1:]:
             if hasattr(meta, "check"):
                 meta.check(name, value)
