@@ -189,7 +189,7 @@ def check_value(name: str, value: object, tp: object, *, allow_inf: bool = False
         if tp.__module__ == "torch" and tp.__name__ == "Tensor":
             if not isinstance(value, tp):
                 raise _kind_error(name, value, "a torch tensor")
-            if value.is_floating_point() and not allow_inf and not bool(value.isfinite().all()):
+            if value.is_floating_point() and not (allow_inf or nonfinite) and not bool(value.isfinite().all()):
                 raise ValidationError(f"{name} must be finite, got a tensor with non-finite entries")
         elif not isinstance(value, tp):
             raise _kind_error(name, value, _describe(tp))

@@ -46,6 +46,19 @@ StateTensor = Annotated[torch.Tensor, NonFinite()]
 Models = torch.Tensor | np.ndarray
 
 
+def resolved_fields(cls: type) -> type:
+    """The dataclass ``cls`` with the annotations of its fields resolved to the types (in its
+    module), so that the ``__init__`` of a subclass defined in another module, which carries the
+    inherited fields' annotations, declares them without that module importing their names."""
+    if not dataclasses.is_dataclass(cls):
+        raise InputTypeError(f"cls must be a dataclass, got {cls!r:.80}")
+    hints = typing.get_type_hints(cls, include_extras=True)
+    for f in dataclasses.fields(cls):
+        f.type = hints[f.name]
+    return cls
+
+
+@resolved_fields
 @dataclass(frozen=True)
 class State:
     """Fields common to every algorithm's state.
@@ -80,10 +93,11 @@ def checked_fields(cls: type) -> type:
     """The NamedTuple ``cls`` with an ``__init__`` that declares its fields (names, defaults and
     annotations), so that the guard checks a construction from outside fedbound against them as it
     does a dataclass's (a NamedTuple builds itself in ``__new__``, which the guard does not wrap).
-    The annotations are resolved in the module of ``cls``, which must import the names they use."""
+    The annotations are resolved in the module of ``cls`` (and may name ``cls`` itself), which must
+    import the names they use."""
     if not (issubclass(cls, tuple) and hasattr(cls, "_fields")):
         raise InputTypeError(f"cls must be a NamedTuple class, got {cls!r:.80}")
-    hints = typing.get_type_hints(cls, include_extras=True)
+    hints = typing.get_type_hints(cls, localns={cls.__name__: cls}, include_extras=True)
     fields = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=hints[name],
                                 default=cls._field_defaults.get(name, inspect.Parameter.empty))
               for name in cls._fields]

@@ -26,30 +26,36 @@ The theory keeps each paper's notation (gamma, K, h, eta, eta_l, ...); the per-p
 from __future__ import annotations
 
 import argparse
+from typing import Sequence
 
 import numpy as np
 
-from fedbound.algorithms.base import MAX_LOCAL_STEPS
-from fedbound.errors import require
+from fedbound.algorithms.base import MAX_LOCAL_STEPS, Steps
+from fedbound.errors import ValidationError, require
 from fedbound.network.sampling import PARTICIPATION_SCHEMES
 from fedbound.registry import Option, choice_option, integer_option, number_option
 from fedbound.validate import integer
 
 
-def steps_list(text: str):
+class StepsTextError(ValidationError, argparse.ArgumentTypeError):
+    """A ``--local-steps`` text that is neither an integer nor comma-separated integers: a
+    ValidationError, and an ArgumentTypeError so that the command line shows its message."""
+
+
+def steps_list(text: str) -> int | list[int]:
     """Command-line type of ``--local-steps``: "5" (every client) or "1,3,5,8,2" (one per client)."""
     parts = text.split(",")
     try:
         values = [int(part) for part in parts]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer or comma-separated integers, got {text!r}") from None
+        raise StepsTextError(f"expected an integer or comma-separated integers, got {text!r}") from None
     return values[0] if len(values) == 1 else values
 
 
 steps_list.__name__ = "steps"   # argparse names the type in its error messages
 
 
-def per_client_steps(name, value):
+def per_client_steps(name: str, value: Steps | Sequence[Steps]) -> int | tuple[int, ...]:
     """One count for every client (an int in [1, MAX_LOCAL_STEPS]) or one per client (a list of
     such ints; its length is checked against the task's n by the algorithm)."""
     if isinstance(value, (list, tuple, np.ndarray)):
@@ -112,6 +118,7 @@ ALPHA = positive("alpha", "FedDyn's dynamic regularization coefficient alpha > 0
                  examples=(0.1, 1.0))
 
 
-__all__ = ["steps_list", "per_client_steps", "positive", "unit_interval", "at_least_one", "LR",
-           "LR_GAMMA", "LOCAL_STEPS", "LOCAL_STEPS_K", "CLIENTS_PER_ROUND", "CLIENTS_PER_SUBNET",
-           "PARTICIPATION", "SERVER_LR", "SERVER_MOMENTUM", "BETA1", "BETA2", "TAU", "MU", "ALPHA"]
+__all__ = ["StepsTextError", "steps_list", "per_client_steps", "positive", "unit_interval",
+           "at_least_one", "LR", "LR_GAMMA", "LOCAL_STEPS", "LOCAL_STEPS_K", "CLIENTS_PER_ROUND",
+           "CLIENTS_PER_SUBNET", "PARTICIPATION", "SERVER_LR", "SERVER_MOMENTUM", "BETA1", "BETA2",
+           "TAU", "MU", "ALPHA"]

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedbound.algorithms.base import Algorithm
 from fedbound.algorithms.registry import build, get
+from fedbound.argtypes import Count, NonNegative, NonNegativeInt, Seed
 from fedbound.errors import require
+from fedbound.network import Network
 from fedbound.network.build import NETWORK, build_network, network_file_size
 from fedbound.resources import require_run_memory
 from fedbound.tasks.registry import TASKS
@@ -26,7 +29,7 @@ class Problem:
     give them (default: the network file's, else the preset's)."""
 
     def __init__(self, task: str, task_options: dict, network_options: dict | None = None,
-                 n: int | None = None):
+                 n: Count | None = None):
         spec = TASKS.get(task)
         self.network_options = NETWORK.check(network_options or {})
         options = spec.check(task_options)
@@ -39,7 +42,7 @@ class Problem:
         self.task = spec.build(**options)
         self._networks: dict = {}
 
-    def network(self, name: str):
+    def network(self, name: str) -> Network | None:
         """The network of algorithm ``name``: None for an algorithm without one, else the one the
         options give, or the algorithm's default subnets."""
         algo = get(name)
@@ -51,8 +54,8 @@ class Problem:
                 default_subnets=algo.default_subnets, **self.network_options)
         return self._networks[algo.default_subnets]
 
-    def algorithm(self, name: str, options: dict, *, seed: int = 0, sigma: float = 0.0,
-                  rounds: int | None = None, flags: bool = False):
+    def algorithm(self, name: str, options: dict, *, seed: Seed = 0, sigma: NonNegative = 0.0,
+                  rounds: NonNegativeInt | None = None, flags: bool = False) -> Algorithm:
         """The algorithm ``name`` with ``options`` (by option name) on the task with gradient noise
         of std ``sigma`` (an algorithm without a network ignores the network options); ``rounds``
         given: refused up front if the run's memory exceeds the budget. ``clients_per_subnet`` is

@@ -14,10 +14,14 @@ with their validation, CLI flags and examples, network needs); ``fedbound run AL
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Literal
 
+from fedbound.algorithms.base import Algorithm
+from fedbound.argtypes import Count, Seed
 from fedbound.errors import require
+from fedbound.network import Network
 from fedbound.registry import Entry, Option, Registry
+from fedbound.tasks.base import Task
 from fedbound.validate import one_of
 
 NETWORK_NEEDS = ("required", "optional", "none")
@@ -33,12 +37,12 @@ class AlgorithmSpec(Entry):
     builds when no network option is given; None: no network)."""
 
     name: str
-    constructor: Callable
+    constructor: Callable[..., Algorithm]
     summary: str
-    family: str
+    family: Literal["federated", "decentralized", "semi-decentralized"]
     options: tuple[Option, ...] = ()
-    network: str = "none"
-    default_subnets: int | None = None
+    network: Literal["required", "optional", "none"] = "none"
+    default_subnets: Count | None = None
 
     def __post_init__(self):
         super().__post_init__()
@@ -55,7 +59,8 @@ names = ALGORITHMS.names
 specs = ALGORITHMS.entries
 
 
-def build(name: str, task, network=None, *, seed: int = 0, **options):
+def build(name: str, task: Task, network: Network | None = None, *, seed: Seed = 0,
+          **options) -> Algorithm:
     """The algorithm ``name`` on ``task`` (and ``network`` where it takes one) with ``options``
     (option names; deprecated spellings warn)."""
     spec = get(name)

@@ -12,7 +12,8 @@ import torch
 from tqdm import tqdm  # text bars: tqdm.auto warns in notebooks without ipywidgets
 
 from fedbound.algorithms.accounting import COUNTERS
-from fedbound.algorithms.base import Algorithm, State, check_finite
+from fedbound.algorithms.base import Algorithm, State, StateTensor, check_finite
+from fedbound.argtypes import Measured, NonNegativeInt
 from fedbound.errors import DivergenceError, require
 
 
@@ -29,15 +30,15 @@ class Trajectory:
 
     algorithm: str
     rounds: np.ndarray
-    x_g: torch.Tensor
-    loss: np.ndarray
-    loss_gap: np.ndarray
-    dist2: np.ndarray
-    grad_norm2: np.ndarray
+    x_g: StateTensor
+    loss: Measured
+    loss_gap: Measured
+    dist2: Measured
+    grad_norm2: Measured
     K: np.ndarray
-    comm: dict[str, np.ndarray]
+    comm: dict[str, Measured]
     final_state: State = field(repr=False)
-    metrics: dict[str, np.ndarray] = field(default_factory=dict)
+    metrics: dict[str, Measured] = field(default_factory=dict)
 
     def columns(self) -> dict[str, np.ndarray]:
         """The per-round columns: the metrics of the global model, K and the cumulative counters
@@ -99,7 +100,7 @@ class _Recorder:
             metrics={k: np.array([e.get(k, np.nan) for e in extra], dtype=float) for k in names})
 
 
-def run(alg: Algorithm, rounds: int, callback: Callable[[State], dict | None] | None = None,
+def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict | None] | None = None,
         progress: bool = False, state: State | None = None) -> Trajectory:
     """Run ``rounds`` global rounds from ``state`` (default ``alg.init()``) and record metrics.
 

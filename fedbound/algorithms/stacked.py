@@ -15,13 +15,15 @@ Subnet reductions are a batched weighted sum (equal sizes) or a membership matmu
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Literal, Sequence
 
 import numpy as np
 import torch
 
+from fedbound.argtypes import Count, Matrix
 from fedbound.errors import UnknownNameError, require
-from fedbound.validate import integer, real_array
+from fedbound.network import Network
+from fedbound.validate import instance, integer, real_array
 
 AGGREGATORS = ("subnet_weighted", "paper")
 
@@ -29,7 +31,7 @@ AGGREGATORS = ("subnet_weighted", "paper")
 class StackedNetwork:
     """Subnets C_1..C_S of sizes m_s (contiguous blocks of rows) with D2D matrices W_s."""
 
-    def __init__(self, blocks: Sequence[np.ndarray], dtype: torch.dtype = torch.float64):
+    def __init__(self, blocks: Sequence[Matrix], dtype: torch.dtype = torch.float64):
         arrays = [np.atleast_2d(np.asarray(b, dtype=np.float64)) for b in blocks]
         require(len(arrays) >= 1, "a network needs at least one subnet, got 0")
         for s, b in enumerate(arrays):
@@ -69,21 +71,18 @@ class StackedNetwork:
         return torch.as_tensor(index), torch.as_tensor(weight, dtype=self.dtype)
 
     @classmethod
-    def from_network(cls, network, dtype: torch.dtype = torch.float64) -> "StackedNetwork":
+    def from_network(cls, network: Network, dtype: torch.dtype = torch.float64) -> "StackedNetwork":
         """From a :class:`fedbound.network.Network` (uses its ``blocks``)."""
-        from fedbound.network import Network
-        from fedbound.validate import instance
-
         return cls(list(instance("network", network, Network, "a fedbound Network (fedbound.network)").blocks),
                    dtype)
 
     @classmethod
-    def singletons(cls, n: int, dtype: torch.dtype = torch.float64) -> "StackedNetwork":
+    def singletons(cls, n: Count, dtype: torch.dtype = torch.float64) -> "StackedNetwork":
         """n one-client subnets (W_s = [1]): the star topology of conventional FL (S = n)."""
         return cls([np.ones((1, 1))] * n, dtype)
 
     @classmethod
-    def one_group(cls, n: int, dtype: torch.dtype = torch.float64) -> "StackedNetwork":
+    def one_group(cls, n: Count, dtype: torch.dtype = torch.float64) -> "StackedNetwork":
         """One group of n clients without D2D links (W = I): a star with uniform sampling."""
         return cls([np.eye(n)], dtype)
 
@@ -134,7 +133,7 @@ class StackedNetwork:
             return torch.bmm(weights.reshape(self.S, 1, m), X.reshape(self.S, m, -1)).squeeze(1)
         return (self.membership * weights) @ X
 
-    def aggregation_weights(self, aggregator: str) -> torch.Tensor:
+    def aggregation_weights(self, aggregator: Literal["subnet_weighted", "paper"]) -> torch.Tensor:
         """omega (S,) of the server aggregate sum_s omega_s (1/h_s) sum_{j in C'_s} x_j.
 
         "subnet_weighted": omega_s = m_s / n, unbiased for (1/n) sum_i x_i (fix of flag F2);
@@ -158,7 +157,7 @@ class StackedNetwork:
         """h_s = m_s for every subnet."""
         return self.m.copy()
 
-    def validate_h(self, h) -> np.ndarray:
+    def validate_h(self, h: Count | Sequence[Count]) -> np.ndarray:
         """Per-subnet sample sizes as an int array (S,): an int applies to every subnet."""
         arr = real_array("h", h, ndim=(0, 1))
         arr = np.broadcast_to(arr, (self.S,)) if arr.ndim == 0 else arr

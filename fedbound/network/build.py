@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+from fedbound.argtypes import Count, Seed
 from fedbound.errors import ValidationError, require
 from fedbound.network.subnets import Network
 from fedbound.network.topology import TOPOLOGIES
@@ -33,14 +34,14 @@ NETWORK_OPTIONS = (RGG, SUBNETS, TOPOLOGY, FILE)
 NETWORK = OptionSet("network", "the network of a run", NETWORK_OPTIONS)
 
 
-def network_file_size(path: str) -> int:
+def network_file_size(path: str | os.PathLike) -> int:
     """The number of clients of the network JSON ``path``."""
     return Network.from_json(path).n
 
 
-def build_network(n: int, *, rgg: bool = False, subnets: int | None = None,
-                  topology: str | None = None, network: str | None = None, seed: int = 0,
-                  default_subnets: int | None = None) -> Network | None:
+def build_network(n: Count, *, rgg: bool = False, subnets: int | None = None,
+                  topology: str | None = None, network: str | os.PathLike | None = None,
+                  seed: Seed = 0, default_subnets: int | None = None) -> Network | None:
     """The network for n clients from the options (module doc), or None when none is given and
     ``default_subnets`` is None (the algorithm's registry default otherwise)."""
     require(not (rgg and topology is not None), "--rgg and --topology exclude each other")

@@ -23,19 +23,23 @@ rates (large is good).  SD-GT never gives a formula for :math:`\rho_s` (notes sd
 For symmetric W, :math:`\|W - J\|_2 = \max(|\lambda_2|, |\lambda_{\min}|)`.
 
 All three lie in [0, 1] for doubly stochastic W, since :math:`\|W - J\|_2 = \|W(I - J)\|_2 \le 1`.
+They are measured only for W whose graph is (strongly) connected, as every paper assumes: a
+disconnected W (e.g. the identity, a graph without edges) never mixes, and its measures (a rate of
+0) would only hide the mistake, so it is refused.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from fedbound import validate
+from fedbound import resources, validate
+from fedbound.argtypes import Count, NonNegative
 from fedbound.errors import ValidationError, require
 
 #: tolerance on row/column sums and symmetry when validating a mixing matrix
 ATOL = 1e-10
 
 
-def as_square_matrix(W, name: str = "W") -> np.ndarray:
+def as_square_matrix(W: np.ndarray, name: str = "W") -> np.ndarray:
     """``W`` as a real, finite, square float64 array (validate.real_array; a bool pattern is 0/1),
     or a FedboundError."""
     A = validate.real_array(name, W, ndim=2, allow_bool=True)
@@ -44,12 +48,13 @@ def as_square_matrix(W, name: str = "W") -> np.ndarray:
     return A
 
 
-def averaging_matrix(m: int) -> np.ndarray:
+def averaging_matrix(m: Count) -> np.ndarray:
     r""":math:`J = \mathbf{1}\mathbf{1}^\top / m`."""
+    resources.require_memory(f"the ({m}, {m}) averaging matrix J", m * m)
     return np.full((m, m), 1.0 / m)
 
 
-def component_labels(adjacency) -> tuple[int, np.ndarray]:
+def component_labels(adjacency: np.ndarray) -> tuple[int, np.ndarray]:
     """Number of (strongly) connected components of the graph of the nonzero off-diagonal entries,
     and the component label of each node."""
     A = as_square_matrix(adjacency, "adjacency")
@@ -60,7 +65,7 @@ def component_labels(adjacency) -> tuple[int, np.ndarray]:
     return connected_components(pattern, directed=True, connection="strong")
 
 
-def is_connected(adjacency) -> bool:
+def is_connected(adjacency: np.ndarray) -> bool:
     """Whether the graph whose edges are the nonzero off-diagonal entries is (strongly) connected.
 
     Accepts a 0/1 adjacency matrix or a mixing matrix W alike (only the pattern matters).
@@ -68,20 +73,20 @@ def is_connected(adjacency) -> bool:
     return component_labels(adjacency)[0] == 1
 
 
-def is_doubly_stochastic(W, atol: float = ATOL) -> bool:
+def is_doubly_stochastic(W: np.ndarray, atol: NonNegative = ATOL) -> bool:
     """Nonnegative, rows and columns summing to 1 within ``atol``."""
     A = as_square_matrix(W)
     return bool(np.all(A >= 0) and np.allclose(A.sum(axis=1), 1.0, rtol=0, atol=atol)
                 and np.allclose(A.sum(axis=0), 1.0, rtol=0, atol=atol))
 
 
-def is_symmetric(W, atol: float = ATOL) -> bool:
+def is_symmetric(W: np.ndarray, atol: NonNegative = ATOL) -> bool:
     A = as_square_matrix(W)
     return bool(np.allclose(A, A.T, rtol=0, atol=atol))
 
 
-def validate_mixing_matrix(W, *, symmetric: bool = True, connected: bool = True,
-                           atol: float = ATOL) -> None:
+def validate_mixing_matrix(W: np.ndarray, *, symmetric: bool = True, connected: bool = True,
+                           atol: NonNegative = ATOL) -> None:
     """Raise :class:`ValidationError` unless W is a valid gossip matrix.
 
     Checks, in order: square and finite; nonnegative; rows and columns sum to 1 (doubly stochastic,
@@ -136,13 +141,14 @@ def _norm_and_gap(A: np.ndarray) -> tuple[float, float]:
 
 def _mixing(W) -> np.ndarray:
     """W checked for the measures: square, finite, nonnegative, doubly stochastic (all three are
-    defined for, and lie in [0, 1] only for, such W; symmetry and connectivity are not needed)."""
+    defined for, and lie in [0, 1] only for, such W) and with a (strongly) connected graph (a
+    disconnected W does not mix: module doc); symmetry is not needed."""
     A = as_square_matrix(W)
-    validate_mixing_matrix(A, symmetric=False, connected=False)
+    validate_mixing_matrix(A, symmetric=False, connected=True)
     return A
 
 
-def spectral_norm(W) -> float:
+def spectral_norm(W: np.ndarray) -> float:
     r"""AFGA's :math:`\rho = \|W - J\|_2` (seed 000, L271-L290); 0 for W = J, < 1 iff W mixes.
 
     Uses ``eigvalsh`` for symmetric W (then :math:`\|W-J\|_2 = \max(|\lambda_2|, |\lambda_{\min}|)`)
@@ -152,7 +158,7 @@ def spectral_norm(W) -> float:
     return _norm_and_gap(_mixing(W))[0]
 
 
-def rho_tight(W) -> float:
+def rho_tight(W: np.ndarray) -> float:
     r"""SD-GT's mixing rate :math:`\rho_s = 1 - \|W_s - J_s\|_2^2` (seed 003, Assumption 2, L223-L226).
 
     The largest :math:`\rho` with :math:`\|X(W - J)\|_F^2 \le (1-\rho)\|X(I - J)\|_F^2` for every X;
@@ -162,7 +168,7 @@ def rho_tight(W) -> float:
     return 1.0 - spectral_norm(W) ** 2
 
 
-def spectral_gap(W) -> float:
+def spectral_gap(W: np.ndarray) -> float:
     r"""Spectral gap :math:`1 - |\lambda_2(W)|`, with :math:`1 = \lambda_1 \ge \lambda_2 \ge \dots`
     the eigenvalues ordered by real part (algebraic order for symmetric W); 1 for m = 1.
 
@@ -173,9 +179,9 @@ def spectral_gap(W) -> float:
     return _norm_and_gap(_mixing(W))[1]
 
 
-def mixing_summary(W) -> dict:
+def mixing_summary(W: np.ndarray) -> dict:
     """The three mixing measures and the validity predicates of W, as JSON-ready values (W must be
-    nonnegative and doubly stochastic, as for the measures)."""
+    nonnegative, doubly stochastic and connected, as for the measures)."""
     A = _mixing(W)
     norm, gap = _norm_and_gap(A)
     return {"m": A.shape[0], "spectral_norm": norm, "rho_tight": 1.0 - norm ** 2,

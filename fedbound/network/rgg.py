@@ -30,20 +30,27 @@ What the paper leaves open, and what this module chooses:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 from fedbound import resources, validate
-
-
-def cdist(a, b, metric: str = "euclidean"):
-    """scipy.spatial.distance.cdist, imported on first use (scipy.spatial costs 0.1 s at start-up)."""
-    from scipy.spatial.distance import cdist as scipy_cdist
-
-    return scipy_cdist(a, b, metric)
+from fedbound.argtypes import Count, Positive, Seed
 from fedbound.errors import ValidationError, require
 from fedbound.network.mixing import is_connected
 from fedbound.network.topology import check_sizes
+
+
+def cdist(a: np.ndarray, b: np.ndarray, metric: Literal["euclidean", "sqeuclidean"] = "euclidean"):
+    """scipy.spatial.distance.cdist of the rows of ``a`` (k, D) and ``b`` (l, D), imported on first
+    use (scipy.spatial costs 0.1 s at start-up)."""
+    from scipy.spatial.distance import cdist as scipy_cdist
+
+    a, b = np.asarray(a), np.asarray(b)
+    require(a.ndim == 2, f"a must be a 2-D array of points (k, D), got shape {a.shape}")
+    require(b.ndim == 2 and b.shape[1] == a.shape[1],
+            f"b must be a 2-D array of points (l, {a.shape[1]}) like a, got shape {b.shape}")
+    return scipy_cdist(a, b, metric)
 
 #: side of the square region over which device coordinates are drawn uniformly
 REGION_SIDE = 4.0
@@ -55,10 +62,10 @@ DEFAULT_RADIUS_RANGE = (0.5, 3.5)
 class GeometricRealization:
     """One connected draw: devices ordered by subnet (subnet s = ``sizes`` block s)."""
 
-    coordinates: np.ndarray  # (n, 2)
-    radii: np.ndarray        # (n,)
-    sizes: np.ndarray        # (S,) m_s
-    adjacency: tuple         # S boolean (m_s, m_s) arrays
+    coordinates: np.ndarray           # (n, 2)
+    radii: np.ndarray                 # (n,)
+    sizes: np.ndarray                 # (S,) m_s
+    adjacency: tuple[np.ndarray, ...]  # S boolean (m_s, m_s) arrays
 
 
 def _nearest(points: np.ndarray, centres: np.ndarray) -> np.ndarray:
@@ -71,9 +78,12 @@ def _centres(points: np.ndarray, labels: np.ndarray, previous: np.ndarray) -> np
                      for s in range(previous.shape[0])])
 
 
-def kmeans(points: np.ndarray, S: int, rng: np.random.Generator, n_init: int = 4,
-           max_iter: int = 100) -> tuple[np.ndarray, np.ndarray]:
+def kmeans(points: np.ndarray, S: Count, rng: np.random.Generator, n_init: Count = 4,
+           max_iter: Count = 100) -> tuple[np.ndarray, np.ndarray]:
     """Lloyd's k-means with k-means++ seeding, best of ``n_init`` runs: (labels, centres)."""
+    points = np.asarray(points)
+    require(points.ndim == 2 and points.shape[0] >= 1,
+            f"points must be a 2-D array (k >= 1, D), got shape {points.shape}")
     best = None
     for _ in range(n_init):
         centres = points[[rng.integers(len(points))]]
@@ -94,14 +104,20 @@ def kmeans(points: np.ndarray, S: int, rng: np.random.Generator, n_init: int = 4
     return best[1], best[2]
 
 
-def group_devices(points: np.ndarray, S: int, rng: np.random.Generator,
-                  sizes: np.ndarray | None = None, max_iter: int = 100) -> np.ndarray:
+def group_devices(points: np.ndarray, S: Count, rng: np.random.Generator,
+                  sizes: np.ndarray | None = None, max_iter: Count = 100) -> np.ndarray:
     """Subnet label of each point: k-means, then size-constrained Lloyd iterations when ``sizes``.
 
     The balanced assignment step minimises the total squared distance to the centres subject to
     subnet s getting exactly ``sizes[s]`` points (slots: centre s repeated sizes[s] times,
     ``linear_sum_assignment``); the update step moves each centre to its group's mean.
     """
+    if sizes is not None:
+        sizes = np.asarray(sizes)
+        require(sizes.shape == (S,) and sizes.dtype.kind in "iu" and bool(np.all(sizes >= 1))
+                and int(sizes.sum()) == len(points),
+                f"sizes must be S = {S} integers >= 1 adding up to the {len(points)} points, got "
+                f"{sizes.tolist()}")
     labels, centres = kmeans(points, S, rng)
     if sizes is None:
         return labels
@@ -120,14 +136,20 @@ def group_devices(points: np.ndarray, S: int, rng: np.random.Generator,
 
 def subnet_adjacency(coordinates: np.ndarray, radii: np.ndarray) -> np.ndarray:
     """Link iff dist(i, j) <= min(r_i, r_j); no self loops."""
+    coordinates, radii = np.asarray(coordinates), np.asarray(radii)
+    require(coordinates.ndim == 2, f"coordinates must be a 2-D array (k, D), got shape {coordinates.shape}")
+    require(radii.shape == coordinates.shape[:1],
+            f"radii must have one entry per point, shape ({coordinates.shape[0]},), got {radii.shape}")
     A = cdist(coordinates, coordinates) <= np.minimum.outer(radii, radii)
     np.fill_diagonal(A, False)
     return A
 
 
-def sample_geometric_network(S: int, m, radius_range=DEFAULT_RADIUS_RANGE, seed=0, *,
-                             region_side: float = REGION_SIDE, balanced: bool = True,
-                             max_tries: int = 1000) -> GeometricRealization:
+def sample_geometric_network(S: int, m: int | list[int],
+                             radius_range: tuple[Positive, Positive] = DEFAULT_RADIUS_RANGE,
+                             seed: Seed | np.random.Generator | None = 0, *,
+                             region_side: Positive = REGION_SIDE, balanced: bool = True,
+                             max_tries: Count = 1000) -> GeometricRealization:
     """Draw SD-GT's random geometric fog network until every subnet is connected.
 
     ``m``: int (m devices per subnet, n = S m) or a list of S sizes.  With ``balanced=False`` only
@@ -138,7 +160,7 @@ def sample_geometric_network(S: int, m, radius_range=DEFAULT_RADIUS_RANGE, seed=
     S = len(sizes)
     r_min, r_max = validate.real_array("radius_range", radius_range, shape=(2,), low=0.0, high=1e100)
     require(0.0 < r_min <= r_max,
-            f"radius range must satisfy 0 < r_min <= r_max, got [{r_min}, {r_max}]")
+            f"radius_range must satisfy 0 < r_min <= r_max, got [{r_min}, {r_max}]")
     region_side = validate.number("region_side", region_side, low=0.0, high=1e100, low_open=True)
     balanced = validate.boolean("balanced", balanced)
     max_tries = validate.integer("max_tries", max_tries, low=1, high=10 ** 6)

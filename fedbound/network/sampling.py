@@ -32,20 +32,61 @@ for any fixed client values (FedNova footnote 1 [001 L87]; Li et al. 2020, schem
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Annotated, Callable, Literal
 
 import numpy as np
 
-from fedbound.errors import ValidationError, require
+from fedbound.argtypes import Count, NonNegativeInt, Range
+from fedbound.errors import InputTypeError, ValidationError, require
 from fedbound.registry import Entry, Registry
-from fedbound.validate import real_array
+from fedbound.validate import real_array, show
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # return annotations only: the arguments are checked by _Torch
     import torch
 
 
-def check_h(h, m) -> np.ndarray:
+@dataclass(frozen=True)
+class _Torch:
+    """An argument constraint: an instance of ``torch.<name>`` (a Tensor with finite entries), checked
+    without importing torch (the network CLI must not pay for it: a caller holding a torch object has
+    imported torch already)."""
+    name: str
+
+    def check(self, name: str, value: object) -> None:
+        torch = sys.modules.get("torch")
+        cls = getattr(torch, self.name, None)
+        if cls is None or not isinstance(value, cls):
+            raise InputTypeError(f"{name} must be a torch.{self.name}, got {show(value)}")
+        if self.name == "Tensor" and value.is_floating_point() and not bool(value.isfinite().all()):
+            raise ValidationError(f"{name} must be finite, got a tensor with non-finite entries")
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """An argument constraint: contiguous subnets given by the attributes ``n``, ``m``, ``offsets``
+    and ``subnet_of`` (a :class:`~fedbound.network.Network`, the algorithms' StackedNetwork)."""
+
+    def check(self, name: str, value: object) -> None:
+        missing = [a for a in ("n", "m", "offsets", "subnet_of") if not hasattr(value, a)]
+        if missing:
+            raise InputTypeError(f"{name} must be a Network (or have its n, m, offsets and "
+                                 f"subnet_of), got {show(value)}")
+
+
+#: the declared types of torch arguments (:class:`_Torch`)
+_TorchTensor = Annotated[object, _Torch("Tensor")]
+_TorchGenerator = Annotated[object, _Torch("Generator")]
+#: aggregation weights p_i, a tensor with entries in [0, 1]
+_WeightTensor = Annotated[object, _Torch("Tensor"), Range(0.0, 1.0)]
+#: subnets of contiguous clients (:class:`_Layout`)
+_SubnetLayout = Annotated[object, _Layout()]
+#: sample counts and subnet sizes: an integer or one per subnet
+_Counts = int | np.ndarray
+
+
+def check_h(h: _Counts, m: _Counts) -> np.ndarray:
     """``h`` (int or (S,) ints) broadcast against the subnet sizes ``m``; each 1 <= h_s <= m_s."""
     m_real = np.atleast_1d(real_array("subnet sizes m", m, ndim=(0, 1), low=1))
     require(bool(np.all(m_real == np.floor(m_real))), f"subnet sizes m must be integers >= 1, got {m_real.tolist()}")
@@ -65,28 +106,30 @@ def check_h(h, m) -> np.ndarray:
     return h_arr
 
 
-def beta_from_h(h, m) -> np.ndarray:
+def beta_from_h(h: _Counts, m: _Counts) -> np.ndarray:
     r""":math:`\beta_s = (m_s - h_s)/m_s` [L242], float64 (S,)."""
     h = check_h(h, m)
     m = np.atleast_1d(np.asarray(m, dtype=np.float64))
     return (m - h) / m
 
 
-def participation(h, m) -> np.ndarray:
+def participation(h: Annotated[np.ndarray, Range(0)],
+                  m: Annotated[np.ndarray, Range(1)]) -> np.ndarray:
     r""":math:`p = \min_s (1 - \beta_s^2) = \min_s h_s (2 m_s - h_s)/m_s^2` [L242] for integer h of
-    shape (..., S) and sizes m (S,), unvalidated (the controller's integer search calls it on many h
-    at once). Computed from the exact integer ratio, so that every caller gets the same float."""
+    shape (..., S) and sizes m (S,); the body checks nothing (the controller's integer search calls
+    it on many h at once), a call from outside fedbound is checked against the declared types.
+    Computed from the exact integer ratio, so that every caller gets the same float."""
     h = np.asarray(h, dtype=np.int64)
     m = np.asarray(m, dtype=np.int64)
     return np.min((h * (2 * m - h)) / (m * m), axis=-1)
 
 
-def p_from_h(h, m) -> float:
+def p_from_h(h: _Counts, m: _Counts) -> float:
     r""":math:`p = \min_s (1 - \beta_s^2)` [L242] for valid sample counts (1 <= h_s <= m_s)."""
     return float(participation(check_h(h, m), m))
 
 
-def sample_mask(network, h, generator: torch.Generator) -> torch.Tensor:
+def sample_mask(network: _SubnetLayout, h: _Counts, generator: _TorchGenerator) -> torch.Tensor:
     """Bool (n,) mask with exactly h_s sampled clients in subnet s, uniform without replacement.
 
     ``network`` is a :class:`~fedbound.network.Network` or anything with its ``n``, ``m``,
@@ -121,7 +164,7 @@ class Participation:
 
     __slots__ = ("clients", "weights", "full")
 
-    def __init__(self, clients, weights, full: bool = False):
+    def __init__(self, clients: _TorchTensor, weights: _TorchTensor, full: bool = False):
         self.clients, self.weights, self.full = clients, weights, bool(full)
 
     @property
@@ -139,7 +182,7 @@ class FullParticipation:
 
     name = "full"
 
-    def draw(self, p, generator) -> Participation:
+    def draw(self, p: _WeightTensor, generator: _TorchGenerator) -> Participation:
         import torch
         return Participation(torch.arange(p.shape[0]), p, full=True)
 
@@ -150,7 +193,8 @@ class UniformParticipation:
 
     name = "uniform"
 
-    def __init__(self, n: int, q, *, sizes=None, weighting: str = "normalized"):
+    def __init__(self, n: Count, q: _Counts, *, sizes: np.ndarray | None = None,
+                 weighting: Literal["normalized", "unbiased"] = "normalized"):
         from fedbound.validate import integer
         self.n = integer("n", n, low=1)
         self.weighting = _weighting(weighting)
@@ -158,12 +202,14 @@ class UniformParticipation:
             self.q = integer("clients per round", q, low=1, high=self.n)
             self.groups = None
         else:
-            m = np.asarray(sizes, dtype=np.int64)
+            m = real_array("group sizes", sizes, ndim=1, low=1)
+            require(bool(np.all(m == np.floor(m))), f"group sizes must be integers >= 1, got {m.tolist()}")
+            m = m.astype(np.int64)
             require(int(m.sum()) == self.n, f"group sizes {m.tolist()} must add up to n = {self.n}")
             self.q = check_h(q, m)
             self.groups = _Groups(m)
 
-    def draw(self, p, generator) -> Participation:
+    def draw(self, p: _WeightTensor, generator: _TorchGenerator) -> Participation:
         import torch
         if self.groups is None:
             clients = torch.sort(torch.randperm(self.n, generator=generator)[: self.q]).values
@@ -199,11 +245,11 @@ class WithReplacement:
 
     name = "with_replacement"
 
-    def __init__(self, q: int):
+    def __init__(self, q: Count):
         from fedbound.validate import integer
         self.q = integer("clients per round", q, low=1)
 
-    def draw(self, p, generator) -> Participation:
+    def draw(self, p: _WeightTensor, generator: _TorchGenerator) -> Participation:
         import torch
         clients = torch.sort(torch.multinomial(p, self.q, replacement=True, generator=generator)).values
         return Participation(clients, torch.full((self.q,), 1.0 / self.q, dtype=p.dtype))
@@ -214,7 +260,8 @@ class PoissonParticipation:
 
     name = "poisson"
 
-    def __init__(self, n: int, rate, *, weighting: str = "unbiased"):
+    def __init__(self, n: Count, rate: float | np.ndarray, *,
+                 weighting: Literal["normalized", "unbiased"] = "unbiased"):
         from fedbound.validate import integer, real_array
         self.n = integer("n", n, low=1)
         r = real_array("participation rate", rate, ndim=(0, 1), low=0.0, high=1.0)
@@ -224,7 +271,7 @@ class PoissonParticipation:
         self.rate = np.broadcast_to(r, (self.n,)).copy()
         self.weighting = _weighting(weighting)
 
-    def draw(self, p, generator) -> Participation:
+    def draw(self, p: _WeightTensor, generator: _TorchGenerator) -> Participation:
         import torch
         r = torch.as_tensor(self.rate, dtype=p.dtype)
         clients = torch.nonzero(torch.rand(self.n, generator=generator, dtype=torch.float64)
@@ -289,13 +336,13 @@ PARTICIPATION_SCHEMES.register(ParticipationSpec(
     "(153) [001 L839-L843]"))
 
 
-def named_participation(name: str, n: int, q=None):
+def named_participation(name: str, n: Count, q: int | None = None):
     """The scheme ``name`` (:data:`PARTICIPATION_SCHEMES`) over n clients with q per round:
     "full" (q None or n), "uniform", "unbiased" or "with-replacement", and any registered one."""
     return PARTICIPATION_SCHEMES.get(name).build(n, q)
 
 
-def compute_mask(rows: int, M: int, generator) -> "torch.Tensor":
+def compute_mask(rows: NonNegativeInt, M: NonNegativeInt, generator: _TorchGenerator) -> "torch.Tensor":
     """Bool (rows,) with exactly M True, uniformly without replacement (AFGA's S_{r,t})."""
     import torch
     keys = torch.rand(rows, generator=generator, dtype=torch.float64)

@@ -8,12 +8,13 @@ the network's gossip matrix is block diagonal, :math:`W = \mathrm{blkdiag}(W_1, 
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from fedbound import resources, validate
+from fedbound.argtypes import Count, Positive, Seed
 from fedbound.errors import ValidationError, require
 from fedbound.network.mixing import as_square_matrix, mixing_summary, validate_mixing_matrix
 from fedbound.network.rgg import DEFAULT_RADIUS_RANGE, REGION_SIDE, sample_geometric_network
@@ -45,7 +46,7 @@ class Network:
     eigenvalue -1 (e.g. a ring with self weight 0 and even m) does not mix and is rejected.
     """
 
-    blocks: tuple
+    blocks: tuple[np.ndarray, ...]
     coordinates: np.ndarray | None = None
     S: int = field(init=False)
     n: int = field(init=False)
@@ -58,7 +59,7 @@ class Network:
 
     def __post_init__(self):
         require(isinstance(self.blocks, (list, tuple)) and len(self.blocks) >= 1,
-                "a network needs a list of at least one gossip matrix W_s, got "
+                "blocks must be a list of at least one gossip matrix W_s, got "
                 + (f"{len(self.blocks)}" if isinstance(self.blocks, (list, tuple)) else
                    type(self.blocks).__name__))
         blocks = []
@@ -117,12 +118,14 @@ class Network:
 
     # ---- constructors ----------------------------------------------------------------------
     @classmethod
-    def from_blocks(cls, blocks, coordinates=None) -> "Network":
+    def from_blocks(cls, blocks: list[np.ndarray], coordinates: np.ndarray | None = None) -> "Network":
         """Network from a list of S gossip matrices W_s (validated)."""
         return cls(tuple(blocks) if isinstance(blocks, (list, tuple)) else blocks, coordinates)
 
     @classmethod
-    def from_topology(cls, name: str, S: int, m, seed=None, **options) -> "Network":
+    def from_topology(cls, name: str, S: int, m: int | list[int],
+                      seed: Seed | np.random.Generator | None = None,
+                      **options: float | None) -> "Network":
         """S subnets of a named topology (:func:`~fedbound.network.topology.topology_weights`);
         ``m`` an int (equal sizes) or a list of S sizes; random topologies use one generator seeded
         by ``seed`` across subnets, so the subnets are independent draws."""
@@ -131,9 +134,11 @@ class Network:
         return cls(tuple(topology_weights(name, m_s, seed=rng, **options) for m_s in sizes))
 
     @classmethod
-    def random_geometric(cls, S: int = 3, m=10, radius_range=DEFAULT_RADIUS_RANGE, seed=0, *,
-                         region_side: float = REGION_SIDE, balanced: bool = True,
-                         max_tries: int = 1000) -> "Network":
+    def random_geometric(cls, S: int = 3, m: int | list[int] = 10,
+                         radius_range: tuple[Positive, Positive] = DEFAULT_RADIUS_RANGE,
+                         seed: Seed | np.random.Generator | None = 0, *,
+                         region_side: Positive = REGION_SIDE, balanced: bool = True,
+                         max_tries: Count = 1000) -> "Network":
         """SD-GT's random geometric fog network (seed 003, [L480]) with Metropolis-Hastings W_s.
 
         Defaults are the paper's: S = 3 subnets of m = 10, radii uniform in [0.5, 3.5].  Choices
@@ -145,7 +150,7 @@ class Network:
         return cls(tuple(metropolis_weights(A) for A in draw.adjacency), draw.coordinates)
 
     @classmethod
-    def from_json(cls, spec) -> "Network":
+    def from_json(cls, spec: dict | str | os.PathLike) -> "Network":
         """Network from a dict or a JSON file path.
 
         Format: ``{"subnets": [SUBNET, ...], "seed": 0, "coordinates": [[x, y], ...]}`` where SUBNET
@@ -154,7 +159,7 @@ class Network:
         keys :func:`~fedbound.network.topology.topology_options` names (``prob``, ``self_weight``,
         ...); other keys (e.g. the controller's ``E``, ``E_d2d``) are ignored.
         """
-        if isinstance(spec, (str, Path)):
+        if isinstance(spec, (str, os.PathLike)):
             spec = validate.json_file("network spec", spec)
         require(isinstance(spec, dict) and isinstance(spec.get("subnets"), list) and spec["subnets"],
                 'network spec must be an object with a non-empty list "subnets"')

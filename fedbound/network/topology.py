@@ -18,18 +18,19 @@ import math
 import numpy as np
 
 from fedbound import resources, validate
+from fedbound.argtypes import Count, Fraction, Probability, Seed
 from fedbound.errors import UnknownNameError, ValidationError, require
 from fedbound.network.mixing import as_square_matrix, is_connected
 
 
-def check_size(m) -> int:
+def check_size(m: int) -> int:
     """``m`` as an int >= 1 whose (m, m) gossip matrix fits the memory budget, or a FedboundError."""
     m = validate.integer("number of clients m", m, low=1)
     resources.require_memory(f"a gossip matrix of m = {m} clients", 4 * m * m)
     return m
 
 
-def check_sizes(S, m) -> np.ndarray:
+def check_sizes(S: int, m: int | list[int]) -> np.ndarray:
     """Subnet sizes as an int64 (S,) array from an int (equal sizes) or a list of S ints >= 1,
     refused up front when the S gossip matrices would not fit the memory budget."""
     S = validate.integer("number of subnets S", S, low=1)
@@ -45,7 +46,7 @@ def check_sizes(S, m) -> np.ndarray:
     return np.array(sizes, dtype=np.int64)
 
 
-def metropolis_weights(adjacency) -> np.ndarray:
+def metropolis_weights(adjacency: np.ndarray) -> np.ndarray:
     r"""Metropolis-Hastings weights of an undirected graph (SD-GT seed 003, [L480], ref. [43]).
 
     :math:`w_{ij} = 1/(1 + \max(d_i, d_j))` for each edge (i, j), :math:`w_{ii} = 1 - \sum_{j\ne i}
@@ -70,7 +71,7 @@ def metropolis_weights(adjacency) -> np.ndarray:
     return W
 
 
-def ring_weights(m: int, self_weight: float = 1 / 3) -> np.ndarray:
+def ring_weights(m: int, self_weight: Probability = 1 / 3) -> np.ndarray:
     """AFGA's ring gossip matrix: ``self_weight`` on the diagonal, ``(1 - self_weight)/2`` on each
     of the two ring neighbours (seed 000; notes afga.md §6 and §8 item 6).
 
@@ -90,8 +91,9 @@ def ring_weights(m: int, self_weight: float = 1 / 3) -> np.ndarray:
     return W
 
 
-def ring_adjacency(m: int) -> np.ndarray:
+def ring_adjacency(m: Count) -> np.ndarray:
     """Cycle 0-1-...-(m-1)-0 (a single edge for m = 2, no edge for m = 1)."""
+    m = check_size(m)
     index = np.arange(m)
     A = np.zeros((m, m), dtype=bool)
     A[index, (index + 1) % m] = A[(index + 1) % m, index] = True
@@ -99,32 +101,36 @@ def ring_adjacency(m: int) -> np.ndarray:
     return A
 
 
-def complete_adjacency(m: int) -> np.ndarray:
+def complete_adjacency(m: Count) -> np.ndarray:
     """Every pair linked; its Metropolis weights are exactly J = 11^T/m."""
+    m = check_size(m)
     return ~np.eye(m, dtype=bool)
 
 
-def chain_adjacency(m: int) -> np.ndarray:
+def chain_adjacency(m: Count) -> np.ndarray:
     """Path 0-1-...-(m-1)."""
+    m = check_size(m)
     A = np.zeros((m, m), dtype=bool)
     index = np.arange(m - 1)
     A[index, index + 1] = A[index + 1, index] = True
     return A
 
 
-def star_adjacency(m: int) -> np.ndarray:
+def star_adjacency(m: Count) -> np.ndarray:
     """Client 0 is the hub, linked to every other client."""
+    m = check_size(m)
     A = np.zeros((m, m), dtype=bool)
     A[0, 1:] = A[1:, 0] = True
     return A
 
 
-def grid_adjacency(m: int, cols: int | None = None) -> np.ndarray:
+def grid_adjacency(m: Count, cols: Count | None = None) -> np.ndarray:
     """2-D grid: client i sits at (i // cols, i % cols), linked to its right and lower neighbours.
 
     ``cols`` defaults to ceil(sqrt(m)) (as the SD-GT official code, ``get_grid_graph``); when m is
     not a multiple of ``cols`` the last row is partial, which keeps the grid connected.
     """
+    m = check_size(m)
     cols = math.ceil(math.sqrt(m)) if cols is None else validate.integer("grid cols", cols, low=1, high=m)
     index = np.arange(m)
     A = np.zeros((m, m), dtype=bool)
@@ -135,8 +141,8 @@ def grid_adjacency(m: int, cols: int | None = None) -> np.ndarray:
     return A
 
 
-def erdos_renyi_adjacency(m: int, prob: float, rng: np.random.Generator,
-                          max_tries: int = 100) -> np.ndarray:
+def erdos_renyi_adjacency(m: Count, prob: Fraction | None, rng: np.random.Generator,
+                          max_tries: Count = 100) -> np.ndarray:
     """G(m, prob): each pair linked independently with probability ``prob``, redrawn until connected.
 
     Raises :class:`ValidationError` if ``max_tries`` draws are all disconnected.
@@ -144,6 +150,7 @@ def erdos_renyi_adjacency(m: int, prob: float, rng: np.random.Generator,
     require(prob is not None, "erdos_renyi prob must be in (0, 1], got None (give prob=...)")
     prob = validate.number("erdos_renyi prob", prob, low=0.0, high=1.0, low_open=True)
     max_tries = validate.integer("erdos_renyi max_tries", max_tries, low=1, high=10 ** 6)
+    m = check_size(m)
     upper = np.triu(np.ones((m, m), dtype=bool), k=1)
     for _ in range(max_tries):
         A = (rng.random((m, m)) < prob) & upper
@@ -196,7 +203,8 @@ def topology_options(name: str) -> tuple[str, ...]:
     return tuple(inspect.signature(_builder(name)).parameters)[2:]
 
 
-def topology_weights(name: str, m: int, *, seed=None, **options) -> np.ndarray:
+def topology_weights(name: str, m: int, *, seed: Seed | np.random.Generator | None = None,
+                     **options: float | None) -> np.ndarray:
     """Doubly stochastic symmetric (m, m) gossip matrix of a named topology.
 
     ``name`` is one of :data:`TOPOLOGIES`; ``options`` are the topology's own keywords

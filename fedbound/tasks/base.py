@@ -42,9 +42,10 @@ import numpy as np
 import torch
 
 from fedbound import validate
-from fedbound.errors import require
+from fedbound.argtypes import Count, NonNegative, NonNegativeInt, ProbabilityArray
+from fedbound.errors import InputTypeError, require
 from fedbound.tasks.heterogeneity import (
-    check_weights, fednova_matrix, inter_cluster_matrix, intra_cluster_matrices, measure_at,
+    AtLeastOne, check_weights, fednova_matrix, inter_cluster_matrix, intra_cluster_matrices, measure_at,
     sigma_g_matrix,
 )
 from fedbound.tasks.noise import check_noise, noise_from_normals
@@ -54,28 +55,36 @@ from fedbound.tasks.noise import check_noise, noise_from_normals
 #: entries up to 1e100 stay far inside the float64 range
 DATA_MAX_ABS = 1e100
 
+#: a point x (d,) or stacked points X (k, d): a tensor, or anything numpy turns into a real array
+Points = torch.Tensor | np.ndarray
+#: client indices (int64, repeats allowed)
+Indices = torch.Tensor | np.ndarray
+#: aggregation weights p_i (n,), or "uniform" / "examples" (:meth:`Task.resolve_weights`)
+Weights = ProbabilityArray | str
 
-def check_size(name: str, value, low: int = 1) -> int:
+
+def check_size(name: str, value: int, low: int = 1) -> int:
     """An int >= low (validate.integer), or a FedboundError naming the value."""
     return validate.integer(name, value, low=low)
 
 
-def check_dtype(dtype):
+def check_dtype(dtype: torch.dtype) -> torch.dtype:
     """``dtype`` if it is torch.float64 or torch.float32, else a ValidationError."""
     require(isinstance(dtype, torch.dtype) and dtype in (torch.float64, torch.float32),
             f"dtype must be torch.float64 or torch.float32, got {dtype!r}")
     return dtype
 
 
-def as_float64(name: str, array, ndim: int) -> np.ndarray:
+def as_float64(name: str, array: np.ndarray, ndim: int) -> np.ndarray:
     """A real, finite float64 numpy array with ``ndim`` dimensions and entries of absolute value at
     most :data:`DATA_MAX_ABS` (validate.real_array), or a FedboundError naming it."""
     return validate.real_array(name, array, ndim=ndim, max_abs=DATA_MAX_ABS)
 
 
-def gather(data, idx):
+def gather(data: object, idx: torch.Tensor | slice):
     """The rows ``idx`` (int64 indices, or a slice: views, no copy) of per-client data: a tensor or
-    numpy array (clients on axis 0), or a dict or dataclass of them."""
+    numpy array (clients on axis 0), or a dict or dataclass of them (anything else is an
+    InputTypeError naming ``data``)."""
     if isinstance(idx, slice):
         if isinstance(data, (torch.Tensor, np.ndarray)):
             return data[idx]
@@ -87,7 +96,8 @@ def gather(data, idx):
         return {k: gather(v, idx) for k, v in data.items()}
     if dataclasses.is_dataclass(data):
         return type(data)(**{f.name: gather(getattr(data, f.name), idx) for f in dataclasses.fields(data)})
-    raise TypeError(f"cannot gather rows of {type(data).__name__}")
+    raise InputTypeError(f"data must be a tensor, a numpy array, or a dict or dataclass of them, "
+                         f"got {validate.show(data)}")
 
 
 class Task:
@@ -108,7 +118,8 @@ class Task:
     _G_inf_own: float | None = None    # sup |[g_i]_j| of the same
     _noises: tuple = ()
 
-    def __init__(self, n: int, d: int, *, dtype: torch.dtype = torch.float64, weights=None, x0=None):
+    def __init__(self, n: Count, d: Count, *, dtype: torch.dtype = torch.float64,
+                 weights: Weights | None = None, x0: Points | None = None):
         self.n = check_size("n", n)
         self.d = check_size("d", d)
         self.dtype = check_dtype(dtype)
@@ -131,7 +142,7 @@ class Task:
         return np.ones(self.n, dtype=np.int64)
 
     @staticmethod
-    def resolve_weights(weights, num_examples: np.ndarray):
+    def resolve_weights(weights: Weights | None, num_examples: np.ndarray):
         """``weights`` as given to a task constructor: None/"uniform" -> None (p_i = 1/n), "examples" ->
         n_i / sum_j n_j, an array -> itself."""
         if isinstance(weights, str):
@@ -141,7 +152,7 @@ class Task:
         return weights
 
     # ---- points ----------------------------------------------------------------------------------
-    def points(self, X, clients: torch.Tensor | None = None) -> torch.Tensor:
+    def points(self, X: Points, clients: torch.Tensor | None = None) -> torch.Tensor:
         """X as a (k, d) tensor of the task's dtype, k = n (all clients) or len(clients); a (d,) point is
         broadcast to every row."""
         X = torch.as_tensor(X, dtype=self.dtype)
@@ -151,13 +162,13 @@ class Task:
         require(X.shape == (k, self.d), f"X must have shape ({k}, {self.d}) or ({self.d},), got {tuple(X.shape)}")
         return X
 
-    def point(self, x) -> torch.Tensor:
+    def point(self, x: Points) -> torch.Tensor:
         """x as a (d,) tensor of the task's dtype."""
         x = torch.as_tensor(x, dtype=self.dtype)
         require(x.shape == (self.d,), f"x must have shape ({self.d},), got {tuple(x.shape)}")
         return x
 
-    def check_clients(self, clients) -> torch.Tensor:
+    def check_clients(self, clients: Indices) -> torch.Tensor:
         """``clients`` as int64 indices in [0, n) (repeats allowed), shape (k,)."""
         idx = torch.as_tensor(clients)
         require(idx.ndim == 1 and not idx.is_floating_point() and idx.dtype != torch.bool,
@@ -175,7 +186,7 @@ class Task:
     def _data(self, clients):
         return self.client_data() if clients is None else gather(self.client_data(), clients)
 
-    def clients(self, clients=None) -> "ClientView":
+    def clients(self, clients: Indices | slice | None = None) -> "ClientView":
         """The clients ``clients`` (indices; None: all n; a slice: a contiguous range, data not
         copied) with their data gathered once (for many gradient calls)."""
         if clients is None or isinstance(clients, slice):
@@ -213,21 +224,21 @@ class Task:
         """The task's own sampling (minibatches, heavy-tailed noise); deterministic by default."""
         return self._grad_on(X, data)
 
-    def local_losses(self, X, clients=None) -> torch.Tensor:
+    def local_losses(self, X: Points, clients: Indices | None = None) -> torch.Tensor:
         """(k,) tensor, entry j = f_{i_j}(X[j]) (i_j = j, or clients[j])."""
         clients = None if clients is None else self.check_clients(clients)
         return self._losses_on(self.points(X, clients), self._data(clients))
 
-    def grad(self, X, clients=None) -> torch.Tensor:
+    def grad(self, X: Points, clients: Indices | None = None) -> torch.Tensor:
         """(k, d) tensor, row j = grad f_{i_j}(X[j]) (exact)."""
         clients = None if clients is None else self.check_clients(clients)
         return self._grad_on(self.points(X, clients), self._data(clients))
 
-    def loss(self, x) -> float:
+    def loss(self, x: Points) -> float:
         """f(x) = sum_i p_i f_i(x) for x of shape (d,)."""
         return float(self.weights @ self.local_losses(self.point(x)))
 
-    def global_grad(self, x) -> torch.Tensor:
+    def global_grad(self, x: Points) -> torch.Tensor:
         """grad f(x) = sum_i p_i grad f_i(x), shape (d,)."""
         return self.weights @ self.grad(self.point(x))
 
@@ -247,7 +258,8 @@ class Task:
         False: ``stochastic_grad`` is the exact gradient plus the added noises."""
         return type(self)._sampled_grad_on is not Task._sampled_grad_on
 
-    def add_noise(self, G: torch.Tensor, generators, counts=None) -> torch.Tensor:
+    def add_noise(self, G: torch.Tensor, generators: list[torch.Generator],
+                  counts: list[NonNegativeInt] | None = None) -> torch.Tensor:
         """G (k, d) plus the added gradient noises, exactly as ``stochastic_grad`` adds them: rows
         in consecutive groups of ``counts`` (default: one group of k), group b drawn from
         ``generators[b]`` (noise by noise, each generator drawing its rows' normals in order), so
@@ -265,7 +277,8 @@ class Task:
             G = G + noise_from_normals(z, sigma, kind).to(self.dtype)
         return G
 
-    def stochastic_grad(self, X, generator: torch.Generator, clients=None) -> torch.Tensor:
+    def stochastic_grad(self, X: Points, generator: torch.Generator,
+                        clients: Indices | None = None) -> torch.Tensor:
         """(k, d) unbiased estimates of grad f_{i_j}(X[j]), independent across rows and calls (a client
         listed twice gets independent noise per copy); E||g_i - grad f_i||^2 <= sigma2 (with equality for
         the added noise). Randomness is drawn for the k rows only."""
@@ -296,7 +309,7 @@ class Task:
         return own + sum(sigma if kind == "sphere" else (math.inf if sigma > 0 else 0.0)
                          for sigma, kind in self._noises)
 
-    def with_noise(self, sigma: float, kind: str = "gaussian") -> "Task":
+    def with_noise(self, sigma: NonNegative, kind: str = "gaussian") -> "Task":
         """A copy whose stochastic_grad adds independent noise with E||noise_i||^2 = sigma^2 exactly
         (kind "gaussian": N(0, sigma^2/d I); "sphere": uniform on the sphere of radius sigma)."""
         check_noise(sigma, kind)
@@ -314,7 +327,8 @@ class Task:
             return measure_at(self.grad(self.point(at)), K)
         return self._sup_measure(K)
 
-    def kappa2(self, weights=None, beta2: float = 1.0, at=None) -> float | None:
+    def kappa2(self, weights: ProbabilityArray | None = None, beta2: AtLeastOne = 1.0,
+               at: Points | None = None) -> float | None:
         """FedNova Assumption 3 at weights w (default the task's p) [001 L141-L151]:
         kappa^2 = max(0, sup_x sum_i w_i ||grad f_i||^2 - beta^2 ||sum_i w_i grad f_i||^2).
         With ``at=x``: the (possibly negative) bracket at x."""
@@ -322,21 +336,22 @@ class Task:
         value = self._measure(fednova_matrix(w, float(beta2)), at)
         return value if (value is None or at is not None) else max(0.0, value)
 
-    def beta2_min(self, weights=None) -> float | None:
+    def beta2_min(self, weights: ProbabilityArray | None = None) -> float | None:
         """Infimum of the beta^2 >= 1 for which kappa2(weights, beta2) is finite (None if unknown)."""
         return None
 
-    def sigma_g2(self, at=None) -> float | None:
+    def sigma_g2(self, at: Points | None = None) -> float | None:
         """AFGA Assumption 4.4 [000 L260-L263]: sup_x (1/n) sum_i ||grad f_i(x) - (1/n) sum_k grad f_k(x)||^2."""
         return self._measure(sigma_g_matrix(self.n), at)
 
-    def intra_cluster(self, subnet_of, at=None) -> np.ndarray | None:
+    def intra_cluster(self, subnet_of: np.ndarray, at: Points | None = None) -> np.ndarray | None:
         """AFGA Assumption D.1 [000 L1059-L1062]: sigma_k^2 for each cluster k (array (K,), clusters ordered by
         label), sigma_k^2 = sup_x (1/n_k) sum_{i in V_k} ||grad f_i(x) - grad fbar_k(x)||^2."""
         values = [self._measure(K, at) for K in intra_cluster_matrices(subnet_of, self.n)]
         return None if any(v is None for v in values) else np.array(values)
 
-    def inter_cluster(self, subnet_of, alpha: float = 1.0, at=None) -> float | None:
+    def inter_cluster(self, subnet_of: np.ndarray, alpha: AtLeastOne = 1.0,
+                      at: Points | None = None) -> float | None:
         """AFGA Assumption D.1 [000 L1063-L1068]: sigma_c^2 = max(0, sup_x (1/K) sum_k ||grad fbar_k(x)||^2
         - alpha^2 ||grad f(x)||^2), f the uniform average of all n clients; with ``at=x`` the bracket at x."""
         value = self._measure(inter_cluster_matrix(subnet_of, self.n, float(alpha)), at)
@@ -360,7 +375,7 @@ class ClientView:
     still running local steps). ``weights``: their p_i. ``idx`` None: all clients; a slice: a
     contiguous range of clients (views of the data)."""
 
-    def __init__(self, task: Task, idx):
+    def __init__(self, task: Task, idx: torch.Tensor | slice | None):
         self.task, self.idx = task, idx
         self.data = task._data(idx)
         if idx is None:

@@ -12,6 +12,7 @@ batch_size is None (full gradients, sigma2 = 0). ``accuracy(x)`` is measured on 
 from __future__ import annotations
 
 import math
+from typing import Annotated, Literal
 
 import numpy as np
 import torch
@@ -19,8 +20,9 @@ from torch import nn
 from torch.func import functional_call, grad, vmap
 
 from fedbound import resources, validate
+from fedbound.argtypes import Count, Positive, Range, Seed
 from fedbound.errors import require
-from fedbound.tasks.base import as_float64, check_dtype, check_size
+from fedbound.tasks.base import Points, Weights, as_float64, check_dtype, check_size
 from fedbound.tasks.clientdata import ClientData, ClientDataTask
 from fedbound.tasks.datasets import digits, gaussian_mixture, train_test_split
 from fedbound.tasks.partition import dirichlet_partition, one_class_partition
@@ -30,6 +32,10 @@ from fedbound.tasks.registry import (D, FLOAT64, N, SEED, TaskSpec, dtype_of, n_
 ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
 DATASETS = ("gaussian_mixture", "digits")
 PARTITIONS = ("dirichlet", "one_class")
+#: a number of classes >= 2
+_Classes = Annotated[int, Range(2)]
+#: the fraction of a data set held out for testing, in (0, 1)
+_TestFraction = Annotated[float, Range(0.0, 1.0, low_open=True, high_open=True)]
 
 
 class MLPClassifier(ClientDataTask):
@@ -37,9 +43,11 @@ class MLPClassifier(ClientDataTask):
     test_labels). ``hidden``: widths of the hidden layers; ``init_seed`` seeds x0 (PyTorch's default
     uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)) initialisation)."""
 
-    def __init__(self, features, labels, test_features, test_labels, *, hidden=(32,), activation: str = "tanh",
-                 num_classes: int | None = None, batch_size: int | None = None, init_seed: int = 0,
-                 weights=None, x0=None, dtype: torch.dtype = torch.float64):
+    def __init__(self, features: list[np.ndarray], labels: list[np.ndarray], test_features: np.ndarray,
+                 test_labels: np.ndarray, *, hidden: Count | list[Count] = (32,),
+                 activation: Literal["tanh", "relu"] = "tanh", num_classes: _Classes | None = None,
+                 batch_size: int | None = None, init_seed: Seed = 0, weights: Weights | None = None,
+                 x0: Points | None = None, dtype: torch.dtype = torch.float64):
         data = ClientData.from_lists(features, labels, dtype=check_dtype(dtype))
         test_x = as_float64("test_features", test_features, 2)
         test_y = np.asarray(test_labels)
@@ -73,10 +81,12 @@ class MLPClassifier(ClientDataTask):
         self._sampling_sigma2 = 0.0 if batch_size is None else None
 
     @classmethod
-    def generate(cls, n: int, *, dataset: str = "gaussian_mixture", partition: str = "dirichlet",
-                 alpha: float = 0.5, hidden=(32,), activation: str = "tanh", num_samples: int = 2000,
-                 dim: int = 32, num_classes: int = 10, test_fraction: float = 0.2, batch_size: int | None = None,
-                 seed: int = 0, dtype=torch.float64) -> "MLPClassifier":
+    def generate(cls, n: Count, *, dataset: Literal["gaussian_mixture", "digits"] = "gaussian_mixture",
+                 partition: Literal["dirichlet", "one_class"] = "dirichlet", alpha: Positive = 0.5,
+                 hidden: Count | list[Count] = (32,), activation: Literal["tanh", "relu"] = "tanh",
+                 num_samples: Count = 2000, dim: Count = 32, num_classes: _Classes = 10,
+                 test_fraction: _TestFraction = 0.2, batch_size: int | None = None, seed: Seed = 0,
+                 dtype: torch.dtype = torch.float64) -> "MLPClassifier":
         """A seeded task: ``dataset`` "gaussian_mixture" (num_samples, dim, num_classes) or "digits"
         (sklearn's bundled 8x8 digits), split into train/test, the train part partitioned over n clients by
         ``partition`` "dirichlet" (Dir(alpha) label skew) or "one_class"."""
@@ -117,7 +127,7 @@ class MLPClassifier(ClientDataTask):
             start += size
         return out
 
-    def logits(self, x, features: torch.Tensor) -> torch.Tensor:
+    def logits(self, x: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
         return functional_call(self.module, self.unflatten(x), (features,))
 
     def _client_loss(self, x, feats, labels, mask):
@@ -131,7 +141,7 @@ class MLPClassifier(ClientDataTask):
         return vmap(grad(self._client_loss))(X, data.features, data.labels, data.mask)
 
 
-    def accuracy(self, x) -> float:
+    def accuracy(self, x: Points) -> float:
         """Fraction of the held-out test samples classified correctly by the model x (d,)."""
         with torch.no_grad():
             pred = torch.argmax(self.logits(self.point(x), self.test_features), dim=1)

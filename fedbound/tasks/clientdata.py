@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from fedbound import validate
+from fedbound.argtypes import Count
 from fedbound.errors import require
 from fedbound.tasks.base import Task, as_float64
 
@@ -26,7 +27,8 @@ class ClientData:
     sizes: torch.Tensor      # (n,) int64
 
     @classmethod
-    def from_lists(cls, features, labels, dtype: torch.dtype = torch.float64) -> "ClientData":
+    def from_lists(cls, features: list[np.ndarray], labels: list[np.ndarray],
+                   dtype: torch.dtype = torch.float64) -> "ClientData":
         """From per-client arrays features[i] (m_i, D) and labels[i] (m_i,) of integers, m_i >= 1."""
         require(len(features) == len(labels) and len(features) >= 1,
                 f"features and labels must list the same number >= 1 of clients, got {len(features)} and {len(labels)}")
@@ -59,7 +61,7 @@ class ClientData:
         owner = torch.arange(self.n)[:, None].expand_as(keep)
         return self.features[keep], self.labels[keep], owner[keep]
 
-    def minibatch(self, batch_size: int, generator: torch.Generator) -> "ClientData":
+    def minibatch(self, batch_size: Count, generator: torch.Generator) -> "ClientData":
         """min(batch_size, m_i) samples of every client, uniformly without replacement."""
         B = min(int(batch_size), self.features.shape[1])
         keys = torch.rand(self.mask.shape, generator=generator, dtype=torch.float64)
@@ -82,7 +84,7 @@ class ClientDataTask(Task):
     batch_size: int | None
 
     @staticmethod
-    def check_batch_size(batch_size) -> int | None:
+    def check_batch_size(batch_size: int | None) -> int | None:
         require(batch_size is None or (isinstance(batch_size, (int, np.integer))
                                        and not isinstance(batch_size, bool) and 1 <= batch_size <= 2 ** 31),
                 f"batch_size must be None or an integer >= 1 (at most 2**31), got {validate.show(batch_size)}")

@@ -9,14 +9,18 @@
 """
 from __future__ import annotations
 
+from typing import Annotated
+
 import numpy as np
 
 from fedbound import resources, validate
+from fedbound.argtypes import Count, NonNegative, Range, Seed
+from fedbound.errors import require
 from fedbound.tasks.base import check_size
 
 
-def gaussian_mixture(num_samples: int = 2000, dim: int = 32, num_classes: int = 10, *, separation: float = 3.0,
-                     seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def gaussian_mixture(num_samples: Count = 2000, dim: Count = 32, num_classes: Annotated[int, Range(2)] = 10, *,
+                     separation: NonNegative = 3.0, seed: Seed = 0) -> tuple[np.ndarray, np.ndarray]:
     """(features (N, dim), labels (N,)) with N = num_samples, label i mod num_classes before shuffling."""
     num_samples, dim = check_size("num_samples", num_samples), check_size("dim", dim)
     num_classes = check_size("num_classes", num_classes, low=2)
@@ -36,8 +40,15 @@ def digits() -> tuple[np.ndarray, np.ndarray]:
     return data.data / 16.0, data.target.astype(np.int64)
 
 
-def train_test_split(features: np.ndarray, labels: np.ndarray, test_fraction: float, *, seed: int = 0):
-    """Stratified seeded split: (train_features, train_labels, test_features, test_labels)."""
+def train_test_split(features: np.ndarray, labels: np.ndarray,
+                     test_fraction: Annotated[float, Range(0.0, 1.0, low_open=True, high_open=True)], *,
+                     seed: Seed = 0):
+    """Stratified seeded split of features (N, ...) and labels (N,): (train_features, train_labels,
+    test_features, test_labels)."""
+    features, labels = np.asarray(features), np.asarray(labels)
+    require(labels.ndim == 1, f"labels must be a 1-D array, got shape {labels.shape}")
+    require(features.ndim >= 1 and features.shape[0] == labels.size,
+            f"features must have one row per label ({labels.size}), got shape {features.shape}")
     test_fraction = validate.number("test_fraction", test_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
     rng = validate.rng(seed)
     test = np.zeros(labels.size, dtype=bool)

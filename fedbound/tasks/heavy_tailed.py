@@ -15,12 +15,15 @@ objective E[F_1] := x^2/2 "by symmetry", [004 L479-L489]).
 """
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 import torch
 
 from fedbound import resources, validate
+from fedbound.argtypes import Count, NonNegative, Positive, Seed
 from fedbound.errors import require
-from fedbound.tasks.base import as_float64, check_size
+from fedbound.tasks.base import Points, Weights, as_float64, check_size
 from fedbound.tasks.noise import check_law, law_variance, open_uniform, scalar_noise
 from fedbound.tasks.quadratic import QuadraticTask
 from fedbound.tasks.registry import (D, FLOAT64, N, SEED, TaskSpec, dtype_of, n_or_default,
@@ -31,8 +34,8 @@ class HeavyTailedQuadratic(QuadraticTask):
     """Clients i = 0..n-1 with noise law ``laws[i]`` in {"student_t", "cauchy", "gaussian"} and parameter
     ``params[i]`` (nu, gamma or standard deviation), dimension d, centers c (n, d) (default 0)."""
 
-    def __init__(self, laws, params, *, d: int = 1, centers=None, weights=None, x0=None,
-                 dtype: torch.dtype = torch.float64):
+    def __init__(self, laws: list[str], params: np.ndarray, *, d: Count = 1, centers: np.ndarray | None = None,
+                 weights: Weights | None = None, x0: Points | None = None, dtype: torch.dtype = torch.float64):
         laws = list(laws)
         params = as_float64("params", params, 1)
         n = len(laws)
@@ -52,21 +55,23 @@ class HeavyTailedQuadratic(QuadraticTask):
         self._sampling_sigma2 = float(self.client_sigma2.max())
 
     @classmethod
-    def student_t_clients(cls, n: int, *, d: int = 1, dtype=torch.float64) -> "HeavyTailedQuadratic":
+    def student_t_clients(cls, n: Count, *, d: Count = 1, dtype: torch.dtype = torch.float64
+                          ) -> "HeavyTailedQuadratic":
         """Proposition 9: client i (1-based) has Student-t noise with i+1 degrees of freedom."""
         n = check_size("n", n)
         return cls(["student_t"] * n, np.arange(2.0, n + 2.0), d=d, dtype=dtype)
 
     @classmethod
-    def cauchy_client(cls, n: int, *, gamma: float = 0.3, sigma: float = 1.0, d: int = 1,
-                      dtype=torch.float64) -> "HeavyTailedQuadratic":
+    def cauchy_client(cls, n: Count, *, gamma: Positive = 0.3, sigma: Positive = 1.0, d: Count = 1,
+                      dtype: torch.dtype = torch.float64) -> "HeavyTailedQuadratic":
         """Proposition 10: client 1 has Cauchy(0, gamma) noise, the others N(0, sigma^2)."""
         n = check_size("n", n)
         return cls(["cauchy"] + ["gaussian"] * (n - 1), np.array([gamma] + [sigma] * (n - 1)), d=d, dtype=dtype)
 
     @classmethod
-    def generate(cls, n: int, d: int = 1, *, law: str = "student_t", spread: float = 0.0, seed: int = 0,
-                 gamma: float = 0.3, sigma: float = 1.0, dtype=torch.float64) -> "HeavyTailedQuadratic":
+    def generate(cls, n: Count, d: Count = 1, *, law: Literal["student_t", "cauchy"] = "student_t",
+                 spread: NonNegative = 0.0, seed: Seed = 0, gamma: Positive = 0.3, sigma: Positive = 1.0,
+                 dtype: torch.dtype = torch.float64) -> "HeavyTailedQuadratic":
         """Proposition 9 ("student_t") or 10 ("cauchy") noise with centers c_i ~ N(0, spread^2 I), seeded."""
         law = validate.one_of("law", law, ("student_t", "cauchy"))
         spread = validate.number("spread", spread, low=0)

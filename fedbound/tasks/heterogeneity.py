@@ -21,17 +21,23 @@ tasks via :func:`quadratic_sup`, per-coordinate search for separable tasks, unkn
 """
 from __future__ import annotations
 
+from typing import Annotated
+
 import numpy as np
 import torch
 
-from fedbound import validate
+from fedbound import resources, validate
+from fedbound.argtypes import Count, NonNegative, ProbabilityArray, Range
 from fedbound.errors import require
+
+#: FedNova's beta^2 >= 1, AFGA's alpha >= 1
+AtLeastOne = Annotated[float, Range(1.0)]
 
 #: eigenvalues of the quadratic form below this fraction of its scale count as zero in quadratic_sup
 ZERO_TOL = 1e-9
 
 
-def check_weights(weights, n: int) -> np.ndarray:
+def check_weights(weights: ProbabilityArray, n: Count) -> np.ndarray:
     """Validated weights as a float64 array of shape (n,): non-negative, summing to 1 (to 1e-10)."""
     w = np.asarray(weights, dtype=np.float64)
     require(w.shape == (n,), f"weights must have shape ({n},), got {w.shape}")
@@ -41,7 +47,7 @@ def check_weights(weights, n: int) -> np.ndarray:
     return w
 
 
-def cluster_labels(subnet_of, n: int) -> tuple[np.ndarray, int]:
+def cluster_labels(subnet_of: np.ndarray, n: Count) -> tuple[np.ndarray, int]:
     """(label of each client in 0..K-1, K) from any integer cluster assignment of shape (n,)."""
     s = np.asarray(subnet_of)
     require(s.shape == (n,), f"subnet_of must have shape ({n},), got {s.shape}")
@@ -50,20 +56,24 @@ def cluster_labels(subnet_of, n: int) -> tuple[np.ndarray, int]:
     return labels.reshape(n), int(labels.max()) + 1
 
 
-def fednova_matrix(weights: np.ndarray, beta2: float) -> np.ndarray:
-    """K = diag(w) - beta^2 w w^T (FedNova Assumption 3 at weights w); beta^2 >= 1 is required."""
+def fednova_matrix(weights: ProbabilityArray, beta2: AtLeastOne) -> np.ndarray:
+    """K = diag(w) - beta^2 w w^T (FedNova Assumption 3 at weights w (n,)); beta^2 >= 1 is required."""
     beta2 = validate.number("beta2", beta2, low=1.0)
+    weights = validate.real_array("weights", weights, ndim=1)
+    resources.require_memory(f"a ({weights.size}, {weights.size}) coefficient matrix K", weights.size ** 2)
     return np.diag(weights) - beta2 * np.outer(weights, weights)
 
 
-def sigma_g_matrix(n: int) -> np.ndarray:
+def sigma_g_matrix(n: Count) -> np.ndarray:
     """K of AFGA's global dissimilarity (1/N) sum_i ||g_i - gbar||^2."""
+    resources.require_memory(f"a ({n}, {n}) coefficient matrix K", n * n)
     return fednova_matrix(np.full(n, 1.0 / n), 1.0)
 
 
-def intra_cluster_matrices(subnet_of, n: int) -> list[np.ndarray]:
+def intra_cluster_matrices(subnet_of: np.ndarray, n: Count) -> list[np.ndarray]:
     """One K per cluster k: (1/n_k) sum_{i in V_k} ||g_i - gbar_k||^2 (AFGA D.1, sigma_k^2)."""
     labels, n_clusters = cluster_labels(subnet_of, n)
+    resources.require_memory(f"{n_clusters} ({n}, {n}) coefficient matrices K", n_clusters * n * n)
     mats = []
     for k in range(n_clusters):
         member = labels == k
@@ -72,10 +82,11 @@ def intra_cluster_matrices(subnet_of, n: int) -> list[np.ndarray]:
     return mats
 
 
-def inter_cluster_matrix(subnet_of, n: int, alpha: float = 1.0) -> np.ndarray:
+def inter_cluster_matrix(subnet_of: np.ndarray, n: Count, alpha: AtLeastOne = 1.0) -> np.ndarray:
     """K of (1/K) sum_k ||gbar_k||^2 - alpha^2 ||gbar||^2 (AFGA D.1, sigma_c^2); alpha >= 1."""
     alpha = validate.number("alpha", alpha, low=1.0)
     labels, n_clusters = cluster_labels(subnet_of, n)
+    resources.require_memory(f"a ({n}, {n}) coefficient matrix K", n_clusters * n + 3 * n * n)
     members = (labels[None, :] == np.arange(n_clusters)[:, None]).astype(np.float64)
     u = members / members.sum(axis=1, keepdims=True)
     v = np.full(n, 1.0 / n)
@@ -88,6 +99,9 @@ def measure_at(grads: torch.Tensor, K: np.ndarray) -> float:
     Evaluated around the mean gradient r to avoid cancellation: with s = K 1,
     F_K = sum K_ik <g_i - r, g_k - r> + 2 <r, sum_i s_i (g_i - r)> + (1^T s) ||r||^2.
     """
+    require(grads.ndim == 2, f"grads must be stacked gradients (n, d), got shape {tuple(grads.shape)}")
+    n = int(grads.shape[0])
+    require(np.shape(K) == (n, n), f"K must have shape ({n}, {n}) to match grads, got {np.shape(K)}")
     G = grads.detach().to(torch.float64)
     Kt = torch.as_tensor(K, dtype=torch.float64)
     r = G.mean(dim=0)
@@ -97,7 +111,7 @@ def measure_at(grads: torch.Tensor, K: np.ndarray) -> float:
     return float(value)
 
 
-def quadratic_sup(M: np.ndarray, b: np.ndarray, c: float, scale_M: float, scale_b: float
+def quadratic_sup(M: np.ndarray, b: np.ndarray, c: float, scale_M: NonNegative, scale_b: NonNegative
                   ) -> tuple[float, np.ndarray | None]:
     """sup_x of x^T M x - 2 b^T x + c, and a maximiser (None when the sup is +inf).
 
@@ -106,6 +120,9 @@ def quadratic_sup(M: np.ndarray, b: np.ndarray, c: float, scale_M: float, scale_
     Eigenvalues with |lambda| <= ZERO_TOL * scale_M count as zero, and b counts as orthogonal to such a
     null direction when |v^T b| <= ZERO_TOL * scale_b (scale_* are the magnitudes of the terms summed).
     """
+    M, b = np.asarray(M), np.asarray(b)
+    require(M.ndim == 2 and M.shape[0] == M.shape[1], f"M must be a square matrix, got shape {M.shape}")
+    require(b.shape == M.shape[:1], f"b must have shape ({M.shape[0]},) to match M, got {b.shape}")
     lam, V = np.linalg.eigh((M + M.T) / 2.0)
     tol_M = ZERO_TOL * max(scale_M, np.finfo(float).tiny)
     tol_b = ZERO_TOL * max(scale_b, np.finfo(float).tiny)

@@ -15,23 +15,29 @@ x0 = 0), computed by least squares. With d < n m (and m < d) each f_i is convex 
 from __future__ import annotations
 
 import os
+from typing import Annotated
 
 import numpy as np
 import torch
 
 from fedbound import resources, validate
+from fedbound.argtypes import Count, NonNegative, Range, Seed
 from fedbound.errors import require
-from fedbound.tasks.base import as_float64, check_size
+from fedbound.tasks.base import Points, Weights, as_float64, check_size
 from fedbound.tasks.npz import load_arrays
 from fedbound.tasks.quadratic import QuadraticTask
 from fedbound.tasks.registry import (D, DATA, DEFAULT_ROWS, FLOAT64, N, ROWS, SEED, WEIGHTS,
                                      TaskSpec, dtype_of, n_or_default, read_data, register)
 
+#: the AR(1) correlation omega in [0, 1)
+_Omega = Annotated[float, Range(0.0, 1.0, high_open=True)]
 
-def ar1_rows(z: np.ndarray, omega: float) -> np.ndarray:
+
+def ar1_rows(z: np.ndarray, omega: _Omega) -> np.ndarray:
     """Rows of the AR(1) process driven by z (..., d): stationary start z_1/sqrt(1-omega^2) [003 L486]."""
     omega = validate.number("omega", omega, low=0.0, high=1.0, high_open=True)
-    require(z.shape[-1] >= 1, "z must have at least one column")
+    z = np.asarray(z, dtype=np.float64)
+    require(z.ndim >= 1 and z.shape[-1] >= 1, f"z must have at least one column, got shape {z.shape}")
     a = np.empty_like(z)
     a[..., 0] = z[..., 0] / np.sqrt(1.0 - omega**2)
     for col in range(1, z.shape[-1]):
@@ -43,7 +49,8 @@ class LeastSquares(QuadraticTask):
     """f_i(x) = 1/(2m) ||A_i x - y_i||^2 from user arrays A (n, m, d) and y (n, m), an .npz file
     (:meth:`from_npz`) or the seeded AR(1) generator (:meth:`generate`)."""
 
-    def __init__(self, A, y, *, weights=None, x0=None, dtype: torch.dtype = torch.float64):
+    def __init__(self, A: np.ndarray, y: np.ndarray, *, weights: Weights | None = None, x0: Points | None = None,
+                 dtype: torch.dtype = torch.float64):
         A = as_float64("A", A, 3)
         y = as_float64("y", y, 2)
         n, m, d = A.shape
@@ -61,9 +68,9 @@ class LeastSquares(QuadraticTask):
 
     # ---- construction -------------------------------------------------------------------------
     @classmethod
-    def generate(cls, n: int = 30, m: int = 30, d: int = 200, *, omega: float | None = 0.5,
-                 condition_number: float | None = None, noise_std: float = 0.2, seed: int = 0,
-                 dtype: torch.dtype = torch.float64) -> "LeastSquares":
+    def generate(cls, n: Count = 30, m: Count = 30, d: Count = 200, *, omega: _Omega | None = 0.5,
+                 condition_number: Annotated[float, Range(1.0)] | None = None, noise_std: NonNegative = 0.2,
+                 seed: Seed = 0, dtype: torch.dtype = torch.float64) -> "LeastSquares":
         """SD-GT's synthetic least squares. Give ``omega`` or ``condition_number`` = L / mu_global (per-client
         L, global mu; the paper tunes omega to reach 80 and 800 without saying which ratio): omega is then
         found by root finding on the same random draws (needs n*m > d)."""

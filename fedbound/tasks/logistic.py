@@ -27,25 +27,30 @@ y = argmax(W_k a + b_k). Client sizes follow the code's power law floor(LogNorma
 """
 from __future__ import annotations
 
+from typing import Annotated, Literal
 
 import numpy as np
 import torch
 
 from fedbound import resources, validate
+from fedbound.argtypes import Count, NonNegative, Range, Seed
 from fedbound.errors import SolverError, require
-from fedbound.tasks.base import as_float64, check_size
+from fedbound.tasks.base import Points, Weights, as_float64, check_size
 from fedbound.tasks.clientdata import ClientData, ClientDataTask
 from fedbound.tasks.registry import (D, FLOAT64, N, SEED, WEIGHTS, TaskSpec, dtype_of,
                                      n_or_default, register)
 
 NEWTON_TOL = 1e-12
+#: a number of classes >= 2
+_Classes = Annotated[int, Range(2)]
 
 
 class LogisticRegression(ClientDataTask):
     """Multinomial logistic regression from per-client arrays features[i] (m_i, D), labels[i] (m_i,)."""
 
-    def __init__(self, features, labels, *, num_classes: int | None = None, l2: float = 1e-3,
-                 batch_size: int | None = None, weights=None, x0=None, dtype: torch.dtype = torch.float64):
+    def __init__(self, features: list[np.ndarray], labels: list[np.ndarray], *, num_classes: _Classes | None = None,
+                 l2: NonNegative = 1e-3, batch_size: int | None = None, weights: Weights | None = None,
+                 x0: Points | None = None, dtype: torch.dtype = torch.float64):
         aug = [np.concatenate([as_float64(f"features[{i}]", f, 2), np.ones((len(f), 1))], axis=1)
                if np.ndim(f) == 2 else np.asarray(f) for i, f in enumerate(features)]
         data = ClientData.from_lists(aug, labels, dtype=torch.float64)
@@ -64,9 +69,11 @@ class LogisticRegression(ClientDataTask):
         self._set_constants()
 
     @classmethod
-    def generate(cls, n: int = 30, *, alpha: float = 1.0, beta: float = 1.0, dim: int = 60, num_classes: int = 10,
-                 sizes=None, max_size: int | None = 1000, l2: float = 1e-3, batch_size: int | None = None,
-                 weighting: str = "uniform", seed: int = 0, dtype=torch.float64) -> "LogisticRegression":
+    def generate(cls, n: Count = 30, *, alpha: NonNegative = 1.0, beta: NonNegative = 1.0, dim: Count = 60,
+                 num_classes: _Classes = 10, sizes: np.ndarray | None = None, max_size: Count | None = 1000,
+                 l2: NonNegative = 1e-3, batch_size: int | None = None,
+                 weighting: Literal["uniform", "data"] = "uniform", seed: Seed = 0,
+                 dtype: torch.dtype = torch.float64) -> "LogisticRegression":
         """Synthetic(alpha, beta) over n clients (module docstring). ``sizes``: explicit m_i (else power law);
         ``weighting``: "uniform" (f = (1/n) sum f_i) or "data" (FedNova's p_i = m_i / sum_k m_k)."""
         n, dim = check_size("n", n), check_size("dim", dim)
@@ -161,7 +168,7 @@ class LogisticRegression(ClientDataTask):
         H = H - V.T @ V + self.l2 * torch.eye(self.d, dtype=torch.float64)
         return f, g, H
 
-    def hessian_global(self, x) -> torch.Tensor:
+    def hessian_global(self, x: Points) -> torch.Tensor:
         """Exact Hessian of the global f at x, (d, d) float64."""
         return self._global_terms(self.point(x).to(torch.float64), True)[2]
 

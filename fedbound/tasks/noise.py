@@ -15,17 +15,22 @@
 from __future__ import annotations
 
 import math
+from typing import Annotated, Literal
 
 import numpy as np
 import torch
 
 from fedbound import validate
+from fedbound.argtypes import Count, NonNegative, NonNegativeInt, PositiveArray, Range
+from fedbound.errors import require
 
 NOISE_KINDS = ("gaussian", "sphere")
 SCALAR_LAWS = ("student_t", "cauchy", "gaussian")
+#: uniforms in the open interval (0, 1), as a tensor
+_OpenUniforms = Annotated[torch.Tensor, Range(0.0, 1.0, low_open=True, high_open=True)]
 
 
-def gradient_noise(shape: tuple[int, int], sigma: float, kind: str, generator: torch.Generator,
+def gradient_noise(shape: tuple[NonNegativeInt, Count], sigma: float, kind: str, generator: torch.Generator,
                    dtype: torch.dtype = torch.float64) -> torch.Tensor:
     """Noise of shape (n, d) whose rows have E||row||^2 = sigma^2 exactly (see module docstring)."""
     check_noise(sigma, kind)
@@ -34,8 +39,9 @@ def gradient_noise(shape: tuple[int, int], sigma: float, kind: str, generator: t
                               kind).to(dtype)
 
 
-def noise_from_normals(z: torch.Tensor, sigma: float, kind: str) -> torch.Tensor:
+def noise_from_normals(z: torch.Tensor, sigma: NonNegative, kind: Literal["gaussian", "sphere"]) -> torch.Tensor:
     """The noise of :func:`gradient_noise` from its standard normal draws z (n, d), float64."""
+    require(z.ndim == 2 and z.shape[1] >= 1, f"z must have shape (n, d) with d >= 1, got {tuple(z.shape)}")
     if kind == "gaussian":
         return z * (sigma / math.sqrt(z.shape[1]))
     return z * (sigma / torch.linalg.vector_norm(z, dim=1, keepdim=True))
@@ -46,7 +52,7 @@ def check_noise(sigma: float, kind: str) -> None:
     validate.number("sigma", sigma, low=0, high=1e100)   # sigma^2 must stay a float
 
 
-def open_uniform(shape: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
+def open_uniform(shape: tuple[NonNegativeInt, ...], generator: torch.Generator) -> torch.Tensor:
     """Uniforms on (0, 1), symmetric about 1/2: torch.rand's grid k 2^-53 shifted by 2^-54."""
     return torch.rand(shape, generator=generator, dtype=torch.float64) + 2.0**-54
 
@@ -66,9 +72,14 @@ def law_variance(law: str, param: float) -> float:
     return param**2
 
 
-def scalar_noise(laws: list[str], params: np.ndarray, u: torch.Tensor) -> torch.Tensor:
+def scalar_noise(laws: list[Literal["student_t", "cauchy", "gaussian"]], params: PositiveArray,
+                 u: _OpenUniforms) -> torch.Tensor:
     """Inverse-CDF transform of uniforms u (n, d): row i follows laws[i] with parameter params[i]."""
     import scipy.special as sps  # scipy: 0.3 s of start-up, only for these noise laws
+
+    require(u.ndim == 2 and len(laws) == u.shape[0] and np.shape(params) == (u.shape[0],),
+            f"laws and params must have one entry per row of u {tuple(u.shape)}, got "
+            f"{len(laws)} laws and params of shape {np.shape(params)}")
 
     uu = u.numpy()
     out = np.empty_like(uu)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from fedbound import validate
+from fedbound.argtypes import Count, NonNegativeInt, Positive, Seed
 from fedbound.errors import ValidationError, require
 from fedbound.tasks.base import check_size
 
@@ -25,8 +26,8 @@ def _labels(labels) -> np.ndarray:
     return y
 
 
-def dirichlet_partition(labels, n: int, alpha: float, *, min_size: int = 1, seed: int = 0,
-                        max_tries: int = 1000) -> list[np.ndarray]:
+def dirichlet_partition(labels: np.ndarray, n: int, alpha: Positive, *, min_size: NonNegativeInt = 1,
+                        seed: Seed = 0, max_tries: Count = 1000) -> list[np.ndarray]:
     """Dirichlet(alpha) label-skew partition of range(len(labels)) over n clients."""
     y = _labels(labels)
     n = check_size("n", n)
@@ -48,7 +49,7 @@ def dirichlet_partition(labels, n: int, alpha: float, *, min_size: int = 1, seed
                           f"in {max_tries} tries; lower min_size or raise alpha")
 
 
-def one_class_partition(labels, n: int, *, seed: int = 0) -> list[np.ndarray]:
+def one_class_partition(labels: np.ndarray, n: Count, *, seed: Seed = 0) -> list[np.ndarray]:
     """Client i gets class classes[i mod C] only; a class's samples are split evenly among its clients."""
     y = _labels(labels)
     n = check_size("n", n)

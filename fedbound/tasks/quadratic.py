@@ -15,12 +15,16 @@ Q1 (shared diagonal H).
 """
 from __future__ import annotations
 
+import os
+from typing import Annotated, Literal
+
 import numpy as np
 import torch
 
 from fedbound import resources, validate
+from fedbound.argtypes import NonNegative, Positive, ProbabilityArray, Range, Seed
 from fedbound.errors import ValidationError, require
-from fedbound.tasks.base import Task, as_float64, check_size
+from fedbound.tasks.base import Points, Task, Weights, as_float64, check_size
 from fedbound.tasks.heterogeneity import check_weights, quadratic_sup
 from fedbound.tasks.registry import (D, DATA, FLOAT64, N, SEED, TaskSpec, dtype_of, n_or_default,
                                      read_data, register)
@@ -38,6 +42,11 @@ def _clip_zero(value: float, scale: float) -> float:
 def affine_solve(Hbar: np.ndarray, ebar: np.ndarray, x0: np.ndarray) -> np.ndarray:
     """The projection of x0 onto argmin 1/2 x^T Hbar x - ebar^T x (Hbar PSD, ebar in its range):
     x0 + Hbar^+ (ebar - Hbar x0), with one step of iterative refinement."""
+    Hbar, ebar, x0 = np.asarray(Hbar), np.asarray(ebar), np.asarray(x0)
+    require(Hbar.ndim == 2 and Hbar.shape[0] == Hbar.shape[1] and Hbar.shape[0] >= 1,
+            f"Hbar must be a square matrix, got shape {Hbar.shape}")
+    require(ebar.shape == Hbar.shape[:1] and x0.shape == Hbar.shape[:1],
+            f"ebar and x0 must have shape ({Hbar.shape[0]},) to match Hbar, got {ebar.shape} and {x0.shape}")
     lam, V = np.linalg.eigh(Hbar)
     keep = lam > RANK_TOL * max(lam[-1], np.finfo(float).tiny)
     Vr, lr = V[:, keep], lam[keep]
@@ -107,10 +116,12 @@ class QuadraticTask(Task):
         return self._sup_and_maximiser(K)[0]
 
     def maximiser(self, K: np.ndarray) -> np.ndarray | None:
-        """A point attaining sup_x sum_ik K_ik <grad f_i, grad f_k> (None when the sup is infinite)."""
+        """A point attaining sup_x sum_ik K_ik <grad f_i, grad f_k> for K (n, n) (None when the sup is
+        infinite)."""
+        require(np.shape(K) == (self.n, self.n), f"K must have shape ({self.n}, {self.n}), got {np.shape(K)}")
         return self._sup_and_maximiser(K)[1]
 
-    def beta2_min(self, weights=None) -> float:
+    def beta2_min(self, weights: ProbabilityArray | None = None) -> float:
         """max(1, lambda_max(Hbar_w^+ S_w Hbar_w^+)) with S_w = sum_i w_i H_i^2, Hbar_w = sum_i w_i H_i
         (fednova.md sec. 4.12): kappa^2(beta^2) is finite for every beta^2 above it (at it, possibly not);
         inf when S_w has a component outside range(Hbar_w) (possible only with zero weights)."""
@@ -131,7 +142,8 @@ class Quadratic(QuadraticTask):
     (each f_i strongly convex, SD-GT Assumption 4). Build from a seed with :meth:`generate`.
     """
 
-    def __init__(self, H, b, *, spd: bool = True, weights=None, x0=None, dtype: torch.dtype = torch.float64):
+    def __init__(self, H: np.ndarray, b: np.ndarray, *, spd: bool = True, weights: Weights | None = None,
+                 x0: Points | None = None, dtype: torch.dtype = torch.float64):
         H = as_float64("H", H, 3)
         b = as_float64("b", b, 2)
         n, d = b.shape
@@ -159,7 +171,7 @@ class Quadratic(QuadraticTask):
         self._set_constants()
 
     @classmethod
-    def from_npz(cls, path, *, spd: bool = False, **kwargs) -> "Quadratic":
+    def from_npz(cls, path: str | os.PathLike, *, spd: bool = False, **kwargs) -> "Quadratic":
         """Load H (n, d, d), b (n, d) and optionally p (n,) (the weights p_i: non-negative, summing to
         1; absent: uniform) from a user's .npz file (FedNova's quadratic, fednova.md 2.11: f_i(x) =
         1/2 (x - b_i)^T H_i (x - b_i)). Read safely (:func:`fedbound.tasks.npz.load_arrays`); H must
@@ -184,13 +196,14 @@ class Quadratic(QuadraticTask):
         """(H, b, p) as float64 numpy copies: the data the task was built from, whatever its dtype."""
         return self._H.copy(), self._b.copy(), self._weights_np.copy()
 
-    def to_npz(self, path) -> None:
+    def to_npz(self, path: str | os.PathLike) -> None:
         """Save H, b and p (float64) so that :meth:`from_npz` rebuilds the same task."""
         np.savez(path, H=self._H, b=self._b, p=self._weights_np)
 
     @classmethod
-    def generate(cls, n: int, d: int, *, kappa: float = 10.0, mu: float = 1.0, heterogeneity: float = 1.0,
-                 hessian: str = "dense", shared: bool = False, seed: int = 0, dtype=torch.float64) -> "Quadratic":
+    def generate(cls, n: int, d: int, *, kappa: Annotated[float, Range(1.0)] = 10.0, mu: Positive = 1.0,
+                 heterogeneity: NonNegative = 1.0, hessian: Literal["dense", "diagonal"] = "dense",
+                 shared: bool = False, seed: Seed = 0, dtype: torch.dtype = torch.float64) -> "Quadratic":
         """A seeded heterogeneous quadratic.
 
         Eigenvalues of the H_i are log-uniform in [mu, kappa*mu], then mapped affinely in log scale so that

@@ -102,7 +102,7 @@ def make_task(name: str, **options) -> Task:
     return spec.build(**spec.check(options))
 
 
-def read_data(path: str, loader: Callable, kind: str, dtype: torch.dtype, n: int | None) -> Task:
+def read_data(path: str | os.PathLike, loader: Callable, kind: str, dtype: torch.dtype, n: int | None) -> Task:
     """The task of a user's .npz file ``path`` by ``loader`` (a ``from_npz``); an unreadable file is
     a ValidationError naming the keys of --task ``kind``; ``n`` if given must match."""
     require(os.path.isfile(path), f"data file {path!r} does not exist")

@@ -21,7 +21,9 @@ import numpy as np
 import torch
 
 from fedbound import resources, validate
-from fedbound.tasks.base import Task, as_float64, check_size
+from fedbound.argtypes import Count, NonNegative, Seed
+from fedbound.errors import require
+from fedbound.tasks.base import Points, Task, Weights, as_float64, check_size
 from fedbound.tasks.registry import (D, FLOAT64, N, SEED, TaskSpec, dtype_of, n_or_default,
                                      register)
 
@@ -40,13 +42,16 @@ def psi(u: torch.Tensor) -> torch.Tensor:
 
 
 def coordinatewise_max(fn: Callable[[torch.Tensor], torch.Tensor], lo: torch.Tensor, hi: torch.Tensor,
-                       chunk_rows: int = 1024) -> tuple[torch.Tensor, torch.Tensor]:
+                       chunk_rows: Count = 1024) -> tuple[torch.Tensor, torch.Tensor]:
     """(argmax, max) over t in [lo_j, hi_j] of fn(t)[:, j] for every column j at once.
 
     fn maps t of shape (k, d) to values (k, d), column j depending on t[:, j] only. Grid of spacing
     <= GRID_STEP (evaluated chunk_rows rows at a time), then golden-section search on the brackets of the
     CANDIDATES best grid local maxima.
     """
+    require(lo.ndim == 1 and lo.numel() >= 1 and hi.shape == lo.shape and bool(torch.all(lo <= hi)),
+            f"lo and hi must be bounds lo <= hi of the same shape (d,), got shapes {tuple(lo.shape)} "
+            f"and {tuple(hi.shape)}")
     spread = float((hi - lo).max())
     resources.require_memory(f"a grid over a spread of {spread:.3g} (step {GRID_STEP:g}) in "
                              f"{lo.numel()} coordinates", 3 * (spread / GRID_STEP + 1) * lo.numel())
@@ -83,7 +88,8 @@ class RobustRegression(Task):
 
     weak_convexity = 0.25
 
-    def __init__(self, b, *, weights=None, x0=None, dtype: torch.dtype = torch.float64):
+    def __init__(self, b: np.ndarray, *, weights: Weights | None = None, x0: Points | None = None,
+                 dtype: torch.dtype = torch.float64):
         b = as_float64("b", b, 2)
         n, d = b.shape
         super().__init__(n, d, dtype=dtype, weights=weights, x0=x0)
@@ -101,7 +107,7 @@ class RobustRegression(Task):
         self.f_star = self.loss(self.x_star)
 
     @classmethod
-    def generate(cls, n: int, d: int, *, heterogeneity: float = 1.0, seed: int = 0,
+    def generate(cls, n: Count, d: Count, *, heterogeneity: NonNegative = 1.0, seed: Seed = 0,
                  dtype: torch.dtype = torch.float64) -> "RobustRegression":
         """b_i = c + heterogeneity * z_i with c, z_i ~ N(0, I_d), seeded."""
         n, d = check_size("n", n), check_size("d", d)

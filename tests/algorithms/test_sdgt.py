@@ -175,5 +175,5 @@ def test_invalid_settings_raise_one_line_errors(make_network, make_quadratic):
     with pytest.raises(UnknownNameError, match="aggregator must be one of"):
         SDGT(task, net, lr=0.1, local_steps=2, aggregator="mean")
     alg = SDGT(task, net, lr=0.1, local_steps=2)
-    with pytest.raises(InputTypeError, match="local_steps must be an integer, got 1.5"):
+    with pytest.raises(InputTypeError, match="local_steps must be an integer or None, got 1.5"):
         alg.step(alg.init(), local_steps=1.5)

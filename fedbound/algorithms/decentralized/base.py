@@ -13,21 +13,25 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic, count_round
-from fedbound.algorithms.base import Algorithm, State, check_task, new_rng
+from fedbound.algorithms.base import (Algorithm, Models, State, StateTensor, check_task, new_rng,
+                                      resolved_fields)
 from fedbound.algorithms.stacked import StackedNetwork
+from fedbound.argtypes import NonNegativeInt, Positive, Seed
 from fedbound.deprecation import renamed_keywords
 from fedbound.errors import require
+from fedbound.network import Network
+from fedbound.tasks.base import Task
 from fedbound.validate import number
 
 
+@resolved_fields
 @dataclass(frozen=True)
 class DecentralizedState(State):
     """X (n, d): the clients' models x^t."""
 
-    X: torch.Tensor
+    X: StateTensor
 
 
 class Decentralized(Algorithm):
@@ -35,8 +39,8 @@ class Decentralized(Algorithm):
     ``lr`` (gamma in the papers; the old keyword ``gamma`` still works and warns): ``net`` (the torch
     view of W), ``gamma``, ``energy``; :meth:`traffic` describes a round without a server."""
 
-    def __init__(self, task, network, *, lr=None, seed: int = 0, energy: EnergyModel | None = None,
-                 gamma=None):
+    def __init__(self, task: Task, network: Network, *, lr: Positive | None = None, seed: Seed = 0,
+                 energy: EnergyModel | None = None, gamma: Positive | None = None):
         lr = renamed_keywords(type(self).__name__, {"gamma": "lr"}, {"gamma": gamma}, {"lr": lr})["lr"]
         net = StackedNetwork.from_network(network, check_task(task).dtype)
         require(net.S == 1, f"{self.name} runs over one connected subnet (S = 1), got S={net.S}")
@@ -49,14 +53,14 @@ class Decentralized(Algorithm):
         require(self.energy.E_ds.size == 1,
                 f"energy model has {self.energy.E_ds.size} subnets, the network has S=1")
 
-    def init(self, x0=None) -> DecentralizedState:
+    def init(self, x0: Models | None = None) -> DecentralizedState:
         x0 = self.initial_models(x0)
         zero = CommCounts()
         return DecentralizedState(t=0, x_g=x0, rng=new_rng(self.seed), K=0, comm=zero,
                                   last_comm=zero, X=x0.expand(self.net.n, -1).clone())
 
-    def traffic(self, model_exchanges: int = 1, tracking_exchanges: int = 0,
-                client_state_floats: int = 0) -> RoundTraffic:
+    def traffic(self, model_exchanges: NonNegativeInt = 1, tracking_exchanges: NonNegativeInt = 0,
+                client_state_floats: NonNegativeInt = 0) -> RoundTraffic:
         """An iteration without a server: exchanges over the links of W, n gradients."""
         none = np.zeros(1, dtype=np.int64)
         return RoundTraffic(model_exchanges=model_exchanges, tracking_exchanges=tracking_exchanges,
@@ -67,6 +71,6 @@ class Decentralized(Algorithm):
     def counts(self, traffic: RoundTraffic) -> CommCounts:
         return count_round(traffic, self.net.directed_links, self.net.m, self.task.d, self.energy)
 
-    def extend(self, state: DecentralizedState, cls: type, **fields):
+    def extend(self, state: DecentralizedState, cls: type, **fields) -> DecentralizedState:
         """``state`` as the subclass state ``cls`` with the extra ``fields``."""
         return cls(**{f.name: getattr(state, f.name) for f in dataclasses.fields(state)}, **fields)

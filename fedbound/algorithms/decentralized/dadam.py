@@ -32,11 +32,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fedbound.algorithms.base import generator_from
+from fedbound.algorithms.accounting import EnergyModel
+from fedbound.algorithms.base import Decay, Models, generator_from
 from fedbound.algorithms.decentralized.base import Decentralized, DecentralizedState
 from fedbound.algorithms.optim import server
 from fedbound.algorithms.options import BETA1, BETA2, LR_GAMMA, TAU
 from fedbound.algorithms.registry import AlgorithmSpec, register
+from fedbound.argtypes import Positive, Seed
+from fedbound.network import Network
+from fedbound.tasks.base import Task
 from fedbound.validate import number
 
 
@@ -54,8 +58,9 @@ class DAdam(Decentralized):
 
     name = "DAdam"
 
-    def __init__(self, task, network, *, lr=None, beta1: float = 0.9, beta2: float = 0.999,
-                 tau: float = 1e-8, seed: int = 0, energy=None, gamma=None):
+    def __init__(self, task: Task, network: Network, *, lr: Positive | None = None, beta1: Decay = 0.9,
+                 beta2: Decay = 0.999, tau: Positive = 1e-8, seed: Seed = 0,
+                 energy: EnergyModel | None = None, gamma: Positive | None = None):
         super().__init__(task, network, lr=lr, seed=seed, energy=energy, gamma=gamma)
         self.beta1 = number("beta1", beta1, low=0.0, high=1.0, high_open=True)
         self.beta2 = number("beta2", beta2, low=0.0, high=1.0, high_open=True)
@@ -63,7 +68,7 @@ class DAdam(Decentralized):
         self.local = server.amsgrad(self.gamma, self.beta1, self.beta2, self.tau,
                                     eps_inside_sqrt=False)
 
-    def init(self, x0=None) -> DAdamState:
+    def init(self, x0: Models | None = None) -> DAdamState:
         base = super().init(x0)
         return self.extend(base, DAdamState, moments=self.local.init(base.X))
 

@@ -13,9 +13,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-import torch
-
-from fedbound.algorithms.base import generator_from
+from fedbound.algorithms.base import Models, StateTensor, generator_from
 from fedbound.algorithms.decentralized.base import Decentralized, DecentralizedState
 from fedbound.algorithms.options import LR_GAMMA
 from fedbound.algorithms.registry import AlgorithmSpec, register
@@ -25,8 +23,8 @@ from fedbound.algorithms.registry import AlgorithmSpec, register
 class GradientTrackingState(DecentralizedState):
     """X (n, d): models x^t; T (n, d): trackers zhat^t; G (n, d): gradients g(x^t) used by T."""
 
-    T: torch.Tensor
-    G: torch.Tensor
+    T: StateTensor
+    G: StateTensor
 
 
 class GradientTracking(Decentralized):
@@ -34,7 +32,7 @@ class GradientTracking(Decentralized):
 
     name = "ATC-GT"
 
-    def init(self, x0=None) -> GradientTrackingState:
+    def init(self, x0: Models | None = None) -> GradientTrackingState:
         base = super().init(x0)
         gen = generator_from(base.rng)
         G = self.task.stochastic_grad(base.X, gen)

@@ -26,10 +26,14 @@ from __future__ import annotations
 
 import dataclasses
 
+from fedbound.algorithms.accounting import EnergyModel, RoundTraffic
 from fedbound.algorithms.base import generator_from
 from fedbound.algorithms.decentralized.base import Decentralized, DecentralizedState
 from fedbound.algorithms.options import LR_GAMMA, at_least_one
 from fedbound.algorithms.registry import AlgorithmSpec, register
+from fedbound.argtypes import Count, NonNegativeInt, Positive, Seed
+from fedbound.network import Network
+from fedbound.tasks.base import Task
 from fedbound.validate import integer
 
 
@@ -38,16 +42,16 @@ class PGA(Decentralized):
 
     name = "PGA"
 
-    def __init__(self, task, network, *, lr=None, period: int = 10, seed: int = 0, energy=None,
-                 gamma=None):
+    def __init__(self, task: Task, network: Network, *, lr: Positive | None = None, period: Count = 10,
+                 seed: Seed = 0, energy: EnergyModel | None = None, gamma: Positive | None = None):
         super().__init__(task, network, lr=lr, seed=seed, energy=energy, gamma=gamma)
         self.period = integer("period", period, low=1)
 
-    def averages(self, t: int) -> bool:
+    def averages(self, t: NonNegativeInt) -> bool:
         """Whether iteration t (0-based) ends with the global average: (t + 1) mod H = 0."""
         return (t + 1) % self.period == 0
 
-    def averaging_traffic(self):
+    def averaging_traffic(self) -> RoundTraffic:
         """An averaging iteration: every client uploads and downloads d floats, no D2D exchange."""
         return dataclasses.replace(self.traffic(model_exchanges=0), uploaders=self.net.m,
                                    upload_floats_each=self.task.d, receivers=self.net.m,

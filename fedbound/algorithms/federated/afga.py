@@ -72,32 +72,39 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+from typing import Literal
 
 import torch
 
-from fedbound.algorithms.base import MAX_LOCAL_STEPS, check_task
-from fedbound.algorithms.federated.round import Federated, participation_scheme
+from fedbound.algorithms.base import MAX_LOCAL_STEPS, Decay, Models, Steps, check_task
+from fedbound.algorithms.federated.local_steps import LocalSteps
+from fedbound.algorithms.federated.round import Federated, FederatedState, participation_scheme
 from fedbound.algorithms.optim import client, server
 from fedbound.algorithms.optim.base import Transform
 from fedbound.algorithms.options import (BETA1, BETA2, CLIENTS_PER_ROUND, LR, SERVER_LR,
                                          at_least_one, positive)
 from fedbound.algorithms.registry import AlgorithmSpec, register
 from fedbound.algorithms.stacked import StackedNetwork
+from fedbound.argtypes import Count, NonNegativeInt, Positive, Seed
 from fedbound.deprecation import renamed_attributes, renamed_keywords
 from fedbound.errors import require
 from fedbound.registry import choice_option, integer_option
+from fedbound.network import Network
 from fedbound.network.sampling import UniformParticipation, compute_mask, sample_mask
 from fedbound.network.topology import ring_weights
+from fedbound.tasks.base import Task
 from fedbound.validate import boolean, integer, one_of
 
 SERVERS = ("amsgrad", "adam", "sgd")
+#: a server optimizer of :data:`SERVERS`
+Server = Literal["amsgrad", "adam", "sgd"]
 #: AFGA's I: one count of local steps for every client (it gossips after each one)
 LOCAL_STEPS_I = integer_option("local_steps", "local steps I per round, one count for all clients "
                                "(default 1)", low=1, high=MAX_LOCAL_STEPS, examples=(1, 3))
 
 
-def server_transform(kind: str, lr: float, beta1: float = 0.9, beta2: float = 0.99,
-                     eps: float = 1e-8) -> Transform:
+def server_transform(kind: Server, lr: Positive, beta1: Decay = 0.9, beta2: Decay = 0.99,
+                     eps: Positive = 1e-8) -> Transform:
     """The server transform ``kind``: "amsgrad" (FedAMSGrad, eq. (2): eps inside the root, vhat
     running max, no bias correction), "adam" (FedAdam: eps outside, no max, no bias correction) or
     "sgd" (x + lr Delta)."""
@@ -156,11 +163,12 @@ class _Logged:
         """The cluster of each client ``row_ids`` (one cluster here)."""
         return torch.zeros(row_ids.numel(), dtype=torch.int64)
 
-    def round_metrics(self, x, X, row_ids, delta, server_state):
+    def round_metrics(self, x: torch.Tensor, X: torch.Tensor, row_ids: torch.Tensor,
+                      delta: torch.Tensor, server_state: tuple) -> dict[str, float]:
         return round_statistics(x, X, self.clusters_of(row_ids), delta,
                                 _second_moment(self.server_kind, server_state))
 
-    def init(self, x0=None):
+    def init(self, x0: Models | None = None) -> FederatedState:
         state = super().init(x0)
         x = state.x_g
         return dataclasses.replace(state, metrics=self.round_metrics(
@@ -175,9 +183,9 @@ class FedAMSGrad(_Logged, Federated):
 
     name = "FedAMSGrad"
 
-    def __init__(self, task, *, lr, local_steps=1, server_lr: float = 0.01, beta1: float = 0.9,
-                 beta2: float = 0.99, tau: float | None = None, eps: float | None = None,
-                 **round_options):
+    def __init__(self, task: Task, *, lr: Positive, local_steps: LocalSteps = 1, server_lr: Positive = 0.01,
+                 beta1: Decay = 0.9, beta2: Decay = 0.99, tau: Positive | None = None,
+                 eps: Positive | None = None, **round_options):
         tau = renamed_keywords("FedAMSGrad", {"eps": "tau"}, {"eps": eps}, {"tau": tau})["tau"]
         super().__init__(task, client=client.sgd(lr),
                          server=server_transform("amsgrad", server_lr, beta1, beta2,
@@ -197,11 +205,13 @@ class AFGA(_Logged, Federated):
     name = "AFGA"
     per_cluster = False
 
-    def __init__(self, task, network=None, *, lr, local_steps=1, clients_per_round=None,
-                 server_lr: float = 0.01, beta1: float = 0.9, beta2: float = 0.99,
-                 tau: float | None = None, server_optimizer: str | None = None,
-                 resample: bool = True, comm_adapted: bool = False, adapted_compute=None,
-                 seed: int = 0, eps: float | None = None, server: str | None = None):
+    def __init__(self, task: Task, network: Network | StackedNetwork | None = None, *, lr: Positive,
+                 local_steps: Steps = 1, clients_per_round: Count | None = None,
+                 server_lr: Positive = 0.01, beta1: Decay = 0.9, beta2: Decay = 0.99,
+                 tau: Positive | None = None, server_optimizer: Server | None = None,
+                 resample: bool = True, comm_adapted: bool = False,
+                 adapted_compute: Count | None = None, seed: Seed = 0, eps: Positive | None = None,
+                 server: Server | None = None):
         given = renamed_keywords(type(self).__name__, {"eps": "tau", "server": "server_optimizer"},
                                  {"eps": eps, "server": server},
                                  {"tau": tau, "server_optimizer": server_optimizer})
@@ -245,7 +255,8 @@ class AFGA(_Logged, Federated):
                          gossip=None if self.comm_adapted else clusters, d2d_links=links, seed=seed)
 
     # ---- S_{r,t} ---------------------------------------------------------------------------------
-    def compute_masks(self, k, steps, gen, reporters=None):
+    def compute_masks(self, k: NonNegativeInt, steps: NonNegativeInt, gen: torch.Generator,
+                      reporters: torch.Tensor | None = None) -> torch.Tensor | None:
         """(steps, k) compute sets: S_{r,t} fresh (M of N, or m of each cluster), or S_r itself
         (``resample=False``); in the (a) variant ``adapted_compute`` of each ring's clients."""
         if not steps:
@@ -263,7 +274,10 @@ class AFGA(_Logged, Federated):
         return torch.stack([compute_mask(k, self.M, gen) for _ in range(steps)])
 
     # ---- the (a) variant: only S_r runs, on a fresh ring ------------------------------------------
-    def local_work(self, x, rows, tau, correction, gen, reporters=None, client=None):
+    def local_work(self, x: torch.Tensor, rows: torch.Tensor | None, tau: torch.Tensor,
+                   correction: torch.Tensor | None, gen: torch.Generator,
+                   reporters: torch.Tensor | None = None,
+                   client: Transform | None = None) -> tuple[torch.Tensor, int]:
         """The template's local work, or in the (a) variant: the reporters only, in a uniformly
         random ring order (within their cluster for CAFGA (a)), mixing on :attr:`ring`."""
         if not self.comm_adapted:
@@ -281,7 +295,7 @@ class AFGA(_Logged, Federated):
                                              gossip=self.ring)
         return torch.empty_like(X).index_copy_(0, order, X), gradients
 
-    def clusters_of(self, row_ids):
+    def clusters_of(self, row_ids: torch.Tensor) -> torch.Tensor:
         return self.clusters.subnet_of.index_select(0, row_ids)
 
 
@@ -293,7 +307,8 @@ class CAFGA(AFGA):
     name = "CAFGA"
     per_cluster = True
 
-    def __init__(self, task, network=None, *, clusters=None, **options):
+    def __init__(self, task: Task, network: Network | StackedNetwork | None = None, *,
+                 clusters: Count | None = None, **options):
         task = check_task(task)
         if network is None:
             K = 5 if clusters is None else integer("clusters", clusters, low=1, high=task.n)

@@ -20,11 +20,20 @@ An aggregation rule is any callable ``rule(D, weights, tau, client) -> Delta (d,
 """
 from __future__ import annotations
 
+from typing import Callable, Literal
+
 import numpy as np
 import torch
 
+from fedbound.algorithms.optim.base import Transform
+from fedbound.argtypes import Positive
 from fedbound.errors import UnknownNameError, require
 from fedbound.validate import number
+
+#: an aggregation rule: rule(D (k, d), weights (k,), tau (k,), client transform) -> Delta (d,)
+Aggregation = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, Transform], torch.Tensor]
+#: a tau_eff policy: a name, a number > 0 or a callable (w, tau, norms) -> float
+TauEff = Positive | Literal["accumulation", "steps"] | Callable[[np.ndarray, np.ndarray, np.ndarray], float]
 
 
 class WeightedMean:
@@ -32,14 +41,15 @@ class WeightedMean:
 
     name = "mean"
 
-    def __call__(self, D: torch.Tensor, weights: torch.Tensor, tau: torch.Tensor, client) -> torch.Tensor:
+    def __call__(self, D: torch.Tensor, weights: torch.Tensor, tau: torch.Tensor | None,
+                 client: Transform | None) -> torch.Tensor:
         return weights @ D
 
 
 TAU_EFF_POLICIES = ("accumulation", "steps")
 
 
-def tau_eff_policy(value, name: str = "tau_eff"):
+def tau_eff_policy(value: TauEff | None, name: str = "tau_eff") -> TauEff:
     """A tau_eff policy: "accumulation", "steps", a number > 0 or a callable (w, tau, norms) -> float
     (None is the default "accumulation"; text from the command line: :func:`tau_eff_text`)."""
     if value is None:
@@ -54,7 +64,7 @@ def tau_eff_policy(value, name: str = "tau_eff"):
     return number(name, value, low=0.0, low_open=True)
 
 
-def tau_eff_text(text: str):
+def tau_eff_text(text: str) -> str | float:
     """``--tau-eff`` as typed: a policy name, or a number ("12.5")."""
     try:
         return float(text)
@@ -67,10 +77,10 @@ class Normalized:
 
     name = "normalized"
 
-    def __init__(self, tau_eff="accumulation"):
+    def __init__(self, tau_eff: TauEff | None = "accumulation"):
         self.tau_eff = tau_eff_policy(tau_eff)
 
-    def norms(self, tau: torch.Tensor, client) -> torch.Tensor:
+    def norms(self, tau: torch.Tensor, client: Transform) -> torch.Tensor:
         """||a_j||_1 (k,) float64 of the solver ``client`` after tau_j steps."""
         require(client.accumulation is not None,
                 "normalized averaging needs a local solver that is linear in the gradients "
@@ -79,7 +89,7 @@ class Normalized:
         return torch.tensor([float(np.sum(client.accumulation(int(v)))) for v in values],
                             dtype=torch.float64)[inverse]
 
-    def factors(self, weights: torch.Tensor, tau: torch.Tensor, client) -> torch.Tensor:
+    def factors(self, weights: torch.Tensor, tau: torch.Tensor, client: Transform) -> torch.Tensor:
         """tau_eff / ||a_j||_1 for every participant (k,) float64. For the two policies, per distinct
         norm v: (sum_k w_k q_k / v) / sum_k w_k with q = norms or tau, so that equal q_k = v give
         exactly 1."""
@@ -101,5 +111,6 @@ class Normalized:
         ratio = np.array([float(np.sum(w * (q / v))) / total for v in values])
         return torch.as_tensor(ratio[inverse.reshape(-1)])
 
-    def __call__(self, D: torch.Tensor, weights: torch.Tensor, tau: torch.Tensor, client) -> torch.Tensor:
+    def __call__(self, D: torch.Tensor, weights: torch.Tensor, tau: torch.Tensor,
+                 client: Transform) -> torch.Tensor:
         return (weights * self.factors(weights, tau, client).to(D.dtype)) @ D

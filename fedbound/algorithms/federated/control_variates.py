@@ -11,10 +11,32 @@ so that c = (1/n) sum_i c_i at every round. Each participant downloads (x, c) an
 """
 from __future__ import annotations
 
+from typing import Protocol
+
 import torch
 
+from fedbound.argtypes import Count, Positive
 from fedbound.errors import require
 from fedbound.validate import number
+
+
+class VariatesStrategy(Protocol):
+    """A control-variates strategy of the federated round (``Federated(control_variates=...)``):
+    per-client state C (n, d) and server state c (d,), the participants' gradient correction, the
+    update after the local steps and the server model; ``vectors``: d-vectors each participant
+    downloads and uploads per round. :class:`ControlVariates` (SCAFFOLD), FedNova's
+    CrossClientVR and FedDyn's DynamicRegularization are the strategies of fedbound."""
+
+    vectors: int
+
+    def init(self, n: int, x0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+    def correction(self, C: torch.Tensor, c: torch.Tensor, clients: torch.Tensor) -> torch.Tensor: ...
+
+    def update(self, C: torch.Tensor, c: torch.Tensor, clients: torch.Tensor, x: torch.Tensor,
+               Y: torch.Tensor, tau: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+    def server_model(self, x: torch.Tensor, c: torch.Tensor) -> torch.Tensor: ...
 
 
 class ControlVariates:
@@ -28,10 +50,10 @@ class ControlVariates:
     #: d-vectors each participant downloads and uploads per round: (x, c) and (Delta y_i, Delta c_i)
     vectors = 2
 
-    def __init__(self, lr: float):
+    def __init__(self, lr: Positive):
         self.lr = number("lr", lr, low=0.0, low_open=True)
 
-    def init(self, n: int, x0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def init(self, n: Count, x0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(C (n, d), c (d,)), all zero."""
         return torch.zeros(n, x0.shape[0], dtype=x0.dtype), torch.zeros_like(x0)
 
@@ -46,7 +68,8 @@ class ControlVariates:
                 "per-client state (control variates, FedDyn's lagged gradients) needs participants "
                 "without repeats (no sampling with replacement)")
 
-    def update(self, C, c, clients, x, Y, tau) -> tuple[torch.Tensor, torch.Tensor]:
+    def update(self, C: torch.Tensor, c: torch.Tensor, clients: torch.Tensor, x: torch.Tensor,
+               Y: torch.Tensor, tau: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The new (C, c) after the participants ``clients`` ran tau (k,) steps from x to Y (k, d)."""
         self.require_distinct(clients)
         C_i = C.index_select(0, clients)

@@ -47,30 +47,39 @@ alone, Table 2 [L1627-L1633]). Client memory per participant is the client trans
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Annotated, Callable, Literal, NamedTuple, Sequence
 
 import numpy as np
 import torch
 
-from fedbound.algorithms.base import check_task
-from fedbound.algorithms.federated.round import Federated, participation_scheme
+from fedbound.algorithms.accounting import CommCounts
+from fedbound.algorithms.base import Decay, Steps, check_task, checked_fields
+from fedbound.algorithms.federated.local_steps import LocalSteps
+from fedbound.algorithms.federated.round import (Federated, FederatedState, ParticipationScheme,
+                                                 participation_scheme)
 from fedbound.algorithms.optim import chain, client, server, tree_map
 from fedbound.algorithms.optim.base import Transform
+from fedbound.algorithms.optim.client import Shapes
 from fedbound.algorithms.options import (BETA1, BETA2, CLIENTS_PER_ROUND, LOCAL_STEPS, LR, SERVER_LR,
                                          TAU, at_least_one, positive, unit_interval)
 from fedbound.algorithms.registry import AlgorithmSpec, register
+from fedbound.argtypes import Count, NonNegative, NonNegativeInt, Positive, Range, Seed
 from fedbound.errors import InputTypeError, require
 from fedbound.network.sampling import Participation
 from fedbound.registry import choice_option
+from fedbound.tasks.base import Task
 from fedbound.validate import integer, number, one_of, real_array
 
 SERVER_OPTIMIZERS = ("adagrad", "adam")
 CLIENT_OPTIMIZERS = ("sgd", "adagrad", "adam", "sm3", "sm3_adam")
+#: a server optimizer of :data:`SERVER_OPTIMIZERS`
+ServerOptimizer = Literal["adagrad", "adam"]
 
 
 # ---- the optimizers of the paper -------------------------------------------------------------
-def make_server(kind: str = "adagrad", lr: float = 0.1, tau: float = 1e-3, beta1=None,
-                beta2: float = 0.999, bias_correction: bool = False) -> Transform:
+def make_server(kind: ServerOptimizer = "adagrad", lr: Positive = 0.1, tau: Positive = 1e-3,
+                beta1: Decay | None = None, beta2: Decay = 0.999,
+                bias_correction: bool = False) -> Transform:
     """The server update SU (AdaGrad with momentum) or server Adam, v_0 = tau^2, tau outside the
     root (module docstring). ``beta1`` None: 0 for AdaGrad (SU with no momentum; the paper's
     beta~_1 for the AdaGrad server is unspecified, notes 6.1), 0.9 for Adam (H.2 [L1663]);
@@ -85,9 +94,10 @@ def make_server(kind: str = "adagrad", lr: float = 0.1, tau: float = 1e-3, beta1
                        bias_correction=bias_correction, v0=tau ** 2)
 
 
-def make_client(kind: str, lr: float, *, eps: float = 1e-3, delay: int = 1, shapes=None,
-                variant: str = "II", beta1: float = 0.9, beta2: float = 0.999,
-                bias_correction: bool = True, eps_s: float | None = None) -> Transform:
+def make_client(kind: Literal["sgd", "adagrad", "adam", "sm3", "sm3_adam"], lr: Positive, *,
+                eps: Positive = 1e-3, delay: Steps = 1, shapes: Shapes | None = None,
+                variant: Literal["I", "II"] = "II", beta1: Decay = 0.9, beta2: Decay = 0.999,
+                bias_correction: bool = True, eps_s: Positive | None = None) -> Transform:
     """A client optimizer of the paper, zero-initialized (init is called every round): "sgd",
     "adagrad" (AGDU, Alg. 9 [L1490-L1512]), "adam" (ADMU, Alg. 7 [L1357-L1375]), "sm3" (SM3-I/II
     with delay and mu carry-over, Algs. 2-4 [L667-L736], over the covers of ``shapes``) or
@@ -113,14 +123,15 @@ def make_client(kind: str, lr: float, *, eps: float = 1e-3, delay: int = 1, shap
 
 
 # ---- differential privacy ------------------------------------------------------------------------
+@checked_fields
 class DP(NamedTuple):
     """Client-level DP: each Delta_i clipped to l2 norm ``clip`` (c), Gaussian noise of standard
     deviation ``noise_multiplier * clip`` (sigma c) added to the sum of the clipped updates, which is
     divided by the expected cohort size (DP-FedAvg; notes 7.3: the paper's mechanism is not
     described)."""
 
-    clip: float
-    noise_multiplier: float
+    clip: Positive
+    noise_multiplier: NonNegative
 
 
 class ClippedMean:
@@ -128,30 +139,32 @@ class ClippedMean:
 
     name = "clipped_mean"
 
-    def __init__(self, clip: float):
+    def __init__(self, clip: Positive):
         self.clip = number("clip", clip, low=0.0, low_open=True)
 
-    def __call__(self, D: torch.Tensor, weights: torch.Tensor, tau: torch.Tensor, client) -> torch.Tensor:
+    def __call__(self, D: torch.Tensor, weights: torch.Tensor, tau: torch.Tensor | None,
+                 client: Transform | None) -> torch.Tensor:
         norms = torch.linalg.vector_norm(D, dim=1)
         scale = torch.clamp(self.clip / torch.clamp(norms, min=torch.finfo(D.dtype).tiny), max=1.0)
         return weights @ (D * scale[:, None])
 
 
-def noise_seed(seed: int) -> int:
+def noise_seed(seed: Seed) -> int:
     """The DP noise generator's seed, derived from a run's seed by one step of Knuth's 64-bit LCG so
     that the noise stream is not the round's own stream (participation, local noise)."""
     return (integer("seed", seed, low=0) * 6364136223846793005 + 1442695040888963407) % 2 ** 63
 
 
+@checked_fields
 class NoisyState(NamedTuple):
     """State of :func:`gaussian_noise`: ``generator`` = the noise generator's state (a torch
     ByteTensor), ``inner`` = the wrapped server transform's state."""
 
     generator: torch.Tensor
-    inner: Any
+    inner: tuple
 
 
-def gaussian_noise(transform: Transform, std: float, seed: int) -> Transform:
+def gaussian_noise(transform: Transform, std: NonNegative, seed: Seed) -> Transform:
     """The server transform fed g + N(0, std^2 I): the noise of the Gaussian mechanism on the
     aggregate (-Delta and Delta get the same symmetric noise), drawn from a generator seeded with
     ``seed``. The generator state travels in the transform's state (:class:`NoisyState`), so the
@@ -182,10 +195,13 @@ class JointlyAdaptive(Federated):
     #: d-vectors of server state each participant downloads besides x (DJA: the mapped state)
     sent_vectors = 0
 
-    def __init__(self, task, *, client: Transform, local_steps=1, server_optimizer: str = "adagrad",
-                 server_lr: float = 0.1, tau: float = 1e-3, beta1=None, beta2: float = 0.999,
-                 server_bias_correction: bool = False, dp: DP | None = None, clients_per_round=None,
-                 participation=None, seed: int = 0, **round_options):
+    def __init__(self, task: Task, *, client: Transform, local_steps: LocalSteps = 1,
+                 server_optimizer: ServerOptimizer = "adagrad", server_lr: Positive = 0.1,
+                 tau: Positive = 1e-3, beta1: Decay | None = None, beta2: Decay = 0.999,
+                 server_bias_correction: bool = False, dp: DP | None = None,
+                 clients_per_round: Count | None = None,
+                 participation: str | ParticipationScheme | None = None, seed: Seed = 0,
+                 **round_options):
         check_task(task)
         srv = make_server(server_optimizer, server_lr, tau, beta1, beta2, server_bias_correction)
         self.dp, self.cohort = dp, None
@@ -206,7 +222,9 @@ class JointlyAdaptive(Federated):
                          clients_per_round=clients_per_round, participation=participation,
                          seed=seed, **round_options)
 
-    def privacy(self, rounds: int, delta: float, conversion: str = "improved") -> tuple[float, int]:
+    def privacy(self, rounds: NonNegativeInt,
+                delta: Annotated[float, Range(0.0, 1.0, low_open=True, high_open=True)],
+                conversion: Literal["improved", "classical"] = "improved") -> tuple[float, int]:
         """(eps, optimal RDP order) of ``rounds`` rounds at ``delta`` by the subsampled-Gaussian RDP
         accountant (fedbound.privacy; Section 6 [L204-L206]) with q = cohort / n and sigma the noise
         multiplier. The accountant is exact for Poisson sampling at rate q; for a fixed-size uniform
@@ -217,7 +235,8 @@ class JointlyAdaptive(Federated):
         return privacy.epsilon(self.cohort / self.task.n, self.dp.noise_multiplier, rounds, delta,
                                conversion=conversion)
 
-    def counts(self, part, gradients: int, workers: int, steps: int):
+    def counts(self, part: Participation, gradients: NonNegativeInt, workers: NonNegativeInt,
+               steps: NonNegativeInt) -> CommCounts:
         c = super().counts(part, gradients, workers, steps)
         if not self.sent_vectors:
             return c
@@ -245,10 +264,11 @@ class FedAda2(JointlyAdaptive):
 
     name = "FedAda2"
 
-    def __init__(self, task, *, lr, local_steps=1, client_optimizer: str = "sm3", client_eps: float = 1e-3,
-                 delay: int = 1, sm3_variant: str = "II", client_beta1: float = 0.9,
-                 client_beta2: float = 0.999, eps_s: float | None = None,
-                 server_optimizer: str = "adagrad", **options):
+    def __init__(self, task: Task, *, lr: Positive, local_steps: LocalSteps = 1,
+                 client_optimizer: Literal["sm3", "sm3_adam"] = "sm3", client_eps: Positive = 1e-3,
+                 delay: Steps = 1, sm3_variant: Literal["I", "II"] = "II", client_beta1: Decay = 0.9,
+                 client_beta2: Decay = 0.999, eps_s: Positive | None = None,
+                 server_optimizer: ServerOptimizer = "adagrad", **options):
         check_task(task)
         kind = one_of("client_optimizer", client_optimizer, ("sm3", "sm3_adam"))
         require(kind == "sm3" or sm3_variant == "II", "SM3-Adam is built on SM3-II (sm3_variant='II')")
@@ -265,10 +285,11 @@ class JointZero(JointlyAdaptive):
 
     name = "JointZero"
 
-    def __init__(self, task, *, lr, local_steps=1, client_optimizer: str = "adagrad",
-                 client_eps: float = 1e-3, delay: int = 1, client_beta1: float = 0.9,
-                 client_beta2: float = 0.999, eps_s: float | None = None,
-                 server_optimizer: str = "adagrad", **options):
+    def __init__(self, task: Task, *, lr: Positive, local_steps: LocalSteps = 1,
+                 client_optimizer: Literal["adagrad", "adam"] = "adagrad", client_eps: Positive = 1e-3,
+                 delay: Steps = 1, client_beta1: Decay = 0.9, client_beta2: Decay = 0.999,
+                 eps_s: Positive | None = None, server_optimizer: ServerOptimizer = "adagrad",
+                 **options):
         kind = one_of("client_optimizer", client_optimizer, ("adagrad", "adam"))
         t = make_client(kind, lr, eps=client_eps, delay=delay, beta1=client_beta1,
                         beta2=client_beta2, eps_s=eps_s)
@@ -295,7 +316,7 @@ def _moments(server_state, client_state):
 DJA_MAPPINGS = {"second_moment": (_second_moment, 1), "moments": (_moments, 2)}
 
 
-def with_init(transform: Transform, fn: Callable) -> Transform:
+def with_init(transform: Transform, fn: Callable[[tuple, torch.Tensor], tuple]) -> Transform:
     """``transform`` whose fresh state is replaced by ``fn(state, params)`` at init."""
     return transform._replace(init=lambda params: fn(transform.init(params), params))
 
@@ -315,10 +336,14 @@ class DJA(JointlyAdaptive):
 
     name = "DJA"
 
-    def __init__(self, task, *, lr, local_steps=1, client_optimizer: str = "adagrad",
-                 mapping="second_moment", sent_vectors: int | None = None, client_eps: float = 1e-3,
-                 delay: int = 1, client_beta1: float = 0.9, client_beta2: float = 0.999,
-                 eps_s: float | None = None, server_optimizer: str = "adagrad", **options):
+    def __init__(self, task: Task, *, lr: Positive, local_steps: LocalSteps = 1,
+                 client_optimizer: Literal["adagrad", "adam"] = "adagrad",
+                 mapping: (Literal["second_moment", "moments"]
+                           | Callable[[tuple, tuple], tuple]) = "second_moment",
+                 sent_vectors: NonNegativeInt | None = None, client_eps: Positive = 1e-3,
+                 delay: Steps = 1, client_beta1: Decay = 0.9, client_beta2: Decay = 0.999,
+                 eps_s: Positive | None = None, server_optimizer: ServerOptimizer = "adagrad",
+                 **options):
         kind = one_of("client_optimizer", client_optimizer, ("adagrad", "adam"))
         if callable(mapping):
             require(sent_vectors is not None, "a callable DJA mapping needs sent_vectors")
@@ -335,33 +360,34 @@ class DJA(JointlyAdaptive):
         super().__init__(task, client=self.base_client, local_steps=local_steps,
                          server_optimizer=server_optimizer, **options)
 
-    def round_client(self, server_state) -> Transform:
+    def round_client(self, server_state: tuple) -> Transform:
         """This round's client: the base client initialized from ``server_state`` by the mapping
         (then the eps_s rule, if any)."""
         mapped = with_init(self.base_client, lambda s, params: self.mapping(server_state, s))
         eps_s, lr = self.eps_s_lr
         return mapped if eps_s is None else chain(mapped, client.drop_small_steps(eps_s, lr=lr))
 
-    def client_for_round(self, state) -> Transform:
+    def client_for_round(self, state: FederatedState) -> Transform:
         """This round's client: initialized from the server state sent down."""
         return self.round_client(self.server_state(state))
 
-    def server_state(self, state):
+    def server_state(self, state: FederatedState) -> tuple:
         """The state of the server optimizer (without the DP noise generator)."""
         return state.server.inner if self.dp is not None else state.server
 
 
 # ---- blended optimization (Alg. 5) ---------------------------------------------------------------
+@checked_fields
 class Strategy(NamedTuple):
     """One client strategy O_l of Alg. 5 [L1163-L1185]: its client optimizer (a Transform), local
     steps K(O_l) and pseudo-gradient weight w(O_l) > 0."""
 
     optimizer: Transform
-    local_steps: int = 1
-    weight: float = 1.0
+    local_steps: Steps = 1
+    weight: Positive = 1.0
 
 
-def per_client(transforms: Sequence[Transform], assignment) -> Transform:
+def per_client(transforms: Sequence[Transform], assignment: Sequence[NonNegativeInt]) -> Transform:
     """A client transform under which client i runs ``transforms[assignment[i]]``.
 
     Its ``for_clients(ids)`` gives the transform for rows that are the clients ``ids`` (the federated
@@ -374,6 +400,8 @@ def per_client(transforms: Sequence[Transform], assignment) -> Transform:
     for i, t in enumerate(transforms):
         if not isinstance(t, Transform):
             raise InputTypeError(f"strategy {i}'s optimizer must be a Transform, got {type(t).__name__}")
+    index = real_array("assignment", assignment, ndim=1, low=0, high=len(transforms) - 1)
+    require(bool(np.all(index == np.floor(index))), "assignment must hold integer transform indices")
     assignment = torch.as_tensor(np.asarray(assignment), dtype=torch.long)
 
     def bind(ids: torch.Tensor) -> Transform:
@@ -411,11 +439,11 @@ class StrategyWeights:
     Delta_t = sum_j w_j w(O_l(j)) Delta_j (Alg. 5: Delta_i^{t,l} = w(O_l)(x_K - x_{t-1}), averaged
     over the S = sum_l |S_l^t| sampled clients)."""
 
-    def __init__(self, scheme, client_weights: torch.Tensor):
+    def __init__(self, scheme: ParticipationScheme, client_weights: torch.Tensor):
         self.scheme, self.client_weights = scheme, client_weights
         self.name = getattr(scheme, "name", "participation") + "+strategy-weights"
 
-    def draw(self, p, generator) -> Participation:
+    def draw(self, p: torch.Tensor, generator: torch.Generator) -> Participation:
         part = self.scheme.draw(p, generator)
         w = self.client_weights.to(part.weights.dtype).index_select(0, part.clients)
         return Participation(part.clients, part.weights * w, part.full)
@@ -430,7 +458,8 @@ class Blended(JointlyAdaptive):
 
     name = "Blended"
 
-    def __init__(self, task, *, strategies: Sequence[Strategy], assignment, **options):
+    def __init__(self, task: Task, *, strategies: Sequence[Strategy], assignment: Sequence[NonNegativeInt],
+                 **options):
         check_task(task)
         strategies = tuple(strategies)
         require(len(strategies) > 0, "blended optimization needs at least one strategy")
@@ -454,7 +483,8 @@ class Blended(JointlyAdaptive):
                          participation=StrategyWeights(scheme, torch.as_tensor(weights[a])),
                          **options)
 
-    def counts(self, part, gradients: int, workers: int, steps: int):
+    def counts(self, part: Participation, gradients: NonNegativeInt, workers: NonNegativeInt,
+               steps: NonNegativeInt) -> CommCounts:
         """The template's counts with the client memory summed over the participants' own
         optimizers (state_floats of each one's strategy)."""
         c = super().counts(part, gradients, workers, steps)

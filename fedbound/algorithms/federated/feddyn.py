@@ -57,10 +57,13 @@ import torch
 from fedbound.algorithms.base import check_task
 from fedbound.algorithms.federated.control_variates import ControlVariates
 from fedbound.algorithms.federated.fedopt import ROUND_OPTIONS
+from fedbound.algorithms.federated.local_steps import LocalSteps
 from fedbound.algorithms.federated.round import Federated
 from fedbound.algorithms.optim import client, server
 from fedbound.algorithms.options import ALPHA
 from fedbound.algorithms.registry import AlgorithmSpec, register
+from fedbound.argtypes import Count, Positive
+from fedbound.tasks.base import Task
 from fedbound.validate import number
 
 
@@ -72,11 +75,11 @@ class DynamicRegularization:
     #: d-vectors each participant downloads and uploads per round: theta^{t-1} and theta_i^t
     vectors = 1
 
-    def __init__(self, alpha: float, p: torch.Tensor):
+    def __init__(self, alpha: Positive, p: torch.Tensor):
         self.alpha = number("alpha", alpha, low=0.0, low_open=True)
         self.p = p
 
-    def init(self, n: int, x0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def init(self, n: Count, x0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(g (n, d), h (d,)), all zero."""
         return torch.zeros(n, x0.shape[0], dtype=x0.dtype), torch.zeros_like(x0)
 
@@ -84,7 +87,8 @@ class DynamicRegularization:
         """-g_i for the rows ``clients`` (k, d): the linear term of the local objective."""
         return -C.index_select(0, clients)
 
-    def update(self, C, c, clients, x, Y, tau) -> tuple[torch.Tensor, torch.Tensor]:
+    def update(self, C: torch.Tensor, c: torch.Tensor, clients: torch.Tensor, x: torch.Tensor,
+               Y: torch.Tensor, tau: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """g_i <- g_i - alpha (theta_i - x) for the participants ``clients`` (models Y (k, d)) and
         h <- h - alpha sum_i p_i (theta_i - x)."""
         ControlVariates.require_distinct(clients)
@@ -106,7 +110,8 @@ class FedDyn(Federated):
 
     name = "FedDyn"
 
-    def __init__(self, task, *, lr, alpha, local_steps=1, **round_options):
+    def __init__(self, task: Task, *, lr: Positive, alpha: Positive, local_steps: LocalSteps = 1,
+                 **round_options):
         task = check_task(task)
         strategy = DynamicRegularization(alpha, task.weights)
         super().__init__(task, client=client.prox(lr, strategy.alpha), server=server.sgd(1.0),

@@ -48,21 +48,31 @@ Example::
 """
 from __future__ import annotations
 
-from fedbound.algorithms.base import check_task
-from fedbound.algorithms.federated.aggregation import Normalized, tau_eff_policy, tau_eff_text
+from typing import Literal
+
+from fedbound.algorithms.base import Decay, check_task
+from fedbound.algorithms.federated.aggregation import Normalized, TauEff, tau_eff_policy, tau_eff_text
 from fedbound.algorithms.federated.fedopt import ROUND_OPTIONS
+from fedbound.algorithms.federated.local_steps import LocalSteps
 from fedbound.algorithms.federated.round import Federated
 from fedbound.algorithms.federated.variance_reduction import VR_MODES, CrossClientVR
 from fedbound.algorithms.optim import client as client_opt
 from fedbound.algorithms.optim import server as server_opt
+from fedbound.algorithms.optim.base import Transform
 from fedbound.algorithms.options import SERVER_LR, SERVER_MOMENTUM, unit_interval
 from fedbound.algorithms.registry import AlgorithmSpec, register
+from fedbound.argtypes import Fraction, NonNegative, Positive
 from fedbound.errors import ValidationError, require
 from fedbound.registry import Option, choice_option, number_option
+from fedbound.tasks.base import Task
 from fedbound.validate import number, one_of
 
+#: FedNova's cross-client variance reduction: off ("none" or None), "corrected" or "literal"
+VR = Literal["none", "corrected", "literal"]
 
-def local_solver(lr, mu=None, momentum=None, lr_decay=None):
+
+def local_solver(lr: Positive, mu: NonNegative | None = None, momentum: Decay | None = None,
+                 lr_decay: Fraction | None = None) -> Transform:
     """FedNova's local solver with learning rate ``lr``: SGD, or one of proximal (``mu`` > 0),
     momentum (``momentum`` = rho > 0, buffer reset every round) and decayed learning rate
     (``lr_decay`` = gamma < 1). Combinations are outside the paper's table and refused."""
@@ -98,8 +108,10 @@ class FedNova(Federated):
 
     name = "FedNova"
 
-    def __init__(self, task, *, lr, local_steps=1, mu=None, momentum=None, lr_decay=None,
-                 tau_eff="accumulation", vr=None, server_lr: float = 1.0, server_momentum=None,
+    def __init__(self, task: Task, *, lr: Positive, local_steps: LocalSteps = 1,
+                 mu: NonNegative | None = None, momentum: Decay | None = None,
+                 lr_decay: Fraction | None = None, tau_eff: TauEff | None = "accumulation",
+                 vr: VR | None = None, server_lr: Positive = 1.0, server_momentum: Decay | None = None,
                  **round_options):
         check_task(task)
         solver = local_solver(lr, mu, momentum, lr_decay)
@@ -117,7 +129,8 @@ class FedAvgVR(Federated):
 
     name = "FedAvg-VR"
 
-    def __init__(self, task, *, lr, local_steps=1, vr="corrected", server_lr: float = 1.0,
+    def __init__(self, task: Task, *, lr: Positive, local_steps: LocalSteps = 1,
+                 vr: Literal["corrected", "literal"] = "corrected", server_lr: Positive = 1.0,
                  **round_options):
         check_task(task)
         solver = client_opt.sgd(lr)

@@ -36,11 +36,15 @@ Example::
 """
 from __future__ import annotations
 
+from fedbound.algorithms.base import Decay
+from fedbound.algorithms.federated.local_steps import LocalSteps
 from fedbound.algorithms.federated.round import Federated
 from fedbound.algorithms.optim import client, server
 from fedbound.algorithms.options import (BETA1, BETA2, CLIENTS_PER_ROUND, LOCAL_STEPS, LR, MU,
                                          PARTICIPATION, SERVER_LR, SERVER_MOMENTUM, TAU)
 from fedbound.algorithms.registry import AlgorithmSpec, register
+from fedbound.argtypes import NonNegative, Positive
+from fedbound.tasks.base import Task
 
 
 class FedAvg(Federated):
@@ -50,7 +54,8 @@ class FedAvg(Federated):
 
     name = "FedAvg"
 
-    def __init__(self, task, *, lr, local_steps=1, server_lr: float = 1.0, **round_options):
+    def __init__(self, task: Task, *, lr: Positive, local_steps: LocalSteps = 1, server_lr: Positive = 1.0,
+                 **round_options):
         super().__init__(task, client=client.sgd(lr), server=server.sgd(server_lr),
                          local_steps=local_steps, **round_options)
 
@@ -61,7 +66,8 @@ class FedProx(Federated):
 
     name = "FedProx"
 
-    def __init__(self, task, *, lr, mu, local_steps=1, server_lr: float = 1.0, **round_options):
+    def __init__(self, task: Task, *, lr: Positive, mu: NonNegative, local_steps: LocalSteps = 1,
+                 server_lr: Positive = 1.0, **round_options):
         super().__init__(task, client=client.prox(lr, mu), server=server.sgd(server_lr),
                          local_steps=local_steps, **round_options)
 
@@ -72,8 +78,8 @@ class FedAvgM(Federated):
 
     name = "FedAvgM"
 
-    def __init__(self, task, *, lr, local_steps=1, server_lr: float = 1.0,
-                 server_momentum: float = 0.0, **round_options):
+    def __init__(self, task: Task, *, lr: Positive, local_steps: LocalSteps = 1, server_lr: Positive = 1.0,
+                 server_momentum: Decay = 0.0, **round_options):
         super().__init__(task, client=client.sgd(lr),
                          server=server.momentum(server_lr, server_momentum),
                          local_steps=local_steps, **round_options)
@@ -86,8 +92,8 @@ class FedAdagrad(Federated):
 
     name = "FedAdagrad"
 
-    def __init__(self, task, *, lr, local_steps=1, server_lr: float = 0.1, tau: float = 1e-3,
-                 beta1: float = 0.0, **round_options):
+    def __init__(self, task: Task, *, lr: Positive, local_steps: LocalSteps = 1, server_lr: Positive = 0.1,
+                 tau: Positive = 1e-3, beta1: Decay = 0.0, **round_options):
         super().__init__(task, client=client.sgd(lr), server=server.adagrad(server_lr, tau, b1=beta1),
                          local_steps=local_steps, **round_options)
 
@@ -99,8 +105,8 @@ class FedAdam(Federated):
 
     name = "FedAdam"
 
-    def __init__(self, task, *, lr, local_steps=1, server_lr: float = 0.1, beta1: float = 0.9,
-                 beta2: float = 0.99, tau: float = 1e-3, **round_options):
+    def __init__(self, task: Task, *, lr: Positive, local_steps: LocalSteps = 1, server_lr: Positive = 0.1,
+                 beta1: Decay = 0.9, beta2: Decay = 0.99, tau: Positive = 1e-3, **round_options):
         super().__init__(task, client=client.sgd(lr), server=server.adam(server_lr, beta1, beta2, tau),
                          local_steps=local_steps, **round_options)
 
@@ -112,8 +118,8 @@ class FedYogi(Federated):
 
     name = "FedYogi"
 
-    def __init__(self, task, *, lr, local_steps=1, server_lr: float = 0.01, beta1: float = 0.9,
-                 beta2: float = 0.99, tau: float = 1e-3, **round_options):
+    def __init__(self, task: Task, *, lr: Positive, local_steps: LocalSteps = 1, server_lr: Positive = 0.01,
+                 beta1: Decay = 0.9, beta2: Decay = 0.99, tau: Positive = 1e-3, **round_options):
         super().__init__(task, client=client.sgd(lr), server=server.yogi(server_lr, beta1, beta2, tau),
                          local_steps=local_steps, **round_options)
 

@@ -24,10 +24,13 @@ client after its own tau_j (optim.masked), so a client past its steps computes n
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import torch
 
-from fedbound.algorithms.base import MAX_LOCAL_STEPS
+from fedbound.algorithms.base import MAX_LOCAL_STEPS, Steps
+from fedbound.argtypes import Count, NonNegative, Positive
 from fedbound.errors import require
 from fedbound.validate import boolean, integer, number, real_array
 
@@ -42,7 +45,7 @@ def _per_client(name: str, value, n: int, low: float) -> np.ndarray:
 class FixedSteps:
     """tau_i fixed: an int (every client) or (n,) ints >= 1."""
 
-    def __init__(self, tau, n: int):
+    def __init__(self, tau: Steps | Sequence[Steps], n: Count):
         arr = _per_client("local steps", tau, n, 1)
         require(bool(np.all(arr == np.floor(arr))), f"local steps must be integers, got {arr.tolist()[:8]}")
         require(bool(np.all(arr <= MAX_LOCAL_STEPS)),
@@ -57,7 +60,7 @@ class FixedSteps:
 class RandomSteps:
     """tau_i uniform on {low, ..., high}, fresh per client and round."""
 
-    def __init__(self, low: int, high: int):
+    def __init__(self, low: Steps, high: Steps):
         self.low = integer("low", low, low=1, high=MAX_LOCAL_STEPS)
         self.high = integer("high", high, low=self.low, high=MAX_LOCAL_STEPS)
 
@@ -68,7 +71,7 @@ class RandomSteps:
 class GaussianSteps:
     """tau_i = clip(round(mean + std z), low, high), z ~ N(0, 1) fresh per client and round."""
 
-    def __init__(self, mean: float, std: float, low: int = 1, high: int = MAX_LOCAL_STEPS):
+    def __init__(self, mean: NonNegative, std: NonNegative, low: Steps = 1, high: Steps = MAX_LOCAL_STEPS):
         self.mean = number("mean", mean, low=0.0)
         self.std = number("std", std, low=0.0)
         self.low = integer("low", low, low=1, high=MAX_LOCAL_STEPS)
@@ -82,7 +85,8 @@ class GaussianSteps:
 class EpochSteps(FixedSteps):
     """tau_i = floor(E_i n_i / B) for epochs E (number or (n,)), examples n_i, batch size B."""
 
-    def __init__(self, epochs, num_examples, batch_size: int):
+    def __init__(self, epochs: NonNegative | Sequence[NonNegative], num_examples: Sequence[Count],
+                 batch_size: Count):
         n_i = np.asarray(num_examples, dtype=np.int64)
         B = integer("batch size", batch_size, low=1)
         E = _per_client("epochs", epochs, n_i.size, 0)
@@ -95,7 +99,7 @@ class EpochSteps(FixedSteps):
         super().__init__(tau, n_i.size)
 
 
-def local_steps(spec, n: int):
+def local_steps(spec: LocalSteps, n: Count) -> StepsScheme:
     """A scheme from ``spec``: a scheme object, an int or (n,) ints (FixedSteps)."""
     if hasattr(spec, "draw"):
         return spec
@@ -106,7 +110,8 @@ class RandomEpochSteps:
     """tau_i^{(t)} = max(1, floor(E_i^{(t)} n_i / B)), E_i^{(t)} ~ U(low, high) per client and round
     (integers low..high, or continuous with ``integer=False``)."""
 
-    def __init__(self, low: float, high: float, num_examples, batch_size: int, integer_epochs: bool = True):
+    def __init__(self, low: Positive, high: Positive, num_examples: Sequence[Count], batch_size: Count,
+                 integer_epochs: bool = True):
         self.integer_epochs = boolean("integer_epochs", integer_epochs)
         if self.integer_epochs:
             self.low = integer("low", low, low=1)
@@ -128,3 +133,10 @@ class RandomEpochSteps:
             E = self.low + (self.high - self.low) * torch.rand(k, generator=generator, dtype=torch.float64)
         tau = torch.floor(E * self.n_i.index_select(0, clients) / self.B).to(torch.int64)
         return torch.clamp(tau, min=1)
+
+
+#: a local-steps scheme of this module
+StepsScheme = FixedSteps | RandomSteps | GaussianSteps | RandomEpochSteps
+#: the local steps of a federated algorithm: one count for every client, one per client, or a scheme
+#: (:class:`FixedSteps` checks the counts, naming the "local steps")
+LocalSteps = int | Sequence[int] | StepsScheme

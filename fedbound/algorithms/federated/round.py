@@ -44,20 +44,26 @@ gradient oracle), the aggregation rule, the server transform, :meth:`Federated.c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, Protocol
 
 import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic, count_round
-from fedbound.algorithms.base import Algorithm, State, generator_from, new_rng
-from fedbound.algorithms.federated.aggregation import WeightedMean
+from fedbound.algorithms.base import (Algorithm, Models, State, StateTensor, checked_fields,
+                                      generator_from, new_rng)
+from fedbound.algorithms.federated.aggregation import Aggregation, WeightedMean
+from fedbound.algorithms.federated.control_variates import VariatesStrategy
+from fedbound.algorithms.federated.local_steps import LocalSteps
 from fedbound.algorithms.federated.local_steps import local_steps as steps_scheme
 from fedbound.algorithms.optim.base import Transform, masked
 from fedbound.algorithms.stacked import StackedNetwork
+from fedbound.argtypes import Count, NonNegativeArray, NonNegativeInt, Seed
 from fedbound.errors import InputTypeError, require
+from fedbound.network import Network
 from fedbound.network.sampling import (PARTICIPATION_SCHEMES, FullParticipation, Participation,
                                        UniformParticipation, compute_mask, named_participation)
+from fedbound.tasks.base import ClientView, Task
 from fedbound.validate import boolean, integer
 
 
@@ -69,15 +75,24 @@ class FederatedState(State):
     round (None before the first). K (in State) is the last round's max_j tau_j. metrics: the last
     round's extra metrics (``Federated.round_metrics``; None without), recorded by ``run``."""
 
-    server: object
-    C: torch.Tensor | None = None
-    c: torch.Tensor | None = None
+    server: tuple
+    C: StateTensor | None = None
+    c: StateTensor | None = None
     clients: torch.Tensor | None = None
     weights: torch.Tensor | None = None
     tau: torch.Tensor | None = None
-    metrics: dict | None = None
+    metrics: dict[str, float] | None = None
 
 
+class ParticipationScheme(Protocol):
+    """A participation scheme: a scheme of :mod:`fedbound.network.sampling` (or FedAda2's
+    strategy-weighted wrapper), drawing the round's participants and weights from the task's
+    weights ``p`` and ``generator``."""
+
+    def draw(self, p: torch.Tensor, generator: torch.Generator) -> Participation: ...
+
+
+@checked_fields
 class RoundPlan(NamedTuple):
     """What a round's randomness decides before any local step: the participation ``part``, the
     ``rows`` that compute (None: all n clients), their client ids ``row_ids`` and local steps
@@ -94,7 +109,8 @@ class RoundPlan(NamedTuple):
 Oracle = Callable[[torch.Tensor, "torch.Tensor | None"], torch.Tensor]
 
 
-def participation_scheme(task, clients_per_round=None, participation=None):
+def participation_scheme(task: Task, clients_per_round: Count | None = None,
+                         participation: str | ParticipationScheme | None = None) -> ParticipationScheme:
     """``participation`` if given (a scheme, or its name for
     :func:`~fedbound.network.sampling.named_participation` with ``clients_per_round``), else
     uniform without replacement of ``clients_per_round`` (None or n: full participation) with
@@ -151,10 +167,15 @@ class Federated(Algorithm):
     #: blocks also pay less Python overhead per local step)
     block_bytes = 1 << 22
 
-    def __init__(self, task, *, client: Transform, server: Transform, local_steps=1,
-                 clients_per_round=None, participation=None, aggregation=None,
-                 control_variates=None, gossip=None, groups=None, d2d_links=None,
-                 all_clients_compute=None, compute_per_step=None, seed: int = 0,
+    def __init__(self, task: Task, *, client: Transform, server: Transform, local_steps: LocalSteps = 1,
+                 clients_per_round: Count | None = None,
+                 participation: str | ParticipationScheme | None = None,
+                 aggregation: Aggregation | None = None,
+                 control_variates: VariatesStrategy | None = None,
+                 gossip: Network | StackedNetwork | None = None,
+                 groups: Network | StackedNetwork | None = None,
+                 d2d_links: NonNegativeArray | None = None, all_clients_compute: bool | None = None,
+                 compute_per_step: Count | None = None, seed: Seed = 0,
                  energy: EnergyModel | None = None):
         super().__init__(task, seed=seed)
         self.client, self.server = client, server
@@ -186,7 +207,7 @@ class Federated(Algorithm):
                 f"energy model has {self.energy.E_ds.size} groups, the round has {self.group_sizes.size}")
 
     # ---- state ---------------------------------------------------------------------------------
-    def init(self, x0=None) -> FederatedState:
+    def init(self, x0: Models | None = None) -> FederatedState:
         x0 = self.initial_models(x0)
         zero = CommCounts()
         C = c = None
@@ -209,7 +230,7 @@ class Federated(Algorithm):
         from the server's state)."""
         return self.client
 
-    def compute_masks(self, k: int, steps: int, gen: torch.Generator,
+    def compute_masks(self, k: NonNegativeInt, steps: NonNegativeInt, gen: torch.Generator,
                       reporters: torch.Tensor | None = None) -> torch.Tensor | None:
         """(steps, k) bool: the rows that compute a gradient at each local step (AFGA's S_{r,t}:
         ``compute_per_step`` rows uniformly, fresh per step), or None: every row. ``reporters``:
@@ -221,7 +242,7 @@ class Federated(Algorithm):
         return torch.stack([compute_mask(k, self.compute_per_step, gen) for _ in range(steps)])
 
     def round_metrics(self, x: torch.Tensor, X: torch.Tensor, row_ids: torch.Tensor,
-                      delta: torch.Tensor, server_state) -> dict | None:
+                      delta: torch.Tensor, server_state: tuple) -> dict[str, float] | None:
         """Extra per-round metrics (name -> float) from the round's end: server model x, local
         models X of the clients ``row_ids``, aggregate ``delta`` and the new server state. None
         here; subclasses (AFGA) log consensus errors and the like."""
@@ -261,7 +282,7 @@ class Federated(Algorithm):
             gradients += g
         return torch.cat(parts), gradients
 
-    def local_steps_from(self, X: torch.Tensor, view, tau: torch.Tensor,
+    def local_steps_from(self, X: torch.Tensor, view: ClientView, tau: torch.Tensor,
                          correction: torch.Tensor | None, masks: torch.Tensor | None,
                          oracle: Oracle, client: Transform,
                          gossip: StackedNetwork | None = None) -> tuple[torch.Tensor, int]:
@@ -325,7 +346,8 @@ class Federated(Algorithm):
                             server=server, C=C, c=c, clients=part.clients, weights=part.weights,
                             tau=tau, metrics=self.round_metrics(x, X, row_ids, delta, server))
 
-    def counts(self, part, gradients: int, workers: int, steps: int) -> CommCounts:
+    def counts(self, part: Participation, gradients: NonNegativeInt, workers: NonNegativeInt,
+               steps: NonNegativeInt) -> CommCounts:
         """Each participant downloads x and uploads Delta_j (d floats each; ``vectors`` d with
         control variates); with mixing, one model exchange per local step; optimizer state held
         by every client that runs local steps."""
@@ -347,4 +369,4 @@ def _oracle(view, gen: torch.Generator) -> Oracle:
     return lambda X, rows: view.stochastic_grad(X, gen, rows=rows)
 
 
-__all__ = ["Federated", "FederatedState", "RoundPlan", "participation_scheme"]
+__all__ = ["Federated", "FederatedState", "RoundPlan", "ParticipationScheme", "participation_scheme"]

@@ -28,17 +28,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedbound.algorithms.base import check_task
+from typing import Sequence
+
+from fedbound.algorithms.base import Steps, check_task
 from fedbound.algorithms.federated.control_variates import ControlVariates
 from fedbound.algorithms.federated.fedopt import ROUND_OPTIONS
+from fedbound.algorithms.federated.local_steps import LocalSteps
 from fedbound.algorithms.federated.round import Federated
 from fedbound.algorithms.optim import client, server
 from fedbound.algorithms.options import CLIENTS_PER_SUBNET, LOCAL_STEPS_K, LR_GAMMA, SERVER_LR
 from fedbound.algorithms.registry import AlgorithmSpec, register
 from fedbound.algorithms.stacked import StackedNetwork
+from fedbound.argtypes import Count, Positive
 from fedbound.deprecation import renamed_keywords
 from fedbound.errors import require
+from fedbound.network import Network
 from fedbound.network.sampling import FullParticipation, UniformParticipation, check_h
+from fedbound.tasks.base import Task
 
 
 class SCAFFOLD(Federated):
@@ -51,8 +57,11 @@ class SCAFFOLD(Federated):
 
     name = "SCAFFOLD"
 
-    def __init__(self, task, *, lr=None, local_steps=1, server_lr: float = 1.0, network=None,
-                 clients_per_subnet=None, gamma=None, K=None, h=None, **round_options):
+    def __init__(self, task: Task, *, lr: Positive | None = None, local_steps: LocalSteps = 1,
+                 server_lr: Positive = 1.0, network: Network | None = None,
+                 clients_per_subnet: Count | Sequence[Count] | None = None,
+                 gamma: Positive | None = None, K: Steps | None = None,
+                 h: Count | Sequence[Count] | None = None, **round_options):
         task = check_task(task)
         given = renamed_keywords("SCAFFOLD", {"gamma": "lr", "K": "local_steps", "h": "clients_per_subnet"},
                                  {"gamma": gamma, "K": K, "h": h},

@@ -31,11 +31,13 @@ import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import COUNTERS
-from fedbound.algorithms.base import generator_from, new_rng
+from fedbound.algorithms.base import Algorithm, generator_from, new_rng
 from fedbound.algorithms.federated.local_steps import FixedSteps
 from fedbound.algorithms.federated.round import Federated
-from fedbound.errors import FedboundError
+from fedbound.argtypes import NonNegativeInt
+from fedbound.errors import FedboundError, require
 from fedbound.network.sampling import FullParticipation, UniformParticipation
+from fedbound.tasks.base import Task
 
 #: the stages a batchable algorithm must not replace
 STAGES = ("step", "plan", "client_for_round", "local_work", "local_steps_from", "counts")
@@ -45,7 +47,7 @@ class BatchDiverged(FedboundError):
     """A non-finite value in a batch of seeds (run them one by one)."""
 
 
-def batchable(alg) -> bool:
+def batchable(alg: Algorithm) -> bool:
     """Whether ``alg`` can run in a batch of seeds (module doc); the server transform is probed
     (:func:`_rowwise`)."""
     if not isinstance(alg, Federated):
@@ -86,7 +88,7 @@ MAX_SEEDS = 128
 BATCH_BYTES = 1 << 28
 
 
-def seeds_per_batch(task, rounds: int) -> int:
+def seeds_per_batch(task: Task, rounds: NonNegativeInt) -> int:
     """How many seeds of ``task`` one batch of ``rounds`` rounds holds: at most MAX_SEEDS and at
     most BATCH_BYTES (the clients' data gathered twice, eight (n, d) tensors, 16 numbers per
     round), at least 1. Machine-independent, so that a sweep's batches are the same everywhere."""
@@ -94,10 +96,11 @@ def seeds_per_batch(task, rounds: int) -> int:
     return int(max(1, min(MAX_SEEDS, BATCH_BYTES // per_seed)))
 
 
-def run_seeds(algs: list, rounds: int) -> list[dict[str, np.ndarray]]:
+def run_seeds(algs: list[Federated], rounds: NonNegativeInt) -> list[dict[str, np.ndarray]]:
     """The per-round columns (:func:`fedbound.algorithms.run.columns`) of ``run(alg, rounds)``
     for each of ``algs`` (one algorithm built with B seeds on one task, each batchable) in one
     batched run."""
+    require(len(algs) >= 1, "run_seeds needs at least one algorithm (one per seed)")
     alg = algs[0]
     task = alg.task
     gens = [generator_from(new_rng(a.seed)) for a in algs]

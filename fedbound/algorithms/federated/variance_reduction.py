@@ -25,10 +25,14 @@ their last value). Each participant downloads (x, c) and uploads (Delta_i, d_i):
 """
 from __future__ import annotations
 
+from typing import Literal
+
 import torch
 
 from fedbound.algorithms.federated.aggregation import Normalized
 from fedbound.algorithms.federated.control_variates import ControlVariates
+from fedbound.algorithms.optim.base import Transform
+from fedbound.argtypes import Positive
 from fedbound.validate import one_of
 
 VR_MODES = ("corrected", "literal")
@@ -38,14 +42,16 @@ class CrossClientVR(ControlVariates):
     """Alg. 2's correction for a linear client solver ``client`` with learning rate ``lr`` and the
     task's weights ``p`` (n,); ``mode`` "corrected" or "literal" (module docstring)."""
 
-    def __init__(self, client, lr: float, p: torch.Tensor, mode: str = "corrected"):
+    def __init__(self, client: Transform, lr: Positive, p: torch.Tensor,
+                 mode: Literal["corrected", "literal"] = "corrected"):
         super().__init__(lr)
         self.mode = one_of("vr", mode, VR_MODES)
         self.client = client
         self.p = p
         self._norms = Normalized()   # ||a_i||_1 of the solver
 
-    def update(self, C, c, clients, x, Y, tau) -> tuple[torch.Tensor, torch.Tensor]:
+    def update(self, C: torch.Tensor, c: torch.Tensor, clients: torch.Tensor, x: torch.Tensor,
+               Y: torch.Tensor, tau: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The new (C, c) after the participants ``clients`` ran tau (k,) steps from x to Y (k, d)."""
         self.require_distinct(clients)
         norms = self._norms.norms(tau, self.client).to(Y.dtype)

@@ -16,18 +16,18 @@ done with their local steps.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
+import numpy as np
 import torch
 
+from fedbound.algorithms.base import checked_fields
 from fedbound.errors import ValidationError
-
-if TYPE_CHECKING:
-    import numpy
 
 State = Any  # a NamedTuple (or tuple) of tensors, nested tuples and None
 
 
+@checked_fields
 class Transform(NamedTuple):
     """init(params) -> state; update(grads, state, params) -> (updates, state).
 
@@ -45,7 +45,7 @@ class Transform(NamedTuple):
     init: Callable[[torch.Tensor], State]
     update: Callable[[torch.Tensor, State, torch.Tensor], tuple[torch.Tensor, State]]
     state_floats: Callable[[int], int] | None = None
-    accumulation: Callable[[int], "numpy.ndarray"] | None = None
+    accumulation: Callable[[int], np.ndarray] | None = None
     for_clients: Callable[[torch.Tensor], "Transform"] | None = None
 
 

@@ -24,19 +24,25 @@ Conventions shared by every transform of this module:
 from __future__ import annotations
 
 import math
-from typing import NamedTuple, Sequence
+from typing import Literal, NamedTuple, Sequence
 
 import numpy as np
 import torch
 
-from fedbound.algorithms.base import MAX_LOCAL_STEPS
+from fedbound.algorithms.base import MAX_LOCAL_STEPS, Decay, StateTensor, Steps, checked_fields
 from fedbound.algorithms.optim.base import Transform, tree_map
 from fedbound.algorithms.optim.registry import (B1, B2, BETA, BIAS_CORRECTION, CLIENT_OPTIMIZERS, DELAY,
                                                 EPS, NESTEROV, VARIANT, OptimizerSpec, lr_option)
+from fedbound.argtypes import Count, Fraction, NonNegative, Positive
 from fedbound.errors import InputTypeError, ValidationError
 from fedbound.local_solver import accumulation_vector
 from fedbound.registry import Option, number_option
 from fedbound.validate import boolean, integer, number, one_of
+
+
+#: the model's parameter shapes (SM3's covers): a list of shapes, each a tuple of sizes >= 1 (an int n
+#: is the vector shape (n,), the scalar shape () one accumulator)
+Shapes = Sequence[Count | Sequence[Count]]
 
 
 def _positive(name: str, value) -> float:
@@ -85,14 +91,15 @@ def _adam_updates(m: torch.Tensor, v: torch.Tensor, k: torch.Tensor, lr: float, 
     return -lr * m / (torch.sqrt(v) + eps)
 
 
+@checked_fields
 class DecayState(NamedTuple):
     """State of :func:`sgd` with a decay: ``count`` = k (rows,), the local steps taken, so the next
     step's learning rate is lr * gamma^k."""
 
-    count: torch.Tensor
+    count: StateTensor
 
 
-def sgd(lr: float, decay: float | None = None) -> Transform:
+def sgd(lr: Positive, decay: Fraction | None = None) -> Transform:
     """SGD, optionally with an exponentially decayed local learning rate.
 
     ``x_{k+1} = x_k - lr * gamma^k * g_k`` for local steps k = 0, 1, ... of the round (``decay`` =
@@ -114,13 +121,14 @@ def sgd(lr: float, decay: float | None = None) -> Transform:
                      lambda tau: accumulation_vector("decay", tau, gamma=gamma))
 
 
+@checked_fields
 class ProxState(NamedTuple):
     """State of :func:`prox`: ``start`` = x_0 (rows, d), the round's starting point."""
 
-    start: torch.Tensor
+    start: StateTensor
 
 
-def prox(lr: float, mu: float) -> Transform:
+def prox(lr: Positive, mu: NonNegative) -> Transform:
     """Proximal SGD (FedProx's local solver): ``x <- x - lr * (g + mu * (x - x_0))``, x_0 the round's
     starting point (kept in the state; init is called at every round start).
 
@@ -146,14 +154,15 @@ def prox(lr: float, mu: float) -> Transform:
     return Transform(lambda params: ProxState(params.clone()), update, lambda d: d, accumulation)
 
 
+@checked_fields
 class MomentumState(NamedTuple):
     """State of :func:`momentum` (and of the server's): ``velocity`` = v (rows, d; the server's
     (d,)), the momentum buffer v_k = beta v_{k-1} + g_k (torch's momentum_buffer), v_0 = 0."""
 
-    velocity: torch.Tensor
+    velocity: StateTensor
 
 
-def momentum(lr: float, beta: float, nesterov: bool = False) -> Transform:
+def momentum(lr: Positive, beta: Decay, nesterov: bool = False) -> Transform:
     """Heavy-ball momentum SGD with the buffer zeroed at init (reset every round):
     ``v <- beta * v + g``, ``x <- x - lr * v`` (Nesterov: ``x <- x - lr * (g + beta * v)``), as
     torch.optim.SGD(momentum=beta, dampening=0, nesterov=...).
@@ -182,15 +191,17 @@ def momentum(lr: float, beta: float, nesterov: bool = False) -> Transform:
                      accumulation)
 
 
+@checked_fields
 class AdagradState(NamedTuple):
     """State of :func:`adagrad`: ``count`` = k (rows,), the local steps taken; ``second_moment`` =
     v_k (rows, d), the accumulated squared gradients v_0 + sum_{r=1}^{ceil(k/z)} g_{(r-1)z+1}^2."""
 
-    count: torch.Tensor
-    second_moment: torch.Tensor
+    count: StateTensor
+    second_moment: StateTensor
 
 
-def adagrad(lr: float, eps: float, initial_accumulator: float = 0.0, delay: int = 1) -> Transform:
+def adagrad(lr: Positive, eps: Positive, initial_accumulator: NonNegative = 0.0,
+            delay: Steps = 1) -> Transform:
     """AdaGrad with delayed preconditioner updates (FedAda2's AGDU, Alg. 9, L1490-1512 of
     004_a1d7c636af01c22e.txt):
 
@@ -216,17 +227,18 @@ def adagrad(lr: float, eps: float, initial_accumulator: float = 0.0, delay: int 
     return Transform(init, update, lambda d: d + 1, None)
 
 
+@checked_fields
 class AdamState(NamedTuple):
     """State of :func:`adam`: ``count`` = k (rows,), the local steps taken; ``first_moment`` = m_k
     and ``second_moment`` = v_k (rows, d), the moving averages before bias correction."""
 
-    count: torch.Tensor
-    first_moment: torch.Tensor
-    second_moment: torch.Tensor
+    count: StateTensor
+    first_moment: StateTensor
+    second_moment: StateTensor
 
 
-def adam(lr: float, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
-         bias_correction: bool = True, delay: int = 1) -> Transform:
+def adam(lr: Positive, b1: Decay = 0.9, b2: Decay = 0.999, eps: Positive = 1e-8,
+         bias_correction: bool = True, delay: Steps = 1) -> Transform:
     """Adam with delayed second-moment updates (FedAda2's ADMU, Alg. 7, L1357-1375 of
     004_a1d7c636af01c22e.txt; defaults b1, b2, eps of Kingma & Ba and torch.optim.Adam):
 
@@ -299,19 +311,20 @@ def _covers(name: str, shapes):
     return blocks, q, check_d, zero_covers
 
 
+@checked_fields
 class SM3State(NamedTuple):
     """State of :func:`sm3`: ``count`` = k (rows,), the local steps taken; ``accumulators`` = the
     cover accumulators mu_k(r), for each shape a tuple of one (rows, side) tensor per axis (the
     cover sets along that axis); ``preconditioner`` = nu_k (rows, d), kept only by SM3-II with
     z > 1 (where nu_k = nu_{k-1} on non-refresh steps), None otherwise."""
 
-    count: torch.Tensor
-    accumulators: tuple
-    preconditioner: torch.Tensor | None
+    count: StateTensor
+    accumulators: tuple[tuple[StateTensor, ...], ...]
+    preconditioner: StateTensor | None
 
 
-def sm3(lr: float, shapes, variant: str = "II", delay: int = 1, eps: float = 1e-8,
-        carry_over: bool = True) -> Transform:
+def sm3(lr: Positive, shapes: Shapes, variant: Literal["I", "II"] = "II", delay: Steps = 1,
+        eps: Positive = 1e-8, carry_over: bool = True) -> Transform:
     """SM3 (Anil et al. 2019) with delayed preconditioner updates, as in FedAda2 (Algs. 2-4,
     L667-736 of 004_a1d7c636af01c22e.txt).
 
@@ -421,20 +434,21 @@ def _sm3_ii(parts: list, accumulators: tuple, kept: tuple, refresh: torch.Tensor
     return torch.cat(nus, dim=1), _refreshed(refresh, tuple(fresh), kept)
 
 
+@checked_fields
 class SM3AdamState(NamedTuple):
     """State of :func:`sm3_adam`: ``count`` = k (rows,), the local steps taken; ``first_moment`` =
     m_k (rows, d), before bias correction; ``accumulators`` = the cover accumulators mu_k(r) (as in
     :class:`SM3State`); ``preconditioner`` = nu_k (rows, d), before bias correction, kept only
     with z > 1 (nu_k = nu_{k-1} on non-refresh steps), None otherwise."""
 
-    count: torch.Tensor
-    first_moment: torch.Tensor
-    accumulators: tuple
-    preconditioner: torch.Tensor | None
+    count: StateTensor
+    first_moment: StateTensor
+    accumulators: tuple[tuple[StateTensor, ...], ...]
+    preconditioner: StateTensor | None
 
 
-def sm3_adam(lr: float, shapes, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
-             bias_correction: bool = True, delay: int = 1) -> Transform:
+def sm3_adam(lr: Positive, shapes: Shapes, b1: Decay = 0.9, b2: Decay = 0.999, eps: Positive = 1e-8,
+             bias_correction: bool = True, delay: Steps = 1) -> Transform:
     """SM3-Adam: Adam whose second moment is an SM3-II estimate over the covers of ``shapes`` (as in
     :func:`sm3`). FedAda2's experiments use "SM3 adaptations of Adam" (L122, L691 of
     004_a1d7c636af01c22e.txt) without writing them out; this is the implementer's choice of
@@ -484,7 +498,7 @@ def sm3_adam(lr: float, shapes, b1: float = 0.9, b2: float = 0.999, eps: float =
     return Transform(init, update, state_floats, None)
 
 
-def drop_small_steps(eps_s: float, lr: float = 1.0) -> Transform:
+def drop_small_steps(eps_s: Positive, lr: Positive = 1.0) -> Transform:
     """Zero a client's whole step when 0 < ||updates / lr||_2 < eps_s (FedAda2's eps_s rule, Alg. 2,
     L679: "if 0 < ||m_k / (sqrt(v_k) + eps)|| < eps_s: m_k <- 0"; Algs. 8 and 10, L1416-1419, L1533).
 

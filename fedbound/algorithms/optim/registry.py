@@ -11,9 +11,10 @@ registers itself beside its definition with its options (the factory's own keywo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 from fedbound.algorithms.optim.base import Transform
+from fedbound.argtypes import Count, Positive
 from fedbound.errors import require
 from fedbound.registry import Entry, Option, Registry, choice_option, integer_option, number_option
 from fedbound.validate import boolean
@@ -31,7 +32,7 @@ class OptimizerSpec(Entry):
     options: tuple[Option, ...] = ()
     needs_shapes: bool = False
 
-    def build(self, shapes=None, **options) -> Transform:
+    def build(self, shapes: Sequence[Count | Sequence[Count]] | None = None, **options) -> Transform:
         """The transform with ``options`` (validated) (and ``shapes`` where it needs them)."""
         checked = self.check(options)
         if self.needs_shapes:
@@ -48,7 +49,7 @@ SERVER_OPTIMIZERS: Registry[OptimizerSpec] = Registry(
 
 
 # ---- the transforms' options, declared once ------------------------------------------------------
-def lr_option(default=None) -> Option:
+def lr_option(default: Positive | None = None) -> Option:
     return number_option("lr", "step size > 0", low=0.0, low_open=True, default=default,
                          required=default is None, examples=(0.05, 0.1))
 

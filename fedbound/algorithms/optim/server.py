@@ -22,46 +22,50 @@ from typing import Callable, NamedTuple
 
 import torch
 
+from fedbound.algorithms.base import Decay, StateTensor, checked_fields
 from fedbound.algorithms.optim import client
 from fedbound.algorithms.optim.base import Transform
 from fedbound.algorithms.optim.registry import (B1, B2, BETA, BIAS_CORRECTION, EPS, EPS_INSIDE_SQRT,
                                                 NESTEROV, SERVER_OPTIMIZERS, V0, OptimizerSpec,
                                                 lr_option)
 from fedbound.algorithms.optim.client import _beta, _positive
+from fedbound.argtypes import NonNegative, Positive
 from fedbound.validate import boolean, number
 
 
-def sgd(lr: float = 1.0) -> Transform:
+def sgd(lr: Positive = 1.0) -> Transform:
     """x <- x - lr * g = (1 - lr) x + lr * (aggregate): FedAvg at lr = 1 (Flower's FedAvg), a server
     learning rate otherwise (FedOpt's FedAvg with server step eta). Stateless."""
     return client.sgd(lr)._replace(accumulation=None)
 
 
-def momentum(lr: float = 1.0, beta: float = 0.0, nesterov: bool = False) -> Transform:
+def momentum(lr: Positive = 1.0, beta: Decay = 0.0, nesterov: bool = False) -> Transform:
     """FedAvgM (Hsu et al. 2019): v <- beta v + g, x <- x - lr v (Nesterov: x <- x - lr (g + beta v)),
     v_0 = 0. Defaults are Flower's FedAvgM (server_learning_rate = 1.0, server_momentum = 0.0, which
     is FedAvg). The same update as torch.optim.SGD(momentum=beta, dampening=0) fed with g."""
     return client.momentum(lr, beta, nesterov)._replace(accumulation=None)
 
 
+@checked_fields
 class MomentsState(NamedTuple):
     """State of :func:`adagrad`, :func:`adam` and :func:`yogi`: ``count`` = t, the rounds taken
     (0-d int64); ``first_moment`` = m_t = b1 m_{t-1} + (1 - b1) g_t (m_0 = 0) and
     ``second_moment`` = v_t (v_0 = v0, then the transform's own rule), both before bias correction."""
 
-    count: torch.Tensor
-    first_moment: torch.Tensor
-    second_moment: torch.Tensor
+    count: StateTensor
+    first_moment: StateTensor
+    second_moment: StateTensor
 
 
+@checked_fields
 class AMSGradState(NamedTuple):
     """State of :func:`amsgrad`: :class:`MomentsState`'s fields and ``max_second_moment`` =
     vhat_t = max(vhat_{t-1}, v_t), vhat_0 = 0."""
 
-    count: torch.Tensor
-    first_moment: torch.Tensor
-    second_moment: torch.Tensor
-    max_second_moment: torch.Tensor
+    count: StateTensor
+    first_moment: StateTensor
+    second_moment: StateTensor
+    max_second_moment: StateTensor
 
 
 def _adaptive(lr, b1, b2, eps, bias_correction: bool, eps_inside_sqrt: bool, v0,
@@ -106,8 +110,8 @@ def _adaptive(lr, b1, b2, eps, bias_correction: bool, eps_inside_sqrt: bool, v0,
     return Transform(init, update, lambda d: (3 if amsgrad else 2) * d + 1, None)
 
 
-def adagrad(lr: float = 0.1, eps: float = 1e-3, v0: float = 0.0, eps_inside_sqrt: bool = False,
-            b1: float = 0.0) -> Transform:
+def adagrad(lr: Positive = 0.1, eps: Positive = 1e-3, v0: NonNegative = 0.0,
+            eps_inside_sqrt: bool = False, b1: Decay = 0.0) -> Transform:
     """FedAdagrad (Reddi et al. 2021, Alg. 2): m_t = b1 m + (1 - b1) g, v_t = v + g^2,
     x <- x - lr m_t / (sqrt(v_t) + eps).
 
@@ -121,8 +125,8 @@ def adagrad(lr: float = 0.1, eps: float = 1e-3, v0: float = 0.0, eps_inside_sqrt
     return _adaptive(lr, b1, None, eps, False, eps_inside_sqrt, v0, lambda v, g2: v + g2)
 
 
-def adam(lr: float = 0.1, b1: float = 0.9, b2: float = 0.99, eps: float = 1e-3,
-         bias_correction: bool = False, eps_inside_sqrt: bool = False, v0: float = 0.0) -> Transform:
+def adam(lr: Positive = 0.1, b1: Decay = 0.9, b2: Decay = 0.99, eps: Positive = 1e-3,
+         bias_correction: bool = False, eps_inside_sqrt: bool = False, v0: NonNegative = 0.0) -> Transform:
     """FedAdam (Reddi et al. 2021, Alg. 2): m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2,
     x <- x - lr m / (sqrt(v) + eps), no bias correction.
 
@@ -137,8 +141,8 @@ def adam(lr: float = 0.1, b1: float = 0.9, b2: float = 0.99, eps: float = 1e-3,
                      lambda v, g2: b2 * v + (1.0 - b2) * g2)
 
 
-def yogi(lr: float = 0.01, b1: float = 0.9, b2: float = 0.99, eps: float = 1e-3,
-         v0: float = 0.0, bias_correction: bool = False) -> Transform:
+def yogi(lr: Positive = 0.01, b1: Decay = 0.9, b2: Decay = 0.99, eps: Positive = 1e-3,
+         v0: NonNegative = 0.0, bias_correction: bool = False) -> Transform:
     """FedYogi (Reddi et al. 2021, Alg. 2; Zaheer et al. 2018):
     v <- v - (1 - b2) g^2 sign(v - g^2), m = b1 m + (1 - b1) g, x <- x - lr m / (sqrt(v) + eps), no bias
     correction. Defaults are Flower's FedYogi (eta = 1e-2, beta_1 = 0.9, beta_2 = 0.99, tau = 1e-3,
@@ -149,7 +153,7 @@ def yogi(lr: float = 0.01, b1: float = 0.9, b2: float = 0.99, eps: float = 1e-3,
                      lambda v, g2: v - (1.0 - b2) * g2 * torch.sign(v - g2))
 
 
-def amsgrad(lr: float = 0.01, b1: float = 0.9, b2: float = 0.99, eps: float = 1e-8,
+def amsgrad(lr: Positive = 0.01, b1: Decay = 0.9, b2: Decay = 0.99, eps: Positive = 1e-8,
             eps_inside_sqrt: bool = True, bias_correction: bool = False) -> Transform:
     """FedAMSGrad, AFGA's server optimizer (eq. (2), L126-129 and Alg. 1 lines 19-22, L195-200 of
     000_bd1b5016b2d2bc05.txt; afga.md 2.1):

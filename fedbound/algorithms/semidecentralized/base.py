@@ -9,16 +9,23 @@ network, gamma, K, h, the energy model, per-subnet sampling and the counters of 
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic, count_round
-from fedbound.algorithms.base import MAX_LOCAL_STEPS, Algorithm
+from fedbound.algorithms.base import MAX_LOCAL_STEPS, Algorithm, Steps
 from fedbound.algorithms.stacked import StackedNetwork
+from fedbound.argtypes import Count, Positive, Seed
 from fedbound.deprecation import renamed_keywords
 from fedbound.errors import require
-from fedbound.validate import integer, number
 from fedbound.network.sampling import sample_mask
+from fedbound.tasks.base import Task
+from fedbound.validate import integer, number
+
+#: clients sampled per subnet and round: one count for every subnet, or one per subnet
+PerSubnet = Count | Sequence[Count]
 
 
 #: the paper's names of the options, taken before issue 20 (still taken, with a warning)
@@ -33,11 +40,11 @@ def paper_names(where: str, old: dict, new: dict) -> dict:
     return renamed_keywords(where, PAPER_NAMES, old, new)
 
 
-def validate_step_size(lr) -> float:
+def validate_step_size(lr: Positive) -> float:
     return number("lr", lr, low=0.0, low_open=True)
 
 
-def validate_K(local_steps) -> int:
+def validate_K(local_steps: Steps) -> int:
     return integer("local_steps", local_steps, low=1, high=MAX_LOCAL_STEPS)
 
 
@@ -50,8 +57,9 @@ class SemiDecentralized(Algorithm):
     ``net`` is the torch view of the clients' network (subnets, mixing, sampling).
     """
 
-    def __init__(self, task, net: StackedNetwork, *, lr=None, local_steps=None,
-                 clients_per_subnet=None, seed: int = 0, energy: EnergyModel | None = None, **old):
+    def __init__(self, task: Task, net: StackedNetwork, *, lr: Positive | None = None,
+                 local_steps: Steps | None = None, clients_per_subnet: PerSubnet | None = None,
+                 seed: Seed = 0, energy: EnergyModel | None = None, **old):
         given = paper_names(type(self).__name__, old, {"lr": lr, "local_steps": local_steps,
                                                        "clients_per_subnet": clients_per_subnet})
         require(net.n == task.n, f"the network has n={net.n} clients but the task has n={task.n}")
@@ -67,7 +75,8 @@ class SemiDecentralized(Algorithm):
         require(self.energy.E_ds.size == net.S,
                 f"energy model has {self.energy.E_ds.size} subnets, the network has S={net.S}")
 
-    def round_settings(self, local_steps=None, clients_per_subnet=None, **old) -> tuple[int, np.ndarray]:
+    def round_settings(self, local_steps: Steps | None = None, clients_per_subnet: PerSubnet | None = None,
+                       **old) -> tuple[int, np.ndarray]:
         """This round's K and h: the overrides if given (``step(state, local_steps=...,
         clients_per_subnet=...)``, the controller's hook), else the algorithm's own."""
         given = paper_names(f"{type(self).__name__}.step", old, {

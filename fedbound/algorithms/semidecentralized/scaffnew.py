@@ -17,15 +17,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic
-from fedbound.algorithms.base import State, check_task, generator_from, new_rng
+from fedbound.algorithms.base import Models, State, StateTensor, Steps, check_task, generator_from, new_rng
 from fedbound.algorithms.options import LOCAL_STEPS_K, LR_GAMMA
 from fedbound.algorithms.registry import AlgorithmSpec, register
 from fedbound.algorithms.semidecentralized.base import SemiDecentralized
 from fedbound.algorithms.stacked import StackedNetwork
+from fedbound.argtypes import NonNegativeArray, Positive, Seed
+from fedbound.tasks.base import Task
 
 
 @dataclass(frozen=True)
@@ -33,8 +34,8 @@ class ScaffnewState(State):
     """X (n, d): client models after the last communication (all equal to x_g); H (n, d):
     control variates h_i."""
 
-    X: torch.Tensor
-    H: torch.Tensor
+    X: StateTensor
+    H: StateTensor
 
 
 class Scaffnew(SemiDecentralized):
@@ -43,19 +44,19 @@ class Scaffnew(SemiDecentralized):
 
     name = "Scaffnew"
 
-    def __init__(self, task, *, lr=None, local_steps=None, seed: int = 0,
-                 energy: EnergyModel | None = None, **paper_names):
+    def __init__(self, task: Task, *, lr: Positive | None = None, local_steps: Steps | None = None,
+                 seed: Seed = 0, energy: EnergyModel | None = None, **paper_names):
         super().__init__(task, StackedNetwork.singletons(check_task(task).n, task.dtype), lr=lr,
                          local_steps=local_steps, seed=seed, energy=energy, **paper_names)
 
-    def init(self, x0=None) -> ScaffnewState:
+    def init(self, x0: Models | None = None) -> ScaffnewState:
         x0 = self.initial_models(x0)
         zero = CommCounts()
         X = x0.expand(self.net.n, -1).clone()
         return ScaffnewState(t=0, x_g=x0, rng=new_rng(self.seed), K=0, comm=zero,
                              last_comm=zero, X=X, H=torch.zeros_like(X))
 
-    def round_traffic(self, K: int, h: np.ndarray) -> RoundTraffic:
+    def round_traffic(self, K: Steps, h: NonNegativeArray) -> RoundTraffic:
         """One communication per round: every client uploads x^_i - (gamma/p) h_i and downloads
         xbar (d floats each)."""
         d = self.task.d
@@ -63,7 +64,7 @@ class Scaffnew(SemiDecentralized):
                             upload_floats_each=d, receivers=h, download_floats_each=d,
                             gradients=K * self.net.n)
 
-    def step(self, state: ScaffnewState, *, local_steps: int | None = None,
+    def step(self, state: ScaffnewState, *, local_steps: Steps | None = None,
              **paper_names) -> ScaffnewState:
         K, h = self.round_settings(local_steps, None, **paper_names)
         gen = generator_from(state.rng)

@@ -16,17 +16,21 @@ constant step the fixed point is biased (sdgt.md 6, Fig. 8).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic
-from fedbound.algorithms.base import State, check_task, generator_from, new_rng
+from fedbound.algorithms.base import Models, State, StateTensor, Steps, check_task, generator_from, new_rng
 from fedbound.algorithms.options import CLIENTS_PER_SUBNET, LOCAL_STEPS_K, LR_GAMMA
 from fedbound.algorithms.registry import AlgorithmSpec, register
-from fedbound.algorithms.semidecentralized.base import SemiDecentralized
+from fedbound.algorithms.semidecentralized.base import PerSubnet, SemiDecentralized
 from fedbound.algorithms.stacked import StackedNetwork
+from fedbound.argtypes import NonNegativeArray, Positive, Seed
 from fedbound.errors import UnknownNameError
+from fedbound.network import Network
+from fedbound.tasks.base import Task
 
 AGGREGATIONS = ("displacement", "absolute")
 RESETS = ("sampled", "all")
@@ -37,10 +41,10 @@ class SDFedAvgState(State):
     """X (n, d): client models at the start of the next round; h (S,), mask (n,): sampling of the
     last round; X_end (n, d): models after the K D2D rounds of the last round."""
 
-    X: torch.Tensor
-    h: np.ndarray
+    X: StateTensor
+    h: NonNegativeArray
     mask: torch.Tensor | None = None
-    X_end: torch.Tensor | None = None
+    X_end: StateTensor | None = None
 
 
 class SDFedAvg(SemiDecentralized):
@@ -48,9 +52,11 @@ class SDFedAvg(SemiDecentralized):
 
     name = "SD-FedAvg"
 
-    def __init__(self, task, network, *, lr=None, local_steps=None, clients_per_subnet=None,
-                 aggregation: str = "displacement", reset: str = "sampled",
-                 aggregator: str = "subnet_weighted", seed: int = 0,
+    def __init__(self, task: Task, network: Network, *, lr: Positive | None = None,
+                 local_steps: Steps | None = None, clients_per_subnet: PerSubnet | None = None,
+                 aggregation: Literal["displacement", "absolute"] = "displacement",
+                 reset: Literal["sampled", "all"] = "sampled",
+                 aggregator: Literal["subnet_weighted", "paper"] = "subnet_weighted", seed: Seed = 0,
                  energy: EnergyModel | None = None, **paper_names):
         net = StackedNetwork.from_network(network, check_task(task).dtype)
         super().__init__(task, net, lr=lr, local_steps=local_steps,
@@ -65,14 +71,14 @@ class SDFedAvg(SemiDecentralized):
         self.reset = reset
         self.omega = net.aggregation_weights(aggregator)
 
-    def init(self, x0=None) -> SDFedAvgState:
+    def init(self, x0: Models | None = None) -> SDFedAvgState:
         x0 = self.initial_models(x0)
         zero = CommCounts()
         return SDFedAvgState(t=0, x_g=x0, rng=new_rng(self.seed), K=0, comm=zero,
                              last_comm=zero, X=x0.expand(self.net.n, -1).clone(),
                              h=np.zeros(self.net.S, dtype=np.int64))
 
-    def round_traffic(self, K: int, h: np.ndarray) -> RoundTraffic:
+    def round_traffic(self, K: Steps, h: NonNegativeArray) -> RoundTraffic:
         """K model exchanges; sampled clients upload d floats; x_g (d floats) goes to the sampled
         clients (reset="sampled") or to every client (reset="all")."""
         receivers = h if self.reset == "sampled" else self.net.m
@@ -80,8 +86,8 @@ class SDFedAvg(SemiDecentralized):
                             upload_floats_each=self.task.d, receivers=receivers,
                             download_floats_each=self.task.d, gradients=K * self.net.n)
 
-    def step(self, state: SDFedAvgState, *, local_steps: int | None = None, clients_per_subnet=None,
-             **paper_names) -> SDFedAvgState:
+    def step(self, state: SDFedAvgState, *, local_steps: Steps | None = None,
+             clients_per_subnet: PerSubnet | None = None, **paper_names) -> SDFedAvgState:
         K, h = self.round_settings(local_steps, clients_per_subnet, **paper_names)
         gen = generator_from(state.rng)
         sampled = self.sample(h, gen)

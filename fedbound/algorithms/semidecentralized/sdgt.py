@@ -32,40 +32,45 @@ Choices where the paper is ambiguous (sdgt.md section 8):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, NamedTuple
+from typing import Callable, Literal, NamedTuple
 
 import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic
-from fedbound.algorithms.base import State, check_task, generator_from, new_rng
+from fedbound.algorithms.base import (Models, State, StateTensor, Steps, check_task, checked_fields,
+                                      generator_from, new_rng)
 from fedbound.algorithms.options import CLIENTS_PER_SUBNET, LOCAL_STEPS_K, LR_GAMMA
 from fedbound.algorithms.registry import AlgorithmSpec, register
-from fedbound.algorithms.semidecentralized.base import SemiDecentralized
+from fedbound.algorithms.semidecentralized.base import PerSubnet, SemiDecentralized
 from fedbound.algorithms.stacked import StackedNetwork
+from fedbound.argtypes import NonNegativeArray, Positive, Seed
 from fedbound.errors import UnknownNameError
+from fedbound.network import Network
+from fedbound.tasks.base import Task
 
 INITS = ("corrected", "printed")
 
 
+@checked_fields
 class SDGTRound(NamedTuple):
     """Result of one SD-GT round. X_end = X^{t,K+1} before the reset of sampled clients;
     inner_X[k-1] = X^{t,k} and inner_G[k-1] = the gradients used at D2D round k (k = 1..K),
     present only with record_inner=True."""
 
-    X: torch.Tensor
-    Y: torch.Tensor
-    Z: torch.Tensor
-    x_g: torch.Tensor
-    psi: torch.Tensor
-    X_end: torch.Tensor
-    inner_X: torch.Tensor | None
-    inner_G: torch.Tensor | None
+    X: StateTensor
+    Y: StateTensor
+    Z: StateTensor
+    x_g: StateTensor
+    psi: StateTensor
+    X_end: StateTensor
+    inner_X: StateTensor | None
+    inner_G: StateTensor | None
 
 
 def sdgt_round(X: torch.Tensor, Y: torch.Tensor, Z: torch.Tensor, x_g: torch.Tensor,
                psi: torch.Tensor, *, grad_fn: Callable[[torch.Tensor], torch.Tensor],
-               net: StackedNetwork, K: int, gamma: float, omega: torch.Tensor,
+               net: StackedNetwork, K: Steps, gamma: Positive, omega: torch.Tensor,
                sampled: torch.Tensor | None = None, global_aggregation: bool = True,
                record_inner: bool = False) -> SDGTRound:
     """One SD-GT global round (4)-(11) as a pure function of the state tensors.
@@ -120,15 +125,15 @@ class SDGTState(State):
     pre-aggregation models); inner_X, inner_G (K, n, d): inner iterates X^{t,k} and the
     gradients used, k = 1..K, of the last round when record_inner=True."""
 
-    X: torch.Tensor
-    Y: torch.Tensor
-    Z: torch.Tensor
-    psi: torch.Tensor
-    h: np.ndarray
+    X: StateTensor
+    Y: StateTensor
+    Z: StateTensor
+    psi: StateTensor
+    h: NonNegativeArray
     mask: torch.Tensor | None = None
-    X_end: torch.Tensor | None = None
-    inner_X: torch.Tensor | None = None
-    inner_G: torch.Tensor | None = None
+    X_end: StateTensor | None = None
+    inner_X: StateTensor | None = None
+    inner_G: StateTensor | None = None
 
 
 class SDGT(SemiDecentralized):
@@ -144,10 +149,12 @@ class SDGT(SemiDecentralized):
 
     name = "SD-GT"
 
-    def __init__(self, task, network, *, lr=None, local_steps=None, clients_per_subnet=None,
-                 aggregator: str = "subnet_weighted", init: str = "corrected",
-                 global_aggregation: bool = True, record_inner: bool = False, seed: int = 0,
-                 energy: EnergyModel | None = None, **paper_names):
+    def __init__(self, task: Task, network: Network, *, lr: Positive | None = None,
+                 local_steps: Steps | None = None, clients_per_subnet: PerSubnet | None = None,
+                 aggregator: Literal["subnet_weighted", "paper"] = "subnet_weighted",
+                 init: Literal["corrected", "printed"] = "corrected", global_aggregation: bool = True,
+                 record_inner: bool = False, seed: Seed = 0, energy: EnergyModel | None = None,
+                 **paper_names):
         net = StackedNetwork.from_network(network, check_task(task).dtype)
         super().__init__(task, net, lr=lr, local_steps=local_steps,
                          clients_per_subnet=clients_per_subnet, seed=seed, energy=energy,
@@ -160,7 +167,7 @@ class SDGT(SemiDecentralized):
         self.global_aggregation = bool(global_aggregation)
         self.record_inner = bool(record_inner)
 
-    def init(self, x0=None) -> SDGTState:
+    def init(self, x0: Models | None = None) -> SDGTState:
         """Alg. 1 lines 1-7 [L109-L116] with the corrected trackers (F1)."""
         x0 = self.initial_models(x0)
         net = self.net
@@ -180,7 +187,7 @@ class SDGT(SemiDecentralized):
                          X=X, Y=Y, Z=Z, psi=torch.zeros(net.S, self.task.d, dtype=X.dtype),
                          h=np.zeros(net.S, dtype=np.int64))
 
-    def round_traffic(self, K: int, h: np.ndarray) -> RoundTraffic:
+    def round_traffic(self, K: Steps, h: NonNegativeArray) -> RoundTraffic:
         """K model exchanges + 1 tracking exchange; each sampled client uploads x~_j (d floats)
         and downloads x_g and psi_s (2d floats)."""
         d = self.task.d
@@ -188,7 +195,7 @@ class SDGT(SemiDecentralized):
                             upload_floats_each=d, receivers=h, download_floats_each=2 * d,
                             gradients=K * self.net.n)
 
-    def round_fn(self, sampled: torch.Tensor | None = None, K: int | None = None):
+    def round_fn(self, sampled: torch.Tensor | None = None, K: Steps | None = None) -> Callable:
         """The deterministic round map (X, Y, Z, x_g, psi) -> (X, Y, Z, x_g, psi) with exact
         gradients task.grad and a fixed sampled mask (None: full participation); for building
         the exact linear iteration operator with torch.func.jacrev on quadratics."""
@@ -202,8 +209,8 @@ class SDGT(SemiDecentralized):
 
         return round_map
 
-    def step(self, state: SDGTState, *, local_steps: int | None = None, clients_per_subnet=None,
-             **paper_names) -> SDGTState:
+    def step(self, state: SDGTState, *, local_steps: Steps | None = None,
+             clients_per_subnet: PerSubnet | None = None, **paper_names) -> SDGTState:
         """One global round; ``local_steps`` (K) and ``clients_per_subnet`` (h) override this
         round's D2D rounds and sample sizes."""
         K, h = self.round_settings(local_steps, clients_per_subnet, **paper_names)
