@@ -51,7 +51,9 @@ class NumericEnv(Env):
         self.metric = np.asarray(expr, float)
 
     def _index(self, i: int) -> int:
-        return validate.integer("i", i, low=0, high=self.n - 1)
+        if not (isinstance(i, (int, np.integer)) and 0 <= i < self.n):   # cheap: called per oracle call
+            raise ValidationError(f"i must be a function index in 0..{self.n - 1}, got {validate.show(i)}")
+        return i
 
     def scaled_metric(self) -> np.ndarray:
         """The metric of the instance scaled by s^2 (x0 and every g_i by s), with the largest s that

@@ -87,7 +87,8 @@ from typing import Callable
 from fedbound import guard, validate
 from fedbound.errors import InputTypeError, ValidationError, require
 from fedbound.local_solver import LocalSolver
-from fedbound.pep.env import combine, mean
+from fedbound.argtypes import Count, NonNegativeInt
+from fedbound.pep.env import Env, combine, mean
 from fedbound.pep.method import PEP_METHODS, Method, ResultTheory, Theory
 from fedbound.pep.methods.common import (GAMMA, K_STEPS, MU, N_CLIENTS, ROUNDS, ZETA, L, below_L, family,
                                          start_and_heterogeneity, step_check)
@@ -109,7 +110,7 @@ class Field:
     examples: tuple
     integer: bool = False
 
-    def check(self, label: str, value):
+    def check(self, label: str, value: float) -> float | int:
         if self.integer:
             return validate.integer(label, value, low=int(self.low), high=int(self.high))
         return validate.number(label, value, low=self.low, high=self.high, low_open=self.low_open,
@@ -214,6 +215,7 @@ class RoundSpec:
     # ---- the method's options ------------------------------------------------------------------
     def declared(self, name: str) -> str | None:
         """The option that field ``name`` declares: its name, or None for a fixed value."""
+        validate.one_of("field", name, (*FIELDS, "control_variates"))
         value = getattr(self, name)
         return value.name if isinstance(value, Option) else \
             value if isinstance(value, str) and name in FIELDS else None
@@ -240,9 +242,10 @@ class RoundSpec:
     def value(self, name: str, cfg: dict):
         """The field ``name`` at the options ``cfg``."""
         option = self.declared(name)
+        require(option is None or option in cfg, f"cfg has no value for the option {option!r} of the {name}")
         return getattr(self, name) if option is None else cfg[option]
 
-    def steps(self, cfg: dict, n: int | None = None) -> list[int]:
+    def steps(self, cfg: dict, n: Count | None = None) -> list[int]:
         """tau_i of every client; ``n`` the number of clients where known (a list must have n)."""
         steps, label = self.value("local_steps", cfg), self.declared("local_steps") or "local_steps"
         if isinstance(steps, (tuple, list)):
@@ -257,7 +260,7 @@ class RoundSpec:
         return cfg["n"] if not self.per_client else len(self.steps(cfg))
 
     # ---- the algorithm -------------------------------------------------------------------------
-    def run(self, env, cfg: dict, rounds: int) -> list:
+    def run(self, env: Env, cfg: dict, rounds: NonNegativeInt) -> list:
         """[x_0, ..., x_R]: the server models of ``rounds`` rounds from env.x0 (module doc)."""
         lr, mu, momentum, decay, server_lr, beta = (self.value(f, cfg) for f in (
             "lr", "mu", "momentum", "lr_decay", "server_lr", "server_momentum"))
@@ -300,7 +303,7 @@ class RoundSpec:
     def setting(self, cfg: dict) -> dict:
         return {"n": self.clients(cfg), "L": cfg["L"], "mu": cfg["mu"]}
 
-    def build(self, env, cfg: dict) -> None:
+    def build(self, env: Env, cfg: dict) -> None:
         """R rounds, ||x0 - x*||^2 <= 1, the heterogeneity at x*, metric ||x_R - x*||^2."""
         x = self.run(env, cfg, cfg["R"])[-1]
         start_and_heterogeneity(env, cfg["zeta"])

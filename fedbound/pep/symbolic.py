@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
 from PEPit import PEP, Point
 from PEPit.expression import Expression
 from PEPit.functions import SmoothConvexFunction, SmoothFunction, SmoothStronglyConvexFunction
@@ -61,7 +62,9 @@ class PepEnv(Env):
                 f"(fedbound.pep.compose)")
 
     def _index(self, i: int) -> int:
-        return validate.integer("i", i, low=0, high=self.n - 1)
+        if not (isinstance(i, (int, np.integer)) and 0 <= i < self.n):   # cheap: called per oracle call
+            raise ValidationError(f"i must be a function index in 0..{self.n - 1}, got {validate.show(i)}")
+        return i
 
     def grad(self, i: int, x: Point):
         g = self.functions[self._index(i)].gradient(x)

@@ -38,9 +38,13 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Iterable
 
 from fedbound.errors import UnknownNameError, ValidationError, require
+from fedbound.network.subnets import Network
 from fedbound.papers import PAPERS as PAPER_REGISTRY
+from fedbound.tasks.base import Task
+from fedbound.theory.argtypes import ExtendedArray
 from fedbound.validate import known_names, suggest
 
 
@@ -55,7 +59,8 @@ class _Required:
 REQUIRED = _Required()
 
 
-def run_options(paper: str, algorithm: str, options: dict, defaults: dict, ignored=()) -> dict:
+def run_options(paper: str, algorithm: str, options: dict[str, object], defaults: dict[str, object],
+                ignored: Iterable[str] = ()) -> dict:
     """``options`` of ``algorithm`` completed by ``defaults`` (option -> default, or
     :data:`REQUIRED`); every name must be in ``defaults`` or ``ignored`` (did-you-mean otherwise),
     every required one given. ``paper`` names the theory in the messages."""
@@ -66,7 +71,7 @@ def run_options(paper: str, algorithm: str, options: dict, defaults: dict, ignor
     return out
 
 
-def covered(paper: str, algorithm: str, algorithms) -> str:
+def covered(paper: str, algorithm: str, algorithms: Iterable[str]) -> str:
     """``algorithm`` if ``paper``'s theorems cover it (one of ``algorithms``), else
     :class:`~fedbound.errors.UnknownNameError` naming the ones they cover."""
     if algorithm not in algorithms:
@@ -76,7 +81,7 @@ def covered(paper: str, algorithm: str, algorithms) -> str:
     return algorithm
 
 
-def known(paper: str, task, name: str, value):
+def known(paper: str, task: Task, name: str, value: ExtendedArray | None):
     """``value`` (a constant of ``task``), or a ValidationError saying that ``paper``'s results
     need ``name`` and the task does not know it (None)."""
     require(value is not None, f"{paper}'s results need {name}; the {type(task).__name__} task does "
@@ -84,7 +89,7 @@ def known(paper: str, task, name: str, value):
     return value
 
 
-def initial_gap(paper: str, task) -> float:
+def initial_gap(paper: str, task: Task) -> float:
     """f(x0) - f* of ``task`` at its default initial point (where a run starts unless given one)."""
     f_star = known(paper, task, "f* (for the initial gap f(x0) - f*)", task.f_star)
     return float(task.loss(task.x0)) - float(f_star)
@@ -124,7 +129,7 @@ def adapter(algorithm: str) -> ModuleType:
                            f"{suggest(str(algorithm), names)} (covered: {', '.join(names)})")
 
 
-def constants(task, network, algorithm: str, options: dict) -> dict:
+def constants(task: Task, network: Network | None, algorithm: str, options: dict[str, object]) -> dict:
     """The constants of ``algorithm``'s run on ``task`` over ``network`` with ``options``, from the
     adapter of the paper that covers it (:func:`adapter`; module doc)."""
     return adapter(algorithm).constants(task, network, algorithm, options)

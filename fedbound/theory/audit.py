@@ -49,17 +49,20 @@ import math
 import time
 import zlib
 from dataclasses import dataclass
+from typing import Annotated, Mapping
 
 import numpy as np
 from scipy.optimize import differential_evolution, minimize
 
+from fedbound.argtypes import Count, Measured, NonNegativeInt, Range, Seed
 from fedbound.deprecation import renamed_attributes
-from fedbound.errors import UnknownNameError, ValidationError, require
+from fedbound.errors import InputTypeError, UnknownNameError, ValidationError, require
 from fedbound import resources, validate
 from fedbound.papers import PAPERS as PAPER_AUDITS
 from fedbound.validate import integer, suggest
+from fedbound.theory.argtypes import UnitPoints
 from fedbound.theory.audit_report import ClaimReport
-from fedbound.theory.claim import Claim
+from fedbound.theory.claim import Claim, SelfAuditing
 from fedbound.theory.registry import RESULTS
 
 MAX_CORNERS = 1024
@@ -72,6 +75,8 @@ _BIG = 1e100  # search objective clip (a log ratio; DE's statistics overflow nea
 RATE_EXPONENT = 0.1
 #: points of the grid along a scaling parameter (severity rate / constant)
 GROWTH_POINTS = 13
+#: the adversarial search's generations: 0 (no search) to MAX_ITERATIONS
+Iterations = Annotated[int, Range(0, MAX_ITERATIONS)]
 
 
 # -- evaluation ----------------------------------------------------------------------------------
@@ -100,7 +105,8 @@ def _as_parts(a, n: int, parts: int) -> np.ndarray:
     return np.broadcast_to(a if a.ndim == 0 else a.reshape(n, -1), (n, parts))
 
 
-def admissible(result_id: str, constants: dict, n: int) -> tuple[np.ndarray, list[str]]:
+def admissible(result_id: str, constants: Mapping[str, Measured], n: Count
+               ) -> tuple[np.ndarray, list[str]]:
     """Which of the ``n`` instances of ``constants`` the result ``result_id`` admits (module doc),
     and the relations some break; every instance where the result is not registered (a claim about
     a formula of a proof). Claims of every kind (orders, expectations) read admissibility here."""
@@ -111,7 +117,7 @@ def admissible(result_id: str, constants: dict, n: int) -> tuple[np.ndarray, lis
     return np.broadcast_to(ok, (n,)) if np.ndim(ok) <= 1 else ok.reshape(n, -1).all(axis=1), broken
 
 
-def evaluate_claim(claim: Claim, z: np.ndarray) -> _Points:
+def evaluate_claim(claim: Claim, z: UnitPoints) -> _Points:
     """Evaluate ``claim`` at unit-cube points ``z`` (N, dim)."""
     z = np.atleast_2d(z)
     n, parts = z.shape[0], max(len(claim.parts), 1)
@@ -166,12 +172,15 @@ def _search(claim: Claim, start: np.ndarray, rng: np.random.Generator, iteration
     return best[None, :]
 
 
-def audit_claim(claim: Claim, samples: int = 20000, seed: int = 0, iterations: int = 40,
-                polish_evaluations: int = 150) -> ClaimReport:
+def audit_claim(claim: Claim | SelfAuditing, samples: Count = 20000, seed: Seed = 0,
+                iterations: Iterations = 40, polish_evaluations: NonNegativeInt = 150) -> ClaimReport:
     """Random, extreme and adversarial evaluation of one claim (see the module docstring); a claim
     of another type (a bound checked against certified worst cases) evaluates itself by its
     ``audit(seed)``."""
     if not isinstance(claim, Claim):
+        if not callable(getattr(claim, "audit", None)):
+            raise InputTypeError(f"claim must be a Claim or a claim with an audit(seed) method, got "
+                                 f"{validate.show(claim)}")
         return claim.audit(seed=seed)
     samples = integer("samples", samples, low=1)
     iterations = integer("iterations", iterations, low=0, high=MAX_ITERATIONS)
@@ -309,7 +318,7 @@ def papers(name: str) -> list[str]:
     return [name]
 
 
-def run_audit(paper: str = "sdgt", samples: int = 20000, seed: int = 0, iterations: int = 40,
+def run_audit(paper: str = "sdgt", samples: Count = 20000, seed: Seed = 0, iterations: Iterations = 40,
               only: list[str] | None = None) -> list[ClaimReport]:
     """Audit every claim of ``paper`` (or those whose id starts with one of ``only``)."""
     every = claims_of(paper)
@@ -332,7 +341,7 @@ def run_audit(paper: str = "sdgt", samples: int = 20000, seed: int = 0, iteratio
     return reports
 
 
-def run_audits(paper: str = "all", samples: int = 20000, seed: int = 0, iterations: int = 40,
+def run_audits(paper: str = "all", samples: Count = 20000, seed: Seed = 0, iterations: Iterations = 40,
                only: list[str] | None = None) -> dict[str, list[ClaimReport]]:
     """{paper: reports} for one paper or ``"all"``; with ``only``, papers without a matching claim
     are skipped (an error if no paper has one)."""

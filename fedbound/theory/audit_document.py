@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import os
 from pathlib import Path
 
 from fedbound.outputs import atomic_path, write_json, write_text
@@ -96,7 +97,8 @@ def _entry(report: ClaimReport) -> list[tuple[str, str]]:
     return rows
 
 
-def write_report(paper: str, reports: list[ClaimReport], directory, *, how: str = "") -> dict[str, Path]:
+def write_report(paper: str, reports: list[ClaimReport], directory: str | os.PathLike, *,
+                 how: str = "") -> dict[str, Path]:
     """Write the report of ``paper`` into ``directory`` (module doc); returns {format: path}."""
     directory = Path(directory)
     (directory / "plots").mkdir(parents=True, exist_ok=True)

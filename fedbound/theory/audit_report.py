@@ -15,7 +15,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from fedbound.argtypes import NonNegative, NonNegativeInt, Probability
 from fedbound.jsonable import jsonable
+from fedbound.theory.argtypes import ExtendedReal
 
 
 @dataclass
@@ -28,36 +30,37 @@ class ClaimReport:
     statement: str
     flag: str
     verdict: str
-    violation_ratio: float
-    log10_ratio: float
-    worst: dict[str, float]
+    violation_ratio: ExtendedReal
+    log10_ratio: ExtendedReal
+    worst: dict[str, ExtendedReal]
     worst_part: str | None
-    part_ratios: dict[str, float]
+    part_ratios: dict[str, ExtendedReal]
     failing_parts: list[str]
-    random_violation_fraction: float
-    n_evaluated: int
-    n_invalid: int
+    random_violation_fraction: Probability
+    n_evaluated: NonNegativeInt
+    n_invalid: NonNegativeInt
     found_by: str
-    seconds: float = field(default=0.0)
+    seconds: NonNegative = field(default=0.0)
     kind: str = "printed"
     severity: str = "holds"
     conditions: list[str] = field(default_factory=list)
     tests: str = "bound"
     regime: str | None = None
-    interior_ratio: float | None = None
-    interior_worst: dict[str, float] | None = None
-    n_inadmissible: int = 0
+    interior_ratio: ExtendedReal | None = None
+    interior_worst: dict[str, ExtendedReal] | None = None
+    n_inadmissible: NonNegativeInt = 0
     inadmissible: list[str] = field(default_factory=list)
     growth: dict[str, float] = field(default_factory=dict)
-    scaling: dict | None = None
-    monte_carlo: dict | None = None
+    scaling: dict[str, object] | None = None
+    monte_carlo: dict[str, object] | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready dict (inf written as the string "inf")."""
         return jsonable(self.__dict__)
 
 
-def format_value(v: float) -> str:
+def format_value(v: ExtendedReal) -> str:
+    """A number for a table: an integer as such, else 4 significant digits; inf and -inf by name."""
     if not math.isfinite(v):
         return "inf" if v > 0 else ("-inf" if v < 0 else "nan")
     if v == round(v) and abs(v) < 1e6:

@@ -27,13 +27,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Protocol
 
 import numpy as np
 import sympy as sp
 
-from fedbound.errors import require
+from fedbound.argtypes import NonNegative
+from fedbound.errors import ValidationError, require
 from fedbound.theory import symbols as S
+from fedbound.theory.argtypes import UnitPoints
+from fedbound.theory.audit_report import ClaimReport
 
 #: what a claim is: the paper's own statement, or a check fedbound constructs
 KINDS = ("printed", "consistency")
@@ -55,7 +58,8 @@ class Param:
     log: bool = True
     integer: bool = False
 
-    def from_unit(self, z: np.ndarray) -> np.ndarray:
+    def from_unit(self, z: UnitPoints) -> np.ndarray:
+        """The parameter's values at unit coordinates ``z`` (0: ``low``, 1: ``high``)."""
         z = np.clip(z, 0.0, 1.0)
         if self.log:
             v = np.exp(math.log(self.low) + z * (math.log(self.high) - math.log(self.low)))
@@ -80,11 +84,11 @@ class Sampler:
     def dim(self) -> int:
         return len(self.params)
 
-    def raw(self, z: np.ndarray) -> dict[str, np.ndarray]:
+    def raw(self, z: UnitPoints) -> dict[str, np.ndarray]:
         """The raw parameters at unit-cube points ``z`` of shape (N, dim)."""
         return {p.name: p.from_unit(z[:, i]) for i, p in enumerate(self.params)}
 
-    def constants(self, z: np.ndarray) -> dict[str, np.ndarray]:
+    def constants(self, z: UnitPoints) -> dict[str, np.ndarray]:
         """Constants at unit-cube points ``z`` of shape (N, dim)."""
         return self.build(self.raw(z))
 
@@ -145,7 +149,7 @@ class Claim(Identified):
     parts: tuple[str, ...] = ()
     strict: bool = False
     log: bool = False
-    rtol: float = 1e-12
+    rtol: NonNegative = 1e-12
     kind: str = "printed"
     conditions: tuple[str, ...] = ()
     tests: str = "bound"
@@ -173,6 +177,18 @@ class Claim(Identified):
         return tuple(nm for nm in ORDER_PARAMETERS if nm in self.sampler.names())
 
 
+class SelfAuditing(Protocol):
+    """A claim that evaluates itself instead of being sampled by
+    :func:`fedbound.theory.audit.audit_claim` (an
+    :class:`~fedbound.theory.order_claim.OrderClaim`, an
+    :class:`~fedbound.theory.expectation_claim.ExpectationClaim`, a PEP claim of
+    :mod:`fedbound.pep.audit`): its ``id`` and ``audit(seed) -> ClaimReport``."""
+
+    id: str
+
+    def audit(self, seed: int = 0) -> ClaimReport: ...
+
+
 # -- helpers for writing claims ----------------------------------------------------------------
 
 def sign_parts(expr: sp.Expr) -> tuple[sp.Expr, sp.Expr]:
@@ -183,12 +199,12 @@ def sign_parts(expr: sp.Expr) -> tuple[sp.Expr, sp.Expr]:
     for term in sp.Add.make_args(sp.expand(expr)):
         coeff, rest = term.as_coeff_Mul()
         if rest.is_nonnegative is not True:
-            raise ValueError(f"cannot decide the sign of {term}")
+            raise ValidationError(f"cannot decide the sign of {term}")
         (pos if coeff > 0 else neg).append(abs(coeff) * rest)
     return sp.Add(*pos), sp.Add(*neg)
 
 
-def compile_expr(expr) -> Callable[[dict], np.ndarray]:
+def compile_expr(expr: sp.Expr | sp.MatrixBase) -> Callable[[dict], np.ndarray]:
     """A numpy function of a constants dict for a sympy expression or Matrix, broadcast to the
     shape of the dict's arrays (matrices come back with shape (..., rows, cols))."""
     if isinstance(expr, sp.MatrixBase):

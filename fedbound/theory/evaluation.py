@@ -17,8 +17,10 @@ import numpy as np
 import sympy as sp
 
 from fedbound import validate
+from fedbound.argtypes import Measured
 from fedbound.errors import UnknownNameError, ValidationError
 from fedbound.theory import symbols as S
+from fedbound.theory.argtypes import ExtendedArray
 from fedbound.theory.statement import Statement
 from fedbound.theory.variant import RELATIONS, Variant
 
@@ -32,11 +34,11 @@ class Evaluation:
     result_id: str
     variant: str
     values: dict[str, np.ndarray]
-    bound: np.ndarray | None
-    caps: dict[str, np.ndarray]
+    bound: ExtendedArray | None
+    caps: dict[str, ExtendedArray]
     conditions_hold: dict[str, np.ndarray]
-    extras: dict[str, np.ndarray]
-    terms: dict[str, np.ndarray]
+    extras: dict[str, ExtendedArray]
+    terms: dict[str, ExtendedArray]
     predicates: dict[str, np.ndarray] = field(default_factory=dict)
     missing: dict[str, list[str]] = field(default_factory=dict)
 
@@ -67,7 +69,7 @@ def call(result: Statement, variant: Variant, key: str, values: Mapping[str, np.
     return out
 
 
-def check_defined(result: Statement, variant: Variant, key: str, out: np.ndarray,
+def check_defined(result: Statement, variant: Variant, key: str, out: Measured,
                   values: Mapping[str, np.ndarray]) -> None:
     """A NaN from valid constants means the formula is undefined there: an error naming the
     expression and the first such point, never a silent NaN answer."""

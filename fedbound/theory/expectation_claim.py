@@ -15,11 +15,12 @@ from __future__ import annotations
 import time
 import zlib
 from dataclasses import dataclass
-from typing import Callable
+from typing import Annotated, Callable
 
 import numpy as np
 
 from fedbound import validate
+from fedbound.argtypes import Count, NonNegative, Range, Seed
 from fedbound.errors import require
 from fedbound.stats import mean_ci
 from fedbound.theory.audit import admissible
@@ -33,10 +34,10 @@ class ExpectationClaim(Identified):
 
     sample: Callable[[dict, np.random.Generator, int], np.ndarray]
     rhs: Callable[[dict], float]
-    instances: int = 16
-    seeds: int = 2000
-    confidence: float = 0.99
-    rtol: float = 1e-12
+    instances: Count = 16
+    seeds: Annotated[int, Range(2)] = 2000
+    confidence: Annotated[float, Range(0.0, 1.0, low_open=True, high_open=True)] = 0.99
+    rtol: NonNegative = 1e-12
     kind: str = "printed"
     conditions: tuple[str, ...] = ()
     tests: str = "bound"
@@ -47,7 +48,7 @@ class ExpectationClaim(Identified):
         require(self.instances >= 1 and self.seeds >= 2,
                 f"expectation claim {self.id}: at least one instance and two realizations")
 
-    def audit(self, seed: int = 0, **_) -> ClaimReport:
+    def audit(self, seed: Seed = 0, **_) -> ClaimReport:
         started = time.perf_counter()
         rng = np.random.default_rng([validate.seed(seed), zlib.crc32(f"{self.id}/{self.variant}".encode())])
         z = rng.random((self.instances, self.sampler.dim))

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedbound.errors import ValidationError
+from fedbound.theory.argtypes import ExtendedArray
 
-def spectral_quantities(A: np.ndarray, b: np.ndarray,
-                        gap: np.ndarray | None = None) -> dict[str, np.ndarray]:
+
+def spectral_quantities(A: ExtendedArray, b: ExtendedArray,
+                        gap: ExtendedArray | None = None) -> dict[str, np.ndarray]:
     """||A||_1 (max column sum), spectral radius and the fixed point (I - A)^{-1} b of ``v <= A v + b``.
 
     ``A`` has shape (..., r, r) and ``b`` shape (..., r) or (..., r, 1); batched over leading axes.
@@ -28,9 +31,22 @@ def spectral_quantities(A: np.ndarray, b: np.ndarray,
     fixed point bounds the recursion only when rho(A) < 1; where rho(A) >= 1 or A is not finite,
     ``fixed_point`` and ``floor`` = ||(I - A)^{-1} b||_1 are inf.
     """
+    A, b = np.asarray(A, dtype=float), np.asarray(b, dtype=float)
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2] or A.shape[-1] == 0:
+        raise ValidationError(f"A must be square matrices (..., r, r), r >= 1, got shape {A.shape}")
     b = b[..., 0] if b.ndim == A.ndim else b
     r = A.shape[-1]
-    shape = np.broadcast_shapes(b.shape[:-1], A.shape[:-2])
+    if b.ndim < 1 or b.shape[-1] != r:
+        raise ValidationError(f"b must have shape (..., {r}) or (..., {r}, 1) to match A {A.shape}, "
+                              f"got shape {b.shape}")
+    if gap is not None:
+        gap = np.asarray(gap, dtype=float)
+        if gap.shape[-2:] != (r, r):
+            raise ValidationError(f"gap must have the shape of A (..., {r}, {r}), got {gap.shape}")
+    try:
+        shape = np.broadcast_shapes(b.shape[:-1], A.shape[:-2], () if gap is None else gap.shape[:-2])
+    except ValueError:
+        raise ValidationError(f"the leading axes of A {A.shape} and b {b.shape} do not broadcast") from None
     eye = np.eye(r)
     gap = eye - A if gap is None else gap
     A, gap = (np.broadcast_to(m, shape + (r, r)).reshape(-1, r, r) for m in (A, gap))

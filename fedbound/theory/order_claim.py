@@ -23,12 +23,13 @@ import math
 import time
 import zlib
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Annotated, Callable
 
 import numpy as np
 from scipy import stats
 
 from fedbound import validate
+from fedbound.argtypes import Count, NonNegative, Range, Seed
 from fedbound.errors import require
 from fedbound.theory.audit import admissible
 from fedbound.theory.audit_report import ClaimReport
@@ -45,10 +46,10 @@ class OrderClaim(Identified):
     decades: tuple[float, float]
     relation: str = "<="
     linear: bool = False
-    points: int = 64
-    steps: int = 13
-    tol: float = 0.02
-    confidence: float = 0.99
+    points: Count = 64
+    steps: Annotated[int, Range(4)] = 13
+    tol: NonNegative = 0.02
+    confidence: Annotated[float, Range(0.0, 1.0, low_open=True, high_open=True)] = 0.99
     kind: str = "printed"
     conditions: tuple[str, ...] = ()
     tests: str = field(default="bound", init=False)
@@ -69,7 +70,7 @@ class OrderClaim(Identified):
             return np.linspace(10 ** low, 10 ** high, self.steps)
         return np.logspace(low, high, self.steps)
 
-    def audit(self, seed: int = 0, **_) -> ClaimReport:
+    def audit(self, seed: Seed = 0, **_) -> ClaimReport:
         """Fit the exponent at ``points`` admissible base instances (module doc)."""
         started = time.perf_counter()
         rng = np.random.default_rng([validate.seed(seed), zlib.crc32(f"{self.id}/{self.variant}".encode())])

@@ -25,7 +25,7 @@ class Paper:
     seed: str
 
     def declare(self, name: str, domain: S.Domain, meaning: str, latex: str | None = None,
-                shadow: bool = False, ndim: int = 0) -> sp.Symbol:
+                shadow: bool = False, ndim: S.Dimensions = 0) -> sp.Symbol:
         """Declare a constant of this paper (see :func:`fedbound.theory.symbols.declare`;
         ``shadow`` for a shared name used with another meaning, ``ndim=1`` for a vector input)."""
         return S.declare(name, domain, meaning, latex, scope=self.scope, shadow=shadow, ndim=ndim)

@@ -24,13 +24,16 @@ The audit of a paper's claims is :mod:`fedbound.theory.audit`.
 """
 from __future__ import annotations
 
+from typing import Iterable
+
 import numpy as np
 import sympy as sp
 
+from fedbound.argtypes import Positive, PositiveArray
 from fedbound.theory import evaluation, stepsize, symbolic
 from fedbound.theory.evaluation import Evaluation
 from fedbound.theory.statement import Flag, Preparation, Provenance, Statement, as_values
-from fedbound.theory.stepsize import IMPLICIT_RTOL, ROUNDS_MAX
+from fedbound.theory.stepsize import IMPLICIT_RTOL, ROUNDS_MAX, RoundsLimit, Rtol
 from fedbound.theory.variant import Predicate, StepCondition, Switch, Variant, switch_variants
 
 
@@ -57,13 +60,14 @@ class Result(Statement):
 
     # -- solving -------------------------------------------------------------------------------
     def max_step(self, variant: str | None = None, variable: str | None = None,
-                 rtol: float = IMPLICIT_RTOL, later=(), **constants) -> tuple[np.ndarray, np.ndarray]:
+                 rtol: Rtol = IMPLICIT_RTOL, later: Iterable[str] | str = (),
+                 **constants) -> tuple[np.ndarray, np.ndarray]:
         """The largest admissible value of ``variable`` and the binding condition; ``later``: step
         variables chosen afterwards (:func:`fedbound.theory.stepsize.max_step`)."""
         return stepsize.max_step(self, variant, variable, rtol, later, **constants)
 
-    def rounds_to_eps(self, eps: float, /, variant: str | None = None, t_max: float = ROUNDS_MAX,
-                      **constants) -> np.ndarray:
+    def rounds_to_eps(self, eps: Positive | PositiveArray, /, variant: str | None = None,
+                      t_max: RoundsLimit = ROUNDS_MAX, **constants) -> np.ndarray:
         """Smallest number of rounds with bound <= eps (:func:`fedbound.theory.stepsize.rounds_to_eps`)."""
         return stepsize.rounds_to_eps(self, eps, variant, t_max, **constants)
 

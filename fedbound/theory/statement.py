@@ -21,14 +21,16 @@ from __future__ import annotations
 import numbers
 import operator
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping
+from typing import Annotated, Callable, Iterable, Mapping
 
 import numpy as np
 import sympy as sp
 
 from fedbound import validate
+from fedbound.argtypes import Count, Measured, Range
 from fedbound.errors import InputTypeError, UnknownNameError, ValidationError
 from fedbound.theory import symbols as S
+from fedbound.theory.argtypes import ExtendedArray
 from fedbound.theory.variant import Predicate, Variant
 
 
@@ -95,7 +97,7 @@ class Measure:
 
     quantity: str
     over: str = "last"
-    shift: int | None = None
+    shift: Annotated[int, Range(0, 1)] | None = None
 
     def __post_init__(self):
         validate.one_of("measured quantity", self.quantity, MEASURABLE)
@@ -126,11 +128,11 @@ class Measure:
         return (f"(1/T) sum_{{t={lo}}}^{{{hi}}} {e}" if self.over == "average"
                 else f"min_{{{lo} <= t <= {hi}}} {e}")
 
-    def rounds(self, horizon: int) -> int:
+    def rounds(self, horizon: Count) -> int:
         """How many rounds a run needs for the measure at ``horizon`` T."""
         return horizon - 1 + self.shift
 
-    def of(self, per_round: np.ndarray, horizon: int) -> np.ndarray:
+    def of(self, per_round: Measured, horizon: Count) -> np.ndarray:
         """The measure at ``horizon`` T from per-round values (axis 0: rounds 0, 1, ...)."""
         window = per_round[self.shift:horizon + self.shift]
         if self.over == "last":
@@ -193,7 +195,7 @@ class ConstantInfo:
                           "variants": list(u.variants)} for u in self.uses]}
 
 
-def as_values(name: str, value) -> np.ndarray:
+def as_values(name: str, value: ExtendedArray) -> np.ndarray:
     """A constant's value as a float64 array: real numbers or arrays of them (lists, numpy, torch);
     strings, complex, bools and None are :class:`InputTypeError`, NaN is :class:`ValidationError`
     (infinities are left to the constant's domain)."""
@@ -217,7 +219,7 @@ class Statement:
                  preparation: Preparation | None = None, scope: str | None = None,
                  measure: Measure | None = None, relations: Iterable[Predicate] = ()):
         if not variants:
-            raise ValueError(f"{id}: a result needs at least one variant")
+            raise S.DeclarationError(f"{id}: a result needs at least one variant")
         self.id = id
         self.scope = scope if scope is not None else id.split(".")[0]
         self.title = title
@@ -229,7 +231,7 @@ class Statement:
         self.variants: dict[str, Variant] = {}
         for v in variants:
             if v.name in self.variants:
-                raise ValueError(f"{id}: variant {v.name!r} defined twice")
+                raise S.DeclarationError(f"{id}: variant {v.name!r} defined twice")
             self.variants[v.name] = v
         self.default_variant = default_variant or variants[0].name
         self.requires = dict(requires or {})
@@ -381,7 +383,7 @@ class Statement:
         self._check_relations(values)
         return self._prepare(values)
 
-    def admissible(self, constants: Mapping[str, object]) -> tuple[np.ndarray, list[str]]:
+    def admissible(self, constants: Mapping[str, Measured]) -> tuple[np.ndarray, list[str]]:
         """Which instances (vectorized over the arrays of ``constants``) the result admits: every
         given constant in its domain for this result (declared, narrowed by ``requires``), the
         order relations of :data:`~fedbound.theory.symbols.ORDER_RELATIONS` and the result's own
@@ -455,7 +457,8 @@ class Statement:
         with np.errstate(all="ignore"):
             out = {k: np.asarray(v, dtype=float) for k, v in prep.reduce(**arrays).items()}
         if set(out) != set(prep.outputs):
-            raise ValueError(f"{self.id}: preparation returned {sorted(out)}, declared {prep.outputs}")
+            raise S.DeclarationError(f"{self.id}: preparation returned {sorted(out)}, declared "
+                                     f"{prep.outputs}")
         for name, arr in out.items():
             if np.any(np.isnan(arr)):
                 raise ValidationError(f"{self.id}: {name} is undefined (nan) for these "

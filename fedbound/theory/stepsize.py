@@ -8,11 +8,12 @@ of rounds at which the bound reaches a target.
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Annotated, Iterable, Mapping
 
 import numpy as np
 
 from fedbound import validate
+from fedbound.argtypes import Positive, PositiveArray, Range
 from fedbound.errors import ValidationError
 from fedbound.theory.evaluation import bound, call
 from fedbound.theory import symbols as S
@@ -25,10 +26,14 @@ IMPLICIT_RTOL = 1e-12
 _TINY, _HUGE = 2.0 ** -1000, 2.0 ** 1000
 #: default limit of the rounds :func:`rounds_to_eps` searches up to
 ROUNDS_MAX = 2.0 ** 60
+#: the relative tolerance of the implicit solve: in [1e-15, 0.1]
+Rtol = Annotated[float, Range(1e-15, 0.1)]
+#: the largest number of rounds searched: in [1, 2^1000]
+RoundsLimit = Annotated[float, Range(1.0, 2.0 ** 1000)]
 
 
 def max_step(result: Statement, /, variant: str | None = None, variable: str | None = None,
-             rtol: float = IMPLICIT_RTOL, later: Iterable[str] = (), **constants
+             rtol: Rtol = IMPLICIT_RTOL, later: Iterable[str] | str = (), **constants
              ) -> tuple[np.ndarray, np.ndarray]:
     """The largest value of ``variable`` satisfying every condition that bounds it, and the name of
     the binding condition. ``variable`` may be omitted when the variant constrains only one.
@@ -232,8 +237,8 @@ def _solve_implicit(result: Statement, v: Variant, conds: list[StepCondition], v
     return np.where(grown_out, np.inf, np.where(done, hi, lo))
 
 
-def rounds_to_eps(result: Statement, eps: float, /, variant: str | None = None,
-                  t_max: float = ROUNDS_MAX, **constants) -> np.ndarray:
+def rounds_to_eps(result: Statement, eps: Positive | PositiveArray, /, variant: str | None = None,
+                  t_max: RoundsLimit = ROUNDS_MAX, **constants) -> np.ndarray:
     """Smallest integer value of the result's rounds variable (``result.rounds``: T or R) >= 1
     with bound <= eps (``inf`` if none below ``t_max``); eps must be finite and > 0.
 
@@ -243,7 +248,7 @@ def rounds_to_eps(result: Statement, eps: float, /, variant: str | None = None,
     answer is the smallest representable value found).
     """
     t = result.rounds
-    if isinstance(eps, np.ndarray) and eps.ndim:
+    if isinstance(eps, (list, tuple)) or (isinstance(eps, np.ndarray) and eps.ndim):
         eps = validate.real_array("eps", eps)
         if np.any(eps <= 0):
             raise ValidationError(f"eps must be > 0, got {eps[eps <= 0].flat[0]:g}")

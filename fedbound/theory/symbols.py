@@ -28,16 +28,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
 import sympy as sp
 
-from fedbound.errors import FedboundError, UnknownNameError, ValidationError
+from fedbound import validate
+from fedbound.argtypes import Measured, Range
+from fedbound.errors import FedboundError, InputTypeError, UnknownNameError, ValidationError
+from fedbound.theory.argtypes import ExtendedArray
 from fedbound.validate import suggest
 
 
 class DeclarationError(FedboundError, ValueError):
     """A constant declared twice with different meanings, or a scope clash (raised at import)."""
+
+
+#: the dimensions of a constant: 0 (a scalar) or 1 (a vector, one entry per client)
+Dimensions = Annotated[int, Range(0, 1)]
 
 
 @dataclass(frozen=True)
@@ -50,7 +58,8 @@ class Domain:
     high_open: bool = True
     integer: bool = False
 
-    def contains(self, values: np.ndarray) -> np.ndarray:
+    def contains(self, values: Measured) -> np.ndarray:
+        """Whether each value lies in the domain (NaN never does)."""
         v = np.asarray(values, dtype=float)
         ok = (v > self.low) if self.low_open else (v >= self.low)
         ok &= (v < self.high) if self.high_open else (v <= self.high)
@@ -90,6 +99,9 @@ class ScopedSymbol(sp.Symbol):
     __slots__ = ("scope",)
 
     def __new__(cls, name: str, scope: str, **assumptions):
+        for label, value in (("name", name), ("scope", scope)):
+            if not isinstance(value, str):
+                raise InputTypeError(f"ScopedSymbol: {label} must be a string, got {validate.show(value)}")
         obj = sp.Symbol.__xnew__(cls, name, **assumptions)
         obj.scope = scope
         return obj
@@ -117,7 +129,7 @@ class Constant:
     symbol: sp.Symbol
     domain: Domain
     meaning: str
-    ndim: int = 0
+    ndim: Dimensions = 0
 
 
 _REGISTRY: dict[str, Constant] = {}
@@ -129,7 +141,7 @@ def key_of(name: str, scope: str | None) -> str:
 
 
 def declare(name: str, domain: Domain, meaning: str, latex: str | None = None,
-            scope: str | None = None, shadow: bool = False, ndim: int = 0) -> sp.Symbol:
+            scope: str | None = None, shadow: bool = False, ndim: Dimensions = 0) -> sp.Symbol:
     """Declare a constant and return its symbol (an identical re-declaration returns the same one).
 
     ``scope`` is the paper ("sdgt", "afga", ...), ``None`` for a shared constant; ``shadow=True``
@@ -244,7 +256,7 @@ ORDER_RELATIONS: tuple[tuple[str, str], ...] = (("mu", "L"), ("sdgt.Kmin", "sdgt
                                                  ("afga.M", "afga.N"))
 
 
-def check_values(values: dict[str, np.ndarray], scope: str | None = None) -> None:
+def check_values(values: dict[str, ExtendedArray], scope: str | None = None) -> None:
     """Raise :class:`ValidationError` if a value is outside its constant's domain or an order
     relation fails. Keys of ``values`` are short names resolved in ``scope`` (or keys)."""
     keyed = {}

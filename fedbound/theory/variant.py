@@ -77,7 +77,8 @@ class Predicate:
 
     def __post_init__(self):
         if self.relation not in RELATIONS:
-            raise ValueError(f"predicate {self.name}: relation must be one of {', '.join(RELATIONS)}")
+            raise S.DeclarationError(f"predicate {self.name}: relation must be one of "
+                                     f"{', '.join(RELATIONS)}")
         object.__setattr__(self, "lhs", sp.sympify(self.lhs))
         object.__setattr__(self, "rhs", sp.sympify(self.rhs))
 
@@ -95,7 +96,7 @@ class Variant:
     description: str
     bound: sp.Expr | None = None
     conditions: tuple[StepCondition, ...] = ()
-    extras: Mapping[str, sp.Expr | sp.Matrix] = field(default_factory=dict)
+    extras: Mapping[str, sp.Expr | sp.MatrixBase] = field(default_factory=dict)
     derived: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]] | None = None
     predicates: tuple[Predicate, ...] = ()
     derived_needs: tuple[str, ...] = ()
@@ -158,7 +159,8 @@ class Switch:
 
     def __post_init__(self):
         if self.printed not in self.options or len(self.options) < 2:
-            raise ValueError(f"switch {self.name}: needs >= 2 options, one of them printed={self.printed!r}")
+            raise S.DeclarationError(f"switch {self.name}: needs >= 2 options, one of them "
+                                     f"printed={self.printed!r}")
 
 
 def switch_variants(switches: Sequence[Switch], build: Callable[[dict[str, str]], dict],
@@ -170,7 +172,7 @@ def switch_variants(switches: Sequence[Switch], build: Callable[[dict[str, str]]
     (in switch order). Each description lists every switch setting with its meaning."""
     names = [s.name for s in switches]
     if len(set(names)) != len(names):
-        raise ValueError(f"switch names must be distinct: {names}")
+        raise S.DeclarationError(f"switch names must be distinct: {names}")
     out = []
     for combo in itertools.product(*(list(s.options) for s in switches)):
         settings = dict(zip(names, combo))

@@ -16,14 +16,20 @@ relative rounding tolerance ``rtol`` (default 1e-10, far below any bound's slack
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Annotated, Iterable, Literal
 
 import numpy as np
 
+from fedbound import validate
+from fedbound.argtypes import NonFinite, NonNegative
+from fedbound.errors import ValidationError
 from fedbound.jsonable import jsonable
 from fedbound.stats import Estimate
 from fedbound.verify.rates import SlopeFit
 
 STATUSES = ("holds", "violated", "inconclusive", "not applicable")
+#: a number of a check: NaN where nothing was compared ("not applicable"), inf for a ratio over 0
+Number = Annotated[float, NonFinite()]
 
 
 @dataclass
@@ -38,18 +44,17 @@ class Check:
     """
 
     name: str
-    status: str
-    measured: float
-    predicted: float
-    ratio: float
+    status: Literal["holds", "violated", "inconclusive", "not applicable"]
+    measured: Number
+    predicted: Number
+    ratio: Number
     variant: str | None = None
     relation: str = "<="
     slope: SlopeFit | None = None
     details: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        if self.status not in STATUSES:
-            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+        validate.one_of("status", self.status, STATUSES)
 
     @property
     def holds(self) -> bool:
@@ -78,7 +83,7 @@ class Check:
                 "details": jsonable(self.details)}
 
 
-def not_applicable(name: str, conditions, *, variant: str | None = None, **details) -> Check:
+def not_applicable(name: str, conditions: Iterable[str], *, variant: str | None = None, **details) -> Check:
     """The :class:`Check` of a run outside a theorem's conditions (``conditions``: the failing
     ones, in words)."""
     nan = float("nan")
@@ -86,8 +91,8 @@ def not_applicable(name: str, conditions, *, variant: str | None = None, **detai
                  details={**details, "conditions": list(conditions), "theorem_applies": False})
 
 
-def upper_bound_status(measured: Estimate | np.ndarray | float, predicted,
-                       predicted_halfwidth=0.0, rtol: float = 1e-10) -> str:
+def upper_bound_status(measured: Estimate | np.ndarray | float, predicted: float | np.ndarray,
+                       predicted_halfwidth: NonNegative | np.ndarray = 0.0, rtol: NonNegative = 1e-10) -> str:
     """Verdict for ``measured <= predicted`` elementwise (all entries), see the module doc.
 
     ``predicted_halfwidth`` widens the comparison when the prediction itself is evaluated at
@@ -99,6 +104,7 @@ def upper_bound_status(measured: Estimate | np.ndarray | float, predicted,
         low = high = np.asarray(measured, dtype=float)
     pred = np.asarray(predicted, dtype=float)
     half = np.asarray(predicted_halfwidth, dtype=float)
+    _broadcastable(("measured", low), ("predicted", pred), ("predicted_halfwidth", half))
     slack = rtol * np.abs(pred)
     if np.all(high <= pred - half + slack):
         return "holds"
@@ -107,9 +113,18 @@ def upper_bound_status(measured: Estimate | np.ndarray | float, predicted,
     return "inconclusive"
 
 
-def bound_check(name: str, measured: Estimate | np.ndarray, predicted, *,
-                predicted_halfwidth=0.0, variant: str | None = None,
-                slope: SlopeFit | None = None, rtol: float = 1e-10, **details) -> Check:
+def _broadcastable(*named) -> None:
+    """The arrays of the (name, array) pairs broadcast together, else a ValidationError naming them."""
+    try:
+        np.broadcast_shapes(*(np.shape(a) for _, a in named))
+    except ValueError:
+        raise ValidationError(" and ".join(f"{n} (shape {np.shape(a)})" for n, a in named)
+                              + " must broadcast together") from None
+
+
+def bound_check(name: str, measured: Estimate | np.ndarray, predicted: float | np.ndarray, *,
+                predicted_halfwidth: NonNegative | np.ndarray = 0.0, variant: str | None = None,
+                slope: SlopeFit | None = None, rtol: NonNegative = 1e-10, **details) -> Check:
     """A :class:`Check` of ``measured <= predicted`` (arrays: per round; the worst round is shown).
 
     ``measured`` and ``predicted`` broadcast together; the reported pair is the one with the
@@ -117,6 +132,7 @@ def bound_check(name: str, measured: Estimate | np.ndarray, predicted, *,
     """
     mean = np.asarray(measured.mean if isinstance(measured, Estimate) else measured, dtype=float)
     pred = np.asarray(predicted, dtype=float)
+    _broadcastable(("measured", mean), ("predicted", pred))
     mean, pred_b = np.broadcast_arrays(mean, pred)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = np.where(pred_b > 0, mean / pred_b, np.where(mean > 0, np.inf, 0.0))
@@ -127,8 +143,8 @@ def bound_check(name: str, measured: Estimate | np.ndarray, predicted, *,
                  {**details, "measured": measured, "predicted": pred})
 
 
-def equality_check(name: str, measured: float, predicted: float, tol: float, *,
-                   measurement_error: float = 0.0, variant: str | None = None,
+def equality_check(name: str, measured: float, predicted: float, tol: NonNegative, *,
+                   measurement_error: NonNegative = 0.0, variant: str | None = None,
                    slope: SlopeFit | None = None, **details) -> Check:
     """A :class:`Check` of ``|measured - predicted| <= tol`` for a deterministic measurement whose
     own error is estimated as ``measurement_error``: holds when the difference is within ``tol``,
@@ -156,11 +172,19 @@ def interval_check(name: str, estimate: Estimate, value: float, *, variant: str 
     return Check(name, status, mean, value, ratio, variant, "~=", None,
                  {**details, "estimate": estimate})
 
-def reproduction_verdict(cases) -> str:
-    """One verdict for a paper's claim from its cases, each a pair (reproduced, contradicted):
-    ``"REPRODUCED"`` when every case reproduces it, ``"NOT reproduced"`` when some case contradicts
-    it (beyond the intervals, as each case decides), ``"INCONCLUSIVE"`` otherwise."""
+def reproduction_verdict(cases: Iterable[tuple[bool, bool]]) -> str:
+    """One verdict for a paper's claim from its cases (at least one), each a pair (reproduced,
+    contradicted): ``"REPRODUCED"`` when every case reproduces it, ``"NOT reproduced"`` when some
+    case contradicts it (beyond the intervals, as each case decides), ``"INCONCLUSIVE"`` otherwise."""
     cases = list(cases)
+    if not cases:
+        raise ValidationError("cases must hold at least one (reproduced, contradicted) pair, got none")
+    for i, case in enumerate(cases):
+        if not isinstance(case, (tuple, list)) or len(case) != 2:
+            raise ValidationError(f"cases[{i}] must be a pair (reproduced, contradicted), got "
+                                  f"{validate.show(case)}")
+        validate.boolean(f"cases[{i}][0]", case[0])
+        validate.boolean(f"cases[{i}][1]", case[1])
     if all(ok for ok, _ in cases):
         return "REPRODUCED"
     return "NOT reproduced" if any(bad for _, bad in cases) else "INCONCLUSIVE"

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, replace
+from typing import Annotated, Sequence
 
 import numpy as np
 import torch
@@ -41,6 +42,7 @@ from scipy import stats
 from fedbound.algorithms.run import run
 from fedbound.algorithms.semidecentralized.sdgt import SDGT
 from fedbound import resources, validate
+from fedbound.argtypes import Count, NonNegative, Positive, Range, Seed
 from fedbound.errors import require
 from fedbound.network import Network
 from fedbound.network.sampling import check_h, p_from_h
@@ -66,11 +68,11 @@ class SDGTSetting:
     """What an SD-GT run is made of: a noise-free task, a network, K, gamma, per-subnet sample
     sizes h (None = full participation) and the gradient-noise std sigma added to the task."""
 
-    task: object
-    network: object
+    task: Task
+    network: Network
     K: int
     gamma: float
-    h: object = None
+    h: int | np.ndarray | None = None
     sigma: float = 0.0
 
     def __post_init__(self):
@@ -103,7 +105,7 @@ class SDGTSetting:
         ``clients_per_subnet`` = h)."""
         return {"lr": self.gamma, "local_steps": self.K, "clients_per_subnet": self.h}
 
-    def algorithm(self, seed: int = 0, record_inner: bool = False) -> SDGT:
+    def algorithm(self, seed: Seed = 0, record_inner: bool = False) -> SDGT:
         return SDGT(self.noisy_task, self.network, **self.options, seed=seed, record_inner=record_inner)
 
     def constants(self) -> dict[str, float]:
@@ -233,7 +235,7 @@ def thm3_step(setting: SDGTSetting) -> float:
 
 
 def thm3_bound(setting: SDGTSetting, rounds: int = 100, seeds: int = 50,
-               variants=None) -> list[Check]:
+               variants: Sequence[str] | None = None) -> list[Check]:
     r"""Theorem 3 (98) per variant: measured :math:`\mathcal{L}_{T+1}` (Monte Carlo, with its
     interval) against :math:`(1-\mu K\gamma/4)^T \mathcal{L}_1 + \|(I-A)^{-1}b\|_1` at the measured
     :math:`\mathcal{L}_1`, for every T = 1..rounds (``thm3-bound``); and the premise of (98) the
@@ -272,7 +274,7 @@ def thm3_bound(setting: SDGTSetting, rounds: int = 100, seeds: int = 50,
 AVERAGE_BOUNDS = {"sdgt.thm1": ("G", "E1", "E"), "sdgt.thm2": ("E", "R", "D")}
 
 
-def step_for(setting: SDGTSetting, result_id: str, variants=None, **fixed) -> float:
+def step_for(setting: SDGTSetting, result_id: str, variants: Sequence[str] | None = None, **fixed) -> float:
     """The largest gamma admissible for every (given) variant of a result."""
     result = get(result_id)
     k = {**setting.constants(), **fixed}
@@ -295,7 +297,7 @@ def _running_average(est: Estimate, rounds: int, K: int) -> tuple[np.ndarray, Es
 
 
 def average_bound(setting: SDGTSetting, result_id: str, rounds: int = 100, seeds: int = 50,
-                  variants=None, **fixed) -> list[Check]:
+                  variants: Sequence[str] | None = None, **fixed) -> list[Check]:
     r"""Theorem 1 (``"sdgt.thm1"``, (76): :math:`(1/T)\sum_t E\|\nabla f(\bar x_g^t)\|^2`) or
     Theorem 2 (``"sdgt.thm2"``, (89): :math:`(1/T)\sum_t \mathcal{E}_t`) per variant, for every
     T = K+1..rounds (both theorems assume T > K), at the measured initial value (E1 =
@@ -353,8 +355,9 @@ def _stationary_dist2(setting: SDGTSetting, burn: int, seed: int) -> float:
     return float(np.mean(window))
 
 
-def noise_floor(setting: SDGTSetting, mc_gamma: float | None = None, seeds: int = 50,
-                variants=None, scaling_tol: float = 0.2, max_rounds: int = 4000) -> list[Check]:
+def noise_floor(setting: SDGTSetting, mc_gamma: Positive | None = None, seeds: int = 50,
+                variants: Sequence[str] | None = None, scaling_tol: NonNegative = 0.2,
+                max_rounds: Count = 4000) -> list[Check]:
     r"""Stationary error under gradient noise (full participation forced, sigma > 0).
 
     * ``noise-floor`` per variant: the exact stationary :math:`\mathcal{L}_\infty`
@@ -401,8 +404,8 @@ def noise_floor(setting: SDGTSetting, mc_gamma: float | None = None, seeds: int 
     return checks
 
 
-def estimate_smoothness(task, points, iterations: int = 30, seed: int = 0,
-                        eps: float = 1e-5) -> float:
+def estimate_smoothness(task: Task, points: np.ndarray, iterations: Annotated[int, Range(1, 10_000)] = 30,
+                        seed: Seed = 0, eps: Positive = 1e-5) -> float:
     """An estimate of Assumption 1's L [L218-L221] for a task that does not know it (the MLP): the
     largest spectral norm of the clients' Hessians at ``points`` (rows of a (P, d) array), by power
     iteration on every client at once with Hessian-vector products from central differences of the
@@ -410,8 +413,11 @@ def estimate_smoothness(task, points, iterations: int = 30, seed: int = 0,
     x, so this is a lower estimate of it along the points, not a certified constant."""
     require(iterations >= 1, f"iterations must be >= 1, got {iterations}")
     gen = torch.Generator().manual_seed(validate.seed(seed))
+    points = np.atleast_2d(np.asarray(points, dtype=float))
+    require(points.ndim == 2 and points.shape[1] == task.d and points.shape[0] >= 1,
+            f"points must be models of the task, shape (P, d = {task.d}) or (d,), got {points.shape}")
     best = 0.0
-    for x in np.atleast_2d(np.asarray(points, dtype=float)):
+    for x in points:
         X = torch.as_tensor(np.repeat(x[None], task.n, axis=0), dtype=torch.float64)
         V = torch.randn(X.shape, generator=gen, dtype=torch.float64)
         V /= torch.linalg.vector_norm(V, dim=1, keepdim=True)
@@ -436,8 +442,8 @@ def _server_models(setting: SDGTSetting, rounds: int, seed: int) -> tuple:
 
 
 def thm1_estimated_bound(setting: SDGTSetting, rounds: int = 60, seeds: int = 10,
-                         c2: float = 2.01, L: float | None = None, variants=("rederived",),
-                         **fixed) -> list[Check]:
+                         c2: Annotated[float, Range(2.0, low_open=True)] = 2.01, L: Positive | None = None,
+                         variants: Sequence[str] = ("rederived",), **fixed) -> list[Check]:
     r"""Theorem 1 (76) on a task whose L and f* are not known (the MLP classifier, non-convex):
     :math:`(1/T)\sum_t \|\nabla f(\bar x_g^t)\|^2` (x-bar the Monte-Carlo mean over seeds, a
     jackknife interval, as :func:`average_bound`) against the bound for every T = K+1..rounds.

@@ -24,12 +24,14 @@ from dataclasses import replace
 
 import torch
 
+from fedbound.algorithms.semidecentralized.sdgt import SDGT
+from fedbound.argtypes import Count, Positive
 from fedbound.errors import require
 from fedbound.verify.operator import FIELDS, analytic_fixed_point
 
 
-def renormalized_contraction(alg, rounds: int = 20000, block: int = 50,
-                             scale: float = 1e-3) -> tuple[float, float, int]:
+def renormalized_contraction(alg: SDGT, rounds: Count = 20000, block: Count = 50,
+                             scale: Positive = 1e-3) -> tuple[float, float, int]:
     """``(c, error, rounds)``: the measured per-round contraction of ``alg`` (an SDGT with full
     participation on a quadratic task with exact gradients) towards its fixed point."""
     require(rounds >= 4 * block, f"rounds must be >= 4 * block = {4 * block}, got {rounds}")

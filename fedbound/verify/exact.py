@@ -65,7 +65,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from fedbound.algorithms.base import State, check_finite, new_rng
+from fedbound.algorithms.base import Algorithm, State, check_finite, new_rng
 from fedbound.errors import ValidationError, require
 from fedbound.tasks.quadratic import QuadraticTask
 
@@ -134,7 +134,9 @@ class StateLayout:
         return torch.cat(leaves)
 
     def rebuild(self, state: State, z: torch.Tensor) -> State:
-        """``state`` with its floating tensors taken from the vector ``z``."""
+        """``state`` with its floating tensors taken from the vector ``z`` (size,)."""
+        require(tuple(z.shape) == (self.size,), f"z must be a vector of the layout's size ({self.size},), "
+                                                f"got shape {tuple(z.shape)}")
         pieces = iter(z[f.span].reshape(f.shape) for f in self.fields)
         return dataclasses.replace(state, **{name: _replaced(getattr(state, name), pieces)
                                              for name in self.field_names})
@@ -188,6 +190,10 @@ class ExactRound:
     def value(self, name: str, z: np.ndarray | None = None) -> np.ndarray:
         """The field ``name`` of a flat state of the layout (default: the fixed point), reshaped."""
         f = self.layout.field(name)
+        if z is not None:
+            z = np.asarray(z, dtype=float)
+            require(z.shape == (self.layout.size,), f"z must be a flat state of shape ({self.layout.size},), "
+                                                    f"got {z.shape}")
         return (self.state if z is None else z)[f.span].reshape(f.shape)
 
     @property
@@ -209,7 +215,7 @@ class ExactRound:
                 "state_fields": list(self.fields), "conserved": int(self.conserved.shape[1])}
 
 
-def exact_round(algorithm, x0=None) -> ExactRound:
+def exact_round(algorithm: Algorithm, x0: torch.Tensor | np.ndarray | None = None) -> ExactRound:
     """The exact affine round map of ``algorithm`` (any algorithm object with ``init`` / ``step``
     on a float64 quadratic task), its fixed point and contraction factor (module docstring); the
     run starts at ``init(x0)``. ValidationError with the reason when the round is random or not

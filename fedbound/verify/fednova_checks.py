@@ -35,13 +35,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Annotated
 
 import numpy as np
 
 from fedbound.algorithms import registry as algorithms
 from fedbound.algorithms.options import LOCAL_STEPS, LR
+from fedbound.argtypes import Count, NonNegative, Positive, Range
 from fedbound.errors import require
 from fedbound.registry import number_option
+from fedbound.tasks import Task
 from fedbound.theory import adapters, get
 from fedbound.theory.fednova.adapter import assumption3
 from fedbound.verify.check import Check, not_applicable
@@ -144,8 +147,9 @@ def _not_applicable(result_id: str, algorithm: str, task, options: dict, reasons
     return [not_applicable(result_id, reasons, variant=v, **details) for v in variants or result.variants]
 
 
-def compare(task, preset: str, result_id: str, algorithm: str, local_steps: list[int], *, lr=None,
-            sigma: float, rounds: int, seeds: int, beta2_scale: float) -> list[Check]:
+def compare(task: Task, preset: str, result_id: str, algorithm: str, local_steps: list[Count], *,
+            lr: Positive | None = None, sigma: NonNegative, rounds: Count, seeds: Count,
+            beta2_scale: Annotated[float, Range(1.0)]) -> list[Check]:
     """``result_id`` (the variants of :data:`VARIANTS`, default every one) against ``seeds`` runs of
     ``algorithm`` on ``task`` (of the task preset ``preset``; module doc)."""
     options = {"local_steps": local_steps, **({"lr": lr} if lr is not None else {})}

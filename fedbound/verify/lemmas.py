@@ -19,8 +19,11 @@ RHS + that (conservative union of the intervals).
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
+from fedbound import validate
 from fedbound.theory import get
 from fedbound.verify.check import Check, bound_check
 from fedbound.verify.quantities import ErrorQuantities
@@ -53,6 +56,7 @@ def lemma_check(result_id: str, quantities: ErrorQuantities, constants: dict,
     ``constants``: L, mu, K, gamma, sigma, p, q, n of the run
     (:func:`fedbound.theory.sdgt.adapter.constants`).
     """
+    validate.one_of("result_id", result_id, tuple(LEMMA_LHS))
     result = get(result_id)
     v = result.variant(variant)
     names = result.constants(v.name)
@@ -88,7 +92,7 @@ def lemma_check(result_id: str, quantities: ErrorQuantities, constants: dict,
 
 
 def lemma_checks(quantities: ErrorQuantities, constants: dict,
-                 result_ids=tuple(LEMMA_LHS)) -> list[Check]:
+                 result_ids: Sequence[str] = tuple(LEMMA_LHS)) -> list[Check]:
     """:func:`lemma_check` for every variant of every lemma in ``result_ids``."""
     return [lemma_check(rid, quantities, constants, name)
             for rid in result_ids for name in get(rid).variants]

@@ -40,7 +40,9 @@ import numpy as np
 import torch
 from torch.func import jacrev
 
-from fedbound.algorithms.semidecentralized.sdgt import sdgt_round
+from fedbound import validate
+from fedbound.algorithms.semidecentralized.sdgt import SDGT, sdgt_round
+from fedbound.argtypes import NonNegativeInt, Positive
 from fedbound.errors import require
 
 FIELDS = ("X", "Y", "Z", "x_g", "psi")
@@ -79,13 +81,20 @@ class LinearOperator:
         """rho(M) on the whole state, including the conserved directions (>= 1)."""
         return float(np.max(np.abs(np.linalg.eigvals(self.M))))
 
+    def _state(self, state) -> np.ndarray:
+        state = np.asarray(state, dtype=float)
+        require(state.shape == self.c.shape, f"state must be a flat SD-GT state of shape {self.c.shape}, "
+                                             f"got {state.shape}")
+        return state
+
     def field(self, state: np.ndarray, name: str) -> np.ndarray:
         """The field ``name`` of a flat state, reshaped."""
-        return state[self.slices[name]].reshape(self.shapes[name])
+        name = validate.one_of("name", name, FIELDS)
+        return self._state(state)[self.slices[name]].reshape(self.shapes[name])
 
-    def iterate(self, state: np.ndarray, rounds: int) -> np.ndarray:
+    def iterate(self, state: np.ndarray, rounds: NonNegativeInt) -> np.ndarray:
         """States s^0..s^rounds of the noise-free recursion (rows)."""
-        out = [state]
+        out = [self._state(state)]
         for _ in range(rounds):
             out.append(self.M @ out[-1] + self.c)
         return np.stack(out)
@@ -95,7 +104,7 @@ def _flatten(tensors) -> torch.Tensor:
     return torch.cat([t.reshape(-1) for t in tensors])
 
 
-def sdgt_operator(algorithm, affine_tol: float = 1e-9) -> LinearOperator:
+def sdgt_operator(algorithm: SDGT, affine_tol: Positive = 1e-9) -> LinearOperator:
     """The exact affine round map of an SD-GT instance with full participation (module doc).
 
     ``algorithm`` is a :class:`fedbound.algorithms.semidecentralized.sdgt.SDGT` on a quadratic task; its pure round
@@ -157,7 +166,7 @@ def _sum_zero_basis(z_slice: slice, offsets: np.ndarray, d: int, dim: int) -> np
     return vt[rank:].T
 
 
-def analytic_fixed_point(algorithm) -> dict[str, np.ndarray]:
+def analytic_fixed_point(algorithm: SDGT) -> dict[str, np.ndarray]:
     """SD-GT's fixed point at x* (papers/sdgt.md 2.1 [DERIVED]): x_i = x_g = x*,
     z_i = gbar_s(x*) - grad f_i(x*), y_i = psi_s = -gbar_s(x*)."""
     task, net = algorithm.task, algorithm.net

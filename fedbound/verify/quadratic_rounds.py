@@ -41,6 +41,7 @@ from typing import Callable
 import numpy as np
 
 from fedbound import validate as V
+from fedbound.argtypes import Count, NonNegativeArray
 from fedbound.deprecation import deprecated
 from fedbound.errors import ValidationError
 from fedbound.local_solver import LocalSolver
@@ -59,7 +60,8 @@ def aggregation_rule(name: str) -> str:
     return V.one_of("aggregation", name, AGGREGATIONS)
 
 
-def LinearSolver(lr, mu=0.0, rho=0.0, gamma=1.0) -> LocalSolver:
+def LinearSolver(lr: float | np.ndarray, mu: float | np.ndarray = 0.0, rho: float | np.ndarray = 0.0,
+                 gamma: float | np.ndarray = 1.0) -> LocalSolver:
     """Deprecated: :class:`fedbound.local_solver.LocalSolver` (rho is ``momentum``, gamma
     ``lr_decay``)."""
     deprecated("fedbound.verify.quadratic_rounds.LinearSolver(lr, mu, rho, gamma)",
@@ -67,7 +69,7 @@ def LinearSolver(lr, mu=0.0, rho=0.0, gamma=1.0) -> LocalSolver:
     return LocalSolver(lr, mu, rho, gamma)
 
 
-def accumulation(solver: LocalSolver, tau: int) -> np.ndarray:
+def accumulation(solver: LocalSolver, tau: Count) -> np.ndarray:
     """FedNova's accumulation vector a (tau,) of a single client's solver (App. B [L389-L439]):
     :meth:`fedbound.local_solver.LocalSolver.accumulation`."""
     return solver.accumulation(tau)
@@ -82,17 +84,21 @@ class QuadraticProblem:
     p: np.ndarray
 
     @classmethod
-    def build(cls, H, b, p=None) -> "QuadraticProblem":
+    def build(cls, H: np.ndarray, b: np.ndarray, p: np.ndarray | None = None) -> "QuadraticProblem":
         """Validated arrays: H symmetric PSD (n, d, d), b (n, d), p >= 0 summing to 1 (default 1/n)."""
         H = V.real_array("H", H, ndim=3, max_abs=1e150)
         n, d, d2 = H.shape
         if d != d2 or n < 1 or d < 1:
             raise ValidationError(f"H must have shape (n, d, d) with n, d >= 1, got {H.shape}")
-        if not np.allclose(H, np.swapaxes(H, 1, 2), rtol=1e-12, atol=1e-12 * np.max(np.abs(H), initial=1.0)):
-            raise ValidationError("H_i must be symmetric")
-        lam_min = np.min(np.linalg.eigvalsh(H))
-        if lam_min < -1e-10 * max(1.0, float(np.max(np.abs(H)))):
-            raise ValidationError(f"H_i must be positive semidefinite, got an eigenvalue {lam_min:g}")
+        asymmetric = ~np.isclose(H, np.swapaxes(H, 1, 2), rtol=1e-12,
+                                 atol=1e-12 * np.max(np.abs(H), initial=1.0)).all(axis=(1, 2))
+        if asymmetric.any():
+            raise ValidationError(f"H[{int(np.argmax(asymmetric))}] must be symmetric (H_i is a Hessian)")
+        lam_min = np.linalg.eigvalsh(H).min(axis=1)
+        if lam_min.min() < -1e-10 * max(1.0, float(np.max(np.abs(H)))):
+            i = int(np.argmin(lam_min))
+            raise ValidationError(f"H[{i}] must be positive semidefinite (f_i convex), got an eigenvalue "
+                                  f"{lam_min[i]:g}")
         b = V.real_array("b", b, shape=(n, d), max_abs=1e150)
         if p is None:
             p = np.full(n, 1.0 / n)
@@ -114,14 +120,18 @@ class QuadraticProblem:
         """e_i = H_i b_i (grad f_i(x) = H_i x - e_i)."""
         return np.einsum("nij,nj->ni", self.H, self.b)
 
-    def minimizer(self, weights: np.ndarray | None = None) -> np.ndarray:
-        """argmin sum_i w_i f_i = (sum_i w_i H_i)^{-1} sum_i w_i e_i (w = p: the true x*)."""
-        w = self.p if weights is None else weights
+    def minimizer(self, weights: NonNegativeArray | None = None) -> np.ndarray:
+        """argmin sum_i w_i f_i = (sum_i w_i H_i)^{-1} sum_i w_i e_i (w = p: the true x*); a
+        ValidationError where sum_i w_i H_i is singular (to roundoff), so that the minimizer is not unique."""
+        w = self.p if weights is None else np.asarray(weights, dtype=float)
+        if w.shape != (self.n,):
+            raise ValidationError(f"weights must have one entry per client, shape ({self.n},), got {w.shape}")
         Hbar = np.einsum("n,nij->ij", w, self.H)
-        try:
-            return np.linalg.solve(Hbar, w @ self.e)
-        except np.linalg.LinAlgError:
-            raise ValidationError("sum_i w_i H_i is singular: the minimizer is not unique") from None
+        eig = np.linalg.eigvalsh(Hbar)
+        if not eig[0] > self.d * np.finfo(float).eps * max(float(eig[-1]), 0.0):
+            raise ValidationError(f"H is singular: sum_i w_i H_i has the eigenvalue {eig[0]:.3g} (largest "
+                                  f"{eig[-1]:.3g}), so the minimizer of sum_i w_i f_i is not unique")
+        return np.linalg.solve(Hbar, w @ self.e)
 
 
 @dataclass(frozen=True)
@@ -140,6 +150,9 @@ class AffineRound:
     a_norm: np.ndarray
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        if x.shape != self.v.shape:
+            raise ValidationError(f"x must have shape {self.v.shape}, got {x.shape}")
         return self.M @ x + self.v
 
     def spectral_radius(self) -> float:
@@ -149,10 +162,11 @@ class AffineRound:
     def fixed_point(self) -> np.ndarray:
         """x~ = (sum_i c_i (I - P_i))^{-1} sum_i c_i q_i, the unique fixed point of the map."""
         G = np.einsum("n,nij->ij", self.c, np.eye(self.M.shape[0]) - self.P)
-        try:
-            return np.linalg.solve(G, self.v)
-        except np.linalg.LinAlgError:
-            raise ValidationError("the round map has no unique fixed point (I - M singular)") from None
+        sing = np.linalg.svd(G, compute_uv=False)
+        if not sing[-1] > G.shape[0] * np.finfo(float).eps * sing[0]:
+            raise ValidationError("the round map has no unique fixed point (I - M singular: H singular, or "
+                                  "a step that cancels a curvature exactly)")
+        return np.linalg.solve(G, self.v)
 
 
 TauEff = float | str | Callable[[np.ndarray, np.ndarray, np.ndarray], float]
@@ -217,7 +231,7 @@ def _norms(solver: LocalSolver, tau: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def round_map(problem: QuadraticProblem, tau, solver: LocalSolver, aggregation: str = "mean",
+def round_map(problem: QuadraticProblem, tau: int | np.ndarray, solver: LocalSolver, aggregation: str = "mean",
               tau_eff: TauEff = "accumulation") -> AffineRound:
     """The exact affine round map of FedAvg/FedProx (``aggregation="mean"``, weights p_i) or
     FedNova (``"normalized"``, weights tau_eff p_i / ||a_i||_1) with full participation.
@@ -236,7 +250,7 @@ def round_map(problem: QuadraticProblem, tau, solver: LocalSolver, aggregation: 
     return AffineRound(M, c @ q, P, q, c, a_norm)
 
 
-def fixed_point(problem: QuadraticProblem, tau, solver: LocalSolver, aggregation: str = "mean",
+def fixed_point(problem: QuadraticProblem, tau: int | np.ndarray, solver: LocalSolver, aggregation: str = "mean",
                 tau_eff: TauEff = "accumulation") -> dict:
     """The exact finite-lr fixed point, its distance to x*, and the spectral radius of the round map
     (the run converges to the fixed point iff the radius is < 1)."""
@@ -249,7 +263,7 @@ def fixed_point(problem: QuadraticProblem, tau, solver: LocalSolver, aggregation
             "client_weights": rmap.c, "a_norm": rmap.a_norm}
 
 
-def limit_fixed_point(problem: QuadraticProblem, tau, solver: LocalSolver,
+def limit_fixed_point(problem: QuadraticProblem, tau: int | np.ndarray, solver: LocalSolver,
                       aggregation: str = "mean") -> np.ndarray:
     """lim_{lr -> 0} of the fixed point (module docstring): FedAvg/FedProx -> the minimizer of
     sum_i p_i A_i f_i with A_i = ||a_i||_1 at mu lr = 0 (Lemma 1, (30) [L70-L74]: sum tau_i e_i /

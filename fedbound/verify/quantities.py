@@ -38,8 +38,11 @@ import torch
 from scipy import stats
 
 from fedbound import resources, validate
+from fedbound.algorithms.semidecentralized.sdgt import SDGT
+from fedbound.argtypes import NonNegative
 from fedbound.errors import require
 from fedbound.stats import Estimate, mean_ci
+from fedbound.tasks import Task
 
 
 @dataclass
@@ -86,8 +89,8 @@ def _record_seed(make_algorithm: Callable[[int], object], rounds: int, x0, seed:
     return tuple(torch.stack(v).numpy() for v in (xs, ys, zs, ends, inner_x, inner_g))
 
 
-def record_sdgt(make_algorithm: Callable[[int], object], rounds: int,
-                seeds: Iterable[int] | int, x0=None) -> SDGTRecord:
+def record_sdgt(make_algorithm: Callable[[int], SDGT], rounds: int,
+                seeds: Iterable[int] | int, x0: torch.Tensor | np.ndarray | None = None) -> SDGTRecord:
     """Run ``make_algorithm(seed)`` (an SD-GT with ``record_inner=True`` and a constant K) for
     ``rounds`` rounds per seed from ``x0`` (default the task's) and stack what the error
     quantities need. The seeds run through :func:`fedbound.sweep.evaluate` (in this process, or on
@@ -125,12 +128,12 @@ class ErrorQuantities:
     Z: Estimate
     Delta: Estimate
 
-    def lyapunov(self, gamma: float) -> np.ndarray:
+    def lyapunov(self, gamma: NonNegative) -> np.ndarray:
         r""":math:`\mathcal{L}_t = D_t + \Gamma_t + \gamma\mathcal{Y}_t + \gamma\mathcal{Z}_t`
         (96) [L1025], rounds t = 1..T+1 (means)."""
         return self.D.mean + self.Gamma.mean + gamma * (self.Y.mean + self.Z.mean)
 
-    def lyapunov_estimate(self, gamma: float) -> Estimate:
+    def lyapunov_estimate(self, gamma: NonNegative) -> Estimate:
         """:meth:`lyapunov` with an interval: the half-widths of the four terms add (a
         conservative union bound on the four intervals)."""
         parts = (self.D, self.Gamma, self.Y, self.Z)
@@ -160,7 +163,7 @@ def _jackknife(samples: np.ndarray, fn: Callable[[np.ndarray], np.ndarray],
     return Estimate(value, stderr, value - half, value + half, r, confidence)
 
 
-def error_quantities(record: SDGTRecord, task, confidence: float = 0.95) -> ErrorQuantities:
+def error_quantities(record: SDGTRecord, task: Task, confidence: float = 0.95) -> ErrorQuantities:
     """The quantities of the module docstring for a recorded SD-GT run (see :func:`record_sdgt`)."""
     require(task.x_star is not None and task.f_star is not None,
             "the error quantities need a task with known x* and f*")

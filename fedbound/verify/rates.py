@@ -72,7 +72,7 @@ class SlopeFit:
 FIT_MAX_ABS = 1e150
 
 
-def fit_slope(x, y, confidence: float = 0.95, kind: str = "linear") -> SlopeFit:
+def fit_slope(x: np.ndarray, y: np.ndarray, confidence: float = 0.95, kind: str = "linear") -> SlopeFit:
     """Ordinary least squares of ``y`` on ``x`` with a Student-t interval for the slope."""
     x = validate.real_array("x", x, max_abs=FIT_MAX_ABS).ravel()
     y = validate.real_array("values to fit", y, max_abs=FIT_MAX_ABS).ravel()
@@ -101,17 +101,17 @@ def _positive(values) -> np.ndarray:
     return v
 
 
-def fit_log_linear(t, values, confidence: float = 0.95) -> SlopeFit:
+def fit_log_linear(t: np.ndarray, values: np.ndarray, confidence: float = 0.95) -> SlopeFit:
     """Fit ``log values = a + slope * t``; ``factor = exp(slope)`` is the contraction per step."""
     return fit_slope(t, np.log(_positive(values)), confidence, "log-linear")
 
 
-def fit_log_log(t, values, confidence: float = 0.95) -> SlopeFit:
+def fit_log_log(t: np.ndarray, values: np.ndarray, confidence: float = 0.95) -> SlopeFit:
     """Fit ``log values = a + slope * log t`` (the exponent of a power law)."""
     return fit_slope(np.log(_positive(t)), np.log(_positive(values)), confidence, "log-log")
 
 
-def asymptotic_factor(errors, floor: float = 1e-9) -> tuple[float, float, int]:
+def asymptotic_factor(errors: np.ndarray, floor: float = 1e-9) -> tuple[float, float, int]:
     r"""Per-step contraction of a linearly converging sequence, measured at its tail.
 
     Returns ``(c, error, t)``: :math:`c = e_{t+1}/e_t` at the last index t whose

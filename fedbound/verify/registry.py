@@ -16,7 +16,7 @@ check of a theorem's bound against runs of an algorithm of its paper
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, Sequence
 
 from fedbound.algorithms import registry as algorithms
 from fedbound.errors import require
@@ -79,7 +79,7 @@ def _with_default(option: Option, default) -> Option:
 def theorem_check(result_id: str, algorithm: str, *, check: str | None = None,
                   defaults: dict | None = None, step_option: str | None = None,
                   sigma: float = 0.3, rounds: int = 100, seeds: int = 20,
-                  constants: dict | None = None, tasks=QUADRATIC_TASKS,
+                  constants: dict | None = None, tasks: Sequence[str] = QUADRATIC_TASKS,
                   summary: str | None = None) -> VerifyCheck:
     """The check ``"<paper>.<check>"`` (default check name: the result's, ``thm1``) of
     ``result_id``'s bound against runs of ``algorithm`` (:func:`fedbound.verify.theorem.theorem_checks`).
@@ -88,6 +88,7 @@ def theorem_check(result_id: str, algorithm: str, *, check: str | None = None,
     constants, :func:`fedbound.verify.theorem.largest_step`) and ``sigma``, ``rounds``, ``seeds``
     with the given defaults; ``constants``: the theorem's constants a run does not fix."""
     paper, _, short = result_id.partition(".")
+    sigma, rounds, seeds = (o.check(o.name, v) for o, v in ((SIGMA, sigma), (ROUNDS, rounds), (SEEDS, seeds)))
     spec = algorithms.ALGORITHMS.find(algorithm)     # no loading while the package is imported
     defaults = dict(defaults or {})
     for name in (*defaults, *([step_option] if step_option else [])):

@@ -18,13 +18,20 @@ the sweeps describe.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from fedbound.algorithms import registry
+from fedbound.algorithms.problem import Problem
+from fedbound.argtypes import Count, NonNegative, Positive
 from fedbound.deprecation import deprecated
+from fedbound.network import Network
+from fedbound.sweep.spec import Cell, Spec
+from fedbound.tasks import Task
 from fedbound.theory import adapters
 from fedbound.theory.sdgt import adapter as sdgt_adapter
 
 
-def run_constants(problem, algorithm: str, options: dict, sigma: float = 0.0) -> dict:
+def run_constants(problem: Problem, algorithm: str, options: dict, sigma: NonNegative = 0.0) -> dict:
     """The theorem constants of ``algorithm`` with ``options`` on ``problem`` (its task with
     gradient noise of std ``sigma``, and the algorithm's network), from the adapter of the paper
     that covers the algorithm (:func:`fedbound.theory.adapters.constants`)."""
@@ -33,14 +40,15 @@ def run_constants(problem, algorithm: str, options: dict, sigma: float = 0.0) ->
     return adapters.constants(task, problem.network(algorithm), algorithm, checked)
 
 
-def cell_constants(spec, cell, problem=None) -> dict:
+def cell_constants(spec: Spec, cell: Cell, problem: Problem | None = None) -> dict:
     """:func:`run_constants` of one cell of a sweep ``spec`` (``problem``: the spec's
     :meth:`~fedbound.sweep.Spec.build_problem`, built here when not given; pass it for many cells)."""
     problem = spec.build_problem() if problem is None else problem
     return run_constants(problem, cell.algorithm, cell.options, cell.sigma)
 
 
-def sdgt_constants(task, network, *, K: int, gamma: float, h=None) -> dict[str, float]:
+def sdgt_constants(task: Task, network: Network, *, K: Count, gamma: Positive,
+                   h: int | np.ndarray | None = None) -> dict[str, float]:
     """Deprecated: ``fedbound.theory.sdgt.adapter.constants(task, network, "sdgt", {"lr": gamma,
     "local_steps": K, "clients_per_subnet": h})``."""
     deprecated("fedbound.verify.sdgt_constants(task, network, K=, gamma=, h=)",

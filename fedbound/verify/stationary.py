@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import solve_discrete_lyapunov
 
+from fedbound.algorithms.semidecentralized.sdgt import SDGT
+from fedbound.argtypes import NonNegative
 from fedbound.errors import require
 from fedbound.verify.operator import LinearOperator, sdgt_operator
 
@@ -46,11 +48,15 @@ class StationaryMoments:
         return dict(self.__dict__)
 
 
-def stationary_moments(algorithm, sigma: float, operator: LinearOperator | None = None
+def stationary_moments(algorithm: SDGT, sigma: NonNegative, operator: LinearOperator | None = None
                        ) -> StationaryMoments:
     """Exact stationary moments of SD-GT (``algorithm``, full participation, quadratic task) with
     gradient noise of standard deviation ``sigma`` (E||xi_i||^2 = sigma^2 per gradient)."""
     op = sdgt_operator(algorithm) if operator is None else operator
+    n, d, S = algorithm.task.n, algorithm.task.d, algorithm.net.S
+    require(op.c.shape == (3 * n * d + d + S * d,),
+            f"operator must be the SD-GT operator of this algorithm (state size {3 * n * d + d + S * d}), "
+            f"got one of state size {op.c.size}")
     require(op.spectral_radius < 1.0,
             f"no stationary regime: rho(M|_V) = {op.spectral_radius:.6g} >= 1 (reduce gamma)")
     d, n = algorithm.task.d, algorithm.task.n

@@ -27,20 +27,25 @@ refuse ``seeds=1`` for a stochastic run.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Literal, Sequence
 
 import numpy as np
 
 from fedbound import validate
 from fedbound.algorithms import registry as algorithms
+from fedbound.algorithms.base import Algorithm
+from fedbound.argtypes import Count, NonNegative
 from fedbound.errors import require
+from fedbound.network import Network
 from fedbound.stats import Estimate, mean_ci
+from fedbound.tasks import Task
 from fedbound.theory import adapters, get
+from fedbound.theory.result import Result
 from fedbound.theory.statement import Measure
 from fedbound.verify.check import Check, bound_check, not_applicable
 
 
-def horizons_up_to(rounds: int, count: int = 8) -> list[int]:
+def horizons_up_to(rounds: int, count: Count = 8) -> list[int]:
     """About ``count`` horizons from 1 to ``rounds``, spaced geometrically (distinct integers)."""
     rounds = validate.integer("rounds", rounds, low=1)
     return sorted({int(round(t)) for t in np.geomspace(1, rounds, count)} | {rounds})
@@ -72,7 +77,7 @@ class Comparison:
     ``horizons`` T, the ``constants`` of the run, the ``measured`` Estimate per horizon and each
     variant's :class:`~fedbound.theory.evaluation.Evaluation` at those horizons."""
 
-    result: object
+    result: Result
     measure: Measure
     horizons: np.ndarray
     constants: dict
@@ -81,15 +86,19 @@ class Comparison:
 
     def failing(self, variant: str) -> list[str]:
         """The step conditions and predicates of ``variant`` that fail at the run's constants."""
-        ev = self.evaluations[variant]
+        ev = self.evaluations[self._compared(variant)]
         return [name for name, ok in {**ev.conditions_hold, **ev.predicates}.items()
                 if not np.all(ok)]
 
+    def _compared(self, variant: str) -> str:
+        return validate.one_of("variant", variant, tuple(self.evaluations))
+
     def bound(self, variant: str) -> np.ndarray:
-        return np.broadcast_to(np.asarray(self.evaluations[variant].bound, dtype=float),
+        """The bound of ``variant`` at every horizon."""
+        return np.broadcast_to(np.asarray(self.evaluations[self._compared(variant)].bound, dtype=float),
                                self.horizons.shape)
 
-    def check(self, variant: str, rtol: float = 1e-10, **details) -> Check:
+    def check(self, variant: str, rtol: NonNegative = 1e-10, **details) -> Check:
         """The verdict for ``variant``: ``not applicable`` (naming the failing conditions) or the
         bound check at every horizon (:func:`fedbound.verify.check.bound_check`)."""
         failing = self.failing(variant)
@@ -101,7 +110,8 @@ class Comparison:
                            rtol=rtol, theorem_applies=True, **details)
 
 
-def compare(result, make, constants: dict, horizons: Sequence[int], seeds, *,
+def compare(result: Result, make: Callable[[int], Algorithm], constants: dict, horizons: Sequence[int],
+            seeds: int | Sequence[int], *,
             variants: Sequence[str] | None = None, measure: Measure | None = None,
             confidence: float = 0.95, progress: bool = False) -> Comparison:
     """Run ``make(seed)`` for every seed (batched where the round allows,
@@ -131,7 +141,8 @@ def compare(result, make, constants: dict, horizons: Sequence[int], seeds, *,
                       evaluations)
 
 
-def largest_step(result, algorithm: str, task, network, options: dict, step_option: str = "lr",
+def largest_step(result: Result, algorithm: str, task: Task, network: Network | None, options: dict,
+                 step_option: str = "lr",
                  constants: dict | None = None, variants: Sequence[str] | None = None) -> float:
     """The largest value of ``step_option`` (an option of ``algorithm`` that the paper's adapter
     maps to the result's step variable) that every variant of ``result`` (of ``variants``, when
@@ -156,9 +167,9 @@ def largest_step(result, algorithm: str, task, network, options: dict, step_opti
     return step
 
 
-def theorem_checks(result_id: str, algorithm: str, task, network=None, options: dict | None = None,
-                   *, sigma: float = 0.0, rounds: int = 100, seeds: int = 20,
-                   horizons: Sequence[int] | None = None, variants: Sequence[str] | None = None,
+def theorem_checks(result_id: str, algorithm: str, task: Task, network: Network | None = None,
+                   options: dict | None = None, *, sigma: float = 0.0, rounds: Count = 100, seeds: int = 20,
+                   horizons: Sequence[int] | None = None, variants: Sequence[str] | Literal["all"] | None = None,
                    constants: dict | None = None, confidence: float = 0.95,
                    step_option: str | None = None) -> list[Check]:
     """``result_id``'s bound against ``algorithm`` run on ``task`` (over ``network`` where it

@@ -2,7 +2,7 @@
 result id: every result module registers its results, found by being in fedbound.theory."""
 import pytest
 
-from fedbound.errors import UnknownNameError, ValidationError
+from fedbound.errors import InputTypeError, UnknownNameError, ValidationError
 from fedbound.theory import RESULTS, get, register, results
 
 
@@ -17,7 +17,7 @@ def test_results_sorted_by_id_each_registered_by_its_papers_module():
 def test_unknown_result_lists_the_known_ones():
     with pytest.raises(UnknownNameError, match=r"unknown result 'sdgt.thm9'; run `fedbound list` \(known: afga\."):
         get("sdgt.thm9")
-    with pytest.raises(UnknownNameError, match="unknown result"):
+    with pytest.raises(InputTypeError, match=r"result_id must be a string, got \['sdgt.thm3'\]"):
         get(["sdgt.thm3"])
 
 

@@ -26,7 +26,7 @@ and its absolute level depends on them (defaults: C1 = 64, others 1).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -80,8 +80,9 @@ def _max_degree(topology: str, n: int) -> int:
     return int(np.max(np.count_nonzero(W - np.diag(np.diag(W)), axis=1)))
 
 
-def choose(*, N: int, M: int, eps: float, constants: Mapping[str, float], local_steps=(1, 2, 4, 8, 16, 24, 32),
-           topologies=("ring", "complete"), clusters=(1,), heterogeneity: Mapping[int, tuple[float, float]],
+def choose(*, N: int, M: int, eps: float, constants: Mapping[str, float],
+           local_steps: Sequence[int] = (1, 2, 4, 8, 16, 24, 32), topologies: Sequence[str] = ("ring", "complete"),
+           clusters: Sequence[int] = (1,), heterogeneity: Mapping[int, tuple[float, float]],
            c_eta: float = 1.0, c_l: float = 1.0, time_model: CommTimeModel = CommTimeModel(),
            gossip_messages: int | str = "max_degree", rho_form: str = "exact",
            enforce_rho_condition: bool = True) -> Choice:
@@ -105,6 +106,9 @@ def choose(*, N: int, M: int, eps: float, constants: Mapping[str, float], local_
     if gossip_messages != "max_degree":
         validate.integer("gossip_messages", gossip_messages, low=0)
     steps = [validate.integer("local_steps", i, low=1) for i in local_steps]
+    for name, given in (("local_steps", steps), ("topologies", topologies), ("clusters", clusters)):
+        if len(given) == 0:
+            raise ValidationError(f"{name} must hold at least one candidate, got none")
     for t in topologies:
         validate.one_of("topologies", t, TOPOLOGIES)
     base = {**DEFAULT_CONSTANTS, **{k: validate.number(k, v) for k, v in constants.items()}}

@@ -64,7 +64,8 @@ class CommTimeModel:
             "gossip_messages", gossip_messages, low=0)
         return self.server_messages * self.client_server_s + (I * g * self.client_client_s if gossip else 0.0)
 
-    def hours(self, rounds, I: int, gossip: bool = True, gossip_messages: int | None = None) -> np.ndarray:
+    def hours(self, rounds: float | np.ndarray, I: int, gossip: bool = True,
+              gossip_messages: int | None = None) -> np.ndarray:
         """Wall-clock hours of ``rounds`` rounds (vectorized over ``rounds``)."""
         r = validate.real_array("rounds", rounds, low=0.0)
         return r * self.round_seconds(I, gossip, gossip_messages) / 3600.0

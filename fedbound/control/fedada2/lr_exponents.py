@@ -33,6 +33,8 @@ from fedbound.theory.fedada2.corollaries import p1 as P1
 from fedbound.theory.fedada2.corollaries import p2 as P2
 
 BOX = 2.0
+#: the finest grid of :func:`enumerate_exponents` (4001 x 4001 points)
+MIN_STEP = 1e-3
 
 
 @dataclass(frozen=True)
@@ -69,8 +71,12 @@ def _linear(case: str, smooth: str, client: str) -> tuple[list[str], np.ndarray,
     return names, np.array(rows), np.array(consts)
 
 
-def exponents_at(case: str, p1, p2, smooth: str = "L", client: str = "adagrad") -> dict[str, np.ndarray]:
+def exponents_at(case: str, p1: float | np.ndarray, p2: float | np.ndarray, smooth: str = "L",
+                 client: str = "adagrad") -> dict[str, np.ndarray]:
     """Every exponent e_i and regime expression at (p1, p2) (numpy, broadcast)."""
+    case = V.one_of("case", case, CASES)
+    smooth = V.one_of("smooth", smooth, SMOOTH)
+    client = V.one_of("client", client, CLIENTS)
     names, rows, consts = _linear(case, smooth, client)
     p1, p2 = np.asarray(p1, dtype=float), np.asarray(p2, dtype=float)
     return {n: r[0] * p1 + r[1] * p2 + c for n, r, c in zip(names, rows, consts)}
@@ -118,9 +124,11 @@ def solve_exponents(case: str = "A", smooth: str = "L", client: str = "adagrad",
 
 def enumerate_exponents(case: str = "A", smooth: str = "L", client: str = "adagrad", delta: float = 1e-3,
                         step: float = 1 / 200) -> tuple[float, float, float]:
-    """Grid certificate: over p1, p2 in [-BOX, BOX] with spacing ``step`` (exact multiples), the point
-    satisfying every constraint with the smallest max_i e_i; returns (p1, p2, s) or (nan, nan, nan)
-    when no grid point is feasible."""
+    """Grid certificate: over p1, p2 in [-BOX, BOX] with spacing ``step`` (exact multiples, at least
+    MIN_STEP), the point satisfying every constraint with the smallest max_i e_i; returns (p1, p2, s)
+    or (nan, nan, nan) when no grid point is feasible."""
+    delta = V.number("delta", delta, low=0.0, high=0.25, low_open=True)
+    step = V.number("step", step, low=MIN_STEP, high=BOX)
     n = round(BOX / step)
     grid = np.arange(-n, n + 1) / (n / BOX)   # exact multiples k step
     p1, p2 = np.meshgrid(grid, grid, indexing="ij")
@@ -135,7 +143,7 @@ def enumerate_exponents(case: str = "A", smooth: str = "L", client: str = "adagr
     return float(p1[i]), float(p2[i]), float(rate[i])
 
 
-def printed_conditions(case: str, p1, p2) -> np.ndarray:
+def printed_conditions(case: str, p1: float | np.ndarray, p2: float | np.ndarray) -> np.ndarray:
     """Corollary 23's stated sufficient conditions [L1075-L1112] at (p1, p2) (numpy, broadcast):
     (A) p2 <= -1/2 and -1 < p1 + p2 < 0; (B) -1/2 < p2 <= -1/4, -1/2 < p1, p1 + 2 p2 < -1/2,
     2 p1 + 3 p2 < -1/2."""

@@ -39,8 +39,9 @@ class StepChoice:
     label: str = "derived (not in the paper): minimiser of the Theorem 20 bound"
 
 
-def best_step_sizes(constants: dict, variant: str = "printed", eta_range=(1e-4, 1e2),
-                    eta_l_range=(1e-6, 1e1), points: int = 81) -> StepChoice:
+def best_step_sizes(constants: dict[str, float], variant: str = "printed",
+                    eta_range: tuple[float, float] = (1e-4, 1e2), eta_l_range: tuple[float, float] = (1e-6, 1e1),
+                    points: int = 81) -> StepChoice:
     """Minimise the Theorem 20 bound of ``variant`` over eta in ``eta_range`` and eta_l in
     ``eta_l_range`` at the other ``constants`` (every constant of the variant except eta and
     eta_l, scalars)."""
@@ -50,12 +51,7 @@ def best_step_sizes(constants: dict, variant: str = "printed", eta_range=(1e-4, 
     if missing:
         raise ValidationError(f"best_step_sizes needs constant(s) {', '.join(missing)}")
     fixed = {k: V.number(k, constants[k]) for k in needed}
-    lows, highs = [], []
-    for name, (lo, hi) in (("eta_range", eta_range), ("eta_l_range", eta_l_range)):
-        lo = V.number(f"{name}[0]", lo, low=0.0, low_open=True)
-        hi = V.number(f"{name}[1]", hi, low=lo, low_open=True)
-        lows.append(np.log(lo))
-        highs.append(np.log(hi))
+    lows, highs = _log_box(eta_range, eta_l_range)
     points = V.integer("points", points, low=3)
     log_eta = np.linspace(lows[0], highs[0], points)[:, None]
     log_el = np.linspace(lows[1], highs[1], points)[None, :]
@@ -79,6 +75,17 @@ def best_step_sizes(constants: dict, variant: str = "printed", eta_range=(1e-4, 
     edge = bool(np.any(np.isclose(best, lows, rtol=0, atol=1e-6) | np.isclose(best, highs, rtol=0, atol=1e-6)))
     return StepChoice(variant, float(np.exp(best[0])), float(np.exp(best[1])), float(J(*best)),
                       float(np.exp(start[0])), float(np.exp(start[1])), grid_bound, edge)
+
+
+def _log_box(eta_range, eta_l_range) -> tuple[list[float], list[float]]:
+    """log of the ends of the box eta_range x eta_l_range (each 0 < low < high)."""
+    lows, highs = [], []
+    for name, (lo, hi) in (("eta_range", eta_range), ("eta_l_range", eta_l_range)):
+        lo = V.number(f"{name}[0]", lo, low=0.0, low_open=True)
+        hi = V.number(f"{name}[1]", hi, low=lo, low_open=True)
+        lows.append(np.log(lo))
+        highs.append(np.log(hi))
+    return lows, highs
 
 
 def _thm20_gp(c: dict, variant_settings: dict, branch: int, r: float, eta_box, eta_l_box):
@@ -114,7 +121,8 @@ def _thm20_gp(c: dict, variant_settings: dict, branch: int, r: float, eta_box, e
     return cp.Problem(cp.Minimize(objective), constraints), eta, el
 
 
-def gp_step_sizes(constants: dict, variant: str = "printed", eta_range=(1e-4, 1e2), eta_l_range=(1e-6, 1e1),
+def gp_step_sizes(constants: dict[str, float], variant: str = "printed",
+                  eta_range: tuple[float, float] = (1e-4, 1e2), eta_l_range: tuple[float, float] = (1e-6, 1e1),
                   r: float = 0.5) -> StepChoice:
     """The notes' DGP route (5.2) to the minimiser of the Theorem 20 bound of ``variant``: two GPs (one
     per branch of Phi2 = min{., .}, which the bound increases with, so the better branch is exact) with
@@ -124,6 +132,7 @@ def gp_step_sizes(constants: dict, variant: str = "printed", eta_range=(1e-4, 1e
     import cvxpy as cp
 
     r = V.number("r", r, low=0.0, high=1.0, low_open=True)
+    lows, highs = _log_box(eta_range, eta_l_range)
     thm = get("fedada2.thm20")
     settings = dict(thm.variant(variant).settings)   # an unknown variant raises UnknownNameError
     variant = thm.variant(variant).name
@@ -144,8 +153,6 @@ def gp_step_sizes(constants: dict, variant: str = "printed", eta_range=(1e-4, 1e
             best = (e, l_, true, float(problem.value))
     if best is None:
         raise ValidationError(f"neither geometric program of {variant} solved")
-    lows = np.log([eta_range[0], eta_l_range[0]])
-    highs = np.log([eta_range[1], eta_l_range[1]])
     x = np.log(best[:2])
     edge = bool(np.any(np.isclose(x, lows, atol=1e-5) | np.isclose(x, highs, atol=1e-5)))
     return StepChoice(variant, best[0], best[1], best[2], best[0], best[1], best[3], edge,

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fedbound import resources
+from fedbound.argtypes import Count
 from fedbound.control.sdgt.objective import ControlProblem, objective
 from fedbound.network.sampling import participation
 
@@ -31,9 +33,11 @@ class GridChoice:
     value: float
 
 
-def official_grid(problem: ControlProblem, K_max: int = OFFICIAL_K_MAX) -> GridChoice:
+def official_grid(problem: ControlProblem, K_max: Count = OFFICIAL_K_MAX) -> GridChoice:
     """argmin of J over K in 1..K_max and h_s = j for all s, j in 1..min_s m_s (vectorized)."""
     m = problem.spec.m
+    resources.require_memory(f"the official grid of K_max = {K_max} x {int(m.min())} sample counts",
+                             2.0 * K_max * int(m.min()) * m.size)
     j = np.arange(1, int(m.min()) + 1)
     h = np.repeat(j[:, None], m.size, axis=1)
     K = np.arange(1, K_max + 1)

@@ -41,12 +41,14 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import torch
 from tqdm import tqdm  # text bars: tqdm.auto warns in notebooks without ipywidgets
 
 from fedbound.algorithms.base import check_finite
+from fedbound.argtypes import Count, NonNegative, Positive
 from fedbound.algorithms.semidecentralized.sdgt import SDGT, SDGTState
 from fedbound.control.sdgt.estimators import WEIGHTINGS, estimate_Gamma, estimate_H, estimate_Y
 from fedbound.control.sdgt.integer import METHODS, plan
@@ -70,13 +72,13 @@ class Theorem5Interval:
     printed: tuple[float, float]
     corrected: tuple[float, float]
 
-    def contains(self, K: float) -> dict[str, bool]:
+    def contains(self, K: NonNegative) -> dict[str, bool]:
         """Whether each interval contains K (False for a nan bound)."""
         return {name: bool(lo <= K <= hi) for name, (lo, hi) in
                 (("printed", self.printed), ("corrected", self.corrected))}
 
 
-def theorem5_interval(H: float, lambdas, spec: NetSpec, variant: str = "paper") -> Theorem5Interval:
+def theorem5_interval(H: Positive, lambdas: Sequence[float], spec: NetSpec, variant: str = "paper") -> Theorem5Interval:
     """Theorem 5's printed and corrected intervals (``fedbound.theory.get("sdgt.thm5")``, extras
     K_lower/K_upper) for H-hat ``H``, the weights ``lambdas`` and the network ``spec``; H is taken as 1
     for variant "static" (objective (27)); nan for variant "cor1", which the theorem does not cover."""
@@ -105,8 +107,8 @@ class ClosedLoopState:
     round will use."""
 
     alg: SDGTState
-    K: int
-    h: tuple
+    K: Count
+    h: tuple[Count, ...]
 
 
 #: the per-round log fields that are nan in rounds without a control step
@@ -197,7 +199,7 @@ class ClosedLoop:
     All randomness is SD-GT's seeded generator, carried in the state: the same seed gives the same run.
     """
 
-    def __init__(self, alg: SDGT, spec: NetSpec, lambdas=DEFAULT_LAMBDAS, K_cap: int = DEFAULT_K_CAP,
+    def __init__(self, alg: SDGT, spec: NetSpec, lambdas: Sequence[float] = DEFAULT_LAMBDAS, K_cap: int = DEFAULT_K_CAP,
                  *, every: int = 1, variant: str = "paper", method: str = "reduced",
                  K_init: int = INITIAL_K, initial_fraction: float = INITIAL_FRACTION,
                  lam1_squared: bool = True, weighting: str = "subnet"):
@@ -244,7 +246,7 @@ class ClosedLoop:
                 "weighting": self.weighting, "gamma": self.alg.gamma, "seed": self.alg.seed,
                 "spec": self.spec.to_dict()}
 
-    def init(self, x0=None) -> ClosedLoopState:
+    def init(self, x0: torch.Tensor | np.ndarray | None = None) -> ClosedLoopState:
         """SD-GT's initial state with K_1 = K_init and h^1 = initial_fraction of m_s."""
         return ClosedLoopState(alg=self.alg.init(x0), K=self.K_init, h=self.h_init)
 

@@ -23,11 +23,13 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import Annotated, Sequence
 
 import numpy as np
 
+from fedbound.argtypes import NonNegative, NonNegativeArray, PositiveArray, ProbabilityArray, Range
 from fedbound.control.sdgt.spec import NetSpec
-from fedbound.errors import UnknownNameError, require
+from fedbound.errors import InputTypeError, UnknownNameError, ValidationError, require
 from fedbound.theory.sdgt.stationary import k_root
 
 #: the paper's experiment weights lambda1, lambda2, lambda3 (Sec. V-F [L552])
@@ -36,6 +38,13 @@ DEFAULT_LAMBDAS = (1.0, 0.1, 1e-5)
 #: the routes to the continuous optimum (:data:`fedbound.control.sdgt.integer.METHODS`)
 METHOD_NAMES = ("gp", "reduced")
 DEFAULT_K_CAP = 49
+
+#: D2D rounds K > 0 (a number or an array; the objective's K^-1/2 needs K > 0)
+Rounds = Annotated[float | np.ndarray, Range(0.0, low_open=True)]
+#: participation levels p in (0, 1] (a number or an array)
+Levels = Annotated[float | np.ndarray, Range(0.0, 1.0, low_open=True)]
+#: subnet sizes m_s >= 1
+Sizes = Annotated[np.ndarray, Range(1.0)]
 
 #: variant name -> (uses H, exponent e of K in the third term)
 VARIANTS = {"paper": (True, 2.0 / 3.0), "static": (False, 2.0 / 3.0), "cor1": (True, 1.0 / 3.0)}
@@ -58,7 +67,9 @@ def check_variant(variant: str) -> str:
     return variant
 
 
-def check_lambdas(lambdas) -> tuple[float, float, float]:
+def check_lambdas(lambdas: Sequence[float]) -> tuple[float, float, float]:
+    if not isinstance(lambdas, (list, tuple, np.ndarray)):
+        raise InputTypeError(f"lambdas must be 3 numbers (lambda1, lambda2, lambda3), got {lambdas!r:.60}")
     values = tuple(lambdas)
     require(len(values) == 3, f"lambdas must be 3 numbers (lambda1, lambda2, lambda3), got {len(values)}")
     for i, v in enumerate(values, 1):
@@ -67,13 +78,13 @@ def check_lambdas(lambdas) -> tuple[float, float, float]:
     return tuple(float(v) for v in values)
 
 
-def check_H(H) -> float:
+def check_H(H: float) -> float:
     require(isinstance(H, (int, float, np.floating, np.integer)) and math.isfinite(H) and H > 0,
             f"H must be finite and > 0, got {H!r}")
     return float(H)
 
 
-def terms(H: float, lambdas=DEFAULT_LAMBDAS, variant: str = "paper") -> Terms:
+def terms(H: float, lambdas: Sequence[float] = DEFAULT_LAMBDAS, variant: str = "paper") -> Terms:
     """The coefficients of the objective for ``variant`` (see the module docstring)."""
     uses_H, k_exp = VARIANTS[check_variant(variant)]
     lam1, lam2, lam3 = check_lambdas(lambdas)
@@ -88,7 +99,7 @@ class ControlProblem:
 
     spec: NetSpec
     H: float = 1.0
-    lambdas: tuple = DEFAULT_LAMBDAS
+    lambdas: Sequence[float] = DEFAULT_LAMBDAS
     K_cap: int = DEFAULT_K_CAP
     variant: str = "paper"
 
@@ -117,13 +128,21 @@ class ControlProblem:
         return float(np.min((2.0 * m - 1.0) / (m * m)))
 
 
-def energy_per_round(K, u, spec: NetSpec):
+def _fractions(u, S: int) -> np.ndarray:
+    """``u`` as a float array of shape (..., S)."""
+    u = np.asarray(u, dtype=float)
+    if u.ndim < 1 or u.shape[-1] != S:
+        raise ValidationError(f"u must have shape (..., S) with S = {S} subnets, got shape {u.shape}")
+    return u
+
+
+def energy_per_round(K: NonNegative | NonNegativeArray, u: ProbabilityArray, spec: NetSpec):
     """DS plus D2D cost of one global round: sum_s E_s u_s + K sum_s E_s^D2D ((27) [L407]).
     ``u`` has shape (..., S); ``K`` broadcasts against u's leading shape."""
-    return np.asarray(u, dtype=float) @ spec.E + np.asarray(K, dtype=float) * float(spec.E_d2d.sum())
+    return _fractions(u, spec.S) @ spec.E + np.asarray(K, dtype=float) * float(spec.E_d2d.sum())
 
 
-def k_terms(K, p, problem: ControlProblem):
+def k_terms(K: Rounds, p: Levels, problem: ControlProblem):
     """The part of J that depends on K: a2 K^-1/2 + a3 K^-e p^-4/3 + lambda3 K sum_s E_s^D2D."""
     t = problem.terms
     K = np.asarray(K, dtype=float)
@@ -132,27 +151,30 @@ def k_terms(K, p, problem: ControlProblem):
             + t.lam3 * problem.E_d2d_sum * K)
 
 
-def objective(K, p, u, problem: ControlProblem):
+def objective(K: Rounds, p: Levels, u: ProbabilityArray, problem: ControlProblem):
     """J(K, p, u) of the module docstring, vectorized: K and p broadcast, u has shape (..., S).
     J = a1 p^-2 + lambda3 sum_s E_s u_s + k_terms(K, p)."""
     t = problem.terms
     p = np.asarray(p, dtype=float)
-    return t.a1 * p ** -2.0 + t.lam3 * (np.asarray(u, dtype=float) @ problem.spec.E) + k_terms(K, p, problem)
+    return t.a1 * p ** -2.0 + t.lam3 * (_fractions(u, problem.spec.S) @ problem.spec.E) + k_terms(K, p, problem)
 
 
-def best_u(p, m):
+def best_u(p: Levels, m: Sizes):
     """Cheapest sampled fraction meeting u (2 - u) >= p and u >= 1/m (sdgt.md 5.4):
     u = max(1 - sqrt(1 - p), 1/m); shapes of p (...) and m (S,) give (..., S)."""
+    m = np.asarray(m, dtype=float)
+    if m.ndim != 1 or m.size == 0:
+        raise ValidationError(f"m must be the S >= 1 subnet sizes (shape (S,)), got shape {m.shape}")
     p = np.asarray(p, dtype=float)[..., None]
-    return np.maximum(1.0 - np.sqrt(np.clip(1.0 - p, 0.0, None)), 1.0 / np.asarray(m, dtype=float))
+    return np.maximum(1.0 - np.sqrt(np.clip(1.0 - p, 0.0, None)), 1.0 / m)
 
 
-def reduced_objective(K, p, problem: ControlProblem):
+def reduced_objective(K: Rounds, p: Levels, problem: ControlProblem):
     """phi(K, p) = min_u J(K, p, u) = J(K, p, best_u(p, m)) (sdgt.md 5.4), for p in (0, 1]."""
     return objective(K, p, best_u(p, problem.spec.m), problem)
 
 
-def k_stationary_root(p: float, H: float, lambdas=DEFAULT_LAMBDAS, E_d2d_sum: float = 1.0,
+def k_stationary_root(p: float, H: float, lambdas: Sequence[float] = DEFAULT_LAMBDAS, E_d2d_sum: float = 1.0,
                       variant: str = "paper") -> float:
     """The unconstrained minimizer in K > 0 of J at fixed p: the root of (118) [L1226],
 
@@ -171,7 +193,7 @@ def k_stationary_root(p: float, H: float, lambdas=DEFAULT_LAMBDAS, E_d2d_sum: fl
                    t.lam3 * float(E_d2d_sum))
 
 
-def k_minimizer(p: float, problem: ControlProblem) -> float:
+def k_minimizer(p: Annotated[float, Range(0.0, 1.0, low_open=True)], problem: ControlProblem) -> float:
     """argmin of J(., p, u) over K in [1, K_cap]: J is strictly convex in K (u does not matter),
     so it is the root of (118) clipped to [1, K_cap], or K_cap when sum_s E_s^D2D = 0."""
     t = problem.terms
@@ -188,10 +210,13 @@ def k_minimizer(p: float, problem: ControlProblem) -> float:
     return k_root(A, B, t.k_exp, c)
 
 
-def constraint_violation(K, p, u, problem: ControlProblem) -> float:
+def constraint_violation(K: Annotated[float, Range(0.0, low_open=True)], p: Annotated[float, Range(0.0, low_open=True)],
+                         u: PositiveArray, problem: ControlProblem) -> float:
     """Largest violation of the constraints of the GP (all written as posynomial <= 1, so relative):
     p/(2u_s) + u_s/2 <= 1, 1/(m_s u_s) <= 1, u_s <= 1, p <= 1, 1/K <= 1, K/K_cap <= 1."""
     u = np.asarray(u, dtype=float)
+    if u.shape != (problem.spec.S,):
+        raise ValidationError(f"u must have one entry per subnet, shape ({problem.spec.S},), got {u.shape}")
     m = problem.spec.m.astype(float)
     lhs = np.concatenate([p / (2 * u) + u / 2, 1.0 / (m * u), u, [p, 1.0 / K, K / problem.K_cap]])
     return float(max(np.max(lhs - 1.0), 0.0))

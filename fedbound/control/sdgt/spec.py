@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from fedbound.argtypes import NonNegativeArray, Positive
 from fedbound.errors import ValidationError, require
 
 #: largest subnet size; keeps the exact integer comparisons of :mod:`fedbound.control.sdgt.integer`
@@ -52,9 +54,9 @@ class NetSpec:
     arrays, shape (S,)), and an optional step size ``gamma``. Arrays are read-only."""
 
     m: np.ndarray
-    E: np.ndarray
-    E_d2d: np.ndarray
-    gamma: float | None = None
+    E: NonNegativeArray
+    E_d2d: NonNegativeArray
+    gamma: Positive | None = None
 
     def __post_init__(self):
         m = [_subnet_size(v, f"subnets[{i}].m") for i, v in enumerate(np.ravel(self.m).tolist())]
@@ -87,7 +89,7 @@ class NetSpec:
         return out
 
 
-def spec_from_dict(data) -> NetSpec:
+def spec_from_dict(data: object) -> NetSpec:
     """Validate a decoded NET.json object and build a :class:`NetSpec` (one-line errors)."""
     require(isinstance(data, dict), f"spec must be a JSON object, got {type(data).__name__}")
     for key in sorted(set(data) - set(_TOP_KEYS)):
@@ -113,7 +115,7 @@ def spec_from_dict(data) -> NetSpec:
     return NetSpec(m=columns["m"], E=columns["E"], E_d2d=columns["E_d2d"], gamma=data.get("gamma"))
 
 
-def load_spec(path: str | Path) -> NetSpec:
+def load_spec(path: str | os.PathLike) -> NetSpec:
     """Read and validate a NET.json file."""
     path = Path(path)
     try:

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from fedbound.errors import ValidationError
-from fedbound.pep.env import heterogeneity
+from fedbound.argtypes import NonNegative, Positive
+from fedbound.pep.env import Env, heterogeneity
 from fedbound.pep.method import option
 from fedbound.registry import integer_option, number_option
 
@@ -23,7 +24,7 @@ ZETA = option(number_option, "zeta", "heterogeneity: (1/n) sum_i ||grad f_i(x*)|
               low=0.0, high=1e3, examples=(0.0, 0.3))
 
 
-def step_check(name: str, step: float, L: float) -> None:
+def step_check(name: str, step: Positive, L: Positive) -> None:
     """step L <= MAX_STEP_L (see there)."""
     if step * L > MAX_STEP_L:
         raise ValidationError(f"{name} L must be <= {MAX_STEP_L:g} (every method diverges beyond 2/L), "
@@ -42,7 +43,7 @@ def strongly_convex_check(cfg: dict) -> None:
     step_check("gamma", cfg["gamma"], cfg["L"])
 
 
-def start_and_heterogeneity(env, zeta: float | None) -> None:
+def start_and_heterogeneity(env: Env, zeta: NonNegative | None) -> None:
     """||x0 - x*||^2 <= 1 and, for several clients, (1/n) sum_i ||grad f_i(x*)||^2 <= zeta^2."""
     env.require(env.sq(env.x0 - env.xs), 1.0)
     if zeta is not None and env.n > 1:

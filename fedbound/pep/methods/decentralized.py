@@ -14,7 +14,8 @@ family instantiates the class as W = J + lam (I - J), lam in [lam_lo, lam_hi].
 from __future__ import annotations
 
 from fedbound.errors import ValidationError
-from fedbound.pep.env import mix
+from fedbound.network.mixing import is_connected
+from fedbound.pep.env import Env, mix
 from fedbound.pep.method import Method, matrix_option, option, register, stochastic_matrix
 from fedbound.pep.methods.common import (GAMMA, MU, N_CLIENTS, ZETA, L, family, start_and_heterogeneity,
                                          strongly_convex_check)
@@ -27,14 +28,14 @@ def _mixer(env, cfg: dict):
     return lambda pts: env.mix_class(cfg["lam_lo"], cfg["lam_hi"], pts)
 
 
-def build_dgd(env, cfg: dict) -> None:
+def build_dgd(env: Env, cfg: dict) -> None:
     M, X = _mixer(env, cfg), [env.x0] * env.n
     for _ in range(cfg["T"]):
         X = [m - cfg["gamma"] * env.grad(i, x) for i, (m, x) in enumerate(zip(M(X), X))]
     _finish(env, cfg, X)
 
 
-def build_gt(env, cfg: dict) -> None:
+def build_gt(env: Env, cfg: dict) -> None:
     M, X = _mixer(env, cfg), [env.x0] * env.n
     G = [env.grad(i, x) for i, x in enumerate(X)]
     Y = list(G)
@@ -57,8 +58,14 @@ def _check(cfg: dict) -> None:
         raise ValidationError(f"n must be >= 2 for a decentralized method, got {cfg['n']}")
     if cfg["W"] is not None:
         cfg["W"] = stochastic_matrix("W", cfg["W"], cfg["n"])
+        if not is_connected(cfg["W"]):
+            raise ValidationError("W must connect the agents (a decentralized method mixes: W = I, or a W "
+                                  "whose graph falls apart, is no communication between some agents)")
     elif not cfg["lam_lo"] <= cfg["lam_hi"]:
         raise ValidationError(f"lam_lo must be <= lam_hi, got {cfg['lam_lo']:g} > {cfg['lam_hi']:g}")
+    elif cfg["lam_lo"] == 1.0:
+        raise ValidationError("lam_lo = lam_hi = 1 is the class of W = I only (no communication): a "
+                              "decentralized method mixes, give lam_lo < 1")
 
 
 OPTIONS = (N_CLIENTS, option(integer_option, "T", "iterations", 3, low=1, high=32, examples=(1, 2)),

@@ -8,12 +8,13 @@ methods", Math. Program. 2017): the theory column, for every gamma > 0.
 """
 from __future__ import annotations
 
+from fedbound.pep.env import Env
 from fedbound.pep.method import Method, Theory, option, register
 from fedbound.pep.methods.common import GAMMA, MU, L, start_and_heterogeneity, strongly_convex_check, family
 from fedbound.registry import integer_option
 
 
-def build(env, cfg: dict) -> None:
+def build(env: Env, cfg: dict) -> None:
     x = env.x0
     for _ in range(cfg["N"]):
         x = x - cfg["gamma"] * env.grad(0, x)

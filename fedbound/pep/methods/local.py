@@ -28,7 +28,7 @@ sampled points (needs beta^2 >= 1, which Jensen's inequality forces anyway). The
 from __future__ import annotations
 
 from fedbound.errors import ValidationError
-from fedbound.pep.env import heterogeneity, objective_grad, objective_value
+from fedbound.pep.env import Env, heterogeneity, objective_grad, objective_value
 from fedbound.pep.method import Method, ResultTheory, Theory, integers_option, option, register
 from fedbound.pep.methods.common import GAMMA, K_STEPS, ROUNDS, L, step_check
 from fedbound.pep.rounds import RoundSpec, round_method
@@ -61,7 +61,7 @@ ETA = option(number_option, "eta", "client learning rate eta (eta L <= 4)", 0.05
 FEDNOVA_ROUND = RoundSpec(lr=ETA, local_steps=TAUS, aggregation="normalized", tau_eff="steps")
 
 
-def build_fednova(env, cfg: dict) -> None:
+def build_fednova(env: Env, cfg: dict) -> None:
     server = FEDNOVA_ROUND.run(env, cfg, cfg["R"])
     gap = cfg["Delta"]
     for z in [env.xs] + server[1:]:

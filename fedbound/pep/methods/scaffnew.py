@@ -13,7 +13,7 @@ for gamma <= 1/L (not one of the four papers; cited from arXiv:2202.09357).
 """
 from __future__ import annotations
 
-from fedbound.pep.env import heterogeneity, mean
+from fedbound.pep.env import Env, heterogeneity, mean
 from fedbound.pep.method import Method, Theory, option, register
 from fedbound.pep.methods.common import GAMMA, MU, N_CLIENTS, ZETA, L, family, strongly_convex_check
 from fedbound.registry import integer_option, number_option
@@ -24,7 +24,7 @@ def _lyapunov(env, xs, hs, ratio2):
                for i, (x, h) in enumerate(zip(xs, hs)))
 
 
-def build(env, cfg: dict) -> None:
+def build(env: Env, cfg: dict) -> None:
     n, gamma, p, T = env.n, cfg["gamma"], cfg["p"], cfg["T"]
     ratio2 = (gamma / p) ** 2
     g0 = [env.grad(i, env.x0) for i in range(n)]

@@ -17,7 +17,7 @@ variant ``main``; gamma_bar from its step conditions at p = 1, q = 1 - lam^2).
 from __future__ import annotations
 
 from fedbound.errors import ValidationError
-from fedbound.pep.env import mean, mix
+from fedbound.pep.env import Env, mean, mix
 from fedbound.pep.consensus import spectral_instance
 from fedbound.pep.method import Method, Theory, option, register
 from fedbound.pep.methods.common import GAMMA, MU, ZETA, L, family, start_and_heterogeneity, strongly_convex_check
@@ -25,7 +25,7 @@ from fedbound.registry import integer_option, number_option
 from fedbound.theory.registry import get
 
 
-def build(env, cfg: dict) -> None:
+def build(env: Env, cfg: dict) -> None:
     S, m, K, gamma = cfg["S"], cfg["m"], cfg["K"], cfg["gamma"]
     W = spectral_instance(m, cfg["lam"])
     subnets = [list(range(s * m, (s + 1) * m)) for s in range(S)]
@@ -74,6 +74,9 @@ def theory(cfg: dict) -> Theory:
 def _check(cfg: dict) -> None:
     if cfg["mu"] == 0:
         raise ValidationError("SD-GT Theorem 3 needs mu > 0, got mu=0")
+    if cfg["lam"] == 1.0:
+        raise ValidationError("lam must be < 1: W_s = J + (I - J) = I is no communication within a subnet "
+                              "(q = 1 - lam^2 = 0)")
     strongly_convex_check(cfg)
 
 

@@ -47,7 +47,9 @@ import numpy as np
 
 from fedbound.errors import require
 from fedbound.network.mixing import spectral_norm
+from fedbound.network.subnets import Network
 from fedbound.network.topology import ring_weights
+from fedbound.tasks.base import Task
 from fedbound.theory.adapters import REQUIRED, covered, initial_gap, known, run_options
 from fedbound.validate import integer, number
 
@@ -85,7 +87,8 @@ def _clusters(task, network, algorithm: str, opts: dict) -> tuple[np.ndarray, fl
     return np.asarray(network.subnet_of), float(np.max(network.spectral_norms))
 
 
-def constants(task, network, algorithm: str, options: dict) -> dict:
+def constants(task: Task, network: Network | None, algorithm: str,
+              options: dict[str, object]) -> dict:
     """The constants of Theorems 4.6 / D.3 for the run (module doc)."""
     covered(PAPER, algorithm, ALGORITHMS)
     opts = run_options(PAPER, algorithm, options, DEFAULTS[algorithm], IGNORED[algorithm])

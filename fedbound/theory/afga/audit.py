@@ -56,9 +56,11 @@ rho in [1e-6, 1 - 1e-6] (F.8), eta_l = fraction * cap with the fraction in [1e-4
 from __future__ import annotations
 
 import functools
+from typing import Annotated
 
 import numpy as np
 
+from fedbound.argtypes import Range
 from fedbound.papers import PAPERS, PaperAudit
 from fedbound.network import ring_weights
 from fedbound.theory.afga.experiments import REPORTED_RHO, SETTINGS, rho_max
@@ -272,7 +274,9 @@ def _f5_instance(variant: str) -> Claim:
 
 # Lemma F.8 for rho > 0 ----------------------------------------------------------------------------
 
-def f8_instance_norm(rho, m, n, I):
+def f8_instance_norm(rho: Annotated[np.ndarray, Range(0.0, 1.0, high_open=True)],
+                     m: Annotated[np.ndarray, Range(1.0)], n: Annotated[np.ndarray, Range(1.0)],
+                     I: Annotated[np.ndarray, Range(1.0)]) -> np.ndarray:
     """||Delta_r||/(eta_l G) on the F.8 instance (module docstring): I m/n + (1 - m/n) sum_s rho^s."""
     rho, m, n, I = (np.asarray(v, dtype=float) for v in (rho, m, n, I))
     geometric = rho * -np.expm1(I * np.log(rho)) / (1 - rho)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from fedbound.argtypes import Count
 from fedbound.network import Network, spectral_norm, topology_weights
 
 
@@ -24,9 +25,9 @@ class Setting:
     """One experiment: N clients in K clusters of n, m sampled per cluster (M = K m), topology."""
 
     name: str
-    N: int
-    M: int
-    K: int
+    N: Count
+    M: Count
+    K: Count
     topology: str
     source: str
 

@@ -19,15 +19,21 @@ and ``predicate_rhs``; :func:`rho_condition` evaluates them and
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
 
+from fedbound.argtypes import Choice, Range
 from fedbound.errors import ValidationError
 from fedbound.theory.afga.common import H, m, n, rho, where
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Predicate, Result, Variant
 
 FORMS = ("exact", "sufficient", "theorem")
+#: one of :data:`FORMS`
+Form = Annotated[str, Choice(FORMS)]
+#: m, n or I: a number or an array of them, each >= 1
+AtLeastOne = Annotated[np.ndarray, Range(1.0)]
 
 #: each form as an engine :class:`Predicate` (lhs <= rhs), reported holds / fails by
 #: ``Result.evaluate`` and ``fedbound bound``; the theorems carry them too
@@ -82,7 +88,8 @@ class RhoCheck:
     largest_rho: np.ndarray
 
 
-def rho_condition(rho_value, m_value, n_value, I_value=None, form: str = "theorem") -> RhoCheck:
+def rho_condition(rho_value: float | np.ndarray, m_value: float | np.ndarray, n_value: float | np.ndarray,
+                  I_value: float | np.ndarray | None = None, form: Form = "theorem") -> RhoCheck:
     """Evaluate one form (``exact`` needs ``I_value``) of the rho-condition, vectorized (m <= n is
     the engine's order relation afga.m <= afga.n)."""
     if form not in FORMS:
@@ -97,7 +104,8 @@ def rho_condition(rho_value, m_value, n_value, I_value=None, form: str = "theore
     return RhoCheck(form, ev.predicates[PREDICATES[form].name], lhs, rhs, rhs - lhs, largest_rho(form, m_value, n_value, I_value))
 
 
-def largest_rho(form: str, m_value, n_value, I_value=None) -> np.ndarray:
+def largest_rho(form: Form, m_value: AtLeastOne, n_value: AtLeastOne, I_value: AtLeastOne | None = None
+                ) -> np.ndarray:
     """The largest rho in [0, 1] admitted by ``form`` (1 when every rho < 1 is admitted).
 
     theorem: m/(m+n). sufficient: the root of rho^2 = c (1 - rho), c = m^2/n^2. exact: with

@@ -50,6 +50,8 @@ import numpy as np
 import torch
 
 from fedbound.errors import require
+from fedbound.network.subnets import Network
+from fedbound.tasks.base import Task
 from fedbound.theory.adapters import REQUIRED, covered, initial_gap, known, run_options
 from fedbound.validate import integer, number
 
@@ -94,7 +96,8 @@ def _checked(task, algorithm: str, opts: dict) -> None:
                                         "[L98-L104]); the task's client weights p are not uniform")
 
 
-def constants(task, network, algorithm: str, options: dict) -> dict:
+def constants(task: Task, network: Network | None, algorithm: str,
+              options: dict[str, object]) -> dict:
     """The constants of Theorem 20 (fedada2) or Corollaries 27/29 (jointzero) for the run (module
     doc); ``network`` must be None (the algorithms take none)."""
     covered(PAPER, algorithm, ALGORITHMS)

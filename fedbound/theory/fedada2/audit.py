@@ -38,10 +38,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from typing import Annotated, Mapping
 
 import numpy as np
 from scipy.special import polygamma
 
+from fedbound.argtypes import Count, Dims, Range
 from fedbound.papers import PAPERS, PaperAudit
 from fedbound.theory.claim import Claim, Param, Regime, Sampler, compile_expr
 from fedbound.theory.expectation_claim import ExpectationClaim
@@ -75,13 +77,22 @@ SCALE_ = Param("update_scale", 1e-6, 1.0, log=False)   # > 0: full-batch realiza
 CLIENT = (K_, Z_, G_, EPS_, V0_, ETA_, PATTERN_, SCALE_)
 
 
-def update_steps(K: np.ndarray, z: np.ndarray) -> np.ndarray:
+#: per-instance values of a batch of N instances (N,): step counts >= 1, positive and non-negative
+#: reals, decay rates in [0, 1); gradient sequences (N, K_MAX, d)
+Steps = Annotated[np.ndarray, Dims((1,)), Range(1.0)]
+PositiveBatch = Annotated[np.ndarray, Dims((1,)), Range(0.0, low_open=True)]
+NonNegativeBatch = Annotated[np.ndarray, Dims((1,)), Range(0.0)]
+DecayBatch = Annotated[np.ndarray, Dims((1,)), Range(0.0, 1.0, high_open=True)]
+Gradients = Annotated[np.ndarray, Dims((3,))]
+
+
+def update_steps(K: Steps, z: Steps) -> np.ndarray:
     """(N, K_MAX) mask of the preconditioner-update steps k = 1, z+1, 2z+1, ... <= K [L695]."""
     k = np.arange(1, K_MAX + 1)
     return ((k - 1) % z[:, None] == 0) & (k <= K[:, None])
 
 
-def gradients(c: dict, d: int = D) -> np.ndarray:
+def gradients(c: Mapping[str, np.ndarray], d: Annotated[int, Range(1, D)] = D) -> np.ndarray:
     """(N, K_MAX, d) gradient sequences of the module docstring (zero beyond step K)."""
     pattern = PATTERN_TABLE[c["pattern"].astype(int)][:, :, :d]
     update = update_steps(c["K"], c["z"])
@@ -90,8 +101,9 @@ def gradients(c: dict, d: int = D) -> np.ndarray:
     return c["G"][:, None, None] * pattern * scale[:, :, None]
 
 
-def sm3_ii(g: np.ndarray, z: np.ndarray, eps: np.ndarray, eta: np.ndarray, v0: np.ndarray,
-           carry_over: bool = True, cover: np.ndarray = COVER) -> dict[str, np.ndarray]:
+def sm3_ii(g: Gradients, z: Steps, eps: PositiveBatch, eta: PositiveBatch, v0: NonNegativeBatch,
+           carry_over: bool = True, cover: Annotated[np.ndarray, Dims((2,))] = COVER
+           ) -> dict[str, np.ndarray]:
     """SM3-II with delay z over a batch, Algorithm 4 [L717-L736] / eq. (SM3) [L695]:
 
     update step ((k-1)/z integer): v_k(j) = min_{b: j in S_b} mu_{k-1}(b) + g_k(j)^2,
@@ -118,7 +130,7 @@ def sm3_ii(g: np.ndarray, z: np.ndarray, eps: np.ndarray, eta: np.ndarray, v0: n
     return {"delta": x, "v": vs, "mu": mus}
 
 
-def agdu(g: np.ndarray, z: np.ndarray, eps: np.ndarray, eta: np.ndarray, v0: np.ndarray) -> np.ndarray:
+def agdu(g: Gradients, z: Steps, eps: PositiveBatch, eta: PositiveBatch, v0: NonNegativeBatch) -> np.ndarray:
     """AGDU, Algorithm 9 [L1490-L1512]: v_k = v_{k-1} + g_k^2 on update steps, x_k = x_{k-1} - eta g_k/
     (sqrt(v_k) + eps); returns x_K - x_0 (N, d)."""
     v = np.broadcast_to(v0[:, None], g[:, 0].shape).astype(float)
@@ -130,8 +142,8 @@ def agdu(g: np.ndarray, z: np.ndarray, eps: np.ndarray, eta: np.ndarray, v0: np.
     return x
 
 
-def admu(g: np.ndarray, K: np.ndarray, z: np.ndarray, b1: np.ndarray, b2: np.ndarray, eps: np.ndarray,
-         eta: np.ndarray, bias_correction: bool = True) -> np.ndarray:
+def admu(g: Gradients, K: Steps, z: Steps, b1: DecayBatch, b2: DecayBatch, eps: PositiveBatch,
+         eta: PositiveBatch, bias_correction: bool = True) -> np.ndarray:
     """ADMU, Algorithm 7 [L1357-L1375] (m_0 = v_0 = 0): m_k = b1 m_{k-1} + (1 - b1) g_k; on update steps
     v_k = b2 v_{k-1} + (1 - b2) g_k^2 and v-hat_k = v_k/(1 - b2^ceil(k/z)), else v-hat_k = v-hat_{k-1};
     m-hat_k = m_k/(1 - b1^k); x_k = x_{k-1} - eta m-hat_k/(sqrt(v-hat_k) + eps). Without
@@ -425,7 +437,7 @@ TYPICAL = Sampler((Param("T", 10, 10 ** 6, integer=True), Param("c_l", 1e-2, 1.0
                                    vtilde0=raw["tau"] ** 2))
 
 
-def trivial_bound(c: dict) -> np.ndarray:
+def trivial_bound(c: Mapping[str, np.ndarray]) -> np.ndarray:
     """A bound on min_{t in [T]} ||grad f(x_{t-1})||^2 <= ||grad f(x_0)||^2 that needs no theorem:
     d G^2 (A2, coordinate-wise |grad_j F_i| <= G, so |grad_j f| <= G [L134-L138]) and 2 L f_gap (f
     L-smooth and bounded below with a minimiser [L90, L130]: ||grad f(x)||^2 <= 2 L (f(x) - f*))."""
@@ -493,7 +505,7 @@ PROP9 = Sampler((Param("N", 1, 10, integer=True), Param("participation", 0.0, 1.
                 lambda raw: dict(raw, cohort=np.maximum(1, np.round(raw["participation"] * raw["N"]))))
 
 
-def prop9_toy(c: dict, rng: np.random.Generator, seeds: int) -> np.ndarray:
+def prop9_toy(c: Mapping[str, float], rng: np.random.Generator, seeds: Count) -> np.ndarray:
     """``seeds`` realizations of ||grad f(x_T)||^2 = x_T^2 on Proposition 9's toy problem [L338-L342,
     L443-L463]: d = 1, f = x^2/2, N clients, client i (1-based) with g = x + xi, xi ~ t_{i+1} (client
     1 heavy-tailed); each round samples ``cohort`` clients uniformly without replacement, each runs K

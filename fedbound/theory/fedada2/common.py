@@ -41,12 +41,15 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Annotated
 
 import mpmath
 import numpy as np
 import sympy as sp
 from scipy.special import lambertw
 
+from fedbound.argtypes import Positive, PositiveArray, Range
+from fedbound.errors import ValidationError
 from fedbound.theory.paper import Paper
 from fedbound.theory.symbols import HALF_OPEN_UNIT, NONNEGATIVE, POSITIVE, POSITIVE_INTEGER, Domain
 
@@ -75,7 +78,11 @@ f_gap = declare("f_gap", NONNEGATIVE, "initial gap f(x_0) - f(x*) (Psi_1)")
 
 # -- c(beta) and u0(beta) ----------------------------------------------------------------------
 
-def u0_numeric(beta) -> np.ndarray:
+#: a decay rate beta (a number or an array of them) in [0, 1)
+DecayRate = Annotated[np.ndarray, Range(0.0, 1.0, high_open=True)]
+
+
+def u0_numeric(beta: DecayRate) -> np.ndarray:
     """u0(beta) vectorized: 1 + the last v >= 1 with beta^v v^4 >= 1 (1 where there is none).
 
     v^4 beta^v = 1 at v = -W_{-1}(-a)/a, a = -log(beta)/4 (Lambert W, real for a <= 1/e); the
@@ -101,7 +108,7 @@ def u0_numeric(beta) -> np.ndarray:
     return out
 
 
-def c_beta_numeric(beta) -> np.ndarray:
+def c_beta_numeric(beta: DecayRate) -> np.ndarray:
     """c(beta) in float64, vectorized: sum_{u>=0} u^2 beta^u = beta(1+beta)/(1-beta)^3 minus the tail
     sum_{u>=m} u^2 beta^u = beta^m (m^2/(1-beta) + 2m beta/(1-beta)^2 + beta(1+beta)/(1-beta)^3),
     m = u0 + 1, plus 1/u0 (all terms positive, the tail small: no cancellation)."""
@@ -118,6 +125,8 @@ def c_beta_numeric(beta) -> np.ndarray:
 def u0_exact(beta: Fraction) -> int:
     """u0(beta) for a rational beta in [0, 1): the sign of 4 log v + v log beta in 256-bit mpmath,
     and integer arithmetic (v^4 p^v >= q^v) where that is within rounding of 0 (beta = 1/2, v = 16)."""
+    if not 0 <= beta < 1:
+        raise ValidationError(f"beta must be a rational in [0, 1), got {beta}")
     p, q = beta.numerator, beta.denominator
     if p == 0:
         return 1
@@ -161,7 +170,9 @@ class c_beta(sp.Function):
             return sp.Float(value, precision=prec)
 
 
-def l_tilde(d, G, eta, eps_s_value):
+def l_tilde(d: sp.Expr | Positive | PositiveArray, G: sp.Expr | Positive | PositiveArray,
+            eta: sp.Expr | Positive | PositiveArray, eps_s_value: sp.Expr | Positive | PositiveArray
+            ) -> sp.Expr | np.ndarray:
     """The "pseudo-Lipschitz" constant L~ = 2 sqrt(d) G/(eta_l eps_s) [L138-L142] (sympy or numpy)."""
     root = sp.sqrt(d) if isinstance(d, sp.Basic) else np.sqrt(d)
     return 2 * root * G / (eta * eps_s_value)

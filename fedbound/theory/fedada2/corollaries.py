@@ -27,10 +27,14 @@ Each of Theorem 25 and Corollaries 27, 29 comes "printed" (vector norm, L) and "
 """
 from __future__ import annotations
 
+from typing import Annotated
+
 import mpmath
 import numpy as np
 import sympy as sp
 
+from fedbound.argtypes import Choice
+from fedbound.errors import ValidationError
 from fedbound.theory.fedada2.common import (A_max, B_weight, G_inf, K_local, K_minus,
                                             K_over_z, a_min, beta1, beta2, declare, eps_client, eps_w, eta_l,
                                             m_min, M_max, tau_adapt, v0, where, xi_minus, xi_plus,
@@ -47,9 +51,13 @@ p2 = declare("p2", Domain(), "Cor. 23: client learning-rate exponent, eta_l = Th
 CASES = ("A", "B")
 SMOOTH = ("L", "L2")
 CLIENTS = ("adagrad", "adam")
+Case = Annotated[str, Choice(CASES)]
+Smooth = Annotated[str, Choice(SMOOTH)]
+Client = Annotated[str, Choice(CLIENTS)]
 
 
-def theta_psis(case: str, smooth: str = "L", client: str = "adagrad", eta=None, eta_l_=None) -> dict:
+def theta_psis(case: Case, smooth: Smooth = "L", client: Client = "adagrad",
+               eta: sp.Expr | float | None = None, eta_l_: sp.Expr | float | None = None) -> dict:
     """The Theta-forms psi1..psi6 [L1083-L1090] at eta = T^p1, eta_l = T^p2 (or the given values).
     The log of psi5 is kept; :func:`ratio_exponents` drops it (O(1) in case A, a log factor in B)."""
     e = T ** p1 if eta is None else eta
@@ -64,12 +72,12 @@ def theta_psis(case: str, smooth: str = "L", client: str = "adagrad", eta=None, 
     }
 
 
-def ratio_exponents(case: str, smooth: str = "L", client: str = "adagrad") -> dict[str, sp.Expr]:
+def ratio_exponents(case: Case, smooth: Smooth = "L", client: Client = "adagrad") -> dict[str, sp.Expr]:
     """The exponent of T in psi_i/psi6, i = 1..5, linear in (p1, p2) (log factors dropped), plus
     the regime constraints of the case: "regime" <= 0 (case A: 1 + 2 p2; case B: p2) and, in case
     B, "regime_open" < 0 (-(1 + 2 p2))."""
     if case not in CASES or smooth not in SMOOTH or client not in CLIENTS:
-        raise ValueError(f"case in {CASES}, smooth in {SMOOTH}, client in {CLIENTS}; got "
+        raise ValidationError(f"case in {CASES}, smooth in {SMOOTH}, client in {CLIENTS}; got "
                          f"{case!r}, {smooth!r}, {client!r}")
     psi = theta_psis(case, smooth, client)
     psi = {k: v.replace(sp.log, lambda arg: sp.Integer(1)) for k, v in psi.items()}

@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Annotated, Iterable, Sequence
 
 from fedbound import validate as V
+from fedbound.argtypes import Choice, Count, NonNegativeInt
 from fedbound.errors import InputTypeError
 
 
@@ -41,9 +42,9 @@ class Cost:
     and ``gradient_calls`` per local step; ``source`` is "Table 2" or "derived (notes 2.15)"."""
 
     method: str
-    communication: int
-    memory: int
-    gradient_calls: int
+    communication: NonNegativeInt
+    memory: NonNegativeInt
+    gradient_calls: NonNegativeInt
     source: str
 
 
@@ -60,12 +61,12 @@ def _shapes(shapes: Iterable[Sequence[int]]) -> list[tuple[int, ...]]:
     return out
 
 
-def parameter_count(shapes: Iterable[Sequence[int]]) -> int:
+def parameter_count(shapes: Iterable[Sequence[Count]]) -> int:
     """d = sum over tensors of the product of their shape."""
     return sum(math.prod(s) for s in _shapes(shapes))
 
 
-def cover_size(shape: Sequence[int]) -> int:
+def cover_size(shape: Sequence[Count]) -> int:
     """SM3 cover size of one tensor: sum of its dimensions for rank >= 2 (slices along each axis),
     n for a vector (singletons), 1 for a scalar."""
     shape = _shapes([shape])[0]
@@ -74,15 +75,18 @@ def cover_size(shape: Sequence[int]) -> int:
     return shape[0] if len(shape) == 1 else sum(shape)
 
 
-def sm3_accumulators(shapes: Iterable[Sequence[int]]) -> int:
+def sm3_accumulators(shapes: Iterable[Sequence[Count]]) -> int:
     """q = sum over tensors of :func:`cover_size`."""
     return sum(cover_size(s) for s in _shapes(shapes))
 
 
 CLIENT_OPTIMIZERS = ("sm3", "sm3_adam", "adagrad", "adam")
+#: Table 2 as printed, or refined (module doc)
+Model = Annotated[str, Choice(("printed", "refined"))]
 
 
-def client_state_floats(shapes: Iterable[Sequence[int]], optimizer: str, delay: int = 1) -> int:
+def client_state_floats(shapes: Iterable[Sequence[Count]],
+                        optimizer: Annotated[str, Choice(CLIENT_OPTIMIZERS)], delay: Count = 1) -> int:
     """Floats of client optimizer state for a model with these shapes (d parameters, q SM3
     accumulators), the step counter included:
 
@@ -101,7 +105,8 @@ def client_state_floats(shapes: Iterable[Sequence[int]], optimizer: str, delay: 
     return (d if optimizer == "adagrad" else 2 * d) + 1
 
 
-def table2(shapes: Iterable[Sequence[int]], model: str = "printed", delay: int = 1) -> dict[str, Cost]:
+def table2(shapes: Iterable[Sequence[Count]], model: Model = "printed",
+           delay: Count = 1) -> dict[str, Cost]:
     """Table 2's rows for a model with these parameter shapes; ``model`` "printed" gives the table
     as printed (FedAda2 memory 2d), "refined" the client memory d + the optimizer state of
     :func:`client_state_floats` (with preconditioner ``delay`` z) and the extra rows of the module
@@ -125,7 +130,8 @@ def table2(shapes: Iterable[Sequence[int]], model: str = "printed", delay: int =
     return {r.method: r for r in rows}
 
 
-def relative_communication(shapes: Iterable[Sequence[int]], model: str = "printed") -> dict[str, float]:
+def relative_communication(shapes: Iterable[Sequence[Count]], model: Model = "printed"
+                           ) -> dict[str, float]:
     """Communication per round relative to FedAvg's (Fig. 2's normalisation [L213-L215]): 1 for
     FedAda2, 1.5 for DJA (AdaGrad)."""
     rows = table2(shapes, model)

@@ -28,11 +28,13 @@ fedbound.tasks.heavy_tailed.HeavyTailedQuadratic.)
 from __future__ import annotations
 
 import math
+from typing import Annotated
 
 import numpy as np
 import sympy as sp
 from scipy import integrate, optimize, stats
 
+from fedbound.argtypes import Choice, Count, NonNegative, NonNegativeArray, NonNegativeInt, Positive, Range
 from fedbound.errors import ValidationError
 from fedbound.theory.fedada2.common import K_local, declare, eps_client, eta_l, where
 from fedbound.theory.registry import register
@@ -162,14 +164,21 @@ PROP14 = register(Result(
 
 # -- constructions and numbers -----------------------------------------------------------------------
 
-def prop9_laws(n_clients: int) -> list[tuple[str, float]]:
+#: the noise laws of Propositions 9 and 10
+Law = Annotated[str, Choice(("student_t", "cauchy", "gaussian"))]
+#: eps_hat of Prop. 9 (ii), in [0, 1)
+EpsHat = Annotated[float, Range(0.0, 1.0, high_open=True)]
+
+
+def prop9_laws(n_clients: Count) -> list[tuple[str, float]]:
     """Prop. 9's noise laws [L338-L342]: client i (1-based) has xi_i ~ t_{i+1}."""
     if n_clients < 1:
         raise ValidationError(f"n_clients must be >= 1, got {n_clients}")
     return [("student_t", float(i + 1)) for i in range(1, n_clients + 1)]
 
 
-def prop10_laws(n_clients: int, gamma_c: float, sigma: float = 1.0) -> list[tuple[str, float]]:
+def prop10_laws(n_clients: Count, gamma_c: Annotated[float, Range(0.0, 1 / 3, low_open=True, high_open=True)],
+                sigma: Positive = 1.0) -> list[tuple[str, float]]:
     """Prop. 10's noise laws [L475-L481]: client 1 Cauchy(0, gamma_c), gamma_c in (0, 1/3); the others
     N(0, sigma^2) (the paper leaves sigma_i open)."""
     if not 0 < gamma_c < 1 / 3:
@@ -189,7 +198,7 @@ def _law(law: str, param: float):
     raise ValidationError(f"law must be one of student_t, cauchy, gaussian, got {law!r}")
 
 
-def second_moment(law: str, param: float) -> float:
+def second_moment(law: Law, param: Positive) -> float:
     """E xi^2: nu/(nu - 2) for t_nu with nu > 2, inf for nu <= 2 and for Cauchy; sigma^2 for Gaussian."""
     if law == "student_t":
         return param / (param - 2) if param > 2 else math.inf
@@ -206,18 +215,18 @@ def _expect(law: str, param: float, fn, x: float) -> float:
     return left + right
 
 
-def i_eps(law: str, param: float, eps: float, x: float = 0.0) -> float:
+def i_eps(law: Law, param: Positive, eps: Positive, x: float = 0.0) -> float:
     """I(eps) = E[1/(|x + xi| + eps)] [L399-L403] (notes 4.1: t_2, x = 0: 1.742, 0.844, 0.557 at eps =
     0.1, 0.5, 1)."""
     return _expect(law, param, lambda s: 1.0 / (abs(x + s) + eps), x)
 
 
-def noise_ratio(law: str, param: float, eps: float, x: float = 0.0) -> float:
+def noise_ratio(law: Law, param: Positive, eps: Positive, x: float = 0.0) -> float:
     """E[|xi|/(|x + xi| + eps)], the noise term of (4)-(5) [L405-L413]."""
     return _expect(law, param, lambda s: abs(s) / (abs(x + s) + eps), x)
 
 
-def noise_bound(law: str, param: float, eps: float, x_max: float = 50.0) -> float:
+def noise_bound(law: Law, param: Positive, eps: Positive, x_max: Positive = 50.0) -> float:
     """sup_x E[|xi|/(|x + xi| + eps)] (the best B of (5)); the law is symmetric so x >= 0 suffices.
     Notes 4.1/4.2: t_2 1.157/0.644/0.465, Cauchy(0, 0.3) 0.784/0.416/0.295 at eps = 0.1/0.5/1."""
     grid = np.concatenate([[0.0], np.geomspace(1e-2, x_max, 12)])
@@ -229,19 +238,19 @@ def noise_bound(law: str, param: float, eps: float, x_max: float = 50.0) -> floa
     return max(max(values), -res.fun)
 
 
-def t0(eps: float, eps_hat_value: float) -> int:
+def t0(eps: Positive, eps_hat_value: EpsHat) -> int:
     """Smallest positive integer t0 with 1/((1 + t0)(1 - eps_hat)) < eps [L415]."""
     if eps <= 0 or not 0 <= eps_hat_value < 1:
         raise ValidationError(f"need eps > 0 and eps_hat in [0, 1), got {eps}, {eps_hat_value}")
     return max(1, math.floor(1 / (eps * (1 - eps_hat_value))))
 
 
-def adagrad_schedule(t, eps: float, eps_hat_value: float) -> np.ndarray:
+def adagrad_schedule(t: NonNegative | NonNegativeArray, eps: Positive, eps_hat_value: EpsHat) -> np.ndarray:
     """eta_l^t = 1/((t + t0)(1 - eps_hat)) of Prop. 9 (ii) [L415]."""
     return 1.0 / ((np.asarray(t, dtype=float) + t0(eps, eps_hat_value)) * (1 - eps_hat_value))
 
 
-def movement_bound(K: int, T: int) -> float:
+def movement_bound(K: Count, T: NonNegativeInt) -> float:
     """Deterministic |x_{T+1} - x_0| <= K sum_{t<=T} 1/t^2 for client AdaGrad with eta_l^t = 1/t^2
     (each local step moves at most eta_l^t, Prop. 9 (iv) [L443-L463]); below K pi^2/6 for every T."""
     t = np.arange(1, T + 1, dtype=float)

@@ -18,6 +18,8 @@ All bounds are coordinate-wise (|.| of a vector, notes 1.2 "Conventions" [L739, 
 * Lemma 30 [L1557-L1561]: AGDU clients (Algorithm 10): Phi_1 = eta_l B (floor((K-1)/z) + 1
   + K G/(sqrt(v0) + eps)).
 """
+from __future__ import annotations
+
 import sympy as sp
 from sympy.codegen.cfunctions import log1p
 
@@ -38,7 +40,7 @@ PHI1 = {"printed": eta_l * (UPDATE_TERM + eta_l * DELAY_TERM),   # [L745]
         "proved": eta_l * (UPDATE_TERM + DELAY_TERM)}           # [L764-L776], notes 8.1
 
 
-def phi2(phi1: sp.Expr) -> sp.Expr:
+def phi2(phi1: sp.Expr | float) -> sp.Expr:
     """Lemma 16's T-uniform Phi_2 = min{eta sqrt(1 - b~1), eta Phi_1/tau} [L782, L790-L792]."""
     return sp.Min(eta_server * sp.sqrt(1 - beta1_server), eta_server * phi1 / tau_adapt)
 

@@ -31,10 +31,12 @@ sqrt_v0, L2, proved); the others are named by their settings, e.g.
 from __future__ import annotations
 
 import dataclasses
+from typing import Annotated, Mapping
 
 import sympy as sp
 from sympy.codegen.cfunctions import log1p
 
+from fedbound.argtypes import Choice
 from fedbound.theory.fedada2.common import (G_inf, K_local, beta1_server, c_beta, d_params,
                                             eps_client, eps_s, eta_l, eta_server, f_gap, l_tilde,
                                             tau_adapt, v0, vtilde0, where)
@@ -64,7 +66,9 @@ ALPHA1 = 1 / (2 * sp.sqrt(v0 + d_params * K_local * G_inf ** 2) + 2 * eps_client
 L_TILDE = l_tilde(d_params, G_inf, eta_l, eps_s)
 
 
-def psi_terms(phi1: sp.Expr, gamma1: sp.Expr, coefficient: sp.Expr, norm: str, smooth: str) -> dict:
+def psi_terms(phi1: sp.Expr | float, gamma1: sp.Expr | float, coefficient: sp.Expr | float,
+              norm: Annotated[str, Choice(("vector", "scalar"))],
+              smooth: Annotated[str, Choice(("L", "L2"))]) -> dict:
     """Psi1..Psi6 of Theorem 20's form [L844-L852] for a scalar Lemma-15-type bound ``phi1``, the
     intermediary ``gamma1`` and the common factor ``coefficient`` of Psi3 and Psi4 (Theorem 20:
     K/(alpha1 tau (sqrt(v0) + eps)^2); Theorem 25: C; Corollary 27: (1 - b1^(2K)) K B^2/(2 alpha1
@@ -87,7 +91,7 @@ def psi_terms(phi1: sp.Expr, gamma1: sp.Expr, coefficient: sp.Expr, norm: str, s
     }
 
 
-def bound_of(psi: dict) -> sp.Expr:
+def bound_of(psi: Mapping[str, sp.Expr | float]) -> sp.Expr:
     """(Psi1 + ... + Psi5)/Psi6 as a sum of the five ratios Psi_i/Psi6 (one term each)."""
     return sp.Add(*(psi[f"Psi{i}"] / psi["Psi6"] for i in range(1, 6)))
 

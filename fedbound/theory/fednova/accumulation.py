@@ -26,10 +26,14 @@ leading axes, e.g. rounds, broadcast); no loop over clients.
 """
 from __future__ import annotations
 
+import numbers
+from typing import Annotated, Sequence
 
 import numpy as np
 
 from fedbound import validate as V
+from fedbound.argtypes import (Count, Dims, Matrix, NonNegativeArray, Positive, PositiveArray,
+                               ProbabilityArray, Range)
 from fedbound.deprecation import deprecated
 from fedbound.errors import ValidationError
 from fedbound.local_solver import SOLVERS, accumulation_vector, geometric_sum, solver_parameter
@@ -42,7 +46,8 @@ def _tau(tau) -> np.ndarray:
     return t
 
 
-def closed_form_norms(solver: str, tau, *, alpha=None, gamma=None, rho=None
+def closed_form_norms(solver: str, tau: Count | PositiveArray, *, alpha: float | np.ndarray | None = None,
+                      gamma: float | np.ndarray | None = None, rho: float | np.ndarray | None = None
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(||a||_1, ||a||_2^2, a_{-1}) of the table of sec. 2.3 in closed form, vectorized over arrays
     of tau and of the solver parameter (broadcast together).
@@ -77,10 +82,11 @@ def closed_form_norms(solver: str, tau, *, alpha=None, gamma=None, rho=None
     return a1, a2, np.ones_like(a1)
 
 
-def norms(a) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def norms(a: NonNegativeArray | Sequence[NonNegativeArray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(||a_i||_1, ||a_i||_2^2, a_{i,-1}) of one vector (1-D: scalars back), of the rows of a 2-D
     array (clients with equal tau), or of a sequence of 1-D vectors of different lengths (arrays
     (m,) back; one concatenation and ``np.add.reduceat``, no loop over clients)."""
+    _not_a_number(a)
     if isinstance(a, np.ndarray) and a.ndim in (1, 2):
         arr = V.real_array("a", a, low=0.0)
         if arr.shape[-1] == 0:
@@ -96,6 +102,13 @@ def norms(a) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             flat[starts + lengths - 1])
 
 
+def _not_a_number(a) -> None:
+    """A ValidationError where the accumulation vectors ``a`` are one number."""
+    if isinstance(a, (numbers.Number, np.generic)) or (isinstance(a, np.ndarray) and a.ndim == 0):
+        raise ValidationError(f"a must be a vector, a 2-D array or a sequence of vectors, got the "
+                              f"number {V.show(a)}")
+
+
 def _weights(name: str, p, axis_size: int | None = None) -> np.ndarray:
     arr = V.real_array(name, p, low=0.0)
     if arr.ndim == 0 or (axis_size is not None and arr.shape[-1] != axis_size):
@@ -106,7 +119,7 @@ def _weights(name: str, p, axis_size: int | None = None) -> np.ndarray:
     return arr
 
 
-def implicit_weights(p, a1) -> tuple[np.ndarray, np.ndarray]:
+def implicit_weights(p: ProbabilityArray, a1: NonNegativeArray) -> tuple[np.ndarray, np.ndarray]:
     """(tau_eff, w) of (6) [L115-L116]: tau_eff = sum_i p_i ||a_i||_1, w_i = p_i ||a_i||_1 / tau_eff,
     the effective steps and weights of any algorithm that averages Delta_i = -eta G_i a_i with p."""
     p = _weights("p", p)
@@ -117,7 +130,8 @@ def implicit_weights(p, a1) -> tuple[np.ndarray, np.ndarray]:
     return tau_eff, p * a1 / tau_eff[..., None]
 
 
-def abc(w, a1, a2sq, a_last, tau_eff) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def abc(w: ProbabilityArray, a1: PositiveArray, a2sq: NonNegativeArray, a_last: NonNegativeArray,
+        tau_eff: Positive | PositiveArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A, B, C of (9) [L163] / (93)-(95) [L606-L608], m = the number of clients (last axis):
 
     A = m tau_eff sum_i w_i^2 ||a_i||_2^2/||a_i||_1^2, B = sum_i w_i (||a_i||_2^2 - a_{i,-1}^2),
@@ -133,7 +147,8 @@ def abc(w, a1, a2sq, a_last, tau_eff) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return A, B, C
 
 
-def time_averaged_abc(p, a1, a2sq, a_last, tau_eff) -> dict[str, np.ndarray]:
+def time_averaged_abc(p: ProbabilityArray, a1: PositiveArray, a2sq: NonNegativeArray,
+                      a_last: NonNegativeArray, tau_eff: Positive | PositiveArray) -> dict[str, np.ndarray]:
     """Theorem 3's constants for FedNova (w = p) with accumulation vectors varying by round: the
     per-round A^(t), B^(t), C^(t) of (143)-(145) [L806-L808] for arrays (T, m) of norms, their
     averages A_tilde, B_tilde, C_tilde (146) [L813] and a1_max = max_{i,t} ||a_i^(t)||_1 of (152)
@@ -145,7 +160,7 @@ def time_averaged_abc(p, a1, a2sq, a_last, tau_eff) -> dict[str, np.ndarray]:
             "A": A, "B": B, "C": C}
 
 
-def fedavg_closed_forms(p, tau) -> dict[str, np.ndarray]:
+def fedavg_closed_forms(p: ProbabilityArray, tau: PositiveArray) -> dict[str, np.ndarray]:
     """FedAvg (a_i = 1_{tau_i}): (121) tau_eff = sum p_i tau_i, w_i = p_i tau_i/tau_eff,
     (122) A = m sum p_i^2 tau_i / sum p_i tau_i, (123) B = sum p_i tau_i (tau_i - 1)/sum p_i tau_i,
     (124) C = tau_max (tau_max - 1) [L719-L722]."""
@@ -157,7 +172,8 @@ def fedavg_closed_forms(p, tau) -> dict[str, np.ndarray]:
             "B": np.sum(p * t * (t - 1), -1) / tau_eff, "C": tau_max * (tau_max - 1)}
 
 
-def fedprox_closed_forms(p, tau, alpha) -> dict[str, np.ndarray]:
+def fedprox_closed_forms(p: ProbabilityArray, tau: PositiveArray, alpha: float | np.ndarray
+                         ) -> dict[str, np.ndarray]:
     """FedProx (127)-(131) [L744-L751] with alpha = eta mu (broadcast against p's leading axes):
     tau_eff = (1/alpha) sum p_i [1 - (1-alpha)^tau_i], w_i = p_i [1 - (1-alpha)^tau_i]/sum_j(...),
     A = (m alpha / sum p_i (1 - (1-alpha)^tau_i)) sum p_i^2 (1 - (1-alpha)^(2 tau_i))/(1 - (1-alpha)^2),
@@ -184,7 +200,8 @@ AGGREGATIONS = ("mean", "normalized")
 _OLD_AGGREGATIONS = {"implicit": "mean", "fednova": "normalized"}
 
 
-def theorem_constants(p, a, aggregation: str = "mean", tau_eff=None) -> dict[str, object]:
+def theorem_constants(p: ProbabilityArray, a: NonNegativeArray | Sequence[NonNegativeArray],
+                      aggregation: str = "mean", tau_eff: Positive | None = None) -> dict[str, object]:
     """The preparation step for any local solver: the scalar constants of fednova.thm1/thm2/cor3
     (keyed by their FedNova short names: tau_eff, A, B, C, a1_max, tau_bar, m, chi2) for clients with
     accumulation vectors ``a`` (a sequence of 1-D arrays, tau_i = len(a_i)). Vectors of different
@@ -202,6 +219,7 @@ def theorem_constants(p, a, aggregation: str = "mean", tau_eff=None) -> dict[str
                    f"aggregation={_OLD_AGGREGATIONS[aggregation]!r}")
         aggregation = _OLD_AGGREGATIONS[aggregation]
     V.one_of("aggregation", aggregation, AGGREGATIONS)
+    _not_a_number(a)
     vecs = [np.asarray(v, dtype=float) for v in a]
     a1, a2sq, last = norms(vecs)
     p = _weights("p", p, len(vecs))
@@ -222,7 +240,7 @@ def theorem_constants(p, a, aggregation: str = "mean", tau_eff=None) -> dict[str
             "m": len(vecs), "chi2": chi, "w": w}
 
 
-def chi2(p, w) -> np.ndarray:
+def chi2(p: ProbabilityArray, w: ProbabilityArray) -> np.ndarray:
     """chi^2_{p||w} = sum_i (p_i - w_i)^2/w_i (L175); every w_i must be > 0 (else it is infinite)."""
     p, w = _weights("p", p), _weights("w", w)
     if np.any(w <= 0):
@@ -230,7 +248,8 @@ def chi2(p, w) -> np.ndarray:
     return np.sum((p - w) ** 2 / w, axis=-1)
 
 
-def beta2_kappa2_quadratic(w, H, b, beta2: float | None = None) -> tuple[float, float]:
+def beta2_kappa2_quadratic(w: ProbabilityArray, H: Annotated[np.ndarray, Dims((3,))], b: Matrix,
+                           beta2: Annotated[float, Range(1.0)] | None = None) -> tuple[float, float]:
     """(beta^2, kappa^2) of Assumption 3 [L149] at weights w for f_i(x) = 1/2 (x-b_i)^T H_i (x-b_i)
     (papers/fednova.md sec. 4.12): kappa^2(beta^2) = max(0, sup_x sum_i w_i ||grad f_i||^2
     - beta^2 ||sum_i w_i grad f_i||^2), computed exactly by :class:`fedbound.tasks.quadratic.Quadratic`

@@ -54,11 +54,15 @@ the algorithms.
 from __future__ import annotations
 
 import math
+from typing import Annotated
 
 import numpy as np
 import torch
 
+from fedbound.argtypes import Range
 from fedbound.errors import require
+from fedbound.network.subnets import Network
+from fedbound.tasks.base import Task
 from fedbound.theory.adapters import REQUIRED, covered, known, run_options
 from fedbound.local_solver import LocalSolver
 from fedbound.theory.fednova.accumulation import abc, accumulation_vector, implicit_weights, norms
@@ -93,7 +97,7 @@ def _options(task, algorithm: str, options: dict) -> dict:
     return opts
 
 
-def local_solver(options: dict) -> tuple[str, dict]:
+def local_solver(options: dict[str, object]) -> tuple[str, dict]:
     """(row, parameters) of FedNova's table (sec. 2.3; :func:`~fedbound.local_solver.accumulation_vector`)
     for the local solver of the options ``lr``, ``mu`` (proximal, alpha = lr mu), ``momentum`` (rho)
     or ``lr_decay`` (gamma); SGD without them: :meth:`fedbound.local_solver.LocalSolver.table`. At
@@ -130,7 +134,7 @@ def _full(task, opts: dict) -> bool:
     return opts["participation"] in (None, "full") and opts["clients_per_round"] in (None, task.n)
 
 
-def surrogate_weights(task, algorithm: str, options: dict) -> tuple[float, np.ndarray]:
+def surrogate_weights(task: Task, algorithm: str, options: dict[str, object]) -> tuple[float, np.ndarray]:
     """(tau_eff, w) of the surrogate objective of ``algorithm`` with ``options`` on ``task``
     (module doc)."""
     opts = _options(task, algorithm, options)
@@ -149,7 +153,8 @@ def surrogate_weights(task, algorithm: str, options: dict) -> tuple[float, np.nd
     return scale * float(float(np.sum(p * (q / a1[0]))) / float(np.sum(p)) * a1[0]), p
 
 
-def assumption3(task, algorithm: str, options: dict, beta2: float | None = None) -> dict:
+def assumption3(task: Task, algorithm: str, options: dict[str, object],
+                beta2: Annotated[float, Range(1.0)] | None = None) -> dict:
     """beta^2, kappa^2, w, tau_eff and chi^2_{p||w} of the run (module doc); ``beta2`` defaults to
     the smallest admissible value (None where the task cannot compute it)."""
     tau_eff, w = surrogate_weights(task, algorithm, options)
@@ -176,7 +181,8 @@ def _sampling(task, algorithm: str, opts: dict) -> dict:
     return {"q": integer("clients_per_round", opts["clients_per_round"], low=1)}
 
 
-def constants(task, network, algorithm: str, options: dict) -> dict:
+def constants(task: Task, network: Network | None, algorithm: str,
+              options: dict[str, object]) -> dict:
     """The scalar constants of Theorems 1-3 and Corollary 3 for a run (module doc); ``network``
     must be None (FedNova's algorithms take none)."""
     opts = _options(task, algorithm, options)

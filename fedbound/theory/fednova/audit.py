@@ -39,6 +39,7 @@ import functools
 
 import numpy as np
 
+from fedbound.argtypes import PositiveArray
 from fedbound.papers import PAPERS, PaperAudit
 from fedbound.local_solver import geometric_sum
 from fedbound.theory.claim import Claim, Param, Regime, Sampler, compile_expr
@@ -98,7 +99,7 @@ def _columns(*arrays) -> np.ndarray:
     return np.stack(np.broadcast_arrays(*arrays), axis=-1)
 
 
-def geometric_norms(tau, r) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def geometric_norms(tau: PositiveArray, r: PositiveArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(||a||_1, ||a||_2^2, a_{-1}) of a_k = r^k / max(1, r^(tau-1)), k < tau (largest entry 1): the
     decayed-rate shape [L128] for r < 1, SGD for r = 1, the proximal shape a_k = (1-alpha)^(tau-1-k)
     (31) [L397] with 1 - alpha = 1/r for r > 1; through expm1, no overflow at tau = 1000."""

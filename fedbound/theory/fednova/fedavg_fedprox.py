@@ -21,12 +21,15 @@ Seed 001, App. E [L711-L796]; papers/fednova.md sec. 4.6-4.8.
 """
 from __future__ import annotations
 
+from typing import Annotated
+
 import numpy as np
 import sympy as sp
 from scipy.optimize import minimize_scalar
 from sympy.codegen.cfunctions import expm1, log1p
 
 from fedbound import validate as V
+from fedbound.argtypes import NonNegative, Positive, PositiveArray, ProbabilityArray, Range
 from fedbound.theory.fednova.accumulation import fedprox_closed_forms
 from fedbound.theory.fednova.common import (C, Delta, alpha, beta2, eta, m, tau, tau_bar, tau_eff,
                                             tau_max, tau_var, where)
@@ -111,7 +114,7 @@ FEDPROX = register(Result(
 _root = sp.sqrt(m * tau_bar * T)
 
 
-def relaxed_bound(alpha):
+def relaxed_bound(alpha: sp.Expr | float) -> sp.Expr:
     """(138) [L782] with unit constants: alpha tau_bar/sqrt(m tau_bar T) + 1/sqrt(m tau_bar T)
     + m/(alpha^2 tau_bar T)."""
     return alpha * tau_bar / _root + 1 / _root + m / (alpha ** 2 * tau_bar * T)
@@ -153,7 +156,13 @@ COR2 = register(Result(
 ))
 
 
-def exact_fedprox_bound(alpha, p, tau, T, L=1.0, sigma2=1.0, kappa2=1.0, Delta=1.0) -> np.ndarray:
+#: a number of rounds: a real number >= 1
+Rounds = Annotated[float, Range(1.0)]
+
+
+def exact_fedprox_bound(alpha: float | np.ndarray, p: ProbabilityArray, tau: PositiveArray, T: Rounds,
+                        L: Positive = 1.0, sigma2: NonNegative = 1.0, kappa2: NonNegative = 1.0,
+                        Delta: NonNegative = 1.0) -> np.ndarray:
     """The explicit Theorem 1 bound of FedProx at eta = sqrt(m/(tau_bar T)) (the (8)/(102) form of
     (97)) with tau_eff, A, B, C from (128)-(131), vectorized over an array of alpha:
     4 (tau_bar/tau_eff) Delta/sqrt(m tau_bar T) + 4 L sigma^2 A/sqrt(m tau_bar T)
@@ -167,7 +176,9 @@ def exact_fedprox_bound(alpha, p, tau, T, L=1.0, sigma2=1.0, kappa2=1.0, Delta=1
             + 6 * m_ * L ** 2 * sigma2 * c["B"] / (tbar * T) + 12 * m_ * L ** 2 * kappa2 * c["C"] / (tbar * T))
 
 
-def best_alpha(p, tau, T, L=1.0, sigma2=1.0, kappa2=1.0, Delta=1.0, grid: int = 400) -> float:
+def best_alpha(p: ProbabilityArray, tau: PositiveArray, T: Rounds, L: Positive = 1.0,
+               sigma2: NonNegative = 1.0, kappa2: NonNegative = 1.0, Delta: NonNegative = 1.0,
+               grid: Annotated[int, Range(10)] = 400) -> float:
     """The alpha in (0, 1] minimizing :func:`exact_fedprox_bound` (Corollary 2's alpha*, computed):
     a log grid over [1e-12, 1] brackets the minimum, Brent's method on log alpha refines it."""
     log_grid = np.linspace(np.log(1e-12), 0.0, V.integer("grid", grid, low=10))

@@ -20,8 +20,27 @@ from __future__ import annotations
 
 import numpy as np
 
+from fedbound.argtypes import PositiveArray, ProbabilityArray
+from fedbound.errors import ValidationError
 from fedbound.theory.fednova import accumulation as acc
 from fedbound.theory.result import Preparation
+
+
+def _clients(tau_i, p_i=None) -> tuple[np.ndarray, np.ndarray | None]:
+    """``tau_i`` (and ``p_i``) as arrays with the clients on the last axis, broadcasting together
+    (a ValidationError naming them otherwise)."""
+    tau_i = np.asarray(tau_i)
+    if tau_i.ndim == 0:
+        raise ValidationError(f"tau_i must have the clients on its last axis, got the number {tau_i}")
+    if p_i is None:
+        return tau_i, None
+    p_i = np.asarray(p_i)
+    try:
+        np.broadcast_shapes(p_i.shape, tau_i.shape)
+    except ValueError:
+        raise ValidationError(f"p_i {p_i.shape} and tau_i {tau_i.shape} must have the same clients "
+                              f"(last axis) and broadcast together") from None
+    return tau_i, p_i
 
 
 def _common(tau_i: np.ndarray, shape: tuple) -> dict[str, np.ndarray]:
@@ -29,10 +48,11 @@ def _common(tau_i: np.ndarray, shape: tuple) -> dict[str, np.ndarray]:
             "a1_max": np.broadcast_to(np.max(tau_i, -1), shape)}
 
 
-def fedavg(p_i, tau_i) -> dict[str, np.ndarray]:
+def fedavg(p_i: ProbabilityArray, tau_i: PositiveArray) -> dict[str, np.ndarray]:
     """FedAvg's constants from (p_i, tau_i): tau_eff, A, B, C (121)-(124), a1_max = tau_max, m,
     tau_bar and chi^2_{p||w} with w_i = p_i tau_i/tau_eff (L175); w_i = 0 exactly where p_i = 0, and
     such a client adds 0 (it takes no part in F nor in F~)."""
+    tau_i, p_i = _clients(tau_i, p_i)
     c = acc.fedavg_closed_forms(p_i, tau_i)
     shape = np.shape(c["tau_eff"])
     out = {k: c[k] for k in ("tau_eff", "A", "B", "C")} | _common(tau_i, shape)
@@ -41,10 +61,11 @@ def fedavg(p_i, tau_i) -> dict[str, np.ndarray]:
     return out
 
 
-def fednova(p_i, tau_i) -> dict[str, np.ndarray]:
+def fednova(p_i: ProbabilityArray, tau_i: PositiveArray) -> dict[str, np.ndarray]:
     """FedNova's constants from (p_i, tau_i): w = p, tau_eff = sum_i p_i tau_i, A, B, C (93)-(95),
     a1_max, m, tau_bar, and Theorem 3's A_tilde = A, B_tilde = B, C_tilde = C, tau_tilde = tau_bar
     (tau_i fixed across rounds)."""
+    tau_i, p_i = _clients(tau_i, p_i)
     p = np.broadcast_to(p_i, np.broadcast_shapes(np.shape(p_i), np.shape(tau_i)))
     tau_eff = np.sum(p * tau_i, -1)
     A, B, C = acc.abc(p, tau_i, tau_i, np.ones_like(tau_i), tau_eff)
@@ -52,9 +73,10 @@ def fednova(p_i, tau_i) -> dict[str, np.ndarray]:
     return out | {"A_tilde": A, "B_tilde": B, "C_tilde": C, "tau_tilde": out["tau_bar"]}
 
 
-def equal(tau_i) -> dict[str, np.ndarray]:
+def equal(tau_i: PositiveArray) -> dict[str, np.ndarray]:
     """Corollary 1's (125) [L726] inputs at p_i = 1/m: tau_bar, tau_var = mean(tau_i^2) - tau_bar^2,
     tau_max and m."""
+    _clients(tau_i)
     t = np.asarray(tau_i, dtype=float)
     return {"tau_bar": np.mean(t, -1), "tau_var": np.var(t, -1), "tau_max": np.max(t, -1),
             "m": np.full(t.shape[:-1], float(t.shape[-1]))}

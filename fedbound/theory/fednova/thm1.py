@@ -19,6 +19,8 @@ Theorem 1's constants can be given directly or reduced from per-client ``p_i``, 
 local SGD averaged with p, i.e. FedAvg, (121)-(124)) by the results' preparation step
 (:mod:`fedbound.theory.fednova.preparation`).
 """
+from __future__ import annotations
+
 import sympy as sp
 
 from fedbound.theory.fednova.common import (A, B, C, Delta, a1_max, beta2, eta, grad_sq, kappa2, m,
@@ -40,7 +42,10 @@ SUFFICIENT_100 = Predicate("(100) C <= a1_max^2", C, "<=", a1_max ** 2, "(100) [
 CAP_101_TAU = StepCondition("(101) tau_eff", 1 / (2 * L * tau_eff), False, "(101) [L631]", variable=eta)
 
 
-def accumulation_relations(a_const=A, b_const=B, c_const=C, steps=tau_bar, source="(9) [L163], (93)-(95) [L606-L608]"):
+def accumulation_relations(a_const: sp.Expr | float = A, b_const: sp.Expr | float = B,
+                           c_const: sp.Expr | float = C, steps: sp.Expr | float = tau_bar,
+                           source: str = "(9) [L163], (93)-(95) [L606-L608]"
+                           ) -> tuple[tuple[Predicate, ...], tuple[Predicate, ...]]:
     """The relations that the definitions (93)-(95) of A, B, C imply for every set of accumulation
     vectors a_i >= 0 (a_i in R^{tau_i}), weights w (sum 1) and tau_eff > 0 (issue 22: a sampled
     instance breaking one is not realizable):
@@ -77,14 +82,18 @@ AVERAGE_GRAD = Measure("grad_norm2", "average")
 D_PROOF = 4 * eta ** 2 * L ** 2 * C
 
 
-def explicit_bound(gap, a_const, b_const, c_const, eff=tau_eff, clients=m):
+def explicit_bound(gap: sp.Expr | float, a_const: sp.Expr | float, b_const: sp.Expr | float,
+                   c_const: sp.Expr | float, eff: sp.Expr | float = tau_eff,
+                   clients: sp.Expr | float = m) -> sp.Expr:
     """(97) [L616] (and (147) [L817] with the time averages): 4 gap/(eta tau_eff T) + 4 eta L sigma^2 A/m
     + 6 eta^2 L^2 sigma^2 B + 12 eta^2 L^2 kappa^2 C."""
     return (4 * gap / (eta * eff * T) + 4 * eta * L * sigma ** 2 * a_const / clients
             + 6 * eta ** 2 * L ** 2 * sigma ** 2 * b_const + 12 * eta ** 2 * L ** 2 * kappa2 * c_const)
 
 
-def sqrt_schedule_bound(gap, a_const, b_const, c_const, steps, eff=tau_eff, clients=m):
+def sqrt_schedule_bound(gap: sp.Expr | float, a_const: sp.Expr | float, b_const: sp.Expr | float,
+                        c_const: sp.Expr | float, steps: sp.Expr | float, eff: sp.Expr | float = tau_eff,
+                        clients: sp.Expr | float = m) -> sp.Expr:
     """(97) at eta = sqrt(m/(steps T)) written as the paper does ((102) explicit, = (149) [L822]):
     4 (steps/tau_eff) gap/sqrt(m steps T) + 4 L sigma^2 A/sqrt(m steps T) + 6 m L^2 sigma^2 B/(steps T)
     + 12 m L^2 kappa^2 C/(steps T)."""

@@ -36,6 +36,8 @@ import math
 from fedbound import validate
 from fedbound.errors import require
 from fedbound.network.sampling import p_from_h
+from fedbound.network.subnets import Network
+from fedbound.tasks.base import Task
 from fedbound.theory.adapters import covered, known, run_options
 
 PAPER = "SD-GT"
@@ -47,7 +49,8 @@ DEFAULTS = {"sdgt": {"lr": 0.01, "local_steps": 5, "clients_per_subnet": None}}
 IGNORED = {"sdgt": ()}
 
 
-def constants(task, network, algorithm: str, options: dict) -> dict:
+def constants(task: Task, network: Network | None, algorithm: str,
+              options: dict[str, object]) -> dict:
     """{L, mu, sigma, p, q, n, K, gamma} of the run (module doc)."""
     covered(PAPER, algorithm, ALGORITHMS)
     opts = run_options(PAPER, algorithm, options, DEFAULTS[algorithm], IGNORED[algorithm])

@@ -3,9 +3,13 @@
 Every SD-GT constant is declared in scope ``"sdgt"`` (key ``"sdgt.K"``; SD-GT results see it as
 ``K``): :func:`declare` is :func:`fedbound.theory.symbols.declare` with that scope.
 """
+from __future__ import annotations
+
 import numpy as np
 import sympy as sp
 
+from fedbound.argtypes import PositiveArray
+from fedbound.errors import ValidationError
 from fedbound.theory.paper import Paper
 from fedbound.theory.symbols import NONNEGATIVE, POSITIVE_INTEGER, UNIT
 from fedbound.theory.symbols import n as _n
@@ -49,7 +53,16 @@ SAMPLING = (
 )
 
 
-def p_from_h(h, m):
-    """p = 1 - ((m - h)/m)^2 of a subnet of m clients sampling h of them ([L242]); vectorized."""
-    m = np.asarray(m, dtype=float)
-    return 1.0 - ((m - np.asarray(h, dtype=float)) / m) ** 2
+def p_from_h(h: PositiveArray, m: PositiveArray) -> np.ndarray:
+    """p = 1 - ((m - h)/m)^2 of a subnet of m clients sampling h of them ([L242]); vectorized
+    (h <= m)."""
+    h, m = np.asarray(h, dtype=float), np.asarray(m, dtype=float)
+    try:
+        h_, m_ = np.broadcast_arrays(h, m)
+    except ValueError:
+        raise ValidationError(f"h {h.shape} and m {m.shape} must broadcast together") from None
+    if np.any(h_ > m_):
+        i = np.argwhere(h_ > m_)[0]
+        raise ValidationError(f"h (clients sampled) must be <= m (clients of the subnet), got "
+                              f"h = {h_[tuple(i)]:g} > m = {m_[tuple(i)]:g}")
+    return 1.0 - ((m - h) / m) ** 2

@@ -14,13 +14,14 @@ from __future__ import annotations
 import math
 
 
+from fedbound.argtypes import Fraction, Positive
 from fedbound.errors import ValidationError
 
 #: exponent e of K in the third term of (31) as printed: (lambda2 H/p^2)^(2/3) K^(-2/3)
 PRINTED_EXPONENT = 2.0 / 3.0
 
 
-def k_root(A: float, B: float, e: float, c: float) -> float:
+def k_root(A: Positive, B: Positive, e: Positive, c: Positive) -> float:
     """The root in K > 0 of A K^-3/2 + B K^-(1+e) = c (A, B, c > 0, e > 0).
 
     The left side falls strictly from +inf to 0, so the root is unique; it lies in
@@ -43,8 +44,8 @@ def k_root(A: float, B: float, e: float, c: float) -> float:
     return math.exp(brentq(excess, math.log(lo), math.log(hi), xtol=1e-15))
 
 
-def k_star_118(p: float, H: float, lambda2: float, lambda3: float, E_d2d_sum: float,
-               e: float = PRINTED_EXPONENT) -> float:
+def k_star_118(p: Fraction, H: Positive, lambda2: Positive, lambda3: Positive, E_d2d_sum: Positive,
+               e: Positive = PRINTED_EXPONENT) -> float:
     """The root K* of (118) at one point (floats, all > 0, p <= 1), by :func:`k_root`."""
     return k_root(0.5 * math.sqrt(lambda2 * H), e * (lambda2 * H) ** (2.0 / 3.0) * p ** (-4.0 / 3.0),
                   e, lambda3 * E_d2d_sum)

@@ -86,7 +86,7 @@ EQ32 = register(Result(
 METHODS = {**TABLE1, "SD-GT (32)": EQ32}
 
 
-def table1_rounds(eps: float, **constants) -> dict[str, np.ndarray]:
+def table1_rounds(eps: float | np.ndarray, **constants) -> dict[str, np.ndarray]:
     """Rounds to ``eps`` of every Table I method (and of (32)), O-constants set to 1.
 
     ``constants`` must hold sigma, n, K, rho, p, q, eta, eta_s (scalars or broadcastable arrays);

@@ -18,7 +18,10 @@ is Lemma 7 (sdgt.lemma7) applied to (76) with r0 = E1/D, b = L sigma^2/(2 D n K)
 e = D5 L^2 sigma^2/(D p^4 q^2 K) and u = 1/(K gamma_cap) (flags F8/(ii), F9/(iv), F41/(v)). Its
 conditions are Theorem 1's; the "printed" variant adds the cap p^2 q^2/(945 K L) of (13) (F6).
 """
+from __future__ import annotations
+
 import math
+from typing import Sequence
 
 import sympy as sp
 
@@ -69,7 +72,7 @@ THM1_CAP = StepCondition("thm1 (74)", p ** 2 * q / (945 * K * L), False, "(74) [
 CONDITIONS = (THM1_CAP, LEMMA1_CAP, LEMMA3_CAP, LEMMA4_CAP, LEMMA5_CAP)
 
 
-def explicit_bound(descent: sp.Expr, d5: sp.Expr) -> sp.Expr:
+def explicit_bound(descent: sp.Expr | float, d5: sp.Expr | float) -> sp.Expr:
     """(76): E1/(D T K gamma) + D5 L^2 K gamma^2 sigma^2/(D p^4 q^2) + L gamma sigma^2/(2 D n)."""
     return (E1 / (descent * T * K * g) + d5 * L ** 2 * K * g ** 2 * sigma ** 2 / (descent * p ** 4 * q ** 2)
             + L * g * sigma ** 2 / (2 * descent * n))
@@ -114,7 +117,7 @@ THM1 = register(Result(
 ))
 
 # Lemma 7 applied to a theorem (shared with Corollary 2) -------------------------------------------
-def min_cap(conditions) -> sp.Expr:
+def min_cap(conditions: Sequence[StepCondition]) -> sp.Expr:
     """The min of the caps, unevaluated (sympy's pairwise simplification of Min is slow)."""
     return sp.Min(*(c.cap for c in conditions), evaluate=False)
 
@@ -123,17 +126,20 @@ def _at(expr: sp.Expr, r0: sp.Expr, b: sp.Expr, e: sp.Expr, u: sp.Expr) -> sp.Ex
     return expr.subs({lemma7.r0: r0, lemma7.b: b, lemma7.e: e, lemma7.u: u}, simultaneous=True)
 
 
-def lemma7_form(r0: sp.Expr, b: sp.Expr, e: sp.Expr, u: sp.Expr) -> sp.Expr:
+def lemma7_form(r0: sp.Expr | float, b: sp.Expr | float, e: sp.Expr | float,
+                u: sp.Expr | float) -> sp.Expr:
     """Lemma 7's right-hand side 2 sqrt(b r0/T) + 2 e^(1/3) (r0/T)^(2/3) + u r0/T at (r0, b, e, u)."""
     return _at(lemma7.rhs, r0, b, e, u)
 
 
-def lemma7_witness(r0: sp.Expr, b: sp.Expr, e: sp.Expr, u: sp.Expr) -> sp.Expr:
+def lemma7_witness(r0: sp.Expr | float, b: sp.Expr | float, e: sp.Expr | float,
+                   u: sp.Expr | float) -> sp.Expr:
     """Lemma 7's witness step min{(r0/(bT))^(1/2), (r0/(eT))^(1/3), 1/u} at (r0, b, e, u)."""
     return sp.Min(*(_at(arg, r0, b, e, u) for arg in lemma7.witness.args), evaluate=False)
 
 
-def corollary_extras(theorem_bound: sp.Expr, eta: sp.Expr, cap: sp.Expr, **lemma7_inputs) -> dict:
+def corollary_extras(theorem_bound: sp.Expr, eta: sp.Expr | float, cap: sp.Expr | float,
+                     **lemma7_inputs: sp.Expr | float) -> dict:
     """Extras of a corollary: the step choice (eta = K gamma and gamma), Lemma 7's inputs, the
     theorem's cap on gamma, and the theorem's bound evaluated at the chosen step."""
     return {"eta": eta, "gamma": eta / K, **lemma7_inputs, "gamma_cap": cap,

@@ -28,8 +28,14 @@ Three variants of (A, b), each paired with a gamma_bar (F18):
   is a valid but looser bound since K >= 1). It has no gamma_bar of its own: it takes the
   appendix one (97), the one the proof derives.
 """
+from __future__ import annotations
+
+from typing import Annotated, Mapping
+
 import sympy as sp
 
+from fedbound.argtypes import Choice
+from fedbound.theory.argtypes import ExtendedArray
 from fedbound.theory.registry import register
 from fedbound.theory.linalg import spectral_quantities
 from fedbound.theory.result import Flag, Result, StepCondition, Variant
@@ -45,11 +51,16 @@ GAMMA_BAR_OF = {"main": "main", "appendix": "appendix", "rederived": "appendix"}
 _GAMMA_BAR_SOURCE = {"main": "Theorem 3 [L303-L304]", "appendix": "(97) [L1029], (104) [L1078]"}
 
 
+#: the forms of gamma_bar (Theorem 3 in the main text, or the appendix's) and the variants of the
+#: recursion (92) (those two, and the re-derived one)
+GammaBarForm = Annotated[str, Choice(("main", "appendix"))]
+RecursionVariant = Annotated[str, Choice(("main", "appendix", "rederived"))]
+
 #: gamma_bar form -> factor of K mu in its last two denominators (F18)
 _MU_FACTOR = {"main": sp.Integer(1), "appendix": sp.Rational(1, 4)}
 
 
-def gamma_bar_entries(form: str) -> tuple[sp.Expr, ...]:
+def gamma_bar_entries(form: GammaBarForm) -> tuple[sp.Expr, ...]:
     """The five entries of gamma_bar; ``form`` "main" has K mu, "appendix" K mu/4 in the last two."""
     km = K * mu * _MU_FACTOR[form]
     pq = sp.Min(p, q)
@@ -60,12 +71,12 @@ def gamma_bar_entries(form: str) -> tuple[sp.Expr, ...]:
             pq ** 2 / (2 * (86 * K ** 2 + 864 * K ** 2 * L + km)))
 
 
-def gamma_bar(form: str) -> sp.Expr:
+def gamma_bar(form: GammaBarForm) -> sp.Expr:
     """gamma_bar = min of the five entries (``form`` "main" or "appendix")."""
     return sp.Min(*gamma_bar_entries(form), evaluate=False)
 
 
-def matrix_A(variant: str, step: sp.Expr = g) -> sp.Matrix:
+def matrix_A(variant: RecursionVariant, step: sp.Expr | float = g) -> sp.Matrix:
     """The 4x4 matrix A of the recursion (92) for ``variant`` ("main", "appendix", "rederived"),
     at step size ``step`` (the symbol gamma unless a corollary substitutes its choice)."""
     y = step
@@ -85,7 +96,7 @@ def matrix_A(variant: str, step: sp.Expr = g) -> sp.Matrix:
     return sp.Matrix([row1, row2, row3, row4])
 
 
-def vector_b(variant: str, step: sp.Expr = g) -> sp.Matrix:
+def vector_b(variant: RecursionVariant, step: sp.Expr | float = g) -> sp.Matrix:
     """The noise vector b (4x1) of (92): printed (94) for "main"/"appendix", re-derived otherwise."""
     y = step
     if variant == "rederived":
@@ -101,13 +112,13 @@ def vector_b(variant: str, step: sp.Expr = g) -> sp.Matrix:
     return sp.Matrix(rows) * sigma ** 2
 
 
-def gap_matrix(variant: str, step: sp.Expr = g) -> sp.Matrix:
+def gap_matrix(variant: RecursionVariant, step: sp.Expr | float = g) -> sp.Matrix:
     """I - A with the 1's cancelled symbolically (sympy's Add does it without expanding products),
     so that 1 - (1 - mu K gamma/2) is exactly mu K gamma/2 and factors like (1 - p) survive."""
     return sp.eye(4) - matrix_A(variant, step)
 
 
-def recursion_numbers(values: dict) -> dict:
+def recursion_numbers(values: Mapping[str, ExtendedArray]) -> dict:
     """The ``derived`` hook of a variant with extras A, b, I_minus_A (its ``derived_needs``) and
     transient: the numbers of :func:`fedbound.theory.spectral_quantities` and, where the transient
     is computed (T and Lyap1 given), the bound (98) = transient + floor."""
@@ -174,7 +185,7 @@ THM3 = register(Result(
 
 # Corollary 3 ----------------------------------------------------------------------------------
 
-def cor3_step(form: str) -> sp.Expr:
+def cor3_step(form: GammaBarForm) -> sp.Expr:
     """The step size (105) [L1082] with gamma_bar of ``form``; "gamma_bar 2 sigma^2" read as
     2 gamma_bar sigma^2 (F23)."""
     gb = gamma_bar(form)

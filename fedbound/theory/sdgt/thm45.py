@@ -27,11 +27,15 @@ X^(3/5) (119), (121). Since 1 <= 1/p^2 <= max_s m_s^2 (p >= 1/max_s m_s) and K* 
 :func:`k_star` solves (118) for K (:mod:`fedbound.theory.sdgt.stationary`, which the controller
 imports).
 """
+from __future__ import annotations
+
 import math
+from typing import Annotated
 
 import numpy as np
 import sympy as sp
 
+from fedbound.argtypes import Fraction, Positive, PositiveArray, Range
 from fedbound.errors import ValidationError
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, StepCondition, Variant
@@ -143,7 +147,9 @@ THM5 = register(Result(
 ))
 
 
-def k_star(p, Hhat, lambda2, lambda3, E_d2d_sum) -> np.ndarray:
+def k_star(p: Fraction | Annotated[np.ndarray, Range(0.0, 1.0, low_open=True)],
+           Hhat: Positive | PositiveArray, lambda2: Positive | PositiveArray,
+           lambda3: Positive | PositiveArray, E_d2d_sum: Positive | PositiveArray) -> np.ndarray:
     """The root K* > 0 of (118) [L1226], elementwise over broadcast arrays (nan where the root is out
     of floating range or an argument is outside (118)'s domain: p in (0, 1], the rest finite > 0),
     by :func:`fedbound.theory.sdgt.stationary.k_star_118` (lambda1 plays no role in (118))."""
