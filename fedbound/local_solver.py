@@ -26,10 +26,13 @@ a_i here, so that one solver has one a_i everywhere.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
 
 from fedbound import validate as V
+from fedbound.argtypes import (Count, NonNegative, NonNegativeArray, Positive, PositiveArray,
+                               Range)
 from fedbound.errors import ValidationError
 
 #: the rows of FedNova's table (sec. 2.3), and "custom" for any non-negative a
@@ -58,7 +61,7 @@ def solver_parameter(name: str, value: float | np.ndarray | None, low: float, hi
     return arr
 
 
-def accumulation_vector(solver: str, tau: int, *, alpha: float | np.ndarray | None = None,
+def accumulation_vector(solver: str, tau: Count | None, *, alpha: float | np.ndarray | None = None,
                         gamma: float | np.ndarray | None = None, rho: float | np.ndarray | None = None,
                         a: np.ndarray | None = None) -> np.ndarray:
     """a_i (tau,) of one client's local solver, in closed form (papers/fednova.md sec. 2.3).
@@ -100,10 +103,10 @@ class LocalSolver:
     in [0, 1); lr_decay: per-step step-size decay factor in (0, 1] (lr_k = lr lr_decay^k).
     """
 
-    lr: float | np.ndarray
-    mu: float | np.ndarray = 0.0
-    momentum: float | np.ndarray = 0.0
-    lr_decay: float | np.ndarray = 1.0
+    lr: Positive | PositiveArray
+    mu: NonNegative | NonNegativeArray = 0.0
+    momentum: Annotated[float | np.ndarray, Range(0.0, 1.0, high_open=True)] = 0.0
+    lr_decay: Annotated[float | np.ndarray, Range(0.0, 1.0, low_open=True)] = 1.0
 
     @classmethod
     def from_options(cls, options: dict) -> "LocalSolver":

@@ -64,7 +64,7 @@ def format_bytes(nbytes: float) -> str:
     return f"{nbytes:.3g} PiB"
 
 
-def require_memory(what: str, floats: float, itemsize: int = 8) -> None:
+def require_memory(what: str, floats: int | float, itemsize: int = 8) -> None:
     """Refuse (ResourceLimitError) to build ``what`` if its ``floats`` numbers of ``itemsize`` bytes
     exceed the budget; the message gives the estimate, the budget and how to raise it."""
     try:

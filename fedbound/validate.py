@@ -35,8 +35,8 @@ SEED_LIMIT = 2 ** 63
 
 
 def _show(value) -> str:
-    """A short printable form of a value for an error message (long reprs are cut)."""
-    text = repr(value)
+    """A short printable form of a value for an error message, on one line (long reprs are cut)."""
+    text = " ".join(repr(value).split())
     return text if len(text) <= 60 else text[:57] + "..."
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from fedbound.cli.main import main
 from fedbound.deprecation import FedboundDeprecationWarning
-from fedbound.errors import UnknownNameError, ValidationError
+from fedbound.errors import FedboundError, UnknownNameError, ValidationError
 from fedbound.papers import PAPERS, PaperAudit
 from fedbound.theory.audit import claims_of, papers, run_audit, run_audits
 
@@ -29,7 +29,7 @@ def test_each_audit_module_registers_its_paper():
 def test_a_paper_registered_twice_or_without_claims_is_an_error():
     with pytest.raises(ValidationError, match="already registered.*fedbound.theory.sdgt.audit"):
         PAPERS.register(PaperAudit("sdgt", "again", "", list))
-    with pytest.raises(ValidationError, match="claims must be callable"):
+    with pytest.raises(FedboundError, match=r"claims must be a callable \(function\), got \(\)"):
         PaperAudit("toy", "no claims", "", ())
 
 

@@ -83,7 +83,7 @@ def assert_fixed_point_reached(x: Measured | Trajectory, x_star: np.ndarray, tol
 
 
 def assert_invariant_held(invariant: Callable[[object], object], states: Iterable[object],
-                          expected: float | np.ndarray = 0.0, atol: float = 1e-12) -> float:
+                          expected: float | Measured = 0.0, atol: float = 1e-12) -> float:
     """Assert ``max |invariant(state) - expected| <= atol`` over all ``states`` (at least one);
     returns the max. A NaN or infinite invariant value fails the assertion.
 

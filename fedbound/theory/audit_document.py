@@ -19,7 +19,7 @@ from pathlib import Path
 
 from fedbound.outputs import atomic_path, write_json, write_text
 from fedbound.theory.audit_report import ClaimReport, format_ratio, format_value
-from fedbound.theory.claim import SEVERITIES
+from fedbound.theory.audit_report import SEVERITIES
 from fedbound.theory.registry import RESULTS
 
 #: what each severity means, for the report's legend

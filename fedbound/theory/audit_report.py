@@ -19,6 +19,9 @@ from fedbound.argtypes import NonNegative, NonNegativeInt, Probability
 from fedbound.jsonable import jsonable
 from fedbound.theory.argtypes import ExtendedReal
 
+#: the severity of a verdict, mildest first (:mod:`fedbound.theory.claim`)
+SEVERITIES = ("holds", "typo", "constant", "condition", "rate", "vacuous")
+
 
 @dataclass
 class ClaimReport:
@@ -92,8 +95,6 @@ def format_table(reports: list[ClaimReport]) -> str:
 def format_by_severity(reports: list[ClaimReport]) -> str:
     """The table of :func:`format_table` once per severity present (worst first), each headed by
     the severity and its count; a claim's kind and conditions follow its row."""
-    from fedbound.theory.claim import SEVERITIES
-
     blocks = []
     for severity in reversed(SEVERITIES):
         group = [r for r in reports if r.severity == severity]

@@ -42,8 +42,6 @@ from fedbound.theory.audit_report import ClaimReport
 KINDS = ("printed", "consistency")
 #: what a claim tests (module doc)
 TESTS = ("bound", "condition", "nonvacuous")
-#: the severity of a verdict, mildest first
-SEVERITIES = ("holds", "typo", "constant", "condition", "rate", "vacuous")
 #: raw parameters along which a growing violation ratio means a wrong order (default ``scaling``)
 ORDER_PARAMETERS = ("T", "R", "n", "N")
 

@@ -19,7 +19,6 @@ import math
 import pkgutil
 import typing
 
-import numpy as np
 import pytest
 
 import fedbound
