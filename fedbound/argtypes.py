@@ -101,8 +101,19 @@ Fraction = Annotated[float, Range(0.0, 1.0, low_open=True)]
 Count = Annotated[int, Range(1)]
 #: an integer >= 0 (an index, a number of extra steps, a horizon that may be empty)
 NonNegativeInt = Annotated[int, Range(0)]
+@dataclass(frozen=True)
+class SeedRange:
+    """A random seed (:func:`fedbound.validate.seed`: an integer in [0, 2**63))."""
+
+    def check_scalar(self, name: str, value: object, kind: type) -> None:
+        validate.seed(value, name)
+
+    def check(self, name: str, value: object) -> None:
+        validate.seed(value, name)
+
+
 #: a random seed: an integer in [0, 2**63)
-Seed = Annotated[int, Range(0, validate.SEED_LIMIT - 1)]
+Seed = Annotated[int, SeedRange()]
 #: a real array with entries > 0 / >= 0 / in [0, 1]
 PositiveArray = Annotated[np.ndarray, Range(0.0, low_open=True)]
 NonNegativeArray = Annotated[np.ndarray, Range(0.0)]
@@ -114,5 +125,5 @@ Matrix = Annotated[np.ndarray, Dims((2,))]
 Measured = Annotated[np.ndarray, NonFinite()]
 MeasuredVector = Annotated[np.ndarray, Dims((1,)), NonFinite()]
 
-__all__ = ["Range", "Choice", "Dims", "NonFinite", "Vector", "Matrix", "Measured", "MeasuredVector", "Positive", "NonNegative", "Probability", "Fraction", "Count",
+__all__ = ["Range", "Choice", "SeedRange", "Dims", "NonFinite", "Vector", "Matrix", "Measured", "MeasuredVector", "Positive", "NonNegative", "Probability", "Fraction", "Count",
            "NonNegativeInt", "Seed", "PositiveArray", "NonNegativeArray", "ProbabilityArray"]

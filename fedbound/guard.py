@@ -35,6 +35,7 @@ a class                an instance of it (a ``typing.Protocol`` is not checked)
 from __future__ import annotations
 
 import collections.abc as abc
+import dataclasses
 import functools
 import importlib.abc
 import importlib.machinery
@@ -142,9 +143,13 @@ def check_value(name: str, value: object, tp: object, *, allow_inf: bool = False
             raise deeper[0]
         raise _kind_error(name, value, _describe(tp))
     if origin is typing.Literal:
-        if value not in args:
-            raise UnknownNameError(f"{name} must be one of {', '.join(map(repr, args))}, "
-                                   f"got {validate.show(value)}")
+        plain = isinstance(value, (str, bytes, int, float, type(None)))
+        if not (plain and any(type(value) is type(a) and value == a for a in args)):
+            error = UnknownNameError if isinstance(value, str) else InputTypeError
+            hint = validate.suggest(value, [a for a in args if isinstance(a, str)]) \
+                if isinstance(value, str) else ""
+            raise error(f"{name} must be one of {', '.join(map(repr, args))}, "
+                        f"got {validate.show(value)}{hint}")
         return
     if tp is type(None):
         if value is not None:
@@ -215,9 +220,9 @@ def _check_items(name: str, items, args) -> None:
 class _Signature:
     """A function's parameters with their resolved annotations (built at its first guarded call)."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, fields_of: type | None = None):
         self.signature = inspect.signature(fn)
-        self.hints = _hints(fn)
+        self.hints = _hints(fn) if fields_of is None else _field_hints(fields_of)
         self.allow_inf = {p.name for p in self.signature.parameters.values()
                           if isinstance(p.default, float) and math.isinf(p.default)}
 
@@ -273,8 +278,20 @@ def caller_module(depth: int = 1) -> str:
     return frame.f_globals.get("__name__", "?") if frame is not None else "?"
 
 
-def guarded(fn: Callable, qualname: str | None = None):
-    """``fn`` wrapped so that a call from outside fedbound checks its arguments first."""
+def _field_hints(cls: type) -> dict:
+    """The resolved annotations of the fields of a dataclass or NamedTuple ``cls``, each in the
+    module of the class that declares it (an inherited field's names need not be imported by the
+    subclass's module)."""
+    try:
+        return typing.get_type_hints(cls, localns={cls.__name__: cls}, include_extras=True)
+    except Exception:  # noqa: BLE001 - a name imported for type checkers only: its field unchecked
+        return _hints(cls.__init__)
+
+
+def guarded(fn: Callable, qualname: str | None = None, fields_of: type | None = None):
+    """``fn`` wrapped so that a call from outside fedbound checks its arguments first;
+    ``fields_of``: the dataclass or NamedTuple whose constructor ``fn`` is (its fields' annotations
+    are the declarations)."""
     if not callable(fn):
         raise InputTypeError(f"fn must be a function, got {validate.show(fn)}")
     if getattr(fn, "__fedbound_guarded__", False):
@@ -289,7 +306,7 @@ def guarded(fn: Callable, qualname: str | None = None):
         _state.inside = True
         try:
             if not holder:
-                holder.append(_Signature(fn))
+                holder.append(_Signature(fn, fields_of))
             holder[0].check(qualname, args, kwargs)
             return fn(*args, **kwargs)
         finally:
@@ -300,18 +317,22 @@ def guarded(fn: Callable, qualname: str | None = None):
 
 
 def _guard_class(cls) -> None:
-    """Guard ``__init__``, ``__call__`` and the public methods that ``cls`` itself defines."""
+    """Guard ``__init__``, ``__call__`` and the public methods that ``cls`` itself defines, and the
+    ``__new__`` of a NamedTuple (which builds itself there)."""
+    named_tuple = issubclass(cls, tuple) and hasattr(cls, "_fields")
+    constructor = "__new__" if named_tuple else "__init__"
     for attr, raw in list(vars(cls).items()):
-        if attr.startswith("_") and attr not in ("__init__", "__call__"):
+        if attr.startswith("_") and attr not in (constructor, "__call__"):
             continue
-        qual = f"{cls.__module__}.{cls.__qualname__}.{attr}"
+        qual = f"{cls.__module__}.{cls.__qualname__}" + ("" if attr == constructor else f".{attr}")
+        fields_of = cls if attr == constructor and (named_tuple or dataclasses.is_dataclass(cls)) \
+            else None
         if isinstance(raw, staticmethod):
-            setattr(cls, attr, staticmethod(guarded(raw.__func__, qual)))
+            setattr(cls, attr, staticmethod(guarded(raw.__func__, qual, fields_of)))
         elif isinstance(raw, classmethod):
             setattr(cls, attr, classmethod(guarded(raw.__func__, qual)))
         elif inspect.isfunction(raw):
-            setattr(cls, attr, guarded(raw, qual if attr != "__init__" else
-                                       f"{cls.__module__}.{cls.__qualname__}"))
+            setattr(cls, attr, guarded(raw, qual, fields_of))
 
 
 def guard_module(module: types.ModuleType) -> None:

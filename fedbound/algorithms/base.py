@@ -15,8 +15,6 @@ gives a bitwise-identical run. There are no module-level globals.
 from __future__ import annotations
 
 import dataclasses
-import inspect
-import typing
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -26,7 +24,7 @@ import torch
 from fedbound.algorithms.accounting import CommCounts
 from fedbound.argtypes import NonFinite, NonNegativeInt, Range, Seed
 from fedbound.deprecation import renamed_attributes
-from fedbound.errors import DivergenceError, InputTypeError, require
+from fedbound.errors import DivergenceError, require
 from fedbound.tasks.base import Task
 from fedbound.validate import instance
 from fedbound.validate import seed as check_seed
@@ -46,19 +44,6 @@ StateTensor = Annotated[torch.Tensor, NonFinite()]
 Models = torch.Tensor | np.ndarray
 
 
-def resolved_fields(cls: type) -> type:
-    """The dataclass ``cls`` with the annotations of its fields resolved to the types (in its
-    module), so that the ``__init__`` of a subclass defined in another module, which carries the
-    inherited fields' annotations, declares them without that module importing their names."""
-    if not dataclasses.is_dataclass(cls):
-        raise InputTypeError(f"cls must be a dataclass, got {cls!r:.80}")
-    hints = typing.get_type_hints(cls, include_extras=True)
-    for f in dataclasses.fields(cls):
-        f.type = hints[f.name]
-    return cls
-
-
-@resolved_fields
 @dataclass(frozen=True)
 class State:
     """Fields common to every algorithm's state.
@@ -87,31 +72,6 @@ def new_rng(seed: Seed) -> torch.Tensor:
 def check_task(task: Task) -> Task:
     """``task`` if it is a :class:`fedbound.tasks.Task`, else InputTypeError."""
     return instance("task", task, Task, "a fedbound Task (fedbound.tasks)")
-
-
-def checked_fields(cls: type) -> type:
-    """The NamedTuple ``cls`` with an ``__init__`` that declares its fields (names, defaults and
-    annotations), so that the guard checks a construction from outside fedbound against them as it
-    does a dataclass's (a NamedTuple builds itself in ``__new__``, which the guard does not wrap).
-    The annotations are resolved in the module of ``cls`` (and may name ``cls`` itself), which must
-    import the names they use."""
-    if not (issubclass(cls, tuple) and hasattr(cls, "_fields")):
-        raise InputTypeError(f"cls must be a NamedTuple class, got {cls!r:.80}")
-    hints = typing.get_type_hints(cls, localns={cls.__name__: cls}, include_extras=True)
-    fields = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=hints[name],
-                                default=cls._field_defaults.get(name, inspect.Parameter.empty))
-              for name in cls._fields]
-
-    def __init__(self, *args, **kwargs):
-        pass  # tuple.__new__ has stored the fields; the guard checked them
-
-    __init__.__signature__ = inspect.Signature(
-        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *fields])
-    __init__.__annotations__ = {p.name: p.annotation for p in fields}
-    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
-    __init__.__module__ = cls.__module__
-    cls.__init__ = __init__
-    return cls
 
 
 def generator_from(rng: torch.Tensor) -> torch.Generator:

@@ -264,7 +264,11 @@ def remove(path: str | os.PathLike) -> None:
     """Delete the store of folder ``path`` (its database and SQLite's journal files): --overwrite,
     under the folder's lock."""
     for suffix in ("", "-wal", "-shm"):
-        (Path(path) / (DB_NAME + suffix)).unlink(missing_ok=True)
+        target = Path(path) / (DB_NAME + suffix)
+        try:
+            target.unlink(missing_ok=True)
+        except OSError as exc:
+            raise OutputError(f"cannot remove the sweep store {target}: {exc.strerror or exc}") from None
 
 
 def exists(path: str | os.PathLike) -> bool:

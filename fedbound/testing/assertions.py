@@ -67,7 +67,7 @@ def _data(name: str, x, allow_inf: bool = False) -> np.ndarray:
     return arr
 
 
-def assert_fixed_point_reached(x: Measured | Trajectory, x_star: np.ndarray, tol: float = 1e-10) -> float:
+def assert_fixed_point_reached(x: Measured | Trajectory, x_star: Measured, tol: float = 1e-10) -> float:
     """Assert ``||x - x_star||_2 <= tol``; ``x`` may be a model (d,), a stacked (n, d) set of
     client models (every row is compared), or a Trajectory (its last global model)."""
     if hasattr(x, "x_g") and hasattr(x, "rounds"):

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic, count_round
-from fedbound.algorithms.base import (Algorithm, Models, State, StateTensor, check_task, new_rng,
-                                      resolved_fields)
+from fedbound.algorithms.base import Algorithm, Models, State, StateTensor, check_task, new_rng
 from fedbound.algorithms.stacked import StackedNetwork
 from fedbound.argtypes import NonNegativeInt, Positive, Seed
 from fedbound.deprecation import renamed_keywords
@@ -26,7 +25,6 @@ from fedbound.tasks.base import Task
 from fedbound.validate import number
 
 
-@resolved_fields
 @dataclass(frozen=True)
 class DecentralizedState(State):
     """X (n, d): the clients' models x^t."""

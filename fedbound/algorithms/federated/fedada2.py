@@ -53,7 +53,7 @@ import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts
-from fedbound.algorithms.base import Decay, Steps, check_task, checked_fields
+from fedbound.algorithms.base import Decay, Steps, check_task
 from fedbound.algorithms.federated.local_steps import LocalSteps
 from fedbound.algorithms.federated.round import (Federated, FederatedState, ParticipationScheme,
                                                  participation_scheme)
@@ -123,7 +123,6 @@ def make_client(kind: Literal["sgd", "adagrad", "adam", "sm3", "sm3_adam"], lr: 
 
 
 # ---- differential privacy ------------------------------------------------------------------------
-@checked_fields
 class DP(NamedTuple):
     """Client-level DP: each Delta_i clipped to l2 norm ``clip`` (c), Gaussian noise of standard
     deviation ``noise_multiplier * clip`` (sigma c) added to the sum of the clipped updates, which is
@@ -155,7 +154,6 @@ def noise_seed(seed: Seed) -> int:
     return (integer("seed", seed, low=0) * 6364136223846793005 + 1442695040888963407) % 2 ** 63
 
 
-@checked_fields
 class NoisyState(NamedTuple):
     """State of :func:`gaussian_noise`: ``generator`` = the noise generator's state (a torch
     ByteTensor), ``inner`` = the wrapped server transform's state."""
@@ -377,7 +375,6 @@ class DJA(JointlyAdaptive):
 
 
 # ---- blended optimization (Alg. 5) ---------------------------------------------------------------
-@checked_fields
 class Strategy(NamedTuple):
     """One client strategy O_l of Alg. 5 [L1163-L1185]: its client optimizer (a Transform), local
     steps K(O_l) and pseudo-gradient weight w(O_l) > 0."""

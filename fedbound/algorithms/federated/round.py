@@ -50,7 +50,7 @@ import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic, count_round
-from fedbound.algorithms.base import (Algorithm, Models, State, StateTensor, checked_fields,
+from fedbound.algorithms.base import (Algorithm, Models, State, StateTensor,
                                       generator_from, new_rng)
 from fedbound.algorithms.federated.aggregation import Aggregation, WeightedMean
 from fedbound.algorithms.federated.control_variates import VariatesStrategy
@@ -92,7 +92,6 @@ class ParticipationScheme(Protocol):
     def draw(self, p: torch.Tensor, generator: torch.Generator) -> Participation: ...
 
 
-@checked_fields
 class RoundPlan(NamedTuple):
     """What a round's randomness decides before any local step: the participation ``part``, the
     ``rows`` that compute (None: all n clients), their client ids ``row_ids`` and local steps

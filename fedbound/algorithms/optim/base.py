@@ -21,13 +21,11 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 import torch
 
-from fedbound.algorithms.base import checked_fields
 from fedbound.errors import ValidationError
 
 State = Any  # a NamedTuple (or tuple) of tensors, nested tuples and None
 
 
-@checked_fields
 class Transform(NamedTuple):
     """init(params) -> state; update(grads, state, params) -> (updates, state).
 

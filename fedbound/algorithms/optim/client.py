@@ -29,7 +29,7 @@ from typing import Literal, NamedTuple, Sequence
 import numpy as np
 import torch
 
-from fedbound.algorithms.base import MAX_LOCAL_STEPS, Decay, StateTensor, Steps, checked_fields
+from fedbound.algorithms.base import MAX_LOCAL_STEPS, Decay, StateTensor, Steps
 from fedbound.algorithms.optim.base import Transform, tree_map
 from fedbound.algorithms.optim.registry import (B1, B2, BETA, BIAS_CORRECTION, CLIENT_OPTIMIZERS, DELAY,
                                                 EPS, NESTEROV, VARIANT, OptimizerSpec, lr_option)
@@ -91,7 +91,6 @@ def _adam_updates(m: torch.Tensor, v: torch.Tensor, k: torch.Tensor, lr: float, 
     return -lr * m / (torch.sqrt(v) + eps)
 
 
-@checked_fields
 class DecayState(NamedTuple):
     """State of :func:`sgd` with a decay: ``count`` = k (rows,), the local steps taken, so the next
     step's learning rate is lr * gamma^k."""
@@ -121,7 +120,6 @@ def sgd(lr: Positive, decay: Fraction | None = None) -> Transform:
                      lambda tau: accumulation_vector("decay", tau, gamma=gamma))
 
 
-@checked_fields
 class ProxState(NamedTuple):
     """State of :func:`prox`: ``start`` = x_0 (rows, d), the round's starting point."""
 
@@ -154,7 +152,6 @@ def prox(lr: Positive, mu: NonNegative) -> Transform:
     return Transform(lambda params: ProxState(params.clone()), update, lambda d: d, accumulation)
 
 
-@checked_fields
 class MomentumState(NamedTuple):
     """State of :func:`momentum` (and of the server's): ``velocity`` = v (rows, d; the server's
     (d,)), the momentum buffer v_k = beta v_{k-1} + g_k (torch's momentum_buffer), v_0 = 0."""
@@ -191,7 +188,6 @@ def momentum(lr: Positive, beta: Decay, nesterov: bool = False) -> Transform:
                      accumulation)
 
 
-@checked_fields
 class AdagradState(NamedTuple):
     """State of :func:`adagrad`: ``count`` = k (rows,), the local steps taken; ``second_moment`` =
     v_k (rows, d), the accumulated squared gradients v_0 + sum_{r=1}^{ceil(k/z)} g_{(r-1)z+1}^2."""
@@ -227,7 +223,6 @@ def adagrad(lr: Positive, eps: Positive, initial_accumulator: NonNegative = 0.0,
     return Transform(init, update, lambda d: d + 1, None)
 
 
-@checked_fields
 class AdamState(NamedTuple):
     """State of :func:`adam`: ``count`` = k (rows,), the local steps taken; ``first_moment`` = m_k
     and ``second_moment`` = v_k (rows, d), the moving averages before bias correction."""
@@ -311,7 +306,6 @@ def _covers(name: str, shapes):
     return blocks, q, check_d, zero_covers
 
 
-@checked_fields
 class SM3State(NamedTuple):
     """State of :func:`sm3`: ``count`` = k (rows,), the local steps taken; ``accumulators`` = the
     cover accumulators mu_k(r), for each shape a tuple of one (rows, side) tensor per axis (the
@@ -434,7 +428,6 @@ def _sm3_ii(parts: list, accumulators: tuple, kept: tuple, refresh: torch.Tensor
     return torch.cat(nus, dim=1), _refreshed(refresh, tuple(fresh), kept)
 
 
-@checked_fields
 class SM3AdamState(NamedTuple):
     """State of :func:`sm3_adam`: ``count`` = k (rows,), the local steps taken; ``first_moment`` =
     m_k (rows, d), before bias correction; ``accumulators`` = the cover accumulators mu_k(r) (as in

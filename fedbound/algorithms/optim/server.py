@@ -22,7 +22,7 @@ from typing import Callable, NamedTuple
 
 import torch
 
-from fedbound.algorithms.base import Decay, StateTensor, checked_fields
+from fedbound.algorithms.base import Decay, StateTensor
 from fedbound.algorithms.optim import client
 from fedbound.algorithms.optim.base import Transform
 from fedbound.algorithms.optim.registry import (B1, B2, BETA, BIAS_CORRECTION, EPS, EPS_INSIDE_SQRT,
@@ -46,7 +46,6 @@ def momentum(lr: Positive = 1.0, beta: Decay = 0.0, nesterov: bool = False) -> T
     return client.momentum(lr, beta, nesterov)._replace(accumulation=None)
 
 
-@checked_fields
 class MomentsState(NamedTuple):
     """State of :func:`adagrad`, :func:`adam` and :func:`yogi`: ``count`` = t, the rounds taken
     (0-d int64); ``first_moment`` = m_t = b1 m_{t-1} + (1 - b1) g_t (m_0 = 0) and
@@ -57,7 +56,6 @@ class MomentsState(NamedTuple):
     second_moment: StateTensor
 
 
-@checked_fields
 class AMSGradState(NamedTuple):
     """State of :func:`amsgrad`: :class:`MomentsState`'s fields and ``max_second_moment`` =
     vhat_t = max(vhat_{t-1}, v_t), vhat_0 = 0."""

@@ -38,7 +38,7 @@ import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic
-from fedbound.algorithms.base import (Models, State, StateTensor, Steps, check_task, checked_fields,
+from fedbound.algorithms.base import (Models, State, StateTensor, Steps, check_task,
                                       generator_from, new_rng)
 from fedbound.algorithms.options import CLIENTS_PER_SUBNET, LOCAL_STEPS_K, LR_GAMMA
 from fedbound.algorithms.registry import AlgorithmSpec, register
@@ -52,7 +52,6 @@ from fedbound.tasks.base import Task
 INITS = ("corrected", "printed")
 
 
-@checked_fields
 class SDGTRound(NamedTuple):
     """Result of one SD-GT round. X_end = X^{t,K+1} before the reset of sampled clients;
     inner_X[k-1] = X^{t,k} and inner_G[k-1] = the gradients used at D2D round k (k = 1..K),
