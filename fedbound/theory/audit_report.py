@@ -58,8 +58,14 @@ class ClaimReport:
     monte_carlo: dict[str, object] | None = None
 
     def to_dict(self) -> dict:
-        """JSON-ready dict (inf written as the string "inf")."""
-        return jsonable(self.__dict__)
+        """JSON-ready dict with numbers only (strict JSON): a non-finite number is ``null``, and
+        ``infinite`` names the fields that are +inf: a violation ratio is infinite where the right
+        side is <= 0 and the left side positive, or beyond the float range (``log10_ratio`` then
+        holds it)."""
+        data = jsonable(self.__dict__, nonfinite="null")
+        data["infinite"] = sorted(k for k, v in self.__dict__.items()
+                                  if isinstance(v, float) and math.isinf(v) and v > 0)
+        return data
 
 
 def format_value(v: ExtendedReal) -> str:
