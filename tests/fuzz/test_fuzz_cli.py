@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from fedbound.cli.main import build_parser, main
 from fuzz_values import CASE_SECONDS, CASES, Hang, time_limit
 
-EXAMPLES = 5
+EXAMPLES = 8
 #: small values for options that set the amount of work (applied where a command has them;
 #: an audit of one theorem's claims rather than a whole paper's: a run is then seconds, far below
 #: the hang limit even on a loaded machine)
@@ -295,3 +295,9 @@ def test_bad_plugin_values(value, files, tmp_path):
     code, out, err = run_cli(argv)
     check_contract(argv, code, out, err)
     assert code == 2
+
+
+def test_enough_generated_cases():
+    """Issue 23: at least 2000 generated bad option values per run (the base command lines and the
+    bad files come on top; one process counts 2318 cases in all, printed as "fuzz cases")."""
+    assert len(OPTION_CASES) * EXAMPLES >= 2000
