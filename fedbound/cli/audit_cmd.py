@@ -14,6 +14,8 @@ report.md, report.html with plots, report.json; one subfolder per paper for ``al
 """
 from __future__ import annotations
 
+from fedbound.cli.commands import SUMMARIES
+
 import argparse
 import json
 
@@ -64,7 +66,7 @@ def _how(paper: str, args: argparse.Namespace) -> str:
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "audit", help="audit a paper's claims (holds / fails with counterexamples)",
+        "audit", help=SUMMARIES["audit"],
         description="Evaluate every checkable claim of a paper (a condition implies an inequality) "
                     "at random constants (log-uniform over wide ranges), at the extremes of the "
                     "domain and by an adversarial search maximizing lhs/rhs; report holds / fails, "

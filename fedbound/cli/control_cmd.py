@@ -6,6 +6,8 @@ objective, the energy per round, the continuous lower bound and the certificate.
 """
 from __future__ import annotations
 
+from fedbound.cli.commands import SUMMARIES
+
 import argparse
 import json
 import math
@@ -101,7 +103,7 @@ def _run_plan(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "control", help="SD-GT co-optimization controller (D2D rounds K, subnet sampling h_s)",
+        "control", help=SUMMARIES["control"],
         description="SD-GT's controller (31): choose the number of D2D rounds K and the per-subnet "
                     "sample counts h_s by an exact geometric program and a certified integer search.")
     actions = parser.add_subparsers(dest="control_action", metavar="ACTION")

@@ -8,6 +8,8 @@ metrics.csv, convergence.png, audit.json).
 """
 from __future__ import annotations
 
+from fedbound.cli.commands import SUMMARIES
+
 import csv
 
 import numpy as np
@@ -19,7 +21,7 @@ SECTION = "\n== {} " + "=" * 60
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("demo", help="end-to-end tour: network, task, theory, runs, control",
+    parser = subparsers.add_parser("demo", help=SUMMARIES["demo"],
                                    description=__doc__)
     parser.add_argument("--out", default="demo_out", help="output folder (default: demo_out)")
     parser.add_argument("--rounds", type=int, default=400, help="global rounds of each run")

@@ -23,6 +23,8 @@ Examples (the problem options of ``fedbound run``; each algorithm takes its own 
 """
 from __future__ import annotations
 
+from fedbound.cli.commands import SUMMARIES
+
 import json
 
 import numpy as np
@@ -93,8 +95,7 @@ def fixed_point_command(args) -> int:
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "fixed-point", help="exact finite-lr fixed point and contraction factor of any algorithm "
-                            "on a quadratic",
+        "fixed-point", help=SUMMARIES["fixed-point"],
         description=__doc__.split("\n\n")[0].split(": ", 1)[1],
         epilog="Examples: fedbound fixed-point fednova --task quadratic --data FILE.npz "
                "--local-steps 1,3,5,8,2 --lr 0.05 --json;  fedbound fixed-point fedavgm --lr 0.05 "

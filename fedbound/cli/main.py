@@ -27,31 +27,11 @@ import warnings
 from fedbound.deprecation import FedboundDeprecationWarning
 from fedbound.errors import FedboundError
 from fedbound.outputs import OutputFolder
+from fedbound.cli.commands import COMMANDS, SUMMARIES
 
 #: environment variable that makes an internal error print its traceback
 DEBUG_ENV = "FEDBOUND_DEBUG"
 BUG_REPORT = "this is a bug in fedbound; please report it with the command line"
-
-#: subcommand -> the module that registers it, in the order of ``fedbound --help``. Only the
-#: module of the requested command is imported (torch, cvxpy and sympy are slow to import).
-COMMANDS = {
-    "demo": "fedbound.cli.demo_cmd",
-    "network": "fedbound.cli.network_cmd",
-    "list": "fedbound.cli.theory_cmd",
-    "bound": "fedbound.cli.theory_cmd",
-    "stepsize": "fedbound.cli.theory_cmd",
-    "constants": "fedbound.cli.theory_cmd",
-    "rounds": "fedbound.cli.theory_cmd",
-    "audit": "fedbound.cli.audit_cmd",
-    "run": "fedbound.cli.run_cmd",
-    "fixed-point": "fedbound.cli.fixed_point_cmd",
-    "verify": "fedbound.cli.verify_cmd",
-    "control": "fedbound.cli.control_cmd",
-    "sweep": "fedbound.cli.sweep_cmd",
-    "pep": "fedbound.cli.pep_cmd",
-    "new": "fedbound.cli.new_cmd",
-}
-
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit status 2."""
@@ -129,6 +109,10 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     first = next((a for a in _command_and_rest(argv) if not a.startswith("-")), None)
+    if first is None and ("-h" in argv or "--help" in argv):   # `fedbound --help`: the summaries
+        for name, summary in SUMMARIES.items():                # only, no command module imported
+            sub.add_parser(name, help=summary)
+        return parser
     modules = [COMMANDS[first]] if first in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
     for name in modules:
         importlib.import_module(name).register(sub)

@@ -7,6 +7,8 @@ SD-GT's rho_tight = 1 - ||W - J||_2^2, spectral_gap = 1 - |lambda_2|) of one top
 """
 from __future__ import annotations
 
+from fedbound.cli.commands import SUMMARIES
+
 import argparse
 import json
 
@@ -30,7 +32,7 @@ def _sizes(text: str):
 
 
 def register(subparsers) -> None:
-    network = subparsers.add_parser("network", help="topologies, gossip matrices, mixing measures",
+    network = subparsers.add_parser("network", help=SUMMARIES["network"],
                                     description="Inspect gossip matrices and fog networks.")
     commands = network.add_subparsers(dest="network_command", metavar="SUBCOMMAND")
     commands.required = True

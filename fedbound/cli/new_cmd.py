@@ -3,6 +3,8 @@ and its paper, a PEP method, tests and the entry point; :mod:`fedbound.extend.te
 ``pip install -e DIR``, after which every command reaches NAME without a flag."""
 from __future__ import annotations
 
+from fedbound.cli.commands import SUMMARIES
+
 
 def new_plugin_command(args) -> int:
     from fedbound.extend.template import new_plugin
@@ -15,7 +17,7 @@ def new_plugin_command(args) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("new", help="write a new plugin package from the template",
+    parser = subparsers.add_parser("new", help=SUMMARIES["new"],
                                    description=__doc__.split("\n\n")[0].replace("``", ""))
     kinds = parser.add_subparsers(dest="kind", metavar="KIND")
     kinds.required = True

@@ -13,6 +13,8 @@ while it is being built, with the size it reached.
 """
 from __future__ import annotations
 
+from fedbound.cli.commands import SUMMARIES
+
 import argparse
 import json
 
@@ -39,7 +41,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "pep", help="worst-case certificate of a federated/decentralized method (performance estimation)",
+        "pep", help=SUMMARIES["pep"],
         description="Solve the performance-estimation SDP of a method: its exact worst case over the "
                     "function class, a lower bound from explicit quadratics and the papers' bound.")
     methods = parser.add_subparsers(dest="method", metavar="METHOD", parser_class=type(parser))

@@ -26,6 +26,8 @@ With ``--controller SPEC.json`` SD-GT runs in closed loop with its controller, A
 """
 from __future__ import annotations
 
+from fedbound.cli.commands import SUMMARIES
+
 import csv
 import json
 from pathlib import Path
@@ -140,8 +142,7 @@ def run_command(args) -> int:
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "run", help="run an algorithm (SD-GT, its baselines, the FedOpt family) and save metrics, "
-                    "a plot and the final model",
+        "run", help=SUMMARIES["run"],
         description=__doc__.split("\n\n")[0].split(": ", 1)[1],
         epilog="Examples: fedbound run sdgt --task lsq --data FILE.npz --subnets 2 --topology ring "
                "--local-steps 5 --clients-per-subnet 4 --lr 0.01 --rounds 400 --float64 --out DIR;  fedbound run fedavg "

@@ -16,6 +16,8 @@ DIR/report-METRIC-floats.png. Ray is an optional extra: ``pip install 'fedbound[
 """
 from __future__ import annotations
 
+from fedbound.cli.commands import SUMMARIES
+
 import json
 
 from fedbound.errors import require
@@ -75,8 +77,7 @@ def register(subparsers) -> None:
     from fedbound.sweep.report import REPORT_METRICS
 
     parser = subparsers.add_parser(
-        "sweep", help="run a grid of runs (embedded or on Ray) into a resumable results store; "
-                      "`sweep report DIR` for its table and plots",
+        "sweep", help=SUMMARIES["sweep"],
         description=__doc__.split("\n\n")[0].replace("``", ""),
         epilog='SPEC example: {"algorithm": ["fedavg", "fedprox"], "task": {"name": "lsq", "n": 30, '
                '"d": 20}, "rounds": 50, "grid": {"lr": [0.01, 0.05], "mu": 0.1, "seed": [0, 1, 2], '

@@ -36,6 +36,8 @@ output. Bad input (unknown name, malformed ``--set``, value outside its domain) 
 """
 from __future__ import annotations
 
+from fedbound.cli.commands import SUMMARIES
+
 import argparse
 import json
 
@@ -65,8 +67,7 @@ RESERVED_KEYS = ("result", "variant", "title", "lhs", "provenance", "constants",
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("list", help="list every result (or algorithm, paper, check, task, PEP "
-                                           "method, ...) of the registries",
+    p = subparsers.add_parser("list", help=SUMMARIES["list"],
                               description="List every registered result with provenance and variants, "
                                           "every registered algorithm with its options, every paper "
                                           "that `fedbound audit` audits, or the entries of another "
@@ -78,10 +79,8 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print JSON to stdout")
     p.set_defaults(func=run_list)
 
-    for name, func, text in (
-            ("bound", run_bound, "evaluate a result's bound, step-size conditions, terms and extras"),
-            ("stepsize", run_stepsize, "largest admissible step size (gamma, eta_l, ...) and the "
-                                       "binding condition")):
+    for name, func in (("bound", run_bound), ("stepsize", run_stepsize)):
+        text = SUMMARIES[name]
         p = subparsers.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
         p.add_argument("result", metavar="ID", help="result id, e.g. sdgt.thm2 (see `fedbound list`)")
         _add_common(p)
@@ -90,7 +89,7 @@ def register(subparsers) -> None:
                                                          "the variant's conditions constrain)")
         p.set_defaults(func=func)
 
-    p = subparsers.add_parser("constants", help="each constant of a result: meaning, domain, source",
+    p = subparsers.add_parser("constants", help=SUMMARIES["constants"],
                               description="Each constant of a result with its meaning, its domain for "
                                           "the result, its roles and its source (declaring paper, the "
                                           "result's equation and seed lines, where the result uses it).")
@@ -99,7 +98,7 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print JSON to stdout")
     p.set_defaults(func=run_constants)
 
-    p = subparsers.add_parser("rounds", help="rounds to eps: SD-GT Table I, or one result's bound",
+    p = subparsers.add_parser("rounds", help=SUMMARIES["rounds"],
                               description="Rounds to reach eps for every method of SD-GT's Table I "
                                           "(O-constants set to 1), or with --result the smallest T "
                                           "at which that result's bound is <= eps.")

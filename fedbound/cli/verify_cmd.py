@@ -17,6 +17,8 @@ outside a theorem's conditions prints "not applicable: CONDITION", never "holds"
 """
 from __future__ import annotations
 
+from fedbound.cli.commands import SUMMARIES
+
 import contextlib
 import json
 
@@ -119,7 +121,7 @@ def register(subparsers) -> None:
     CHECKS = _checks()
     papers = sorted({c.paper for c in CHECKS.entries()})
     parser = subparsers.add_parser(
-        "verify", help="check a paper's theory against runs: measured vs predicted",
+        "verify", help=SUMMARIES["verify"],
         description=__doc__.split("\n\n")[0].replace("``", ""))
     parser.add_argument("paper", metavar="PAPER", help=f"one of: {', '.join(papers)}")
     parser.add_argument("check", metavar="CHECK", nargs="?", default=None, help="; ".join(
