@@ -44,7 +44,7 @@ from typing import Any, Callable, Generic, Iterable, Iterator, Sequence, TypeVar
 
 from fedbound import guard, validate
 from fedbound.deprecation import deprecated
-from fedbound.errors import ValidationError, require
+from fedbound.errors import UnknownNameError, ValidationError, require
 
 
 @dataclass(frozen=True)
@@ -418,7 +418,11 @@ def load_plugins() -> None:
 
 def modules_of(package: str) -> list[str]:
     """Every module of ``package`` and its subpackages, in name order (the package first)."""
-    pkg = importlib.import_module(package)
+    try:
+        pkg = importlib.import_module(package)
+    except ModuleNotFoundError as exc:
+        raise UnknownNameError(f"package {package!r} cannot be imported: {exc}") from None
+    require(hasattr(pkg, "__path__"), f"{package!r} is a module, not a package")
     out = [package]
     for info in pkgutil.walk_packages(pkg.__path__, prefix=package + "."):
         out.append(info.name)
