@@ -13,7 +13,7 @@ from tqdm import tqdm  # text bars: tqdm.auto warns in notebooks without ipywidg
 
 from fedbound.algorithms.accounting import COUNTERS
 from fedbound.algorithms.base import Algorithm, State, StateTensor, check_finite
-from fedbound.argtypes import Measured, NonNegativeInt
+from fedbound.argtypes import Count, Measured, NonNegativeInt
 from fedbound.errors import DivergenceError, require
 
 
@@ -25,7 +25,9 @@ class Trajectory:
     x* unknown); grad_norm2: ||grad f(x_g)||^2; K: local steps of round r (0 at r = 0);
     comm: cumulative counters (CommCounts field name -> array (T+1,)); metrics: the algorithm's
     extra per-round metrics (``state.metrics``, e.g. AFGA's consensus errors; name -> array (T+1,),
-    nan in rounds that do not report one, such as r = 0).
+    nan in rounds that do not report one, such as r = 0); eval_every: the metrics of the global
+    model (loss, loss_gap, dist2, grad_norm2) are evaluated at the rounds r with r % eval_every == 0
+    and at the last round, nan elsewhere (x_g, K and the counters are recorded every round).
     """
 
     algorithm: str
@@ -39,6 +41,7 @@ class Trajectory:
     comm: dict[str, Measured]
     final_state: State = field(repr=False)
     metrics: dict[str, Measured] = field(default_factory=dict)
+    eval_every: Count = 1
 
     def columns(self) -> dict[str, np.ndarray]:
         """The per-round columns: the metrics of the global model, K and the cumulative counters
@@ -61,6 +64,7 @@ class Trajectory:
             "K": self.K.tolist(),
             "comm": {k: v.tolist() for k, v in self.comm.items()},
             **({"metrics": {k: v.tolist() for k, v in self.metrics.items()}} if self.metrics else {}),
+            **({"eval_every": self.eval_every} if self.eval_every != 1 else {}),
         }
 
 
@@ -69,8 +73,16 @@ class _Recorder:
         self.task = task
         self.rows: list[tuple] = []
 
-    def record(self, state: State) -> None:
+    def record(self, state: State, evaluate: bool = True) -> None:
+        """One row: the state's x_g, K, counters and metrics; the global model's loss, gap,
+        distance and gradient norm only when ``evaluate`` (nan otherwise)."""
         task, x = self.task, state.x_g
+        metrics = getattr(state, "metrics", None) or {}
+        if not evaluate:
+            nan = float("nan")
+            self.rows.append((state.t, x.clone(), nan, nan, nan, nan, state.K, state.comm.as_dict(),
+                              metrics))
+            return
         loss = float(task.loss(x))
         f_star = getattr(task, "f_star", None)
         x_star = getattr(task, "x_star", None)
@@ -81,7 +93,6 @@ class _Recorder:
             # a finite model so large that f or its gradient overflows has diverged as well
             raise DivergenceError(f"diverged at round {state.t}: f(x_g) = {loss:g}, ||grad f(x_g)||^2 = "
                                   f"{grad2:g} (reduce the step size)", round_index=state.t)
-        metrics = getattr(state, "metrics", None) or {}
         for key, value in metrics.items():
             if not np.isfinite(value):   # e.g. a consensus error of finite models that overflows
                 raise DivergenceError(f"diverged at round {state.t}: the metric {key} = {value:g} "
@@ -89,25 +100,28 @@ class _Recorder:
         self.rows.append((state.t, x.clone(), loss, gap, dist2, grad2, state.K,
                           state.comm.as_dict(), metrics))
 
-    def trajectory(self, name: str, state: State) -> Trajectory:
+    def trajectory(self, name: str, state: State, eval_every: int = 1) -> Trajectory:
         t, xs, loss, gap, dist2, grad2, K, comm, extra = zip(*self.rows)
         names = dict.fromkeys(k for e in extra for k in e)
         return Trajectory(
             algorithm=name, rounds=np.array(t), x_g=torch.stack(xs), loss=np.array(loss),
             loss_gap=np.array(gap), dist2=np.array(dist2), grad_norm2=np.array(grad2),
             K=np.array(K), comm={k: np.array([c[k] for c in comm]) for k in comm[0]},
-            final_state=state,
+            final_state=state, eval_every=eval_every,
             metrics={k: np.array([e.get(k, np.nan) for e in extra], dtype=float) for k in names})
 
 
 def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict | None] | None = None,
-        progress: bool = False, state: State | None = None) -> Trajectory:
+        progress: bool = False, state: State | None = None, eval_every: Count = 1) -> Trajectory:
     """Run ``rounds`` global rounds from ``state`` (default ``alg.init()``) and record metrics.
 
     ``callback(state)`` is called after every round; a dict it returns is passed as keyword
     overrides (e.g. ``{"local_steps": 4, "clients_per_subnet": [2, 3]}``) to the next ``step`` --
-    the controller hook.
-    Raises DivergenceError naming the round as soon as any state tensor is non-finite.
+    the controller hook. ``eval_every``: evaluate the global model's loss, gap, distance and
+    gradient norm (a pass over all n clients, often dearer than the round itself) only every
+    ``eval_every`` rounds and at the last round (:class:`Trajectory`).
+    Raises DivergenceError naming the round as soon as any state tensor is non-finite (checked
+    every round), or a metric is, where evaluated.
     """
     require(isinstance(rounds, (int, np.integer)) and rounds >= 0,
             f"rounds must be an integer >= 0, got {rounds!r}")
@@ -116,9 +130,9 @@ def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict
     recorder = _Recorder(alg.task)
     recorder.record(state)
     overrides: dict = {}
-    for _ in tqdm(range(int(rounds)), disable=not progress, desc=alg.name):
+    for r in tqdm(range(1, int(rounds) + 1), disable=not progress, desc=alg.name):
         state = alg.step(state, **overrides)
         check_finite(state, alg.name)
-        recorder.record(state)
+        recorder.record(state, evaluate=r % eval_every == 0 or r == rounds)
         overrides = (callback(state) if callback is not None else None) or {}
-    return recorder.trajectory(alg.name, state)
+    return recorder.trajectory(alg.name, state, eval_every)

@@ -115,3 +115,21 @@ def test_float32_tasks_run_in_float32(make_network, name):
     assert all(t.dtype == torch.float32 for t in tensors(traj.final_state).values()
                if t.is_floating_point())
     assert traj.dist2[-1] < traj.dist2[0]
+
+
+@pytest.mark.parametrize("every", [1, 3, 4, 20])
+def test_eval_every_evaluates_on_its_schedule_and_changes_nothing_else(make_network, make_quadratic,
+                                                                      every):
+    """Metrics on a schedule (issue 24): the same run (one process, the same arithmetic: equal
+    bitwise), the global model's metrics at r % every == 0 and at the last round, nan elsewhere."""
+    task = make_quadratic(12, 5, seed=1, sigma=0.3)
+    full = run(build("SD-GT", task, make_network, seed=3), 10)
+    sparse = run(build("SD-GT", task, make_network, seed=3), 10, eval_every=every)
+    assert torch.equal(full.x_g, sparse.x_g) and sparse.eval_every == every
+    assert all(np.array_equal(full.comm[k], sparse.comm[k]) for k in full.comm)
+    due = (full.rounds % every == 0) | (full.rounds == 10)
+    for metric in ("loss", "loss_gap", "dist2", "grad_norm2"):
+        np.testing.assert_array_equal(getattr(sparse, metric)[due], getattr(full, metric)[due])
+        assert np.all(np.isnan(getattr(sparse, metric)[~due])), metric
+    with pytest.raises(ValidationError, match="eval_every must be an integer >= 1, got 0"):
+        run(build("SD-GT", task, make_network), 3, eval_every=0)

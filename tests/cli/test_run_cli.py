@@ -215,3 +215,15 @@ def test_old_flags_still_work_and_warn_once_each(tmp_path, capsys):
         assert sum(flag + " is deprecated; use " + new_flag in w for w in warnings) <= 1
     assert main(["run", "sdgt", "--lr", "0.1", "--gamma", "0.1", "--out", str(tmp_path / "both")]) == 2
     assert "give --lr or its old spelling --gamma, not both" in capsys.readouterr().err
+
+
+def test_eval_every_writes_the_metrics_on_its_schedule(tmp_path, capsys):
+    out = tmp_path / "every"
+    assert main(["run", "fedavg", "--lr", "0.05", "--task", "lsq", "--n", "6", "--rounds", "7",
+                 "--eval-every", "3", "--out", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["config"]["eval_every"] == 3 and np.isfinite(summary["final"]["loss"])
+    loss = json.loads((out / "metrics.json").read_text())["metrics"]["loss"]
+    assert [v is not None for v in loss] == [True, False, False, True, False, False, True, True]
+    assert main(["run", "fedavg", "--lr", "0.05", "--eval-every", "0", "--out", str(tmp_path / "x")]) == 2
+    assert "--eval-every must be an integer >= 1, got 0" in capsys.readouterr().err
