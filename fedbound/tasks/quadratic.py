@@ -58,10 +58,43 @@ def affine_solve(Hbar: np.ndarray, ebar: np.ndarray, x0: np.ndarray) -> np.ndarr
     return x + pinv(ebar - Hbar @ x)
 
 
+class _LazyConstant:
+    """A constant of a quadratic task computed at its first read, with the others
+    (:meth:`QuadraticTask._compute_constants`: the eigenvalues of n client Hessians and a solve cost
+    seconds at n = 1000, which a run that never reads them should not pay); assigning it overrides
+    the computed value for that task only. The computed values live in one dict that the task's
+    shallow copies (``with_noise``) share, so they are computed once for all of them."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        if self.name in obj.__dict__:
+            return obj.__dict__[self.name]
+        computed = obj.__dict__.setdefault("_lazy_constants", {})
+        if not computed:
+            obj._compute_constants(computed)
+        return computed[self.name]
+
+    def __set__(self, obj, value):
+        obj.__dict__[self.name] = value
+
+
 class QuadraticTask(Task):
     """Shared closed forms of the quadratic tasks. Subclasses call ``_set_constants()`` at the end of
     ``__init__`` and implement ``hessians``, ``linear_terms``, ``_client_eigen_extremes``, ``_mean_hessian``,
-    ``_form``."""
+    ``_form``. The exact constants (L, mu, L_global, mu_global, x_star, f_star) are computed together
+    at the first read of any of them (:class:`_LazyConstant`)."""
+
+    L = _LazyConstant()
+    mu = _LazyConstant()
+    L_global = _LazyConstant()
+    mu_global = _LazyConstant()
+    x_star = _LazyConstant()
+    f_star = _LazyConstant()
+    _client_lmax = _LazyConstant()
 
     @property
     def hessians(self) -> torch.Tensor:
@@ -96,15 +129,19 @@ class QuadraticTask(Task):
         return affine_solve(self._mean_hessian(self._weights_np), ebar, self.x0.to(torch.float64).numpy())
 
     def _set_constants(self) -> None:
-        lmax, lmin = self._client_eigen_extremes()
-        self._client_lmax = lmax
-        self.L = float(lmax.max())
-        self.mu = _clip_zero(float(lmin.min()), self.L)
-        self.L_global, low = self._global_eigen_extremes()
-        self.mu_global = _clip_zero(low, self.L_global)
-        self.x_star = torch.as_tensor(self._solve_optimum(), dtype=self.dtype)
-        self.f_star = self.loss(self.x_star)
+        """The constants known at once (the own gradients are unbounded); the exact ones are lazy."""
         self._G_own = self._G_inf_own = float("inf")
+        self._lazy_constants = {}
+
+    def _compute_constants(self, into: dict) -> None:
+        """The exact constants (:class:`_LazyConstant`) into ``into``."""
+        lmax, lmin = self._client_eigen_extremes()
+        L = float(lmax.max())
+        L_global, low = self._global_eigen_extremes()
+        x_star = torch.as_tensor(self._solve_optimum(), dtype=self.dtype)
+        into.update({"_client_lmax": lmax, "L": L, "mu": _clip_zero(float(lmin.min()), L),
+                     "L_global": L_global, "mu_global": _clip_zero(low, L_global), "x_star": x_star,
+                     "f_star": self.loss(x_star)})
 
     def _sup_and_maximiser(self, K: np.ndarray) -> tuple[float, np.ndarray | None]:
         M, b, c = self._form(K)
