@@ -177,8 +177,8 @@ def _run_locked(spec, folder, extend, ray, ray_address, progress) -> Summary:
         batches = prepare(spec, store, extend)
         total = len(store.keys())
         todo = sum(len(b) for b in batches)
+        executor = Executor(ray=ray, address=ray_address)   # a bad address: refused before the bar
         bar = tqdm(total=todo, desc="sweep cells", disable=not progress, unit="cell")
-        executor = Executor(ray=ray, address=ray_address)
         try:
             lost = executor.map(compute, spec.canonical, batches, lambda batch, results: store.commit(results),
                                 lambda batch: bar.update(len(batch)))
