@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from dataclasses import dataclass
 from typing import Annotated
 
 import numpy as np
 
 from fedbound import validate
+from fedbound.errors import InputTypeError
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,24 @@ class NonFinite:
     nonfinite: bool = True
 
 
+@dataclass(frozen=True)
+class InstanceOf:
+    """An instance of the class ``path`` ("package.module.Class"), checked without importing its
+    module: a value of that class exists only once its module is imported, so where the module is
+    not imported yet no value is one. For the annotations of modules that must stay light (the
+    theory registry does not import torch, which fedbound.tasks does)."""
+    path: str
+
+    def check(self, name: str, value: object) -> None:
+        module, _, cls = self.path.rpartition(".")
+        loaded = sys.modules.get(module)
+        if loaded is None or not isinstance(value, getattr(loaded, cls)):
+            raise InputTypeError(f"{name} must be a fedbound {cls}, got {validate.show(value)}")
+
+
+#: a fedbound Task (:class:`fedbound.tasks.base.Task`), without importing fedbound.tasks (torch)
+TaskArg = Annotated[object, InstanceOf("fedbound.tasks.base.Task")]
+
 #: a real number > 0 (a step size, a smoothness constant, a tolerance)
 Positive = Annotated[float, Range(0.0, low_open=True)]
 #: a real number >= 0 (a variance, a noise level, a distance)
@@ -125,5 +145,5 @@ Matrix = Annotated[np.ndarray, Dims((2,))]
 Measured = Annotated[np.ndarray, NonFinite()]
 MeasuredVector = Annotated[np.ndarray, Dims((1,)), NonFinite()]
 
-__all__ = ["Range", "Choice", "SeedRange", "Dims", "NonFinite", "Vector", "Matrix", "Measured", "MeasuredVector", "Positive", "NonNegative", "Probability", "Fraction", "Count",
+__all__ = ["InstanceOf", "TaskArg", "Range", "Choice", "SeedRange", "Dims", "NonFinite", "Vector", "Matrix", "Measured", "MeasuredVector", "Positive", "NonNegative", "Probability", "Fraction", "Count",
            "NonNegativeInt", "Seed", "PositiveArray", "NonNegativeArray", "ProbabilityArray"]

@@ -43,7 +43,7 @@ from typing import Iterable
 from fedbound.errors import UnknownNameError, ValidationError, require
 from fedbound.network.subnets import Network
 from fedbound.papers import PAPERS as PAPER_REGISTRY
-from fedbound.tasks.base import Task
+from fedbound.argtypes import TaskArg as Task   # checked without importing torch
 from fedbound.theory.argtypes import ExtendedArray
 from fedbound.validate import known_names, suggest
 

@@ -33,3 +33,13 @@ def test_every_command_has_its_summary_in_the_full_parser_too():
     assert set(SUMMARIES) == set(COMMANDS)
     sub = next(a for a in build_parser([])._actions if isinstance(a, argparse._SubParsersAction))
     assert {c.dest: c.help for c in sub._choices_actions} == SUMMARIES
+
+
+def test_evaluating_a_bound_loads_no_torch():
+    """`fedbound bound` reads the theory registry only: no torch (the adapters check a Task by
+    fedbound.argtypes.InstanceOf, without importing fedbound.tasks), no cvxpy, PEPit or Ray."""
+    code = ("import contextlib, io\nfrom fedbound.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert main(['bound', 'sdgt.thm3', '--set', 'L=1', 'mu=0.1', 'K=2', 'p=0.64', 'q=0.5',"
+            " 'n=30', 'sigma=0', 'gamma=1e-6', 'T=100', 'Lyap1=1', '--json']) == 0")
+    assert [m for m in _loaded_after(code) if m != "sympy"] == []

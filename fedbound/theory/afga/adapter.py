@@ -49,7 +49,7 @@ from fedbound.errors import require
 from fedbound.network.mixing import spectral_norm
 from fedbound.network.subnets import Network
 from fedbound.network.topology import ring_weights
-from fedbound.tasks.base import Task
+from fedbound.argtypes import TaskArg as Task   # checked without importing torch
 from fedbound.theory.adapters import REQUIRED, covered, initial_gap, known, run_options
 from fedbound.validate import integer, number
 

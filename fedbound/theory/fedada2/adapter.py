@@ -47,11 +47,10 @@ and the server Adam's ``beta2`` enter no constant. T is the caller's.
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from fedbound.errors import require
 from fedbound.network.subnets import Network
-from fedbound.tasks.base import Task
+from fedbound.argtypes import TaskArg as Task   # checked without importing torch
 from fedbound.theory.adapters import REQUIRED, covered, initial_gap, known, run_options
 from fedbound.validate import integer, number
 
@@ -91,8 +90,8 @@ def _checked(task, algorithm: str, opts: dict) -> None:
     sigma2 = known(PAPER, task, "sigma^2 (the theorems assume full-batch gradients, sigma^2 = 0)", task.sigma2)
     require(sigma2 == 0, f"FedAda2's theorems assume full-batch local gradients [L128, L913]; the task "
                          f"has gradient noise sigma^2 = {sigma2:g}")
-    p = task.weights.detach().to(torch.float64)
-    require(bool(torch.all(p == p[0])), "FedAda2's server averages the updates uniformly (1/|S^t|, SU "
+    p = task.weights.detach().double()
+    require(bool((p == p[0]).all()), "FedAda2's server averages the updates uniformly (1/|S^t|, SU "
                                         "[L98-L104]); the task's client weights p are not uniform")
 
 

@@ -32,7 +32,6 @@ from typing import Annotated
 
 import numpy as np
 import sympy as sp
-from scipy import integrate, optimize, stats
 
 from fedbound.argtypes import Choice, Count, NonNegative, NonNegativeArray, NonNegativeInt, Positive, Range
 from fedbound.errors import ValidationError
@@ -189,6 +188,8 @@ def prop10_laws(n_clients: Count, gamma_c: Annotated[float, Range(0.0, 1 / 3, lo
 
 
 def _law(law: str, param: float):
+    from scipy import stats   # 0.3 s to import: only where a law is evaluated
+
     if law == "student_t":
         return stats.t(param)
     if law == "cauchy":
@@ -209,6 +210,8 @@ def second_moment(law: Law, param: Positive) -> float:
 
 def _expect(law: str, param: float, fn, x: float) -> float:
     """E fn(xi) by quadrature, split at the kink xi = -x."""
+    from scipy import integrate
+
     pdf = _law(law, param).pdf
     left = integrate.quad(lambda s: fn(s) * pdf(s), -np.inf, -x, limit=200)[0]
     right = integrate.quad(lambda s: fn(s) * pdf(s), -x, np.inf, limit=200)[0]
@@ -233,6 +236,8 @@ def noise_bound(law: Law, param: Positive, eps: Positive, x_max: Positive = 50.0
     values = [noise_ratio(law, param, eps, x) for x in grid]
     k = int(np.argmax(values))
     lo, hi = grid[max(k - 1, 0)], grid[min(k + 1, len(grid) - 1)]
+    from scipy import optimize
+
     res = optimize.minimize_scalar(lambda x: -noise_ratio(law, param, eps, x), bounds=(lo, hi),
                                    method="bounded", options={"xatol": 1e-6})
     return max(max(values), -res.fun)

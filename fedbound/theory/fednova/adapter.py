@@ -57,12 +57,11 @@ import math
 from typing import Annotated
 
 import numpy as np
-import torch
 
 from fedbound.argtypes import Range
 from fedbound.errors import require
 from fedbound.network.subnets import Network
-from fedbound.tasks.base import Task
+from fedbound.argtypes import TaskArg as Task   # checked without importing torch
 from fedbound.theory.adapters import REQUIRED, covered, known, run_options
 from fedbound.local_solver import LocalSolver
 from fedbound.theory.fednova.accumulation import abc, accumulation_vector, implicit_weights, norms
@@ -110,7 +109,7 @@ def local_solver(options: dict[str, object]) -> tuple[str, dict]:
 def _weights(task) -> np.ndarray:
     """p (n,) float64: the task's client weights, renormalized to sum to 1 in float64 (a float32
     task's weights sum to 1 only to float32 rounding)."""
-    p = task.weights.detach().to(torch.float64).numpy()
+    p = task.weights.detach().double().numpy()
     return p / np.sum(p)
 
 

@@ -37,7 +37,7 @@ from fedbound import validate
 from fedbound.errors import require
 from fedbound.network.sampling import p_from_h
 from fedbound.network.subnets import Network
-from fedbound.tasks.base import Task
+from fedbound.argtypes import TaskArg as Task   # checked without importing torch
 from fedbound.theory.adapters import covered, known, run_options
 
 PAPER = "SD-GT"
