@@ -39,15 +39,29 @@ from __future__ import annotations
 from fedbound.cli.commands import SUMMARIES
 
 import argparse
+import functools
 import json
 
 import numpy as np
-import sympy as sp
 
 from fedbound.errors import ValidationError
 from fedbound.jsonable import jsonable
-from fedbound.theory import get, results
-from fedbound.theory import symbols as S
+
+#: sympy and the theory registry, bound by :func:`_with_theory` when a command runs (their ~0.3 s
+#: import is not needed for ``--help``)
+sp = S = get = results = None
+
+
+def _with_theory(run):
+    """``run(args)`` after importing sympy and :mod:`fedbound.theory` into this module."""
+    @functools.wraps(run)
+    def wrapper(args):
+        global sp, S, get, results
+        import sympy as sp
+        from fedbound.theory import get, results
+        from fedbound.theory import symbols as S
+        return run(args)
+    return wrapper
 
 #: the registries ``fedbound list WHAT`` lists generically: WHAT -> (module defining it, kind)
 REGISTRY_LISTS = {
@@ -246,6 +260,7 @@ def run_list_registry(args) -> int:
     return 0
 
 
+@_with_theory
 def run_list(args) -> int:
     if args.what == "algorithms":
         return run_list_algorithms(args)
@@ -264,6 +279,7 @@ def run_list(args) -> int:
 
 
 # -- bound -----------------------------------------------------------------------------------------
+@_with_theory
 def run_bound(args) -> int:
     result = get(args.result)
     variant = result.variant(args.variant)
@@ -331,6 +347,7 @@ def run_bound(args) -> int:
 
 
 # -- stepsize --------------------------------------------------------------------------------------
+@_with_theory
 def run_stepsize(args) -> int:
     result = get(args.result)
     variant = result.variant(args.variant)
@@ -358,6 +375,7 @@ def run_stepsize(args) -> int:
 
 
 # -- constants -------------------------------------------------------------------------------------
+@_with_theory
 def run_constants(args) -> int:
     result = get(args.result)
     variants = list(result.variants) if args.variant is None else [result.variant(args.variant).name]
@@ -402,6 +420,7 @@ def _uses(uses, variants: list[str]) -> list[str]:
 
 
 # -- rounds ----------------------------------------------------------------------------------------
+@_with_theory
 def run_rounds(args) -> int:
     if args.result:
         result = get(args.result)

@@ -1,9 +1,12 @@
 """The CLI answers without the heavy dependencies (issue 24, item 2): importing ``fedbound.cli.main``
-and ``fedbound --help`` load neither torch, cvxpy, PEPit, Ray nor sympy (each costs seconds); the
-help lists every command with the summary its own parser shows."""
+and ``fedbound --help`` (and the theory commands' ``--help``) load neither torch, cvxpy, PEPit, Ray
+nor sympy (each costs seconds); the help lists every command with the summary its own parser
+shows."""
 import argparse
 import subprocess
 import sys
+
+import pytest
 
 from fedbound.cli.commands import COMMANDS, SUMMARIES
 from fedbound.cli.main import build_parser
@@ -22,10 +25,12 @@ def test_importing_the_cli_loads_no_heavy_dependency():
     assert _loaded_after("import fedbound.cli.main") == []
 
 
-def test_top_level_help_loads_no_heavy_dependency():
+@pytest.mark.parametrize("argv", [["--help"], ["bound", "--help"], ["stepsize", "--help"],
+                                  ["constants", "--help"], ["rounds", "--help"], ["list", "--help"]])
+def test_help_loads_no_heavy_dependency(argv):
     code = ("import contextlib, io\nfrom fedbound.cli.main import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    try:\n        main(['--help'])\n    except SystemExit:\n        pass")
+            f"    try:\n        main({argv!r})\n    except SystemExit:\n        pass")
     assert _loaded_after(code) == []
 
 
