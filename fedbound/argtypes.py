@@ -23,7 +23,7 @@ from typing import Annotated
 
 import numpy as np
 
-from fedbound import validate
+from fedbound import guard, validate
 from fedbound.errors import InputTypeError
 
 
@@ -96,14 +96,17 @@ class InstanceOf:
     """An instance of the class ``path`` ("package.module.Class"), checked without importing its
     module: a value of that class exists only once its module is imported, so where the module is
     not imported yet no value is one. For the annotations of modules that must stay light (the
-    theory registry does not import torch, which fedbound.tasks does)."""
+    theory registry and the network CLI do not import torch); an instance is then checked as the
+    guard checks its class (a tensor's entries finite)."""
     path: str
 
     def check(self, name: str, value: object) -> None:
-        module, _, cls = self.path.rpartition(".")
-        loaded = sys.modules.get(module)
-        if loaded is None or not isinstance(value, getattr(loaded, cls)):
-            raise InputTypeError(f"{name} must be a fedbound {cls}, got {validate.show(value)}")
+        module, _, cls_name = self.path.rpartition(".")
+        cls = getattr(sys.modules.get(module), cls_name, None)
+        if cls is None or not isinstance(value, cls):
+            what = f"a fedbound {cls_name}" if module.startswith("fedbound.") else f"a {self.path}"
+            raise InputTypeError(f"{name} must be {what}, got {validate.show(value)}")
+        guard.check_value(name, value, cls)
 
 
 #: a fedbound Task (:class:`fedbound.tasks.base.Task`), without importing fedbound.tasks (torch)

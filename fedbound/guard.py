@@ -116,13 +116,14 @@ def check_value(name: str, value: object, tp: object, *, allow_inf: bool = False
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin is typing.Annotated:
         nonfinite = nonfinite or any(getattr(m, "nonfinite", False) for m in args[1:])
-        scalar = [m for m in args[1:] if hasattr(m, "check_scalar")] if args[0] in (float, int) else []
-        if scalar and not nonfinite:   # kind and range in one message ("n must be an integer >= 1")
-            scalar[0].check_scalar(name, value, args[0])
+        scalar = None if nonfinite or args[0] not in (float, int) else \
+            next((m for m in args[1:] if hasattr(m, "check_scalar")), None)
+        if scalar is not None:   # kind and range in one message ("n must be an integer >= 1")
+            scalar.check_scalar(name, value, args[0])
         else:
             check_value(name, value, args[0], allow_inf=allow_inf, nonfinite=nonfinite)
         for meta in args[1:]:
-            if hasattr(meta, "check"):
+            if meta is not scalar and hasattr(meta, "check"):
                 meta.check(name, value)
         return
     if origin in (typing.Union, types.UnionType):
@@ -194,7 +195,8 @@ def check_value(name: str, value: object, tp: object, *, allow_inf: bool = False
         if tp.__module__ == "torch" and tp.__name__ == "Tensor":
             if not isinstance(value, tp):
                 raise _kind_error(name, value, "a torch tensor")
-            if value.is_floating_point() and not (allow_inf or nonfinite) and not bool(value.isfinite().all()):
+            finite = allow_inf or nonfinite or not value.is_floating_point()
+            if not (finite or bool(value.isfinite().all())):
                 raise ValidationError(f"{name} must be finite, got a tensor with non-finite entries")
         elif not isinstance(value, tp):
             raise _kind_error(name, value, _describe(tp))

@@ -32,35 +32,18 @@ for any fixed client values (FedNova footnote 1 [001 L87]; Li et al. 2020, schem
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Callable, Literal
 
 import numpy as np
 
-from fedbound.argtypes import Count, NonNegativeInt, Range
+from fedbound.argtypes import Count, InstanceOf, NonNegativeInt, Range
 from fedbound.errors import InputTypeError, ValidationError, require
 from fedbound.registry import Entry, Registry
 from fedbound.validate import real_array, show
 
-if TYPE_CHECKING:  # return annotations only: the arguments are checked by _Torch
+if TYPE_CHECKING:  # return annotations only: the arguments are checked by InstanceOf
     import torch
-
-
-@dataclass(frozen=True)
-class _Torch:
-    """An argument constraint: an instance of ``torch.<name>`` (a Tensor with finite entries), checked
-    without importing torch (the network CLI must not pay for it: a caller holding a torch object has
-    imported torch already)."""
-    name: str
-
-    def check(self, name: str, value: object) -> None:
-        torch = sys.modules.get("torch")
-        cls = getattr(torch, self.name, None)
-        if cls is None or not isinstance(value, cls):
-            raise InputTypeError(f"{name} must be a torch.{self.name}, got {show(value)}")
-        if self.name == "Tensor" and value.is_floating_point() and not bool(value.isfinite().all()):
-            raise ValidationError(f"{name} must be finite, got a tensor with non-finite entries")
 
 
 @dataclass(frozen=True)
@@ -75,11 +58,11 @@ class _Layout:
                                  f"subnet_of), got {show(value)}")
 
 
-#: the declared types of torch arguments (:class:`_Torch`)
-_TorchTensor = Annotated[object, _Torch("Tensor")]
-_TorchGenerator = Annotated[object, _Torch("Generator")]
+#: the declared types of torch arguments, checked without importing torch (:class:`InstanceOf`)
+_TorchTensor = Annotated[object, InstanceOf("torch.Tensor")]
+_TorchGenerator = Annotated[object, InstanceOf("torch.Generator")]
 #: aggregation weights p_i, a tensor with entries in [0, 1]
-_WeightTensor = Annotated[object, _Torch("Tensor"), Range(0.0, 1.0)]
+_WeightTensor = Annotated[object, InstanceOf("torch.Tensor"), Range(0.0, 1.0)]
 #: subnets of contiguous clients (:class:`_Layout`)
 _SubnetLayout = Annotated[object, _Layout()]
 #: sample counts and subnet sizes: an integer or one per subnet
