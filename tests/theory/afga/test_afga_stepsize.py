@@ -44,6 +44,9 @@ def solve_implicit_cap(a, k, b, eps, max_iterations: int = 200, rtol: float = 4e
 
 
 def admissible(x, a, k, b, eps):
+    """In numpy arithmetic, as the reference computes it (Python's float power and numpy's can
+    differ in the last bit, which decides a point on the boundary)."""
+    x, a, k, b, eps = (np.asarray(v, dtype=float) for v in (x, a, k, b, eps))
     return x * (b ** 2 * x ** 2 + eps) ** (k / 2) <= a
 
 
