@@ -42,7 +42,7 @@ from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Iterable, Iterator, Sequence, TypeVar
 
-from fedbound import guard, validate
+from fedbound import cache, guard, validate
 from fedbound.deprecation import deprecated
 from fedbound.errors import UnknownNameError, ValidationError, require
 
@@ -273,13 +273,38 @@ class Registry(Generic[E]):
             for module in modules_of(package):
                 importlib.import_module(module)
         load_plugins()
+        index = {name: origin for name, origin in self._origins.items()
+                 if origin.startswith("fedbound.")}
+        if cache.read_json("registry", cache.key_of(self.kind)) != index:
+            cache.store_json("registry", cache.key_of(self.kind), index)
 
     def get(self, name: str) -> E:
-        """The entry ``name`` (UnknownNameError with a did-you-mean)."""
+        """The entry ``name`` (UnknownNameError with a did-you-mean): from the module that
+        registers it when the cached index knows it (:meth:`_import_indexed`), else after
+        :meth:`load`."""
+        if isinstance(name, str) and (name in self._entries or self._import_indexed(name)):
+            return self._entries[name]
         self.load()
         if isinstance(name, str) and name in self._entries:
             return self._entries[name]
         raise validate_unknown(self.kind, name, self.names())
+
+    def _import_indexed(self, name: str) -> bool:
+        """Whether ``name`` is registered after importing only the module that registers it,
+        as recorded by the last :meth:`load` of this source (:mod:`fedbound.cache`), and then the
+        plugins (which refuse a name registered twice as a full load does). ``fedbound bound
+        sdgt.thm3`` imports one theory module instead of all of them."""
+        if self._loaded:
+            return False
+        module = (cache.read_json("registry", cache.key_of(self.kind)) or {}).get(name)
+        if not isinstance(module, str) or not module.startswith("fedbound."):
+            return False
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            return False
+        load_plugins()
+        return name in self._entries
 
     def find(self, name: str) -> E:
         """The entry ``name``: without loading the registry when it is registered already (an
@@ -303,6 +328,8 @@ class Registry(Generic[E]):
         return tuple(self._entries[name] for name in self.names())
 
     def __contains__(self, name) -> bool:
+        if isinstance(name, str) and (name in self._entries or self._import_indexed(name)):
+            return True
         self.load()
         return name in self._entries
 

@@ -1,13 +1,17 @@
-"""Suite-wide hypothesis settings, and the ``register_temporarily`` fixture.
+"""Suite-wide hypothesis settings, the suite's cache folder, and the ``register_temporarily`` fixture.
 
 No per-example deadline: CI shares 2 cores and timing is not what these properties test. Under CI
 (the CI environment variable) the examples are derandomized, so a CI run is reproducible; locally
 hypothesis explores new examples on every run.
 """
 import os
+import tempfile
 
 import pytest
 from hypothesis import settings
+
+# the suite's own on-disk cache (fedbound.cache): a user's cache is neither read nor written
+os.environ.setdefault("FEDBOUND_CACHE_DIR", tempfile.mkdtemp(prefix="fedbound-test-cache-"))
 
 settings.register_profile("fedbound", deadline=None, print_blob=True)
 settings.register_profile("ci", parent=settings.get_profile("fedbound"), derandomize=True)

@@ -17,13 +17,17 @@ succeeds.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
 import math
 import os
+import shutil
 import sys
 import traceback
 import warnings
 
+from fedbound import cache
 from fedbound.deprecation import FedboundDeprecationWarning
 from fedbound.errors import FedboundError
 from fedbound.outputs import OutputFolder
@@ -136,6 +140,46 @@ def _one_line_warnings() -> None:
     warnings.showwarning = show
 
 
+def _help_key(argv: list[str]) -> str | None:
+    """The cache key of the help that ``argv`` prints (a command's ``--help``, which builds that
+    command's parser from the registries: torch, cvxpy, PEPit are imported for it), or None when
+    ``argv`` asks for no help, for ``fedbound --help`` (fast without a cache) or when plugins are
+    in play (their source is not part of the cache's fingerprint)."""
+    from fedbound.registry import PLUGIN_ENV, PLUGIN_GROUP
+
+    rest = _command_and_rest(argv)
+    if not rest or rest[0] not in COMMANDS or not {"-h", "--help"} & set(rest):
+        return None
+    if _plugins(argv) or os.environ.get(PLUGIN_ENV, "").strip():
+        return None
+    from importlib.metadata import entry_points
+    if entry_points(group=PLUGIN_GROUP):
+        return None
+    return cache.key_of(*argv, str(shutil.get_terminal_size().columns))
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    """``argv`` parsed; a command's ``--help`` is printed from the cache (:mod:`fedbound.cache`)
+    when this source printed it before, and stored when it is printed."""
+    key = _help_key(argv)
+    if key is None:
+        return build_parser(argv).parse_args(argv)
+    text = cache.read_text("help", key)
+    if text is None:
+        printed = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(printed):
+                return build_parser(argv).parse_args(argv)
+        except SystemExit as exc:
+            if exc.code == 0:
+                cache.store_text("help", key, printed.getvalue())
+            raise
+        finally:
+            sys.stdout.write(printed.getvalue())
+    sys.stdout.write(text)
+    raise SystemExit(0)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command of ``argv`` (default ``sys.argv[1:]``) and return its exit status (module
     doc); never raises except SystemExit from ``--help`` and usage errors (status 0 and 2)."""
@@ -143,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     _one_line_warnings()
     debug = os.environ.get(DEBUG_ENV, "") not in ("", "0")
     try:
-        args = build_parser(argv).parse_args(argv)
+        args = _parse(argv)
         folder = None
         if getattr(args, "out", None) is not None:
             folder = OutputFolder(args.out, overwrite=getattr(args, "overwrite", False),

@@ -134,7 +134,9 @@ def parse_constants(pairs: list[str], result=None) -> dict[str, float | list[flo
     """``["K=5", "p=0.64"]`` -> ``{"K": 5.0, "p": 0.64}``: every name a constant of ``result``'s
     scope (of every paper without a result; a vector input as ``a,b,c``), every value a number in
     its domain (checked by the result, see :meth:`fedbound.theory.Result.check`)."""
-    results()  # load every paper module, so that every constant is declared
+    if result is None:
+        results()  # every paper module, so that every constant is declared (a result's module
+        # declares the constants of its scope)
     scope = None if result is None else result.scope
     out: dict[str, float | list[float]] = {}
     for pair in pairs:

@@ -34,6 +34,7 @@ import sympy as sp
 
 from fedbound.argtypes import NonNegative
 from fedbound.errors import ValidationError, require
+from fedbound.theory.compiled import lambdify
 from fedbound.theory import symbols as S
 from fedbound.theory.argtypes import UnitPoints
 from fedbound.theory.audit_report import ClaimReport
@@ -210,7 +211,7 @@ def compile_expr(expr: sp.Expr | sp.MatrixBase) -> Callable[[dict], np.ndarray]:
         return lambda values: np.stack([np.stack([f(values) for f in row], -1) for row in entries], -2)
     symbols = sorted(expr.free_symbols, key=S.short_name)
     names = [S.short_name(s) for s in symbols]
-    fn = sp.lambdify(symbols, expr, modules="numpy", cse=True)
+    fn = lambdify(symbols, expr, cse=True)
 
     def call(values: dict) -> np.ndarray:
         shape = np.broadcast_shapes(*(np.shape(v) for v in values.values()))

@@ -29,6 +29,7 @@ import sympy as sp
 from fedbound import validate
 from fedbound.argtypes import Count, Measured, Range
 from fedbound.errors import InputTypeError, UnknownNameError, ValidationError
+from fedbound.theory.compiled import lambdify
 from fedbound.theory import symbols as S
 from fedbound.theory.argtypes import ExtendedArray
 from fedbound.theory.variant import Predicate, Variant
@@ -489,7 +490,7 @@ def compile_relation(relation: Predicate) -> Callable[[Mapping[str, np.ndarray]]
     its ``names`` attribute is the set of constants it reads."""
     symbols = sorted(relation.lhs.free_symbols | relation.rhs.free_symbols, key=S.name_of)
     names = [S.short_name(sym) for sym in symbols]
-    fn = sp.lambdify(symbols, [relation.lhs, relation.rhs], modules="numpy")
+    fn = lambdify(symbols, [relation.lhs, relation.rhs])
     compare = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}[relation.relation]
 
     def test(values):

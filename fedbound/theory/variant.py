@@ -17,7 +17,8 @@ variant carries sympy expressions, the single source of truth:
 * ``derived``: an optional numeric post-processing of the evaluated expressions (e.g. the norm of
   ``(I - A)^{-1} b``), for quantities that have no useful closed form.
 
-Each expression is compiled once with :func:`sympy.lambdify` to numpy (:meth:`Variant.compiled`).
+Each expression is compiled once with :func:`sympy.lambdify` to numpy (:meth:`Variant.compiled`,
+the generated code kept on disk by :mod:`fedbound.theory.compiled`).
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
+from fedbound.theory.compiled import lambdify
 from fedbound.theory import symbols as S
 
 
@@ -143,7 +145,7 @@ class Variant:
             # entry, or constants broadcast against each other) fails; the evaluation
             # (evaluation._stack_matrix) broadcasts them
             target = expr.tolist() if isinstance(expr, sp.MatrixBase) else expr
-            self._compiled[key] = (sp.lambdify(symbols, target, modules="numpy", cse=True),
+            self._compiled[key] = (lambdify(symbols, target, cse=True),
                                    [S.short_name(s) for s in symbols])
         return self._compiled[key]
 
