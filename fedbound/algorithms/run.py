@@ -83,12 +83,12 @@ class _Recorder:
             self.rows.append((state.t, x.clone(), nan, nan, nan, nan, state.K, state.comm.as_dict(),
                               metrics))
             return
-        loss = float(task.loss(x))
+        losses, grads = task.global_metrics(x.unsqueeze(0))
+        loss, grad2 = float(losses[0]), float(torch.sum(grads[0] ** 2))
         f_star = getattr(task, "f_star", None)
         x_star = getattr(task, "x_star", None)
         gap = loss - float(f_star) if f_star is not None else float("nan")
         dist2 = float(torch.sum((x - x_star) ** 2)) if x_star is not None else float("nan")
-        grad2 = float(torch.sum(task.global_grad(x) ** 2))
         if not (np.isfinite(loss) and np.isfinite(grad2)):
             # a finite model so large that f or its gradient overflows has diverged as well
             raise DivergenceError(f"diverged at round {state.t}: f(x_g) = {loss:g}, ||grad f(x_g)||^2 = "

@@ -242,6 +242,17 @@ class Task:
         """grad f(x) = sum_i p_i grad f_i(x), shape (d,)."""
         return self.weights @ self.grad(self.point(x))
 
+    def global_metrics(self, X: Points) -> tuple[torch.Tensor, torch.Tensor]:
+        """f(x_r) (R,) and grad f(x_r) (R, d) for the rows x_r of ``X`` (R, d), what a run records
+        of its global model; quadratic tasks compute both from a closed form in O(d^2) per point
+        (:meth:`fedbound.tasks.quadratic.QuadraticTask.global_metrics`), others by passes over
+        every client's data."""
+        X = torch.as_tensor(X, dtype=self.dtype)
+        require(X.ndim == 2 and X.shape[1] == self.d,
+                f"X must have shape (R, {self.d}), got {tuple(X.shape)}")
+        losses = torch.stack([self.weights @ self.local_losses(x) for x in X])
+        return losses, torch.stack([self.global_grad(x) for x in X])
+
     # ---- stochastic gradients and noise ---------------------------------------------------------
     def _stochastic_on(self, X: torch.Tensor, data, generator: torch.Generator) -> torch.Tensor:
         return self.add_noise(self._sampled_grad_on(X, data, generator), [generator])

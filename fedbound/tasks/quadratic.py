@@ -59,11 +59,15 @@ def affine_solve(Hbar: np.ndarray, ebar: np.ndarray, x0: np.ndarray) -> np.ndarr
 
 
 class _LazyConstant:
-    """A constant of a quadratic task computed at its first read, with the others
-    (:meth:`QuadraticTask._compute_constants`: the eigenvalues of n client Hessians and a solve cost
+    """A constant of a quadratic task computed at its first read, with the others of its ``group``
+    (:meth:`QuadraticTask._compute_constants`: ``"optimum"``, x* and f*, one solve with the mean
+    Hessian; ``"curvature"``, L, mu and their global versions, the eigenvalues of n client Hessians,
     seconds at n = 1000, which a run that never reads them should not pay); assigning it overrides
     the computed value for that task only. The computed values live in one dict that the task's
     shallow copies (``with_noise``) share, so they are computed once for all of them."""
+
+    def __init__(self, group: str):
+        self.group = group
 
     def __set_name__(self, owner, name):
         self.name = name
@@ -74,8 +78,8 @@ class _LazyConstant:
         if self.name in obj.__dict__:
             return obj.__dict__[self.name]
         computed = obj.__dict__.setdefault("_lazy_constants", {})
-        if not computed:
-            obj._compute_constants(computed)
+        if self.name not in computed:
+            obj._compute_constants(computed, self.group)
         return computed[self.name]
 
     def __set__(self, obj, value):
@@ -88,13 +92,15 @@ class QuadraticTask(Task):
     ``_form``. The exact constants (L, mu, L_global, mu_global, x_star, f_star) are computed together
     at the first read of any of them (:class:`_LazyConstant`)."""
 
-    L = _LazyConstant()
-    mu = _LazyConstant()
-    L_global = _LazyConstant()
-    mu_global = _LazyConstant()
-    x_star = _LazyConstant()
-    f_star = _LazyConstant()
-    _client_lmax = _LazyConstant()
+    L = _LazyConstant("curvature")
+    mu = _LazyConstant("curvature")
+    L_global = _LazyConstant("curvature")
+    mu_global = _LazyConstant("curvature")
+    _client_lmax = _LazyConstant("curvature")
+    x_star = _LazyConstant("optimum")
+    f_star = _LazyConstant("optimum")
+    _hessian_mean = _LazyConstant("optimum")
+    _optimum_grad = _LazyConstant("optimum")
 
     @property
     def hessians(self) -> torch.Tensor:
@@ -133,15 +139,38 @@ class QuadraticTask(Task):
         self._G_own = self._G_inf_own = float("inf")
         self._lazy_constants = {}
 
-    def _compute_constants(self, into: dict) -> None:
-        """The exact constants (:class:`_LazyConstant`) into ``into``."""
-        lmax, lmin = self._client_eigen_extremes()
-        L = float(lmax.max())
-        L_global, low = self._global_eigen_extremes()
+    def _compute_constants(self, into: dict, group: str) -> None:
+        """The exact constants of ``group`` (:class:`_LazyConstant`) into ``into``."""
+        if group == "curvature":
+            lmax, lmin = self._client_eigen_extremes()
+            L = float(lmax.max())
+            L_global, low = self._global_eigen_extremes()
+            into.update({"_client_lmax": lmax, "L": L, "mu": _clip_zero(float(lmin.min()), L),
+                         "L_global": L_global, "mu_global": _clip_zero(low, L_global)})
+            return
         x_star = torch.as_tensor(self._solve_optimum(), dtype=self.dtype)
-        into.update({"_client_lmax": lmax, "L": L, "mu": _clip_zero(float(lmin.min()), L),
-                     "L_global": L_global, "mu_global": _clip_zero(low, L_global), "x_star": x_star,
-                     "f_star": self.loss(x_star)})
+        into.update({"x_star": x_star, "f_star": self.loss(x_star),
+                     "_optimum_grad": self.global_grad(x_star),
+                     "_hessian_mean": torch.as_tensor(self._mean_hessian(self._weights_np),
+                                                      dtype=self.dtype)})
+
+    def global_metrics(self, X: Points) -> tuple[torch.Tensor, torch.Tensor]:
+        """f(x_r) and grad f(x_r) for the rows x_r of ``X`` (R, d) by the exact expansion of the
+        quadratic f about its computed minimizer z (not an assigned ``x_star``):
+        f(x) = f(z) + grad f(z)^T e + 1/2 e^T Hbar e, grad f(x) = grad f(z) + Hbar e, e = x - z,
+        Hbar = sum_i p_i H_i: O(d^2) per point instead of a pass over every client's data, and
+        f(x) - f(z) without the cancellation of a difference of two losses."""
+        X = torch.as_tensor(X, dtype=self.dtype)
+        require(X.ndim == 2 and X.shape[1] == self.d,
+                f"X must have shape (R, {self.d}), got {tuple(X.shape)}")
+        computed = self.__dict__.setdefault("_lazy_constants", {})
+        if "_hessian_mean" not in computed:
+            self._compute_constants(computed, "optimum")
+        z, g, H = computed["x_star"], computed["_optimum_grad"], computed["_hessian_mean"]
+        E = X - z
+        HE = E @ H
+        losses = computed["f_star"] + E @ g + 0.5 * torch.sum(E * HE, dim=1)
+        return losses, HE + g
 
     def _sup_and_maximiser(self, K: np.ndarray) -> tuple[float, np.ndarray | None]:
         M, b, c = self._form(K)
