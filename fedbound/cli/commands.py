@@ -23,7 +23,7 @@ COMMANDS = {
 
 #: command -> its one-line summary (the ``help`` of its parser, which reads it from here)
 SUMMARIES = {
-    "demo": "end-to-end tour: network, task, theory, runs, control",
+    "demo": "a tour of the toolkit: each paper's bound, audit and runs vs prediction; controller, PEP, sweep; one HTML page",
     "network": "topologies, gossip matrices, mixing measures",
     "list": "list every result (or algorithm, paper, check, task, PEP method, ...) of the registries",
     "bound": "evaluate a result's bound, step-size conditions, terms and extras",
