@@ -159,7 +159,9 @@ class QuadraticTask(Task):
         quadratic f about its computed minimizer z (not an assigned ``x_star``):
         f(x) = f(z) + grad f(z)^T e + 1/2 e^T Hbar e, grad f(x) = grad f(z) + Hbar e, e = x - z,
         Hbar = sum_i p_i H_i: O(d^2) per point instead of a pass over every client's data, and
-        f(x) - f(z) without the cancellation of a difference of two losses."""
+        f(x) - f(z) without the cancellation of a difference of two losses. Each row is computed on
+        its own, so that a point gives the same bits alone and in a batch (batched seeds reproduce
+        single runs bitwise, :mod:`fedbound.algorithms.federated.seeds`)."""
         X = torch.as_tensor(X, dtype=self.dtype)
         require(X.ndim == 2 and X.shape[1] == self.d,
                 f"X must have shape (R, {self.d}), got {tuple(X.shape)}")
@@ -167,10 +169,12 @@ class QuadraticTask(Task):
         if "_hessian_mean" not in computed:
             self._compute_constants(computed, "optimum")
         z, g, H = computed["x_star"], computed["_optimum_grad"], computed["_hessian_mean"]
-        E = X - z
-        HE = E @ H
-        losses = computed["f_star"] + E @ g + 0.5 * torch.sum(E * HE, dim=1)
-        return losses, HE + g
+        f_z, losses, grads = computed["f_star"], [], []
+        for e in X - z:   # row by row: a point's numbers do not depend on the batch it is in
+            he = e @ H
+            losses.append(f_z + e @ g + 0.5 * (e @ he))
+            grads.append(he + g)
+        return torch.stack(losses), torch.stack(grads)
 
     def _sup_and_maximiser(self, K: np.ndarray) -> tuple[float, np.ndarray | None]:
         M, b, c = self._form(K)

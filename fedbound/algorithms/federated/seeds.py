@@ -19,8 +19,8 @@ fedadagrad, fedadam, fedyogi, and any new round algorithm of the same shape
 Every generator draws exactly the numbers, in the order, of its single run (participation, then
 the noise of each local step), and every reduction over clients is the single run's operation on
 that seed's rows (the batched gradient is one batched matrix product per client row, as in the
-single run; the loss is a per-seed dot product, since a matrix-vector product sums in another
-order), so a batched seed reproduces its single run bitwise: every recorded column of every
+single run; the metrics of the global models are the task's, row by row as in the single run,
+:meth:`fedbound.tasks.Task.global_metrics`), so a batched seed reproduces its single run bitwise: every recorded column of every
 registered algorithm that batches, on least squares and quadratics, with and without noise
 (tests/sweep/test_batch.py asserts it). A non-finite value in any seed raises
 :class:`BatchDiverged`.
@@ -106,9 +106,8 @@ def run_seeds(algs: list[Federated], rounds: NonNegativeInt) -> list[dict[str, n
     gens = [generator_from(new_rng(a.seed)) for a in algs]
     x = torch.stack([a.initial_models(None) for a in algs])
     server = alg.server.init(x)
-    view_all = task.clients(torch.arange(task.n).repeat(len(algs)))
     record = _Record(len(algs), rounds, task)
-    record.add(0, x, view_all, np.zeros(len(COUNTERS)), 0)
+    record.add(0, x, np.zeros(len(COUNTERS)), 0)
     counts: dict = {}
     for t in range(1, rounds + 1):
         plans = [alg.plan(g) for g in gens]
@@ -132,7 +131,7 @@ def run_seeds(algs: list[Federated], rounds: NonNegativeInt) -> list[dict[str, n
             if key not in counts:
                 counts[key] = list(alg.counts(p.part, *key[1:]).as_dict().values())
             per_round[b] = counts[key]
-        record.add(t, x, view_all, per_round, steps)
+        record.add(t, x, per_round, steps)
     return record.columns()
 
 
@@ -146,14 +145,9 @@ class _Record:
         self.K = np.zeros(rounds + 1, dtype=np.int64)
         self.comm = np.zeros((rounds + 1, B, len(COUNTERS)))
 
-    def add(self, t: int, x, view_all, per_round, steps: int) -> None:
+    def add(self, t: int, x, per_round, steps: int) -> None:
         B, task = self.B, self.task
-        n = task.n
-        X = torch.repeat_interleave(x, n, dim=0)
-        # f = p . f_i(x) per seed as the single run computes it (a dot product: a matrix-vector
-        # product sums in another order and would differ in the last bits)
-        losses = torch.stack([task.weights @ row for row in view_all.local_losses(X).reshape(B, n)])
-        grads = torch.matmul(task.weights, view_all.grad(X).reshape(B, n, task.d))
+        losses, grads = task.global_metrics(x)   # as the single run computes them (row by row)
         gap = losses - self.f_star if self.f_star is not None else torch.full((B,), float("nan"))
         dist2 = (torch.sum((x - task.x_star) ** 2, dim=1) if task.x_star is not None
                  else torch.full((B,), float("nan")))
