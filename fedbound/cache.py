@@ -97,7 +97,7 @@ def read_json(kind: str, key: str):
         return None
 
 
-def store_json(kind: str, key: str, value) -> None:
+def store_json(kind: str, key: str, value: object) -> None:
     """Cache the JSON value ``value`` under (``kind``, ``key``)."""
     store_text(kind, key, json.dumps(value, sort_keys=True))
 

@@ -132,7 +132,7 @@ class OutputFolder:
                     pass
                 else:
                     state = status(p)
-                    what = f"holds a {state} fedbound output" if state else "is not empty"
+                    what = f"holds {'an' if state[:1] in 'aeiou' else 'a'} {state} fedbound output" if state else "is not empty"
                     hint = "--overwrite to replace its files" + (
                         " or --resume to continue it" if self.resume else "")
                     raise OutputError(f"{opt} {str(p)!r} {what}; pass {hint}, or choose another folder")
