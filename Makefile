@@ -11,6 +11,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --upgrade pip
 	$(BIN)/python -m pip install torch==2.13.0
 	$(BIN)/python -m pip install -e '.[test]'
+	$(BIN)/python -m pip install -e '.[flower]' || echo "flower extra not installed: the Flower equivalence suite (tests/algorithms/test_flower_equivalence.py) will be skipped"
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -15,6 +15,9 @@ participation                 the participation scheme by name (fedbound.network
 server_lr, server_momentum    the server optimizer's step size and momentum
 server_optimizer              the server optimizer by name
 beta1, beta2, tau             an adaptive optimizer's decays and adaptivity constant (epsilon)
+bias_correction               the adaptive server's bias correction: none, adam or flower
+v0, eps_inside_sqrt           an adaptive optimizer's initial second moment; tau inside the root
+nesterov                      Nesterov momentum instead of heavy ball
 mu                            the proximal coefficient (FedProx; FedNova's proximal solver)
 momentum, lr_decay            the local solver's momentum and per-step step-size decay
 ============================  ==============================================================
@@ -31,6 +34,7 @@ from typing import Sequence
 import numpy as np
 
 from fedbound.algorithms.base import MAX_LOCAL_STEPS, Steps
+from fedbound.algorithms.optim.registry import BIAS_CORRECTION, EPS_INSIDE_SQRT, NESTEROV, V0
 from fedbound.errors import ValidationError, require
 from fedbound.network.sampling import PARTICIPATION_SCHEMES
 from fedbound.registry import Option, choice_option, integer_option, number_option
@@ -111,6 +115,10 @@ BETA2 = unit_interval("beta2", "second-moment decay in [0, 1) (the server's; DAd
                       examples=(0.9, 0.99))
 TAU = positive("tau", "adaptivity epsilon tau > 0 (the server's; DAdam: every client's)",
                examples=(1e-3, 1e-2))
+#: the switches of the optimizers (fedbound.algorithms.optim), declared once in
+#: fedbound.algorithms.optim.registry and options of both the optimizers and the algorithms:
+#: BIAS_CORRECTION ("none" / "adam" / "flower"; True / False still mean "adam" / "none"), V0,
+#: EPS_INSIDE_SQRT, NESTEROV
 
 # ---- local solvers ---------------------------------------------------------------------------------------
 MU = number_option("mu", "proximal coefficient mu >= 0", low=0.0, required=True, examples=(0.0, 0.3))
@@ -121,4 +129,4 @@ ALPHA = positive("alpha", "FedDyn's dynamic regularization coefficient alpha > 0
 __all__ = ["StepsTextError", "steps_list", "per_client_steps", "positive", "unit_interval",
            "at_least_one", "LR", "LR_GAMMA", "LOCAL_STEPS", "LOCAL_STEPS_K", "CLIENTS_PER_ROUND",
            "CLIENTS_PER_SUBNET", "PARTICIPATION", "SERVER_LR", "SERVER_MOMENTUM", "BETA1", "BETA2",
-           "TAU", "MU", "ALPHA"]
+           "TAU", "BIAS_CORRECTION", "V0", "EPS_INSIDE_SQRT", "NESTEROV", "MU", "ALPHA"]

@@ -3,6 +3,11 @@ displacements Delta_j = x_j^{(t, tau_j)} - x^{(t)} (rows of D, (k, d)) and the p
 weights w_j (:mod:`fedbound.network.sampling`).
 
 * :class:`WeightedMean`: :math:`\Delta = \sum_j w_j \Delta_j` (FedAvg, FedNova eq. (2) [001 L52]).
+  The w_j come from the task's weights p_i through the participation scheme (full and uniform
+  participation: p_j / sum_{i in S_t} p_i): p_i is uniform by default, or the clients' numbers of
+  examples n_i / sum_j n_j with the task's ``weights="examples"`` (``--weights examples``), which
+  is Flower's weighting (its ``aggregate`` weights each client of the round by the
+  ``num_examples`` it reports).
 * :class:`Normalized`: FedNova's normalized averaging (eq. (12) [001 L198-L202]; Alg. 1 line 6
   [001 L969]): :math:`\Delta = \tau_{eff} \sum_j w_j \Delta_j / \|a_j\|_1`, with a_j the local
   solver's accumulation vector over tau_j steps (``Transform.accumulation``). tau_eff policies:

@@ -21,7 +21,29 @@ FedYogi        x <- x - lr g                      Yogi second moment (b1, b2)
 =============  ===============================  =============================================
 
 (adaptive rules: m <- b1 m + (1 - b1) g; see :mod:`fedbound.algorithms.optim.server` for the
-exact formulas and flags). Degenerate cases, each a test: FedProx with mu = 0, FedAvgM with
+exact formulas). The server optimizers' switches are options of the algorithms, under the same
+names on the command line (``--nesterov``), in Python and in sweep SPECs:
+
+===================  ==========================  ==============================================
+option               algorithms                  meaning (default first)
+===================  ==========================  ==============================================
+nesterov             fedavgm                     heavy-ball server momentum, or Nesterov's
+v0                   fedadagrad, fedadam,        initial second moment v_0 (0)
+                     fedyogi
+eps_inside_sqrt      fedadagrad, fedadam,        tau outside the root, sqrt(v) + tau, or inside,
+                     fedyogi                     sqrt(v + tau)
+bias_correction      fedadam, fedyogi            none (Reddi et al.), adam (Kingma-Ba) or flower
+                                                 (Flower's FedAdam), see
+                                                 :mod:`fedbound.algorithms.optim.server`
+===================  ==========================  ==============================================
+
+Flower's strategies (Flower 1.42, flwr.server.strategy and flwr.serverapp.strategy; fedbound's
+defaults are those of the latter) give the same numbers on the same clients and hyperparameters,
+with two conventions to match: FedAdam needs ``bias_correction="flower"``, and the client weights:
+Flower weights each client by the number of examples it reports, fedbound by the task's weights
+p_i (uniform by default; the task's ``weights="examples"``, ``--weights examples``, is Flower's).
+tests/algorithms/test_flower_equivalence.py holds the equivalence (1e-12 per server update, 1e-10
+for ``fedbound run`` on ten rounds of least squares); README.md has the table of conventions. Degenerate cases, each a test: FedProx with mu = 0, FedAvgM with
 momentum 0 and FedAvg with server_lr = 1 and full participation of one local step are the same
 algorithm; with one local step and full participation FedAvg is gradient descent on f.
 
@@ -40,8 +62,10 @@ from fedbound.algorithms.base import Decay
 from fedbound.algorithms.federated.local_steps import LocalSteps
 from fedbound.algorithms.federated.round import Federated
 from fedbound.algorithms.optim import client, server
-from fedbound.algorithms.options import (BETA1, BETA2, CLIENTS_PER_ROUND, LOCAL_STEPS, LR, MU,
-                                         PARTICIPATION, SERVER_LR, SERVER_MOMENTUM, TAU)
+from fedbound.algorithms.optim.registry import BiasCorrection
+from fedbound.algorithms.options import (BETA1, BETA2, BIAS_CORRECTION, CLIENTS_PER_ROUND,
+                                         EPS_INSIDE_SQRT, LOCAL_STEPS, LR, MU, NESTEROV,
+                                         PARTICIPATION, SERVER_LR, SERVER_MOMENTUM, TAU, V0)
 from fedbound.algorithms.registry import AlgorithmSpec, register
 from fedbound.argtypes import NonNegative, Positive
 from fedbound.tasks.base import Task
@@ -74,53 +98,71 @@ class FedProx(Federated):
 
 class FedAvgM(Federated):
     """FedAvgM (Hsu et al. 2019): FedAvg clients, server momentum v <- beta v + g, x <- x - server_lr v
-    on the pseudo-gradient g = -Delta (Flower's defaults server_lr = 1, momentum 0 = FedAvg)."""
+    on the pseudo-gradient g = -Delta (Flower's defaults server_lr = 1, momentum 0 = FedAvg);
+    ``nesterov``: x <- x - server_lr (g + beta v) (Flower has no Nesterov)."""
 
     name = "FedAvgM"
 
     def __init__(self, task: Task, *, lr: Positive, local_steps: LocalSteps = 1, server_lr: Positive = 1.0,
-                 server_momentum: Decay = 0.0, **round_options):
+                 server_momentum: Decay = 0.0, nesterov: bool = False, **round_options):
         super().__init__(task, client=client.sgd(lr),
-                         server=server.momentum(server_lr, server_momentum),
+                         server=server.momentum(server_lr, server_momentum, nesterov),
                          local_steps=local_steps, **round_options)
 
 
 class FedAdagrad(Federated):
-    """FedAdagrad (Reddi et al. 2021, Alg. 2): FedAvg clients; server v <- v + g^2,
-    m <- beta1 m + (1 - beta1) g, x <- x - server_lr m / (sqrt(v) + tau) (Flower's defaults:
-    server_lr 0.1, tau 1e-3, beta1 0)."""
+    """FedAdagrad (Reddi et al. 2021, Alg. 2): FedAvg clients; server v <- v + g^2 from v_0 = ``v0``,
+    m <- beta1 m + (1 - beta1) g, x <- x - server_lr m / (sqrt(v) + tau) (``eps_inside_sqrt``:
+    / sqrt(v + tau)). Flower's defaults: server_lr 0.1, tau 1e-3, beta1 0, v0 0, tau outside."""
 
     name = "FedAdagrad"
 
     def __init__(self, task: Task, *, lr: Positive, local_steps: LocalSteps = 1, server_lr: Positive = 0.1,
-                 tau: Positive = 1e-3, beta1: Decay = 0.0, **round_options):
-        super().__init__(task, client=client.sgd(lr), server=server.adagrad(server_lr, tau, b1=beta1),
+                 tau: Positive = 1e-3, beta1: Decay = 0.0, v0: NonNegative = 0.0,
+                 eps_inside_sqrt: bool = False, **round_options):
+        super().__init__(task, client=client.sgd(lr),
+                         server=server.adagrad(server_lr, tau, v0=v0, eps_inside_sqrt=eps_inside_sqrt,
+                                               b1=beta1),
                          local_steps=local_steps, **round_options)
 
 
 class FedAdam(Federated):
-    """FedAdam (Reddi et al. 2021, Alg. 2): FedAvg clients; server Adam moments without bias
-    correction, x <- x - server_lr m / (sqrt(v) + tau) (Flower's defaults: server_lr 0.1,
-    beta1 0.9, beta2 0.99, tau 1e-3)."""
+    """FedAdam (Reddi et al. 2021, Alg. 2): FedAvg clients; server Adam moments from m_0 = 0,
+    v_0 = ``v0``, x <- x - server_lr m / (sqrt(v) + tau) (``eps_inside_sqrt``: / sqrt(v + tau)),
+    with the ``bias_correction`` "none" (default, Reddi et al.), "adam" (Kingma-Ba) or "flower"
+    (Flower's FedAdam: server_lr times sqrt(1 - beta2^(t+1)) / (1 - beta1^(t+1)) in round t; the
+    formulas and sources are in :mod:`fedbound.algorithms.optim.server`). Flower's defaults:
+    server_lr 0.1, beta1 0.9, beta2 0.99, tau 1e-3 and v0 0, tau outside; Flower's numbers need
+    ``bias_correction="flower"``."""
 
     name = "FedAdam"
 
     def __init__(self, task: Task, *, lr: Positive, local_steps: LocalSteps = 1, server_lr: Positive = 0.1,
-                 beta1: Decay = 0.9, beta2: Decay = 0.99, tau: Positive = 1e-3, **round_options):
-        super().__init__(task, client=client.sgd(lr), server=server.adam(server_lr, beta1, beta2, tau),
+                 beta1: Decay = 0.9, beta2: Decay = 0.99, tau: Positive = 1e-3,
+                 bias_correction: BiasCorrection = "none", eps_inside_sqrt: bool = False,
+                 v0: NonNegative = 0.0, **round_options):
+        super().__init__(task, client=client.sgd(lr),
+                         server=server.adam(server_lr, beta1, beta2, tau, bias_correction=bias_correction,
+                                            eps_inside_sqrt=eps_inside_sqrt, v0=v0),
                          local_steps=local_steps, **round_options)
 
 
 class FedYogi(Federated):
     """FedYogi (Reddi et al. 2021, Alg. 2): FedAvg clients; server v <- v - (1 - beta2) g^2
-    sign(v - g^2), x <- x - server_lr m / (sqrt(v) + tau) (Flower's defaults: server_lr 0.01,
-    beta1 0.9, beta2 0.99, tau 1e-3)."""
+    sign(v - g^2) from v_0 = ``v0``, x <- x - server_lr m / (sqrt(v) + tau), ``bias_correction``
+    and ``eps_inside_sqrt`` as for :class:`FedAdam` (Flower's defaults: server_lr 0.01, beta1 0.9,
+    beta2 0.99, tau 1e-3, v0 0, no bias correction)."""
 
     name = "FedYogi"
 
     def __init__(self, task: Task, *, lr: Positive, local_steps: LocalSteps = 1, server_lr: Positive = 0.01,
-                 beta1: Decay = 0.9, beta2: Decay = 0.99, tau: Positive = 1e-3, **round_options):
-        super().__init__(task, client=client.sgd(lr), server=server.yogi(server_lr, beta1, beta2, tau),
+                 beta1: Decay = 0.9, beta2: Decay = 0.99, tau: Positive = 1e-3,
+                 bias_correction: BiasCorrection = "none", eps_inside_sqrt: bool = False,
+                 v0: NonNegative = 0.0, **round_options):
+        super().__init__(task, client=client.sgd(lr),
+                         server=server.yogi(server_lr, beta1, beta2, tau, v0=v0,
+                                            bias_correction=bias_correction,
+                                            eps_inside_sqrt=eps_inside_sqrt),
                          local_steps=local_steps, **round_options)
 
 
@@ -132,12 +174,14 @@ register(AlgorithmSpec("fedavg", FedAvg, "FedAvg: local SGD, server average (McM
 register(AlgorithmSpec("fedprox", FedProx, "FedProx: proximal local SGD (Li et al. 2020)", "federated",
                        (*ROUND_OPTIONS, MU, SERVER_LR)))
 register(AlgorithmSpec("fedavgm", FedAvgM, "FedAvgM: FedAvg with server momentum (Hsu et al. 2019)",
-                       "federated", (*ROUND_OPTIONS, SERVER_LR, SERVER_MOMENTUM)))
+                       "federated", (*ROUND_OPTIONS, SERVER_LR, SERVER_MOMENTUM, NESTEROV)))
 register(AlgorithmSpec("fedadagrad", FedAdagrad, "FedAdagrad: server AdaGrad (Reddi et al. 2021)",
-                       "federated", (*ROUND_OPTIONS, SERVER_LR, TAU, BETA1)))
+                       "federated", (*ROUND_OPTIONS, SERVER_LR, TAU, BETA1, V0, EPS_INSIDE_SQRT)))
 register(AlgorithmSpec("fedadam", FedAdam, "FedAdam: server Adam (Reddi et al. 2021)", "federated",
-                       (*ROUND_OPTIONS, SERVER_LR, BETA1, BETA2, TAU)))
+                       (*ROUND_OPTIONS, SERVER_LR, BETA1, BETA2, TAU, BIAS_CORRECTION, V0,
+                        EPS_INSIDE_SQRT)))
 register(AlgorithmSpec("fedyogi", FedYogi, "FedYogi: server Yogi (Reddi et al. 2021)", "federated",
-                       (*ROUND_OPTIONS, SERVER_LR, BETA1, BETA2, TAU)))
+                       (*ROUND_OPTIONS, SERVER_LR, BETA1, BETA2, TAU, BIAS_CORRECTION, V0,
+                        EPS_INSIDE_SQRT)))
 
 __all__ = ["FedAvg", "FedProx", "FedAvgM", "FedAdagrad", "FedAdam", "FedYogi", "ROUND_OPTIONS"]

@@ -23,6 +23,7 @@ Conventions shared by every transform of this module:
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Literal, NamedTuple, Sequence
 
@@ -31,9 +32,11 @@ import torch
 
 from fedbound.algorithms.base import MAX_LOCAL_STEPS, Decay, StateTensor, Steps
 from fedbound.algorithms.optim.base import Transform, tree_map
-from fedbound.algorithms.optim.registry import (B1, B2, BETA, BIAS_CORRECTION, CLIENT_OPTIMIZERS, DELAY,
-                                                EPS, NESTEROV, VARIANT, OptimizerSpec, lr_option)
+from fedbound.algorithms.optim.registry import (B1, B2, BETA, CLIENT_BIAS_CORRECTION, CLIENT_OPTIMIZERS,
+                                                DELAY, EPS, NESTEROV, V0, VARIANT, OptimizerSpec,
+                                                lr_option)
 from fedbound.argtypes import Count, Fraction, NonNegative, Positive
+from fedbound.deprecation import renamed_keywords
 from fedbound.errors import InputTypeError, ValidationError
 from fedbound.local_solver import accumulation_vector
 from fedbound.registry import Option, number_option
@@ -196,20 +199,24 @@ class AdagradState(NamedTuple):
     second_moment: StateTensor
 
 
-def adagrad(lr: Positive, eps: Positive, initial_accumulator: NonNegative = 0.0,
-            delay: Steps = 1) -> Transform:
+def adagrad(lr: Positive, eps: Positive, v0: NonNegative | None = None, delay: Steps = 1, *,
+            initial_accumulator: NonNegative | None = None) -> Transform:
     """AdaGrad with delayed preconditioner updates (FedAda2's AGDU, Alg. 9, L1490-1512 of
     004_a1d7c636af01c22e.txt):
 
-        v_k = v_{k-1} + g_k^2  if (k - 1)/z is integral, else v_{k-1};    v_0 = initial_accumulator
+        v_k = v_{k-1} + g_k^2  if (k - 1)/z is integral, else v_{k-1};    v_0 = v0 (default 0)
         x_k = x_{k-1} - lr * g_k / (sqrt(v_k) + eps)                        (eps outside the root)
 
     so v_k = v_0 + sum_{r=1}^{ceil(k/z)} g_{(r-1)z+1}^2. ``delay`` = z = 1 is torch.optim.Adagrad
-    (lr_decay = 0, initial_accumulator_value = v_0, the same eps placement).
+    (lr_decay = 0, initial_accumulator_value = v_0, the same eps placement). ``v0`` is the server
+    optimizers' name of the initial second moment (one name for one concept); the old keyword
+    ``initial_accumulator`` still works and warns.
     """
     lr = _positive("lr", lr)
     eps = _positive("eps", eps)
-    v0 = number("initial_accumulator", initial_accumulator, low=0.0)
+    v0 = renamed_keywords("client.adagrad", {"initial_accumulator": "v0"},
+                          {"initial_accumulator": initial_accumulator}, {"v0": v0})["v0"]
+    v0 = number("v0", 0.0 if v0 is None else v0, low=0.0)
     delay = _delay(delay)
 
     def init(params):
@@ -526,10 +533,9 @@ _CLIENT = {
     "momentum": (momentum, "heavy-ball momentum, buffer reset every round",
                  (lr_option(), BETA, NESTEROV)),
     "adagrad": (adagrad, "AdaGrad with a delayed preconditioner (FedAda2's AGDU)",
-                (lr_option(), EPS, number_option("initial_accumulator", "initial accumulator >= 0",
-                                                 low=0.0, examples=(0.0,)), DELAY)),
+                (lr_option(), EPS, dataclasses.replace(V0, aliases=("initial_accumulator",)), DELAY)),
     "adam": (adam, "Adam with a delayed preconditioner (FedAda2's ADMU)",
-             (lr_option(), B1, B2, EPS, BIAS_CORRECTION, DELAY)),
+             (lr_option(), B1, B2, EPS, CLIENT_BIAS_CORRECTION, DELAY)),
 }
 for _name, (_factory, _summary, _options) in _CLIENT.items():
     CLIENT_OPTIMIZERS.register(OptimizerSpec(_name, _factory, _summary, _options))
@@ -539,7 +545,7 @@ CLIENT_OPTIMIZERS.register(OptimizerSpec(
                                              boolean, bool, examples=(True,))), needs_shapes=True))
 CLIENT_OPTIMIZERS.register(OptimizerSpec(
     "sm3_adam", sm3_adam, "Adam with an SM3-II second moment (FedAda2's experiments)",
-    (lr_option(), B1, B2, EPS, BIAS_CORRECTION, DELAY), needs_shapes=True))
+    (lr_option(), B1, B2, EPS, CLIENT_BIAS_CORRECTION, DELAY), needs_shapes=True))
 
 
 __all__ = ["sgd", "prox", "momentum", "adagrad", "adam", "sm3", "sm3_adam", "drop_small_steps",

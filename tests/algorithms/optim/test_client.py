@@ -56,7 +56,7 @@ def test_sgd_equals_torch_sgd_and_decay_equals_torch_exponential_lr(oracles, fie
 
 @pytest.mark.parametrize("v0", [0.0, 0.3])
 def test_adagrad_equals_torch_adagrad(oracles, field, v0):
-    ours, _ = oracles.run_transform(client.adagrad(0.1, 1e-6, initial_accumulator=v0), field)
+    ours, _ = oracles.run_transform(client.adagrad(0.1, 1e-6, v0=v0), field)
     ref = oracles.run_torch(torch.optim.Adagrad, field, lr=0.1, eps=1e-6,
                             initial_accumulator_value=v0)
     torch.testing.assert_close(ours, ref, **oracles.TOL)
@@ -106,7 +106,7 @@ def _reference_trajectory(field, g, displacement):
 def test_adagrad_delay_equals_agdu_reference(oracles, field, z):
     """AGDU (Alg. 9, L1490-1512): v_t = v_{t-1} + g_t^2 only when (t-1)/z is integral."""
     lr, eps, v0 = 0.1, 1e-3, 0.2
-    ours, g = _recorded(client.adagrad(lr, eps, initial_accumulator=v0, delay=z), field)
+    ours, g = _recorded(client.adagrad(lr, eps, v0=v0, delay=z), field)
     full = np.full(ROWS, 1.0)
     ref = _reference_trajectory(field, g, lambda gk: reference.agdu(gk, z * full, eps * full, lr * full,
                                                                      v0 * full))
@@ -308,7 +308,7 @@ def test_sm3_shapes_checked_at_init():
     (lambda: client.momentum(0.1, -0.1), ValidationError),
     (lambda: client.momentum(0.1, 0.9, nesterov=1), InputTypeError),
     (lambda: client.adagrad(0.1, 0.0), ValidationError),
-    (lambda: client.adagrad(0.1, 1e-8, initial_accumulator=-1.0), ValidationError),
+    (lambda: client.adagrad(0.1, 1e-8, v0=-1.0), ValidationError),
     (lambda: client.adagrad(0.1, 1e-8, delay=0), ValidationError),
     (lambda: client.adagrad(0.1, 1e-8, delay=1.5), InputTypeError),
     (lambda: client.adam(0.1, b1=1.0), ValidationError),

@@ -20,7 +20,7 @@ CLIENTS = {
     "prox": lambda: client.prox(0.1, 0.5),
     "momentum": lambda: client.momentum(0.1, 0.8),
     "nesterov": lambda: client.momentum(0.1, 0.8, nesterov=True),
-    "adagrad_delay": lambda: client.adagrad(0.1, 1e-3, initial_accumulator=0.1, delay=2),
+    "adagrad_delay": lambda: client.adagrad(0.1, 1e-3, v0=0.1, delay=2),
     "adam_delay": lambda: client.adam(0.05, 0.9, 0.99, 1e-6, delay=3),
     "adam_raw": lambda: client.adam(0.05, bias_correction=False),
     "sm3_ii": lambda: client.sm3(0.1, SHAPES, eps=1e-3),
