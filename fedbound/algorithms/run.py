@@ -13,6 +13,7 @@ from tqdm import tqdm  # text bars: tqdm.auto warns in notebooks without ipywidg
 
 from fedbound.algorithms.accounting import COUNTERS
 from fedbound.algorithms.base import Algorithm, State, StateTensor, check_finite
+from fedbound.algorithms.threads import threads_for, torch_threads
 from fedbound.argtypes import Count, Measured, NonNegativeInt
 from fedbound.errors import DivergenceError, require
 
@@ -112,7 +113,8 @@ class _Recorder:
 
 
 def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict | None] | None = None,
-        progress: bool = False, state: State | None = None, eval_every: Count = 1) -> Trajectory:
+        progress: bool = False, state: State | None = None, eval_every: Count = 1,
+        threads: Count | None = None) -> Trajectory:
     """Run ``rounds`` global rounds from ``state`` (default ``alg.init()``) and record metrics.
 
     ``callback(state)`` is called after every round; a dict it returns is passed as keyword
@@ -120,6 +122,10 @@ def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict
     the controller hook. ``eval_every``: evaluate the global model's loss, gap, distance and
     gradient norm (a pass over all n clients, often dearer than the round itself) only every
     ``eval_every`` rounds and at the last round (:class:`Trajectory`).
+    ``threads``: torch threads of the run; by default one for the first round, then as many as
+    the work of that round can use (:mod:`fedbound.algorithms.threads`: one for small rounds, so
+    that a busy machine cannot stall them), at most torch's setting when the run starts (a sweep's
+    worker allows one); that setting is restored afterwards.
     Raises DivergenceError naming the round as soon as any state tensor is non-finite (checked
     every round), or a metric is, where evaluated.
     """
@@ -130,9 +136,14 @@ def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict
     recorder = _Recorder(alg.task)
     recorder.record(state)
     overrides: dict = {}
-    for r in tqdm(range(1, int(rounds) + 1), disable=not progress, desc=alg.name):
-        state = alg.step(state, **overrides)
-        check_finite(state, alg.name)
-        recorder.record(state, evaluate=r % eval_every == 0 or r == rounds)
-        overrides = (callback(state) if callback is not None else None) or {}
+    evaluations, allowed = state.comm.gradient_evaluations, torch.get_num_threads()
+    with torch_threads(threads or 1):
+        for r in tqdm(range(1, int(rounds) + 1), disable=not progress, desc=alg.name):
+            state = alg.step(state, **overrides)
+            check_finite(state, alg.name)
+            if r == 1 and threads is None:
+                work = (state.comm.gradient_evaluations - evaluations) * alg.task.gradient_flops
+                torch.set_num_threads(min(threads_for(work), allowed))
+            recorder.record(state, evaluate=r % eval_every == 0 or r == rounds)
+            overrides = (callback(state) if callback is not None else None) or {}
     return recorder.trajectory(alg.name, state, eval_every)

@@ -33,7 +33,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from fedbound.algorithms import registry
 from fedbound.cli import controller_run
@@ -44,11 +43,6 @@ from fedbound.jsonable import jsonable
 from fedbound.outputs import atomic_open, atomic_path, output_folder, write_json
 
 # ---- the run command -----------------------------------------------------------------------
-#: torch threads of a run: 1, see benchmarks/bench_fedavg_round.py (with a busy second core, two
-#: threads make the small rounds of these runs slower than one)
-THREADS = 1
-
-
 def algorithm_table():
     return flag_table(registry.specs())
 
@@ -111,7 +105,8 @@ def run_command(args) -> int:
     require(args.rounds >= 0, f"--rounds must be an integer >= 0, got {args.rounds}")
     require(args.sigma >= 0 and np.isfinite(args.sigma), f"--sigma must be >= 0, got {args.sigma}")
     require(args.eval_every >= 1, f"--eval-every must be an integer >= 1, got {args.eval_every}")
-    torch.set_num_threads(THREADS)
+    require(args.threads is None or args.threads >= 1,
+            f"--threads must be an integer >= 1, got {args.threads}")
     problem = problem_from(args)
     require(spec.network != "none" or not problem.network_options,
             f"{spec.name} takes no network (it runs on a star of the n clients): drop "
@@ -121,7 +116,8 @@ def run_command(args) -> int:
                                   flags=True)
     network = problem.network(spec.name)
     out = output_folder(args).create()   # marked incomplete until the command succeeds
-    traj = run(algorithm, args.rounds, progress=True, eval_every=args.eval_every)
+    traj = run(algorithm, args.rounds, progress=True, eval_every=args.eval_every,
+               threads=args.threads)
     config = {"algorithm": args.algorithm, "task": problem.task_options.get("data") or args.task,
               "n": task.n, "d": task.d,
               "S": None if network is None else network.S,
@@ -160,9 +156,12 @@ def register(subparsers) -> None:
                       help="gradient-noise std: E||noise||^2 = sigma^2 per gradient (default 0)")
     opts.add_argument("--rounds", type=int, default=100, help="global rounds (default 100)")
     parser.add_argument("--eval-every", type=int, default=1, metavar="E",
-                        help="evaluate the global model's loss, gap, distance and gradient norm (a "
-                             "pass over all clients) every E rounds and at the last (default 1); "
+                        help="evaluate the global model's loss, gap, distance and gradient norm (O(d^2) "
+                             "per round on quadratic tasks, a pass over all clients on others) every E rounds and at the last (default 1); "
                              "the other rounds hold nan in metrics.csv")
+    parser.add_argument("--threads", type=int, default=None, metavar="N",
+                        help="torch threads (default: one per 25 MFLOP of a round's work, at "
+                             "least 1: small rounds run on one thread, fedbound.algorithms.threads)")
     controller_run.add_arguments(parser)
     parser.add_argument("--out", default="fedbound-run", metavar="DIR",
                         help="output folder (default ./fedbound-run)")

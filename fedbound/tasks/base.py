@@ -211,6 +211,14 @@ class Task:
         add(self.client_data())
         return max(1, total // self.n)
 
+    @property
+    def gradient_flops(self) -> float:
+        """Flops of one client's exact gradient, about 4 per number of its data (a residual pass
+        and a transposed pass, as for least squares); what the thread policy of a run weighs
+        (:mod:`fedbound.algorithms.threads`)."""
+        itemsize = torch.empty((), dtype=self.dtype).element_size()
+        return 4.0 * self.client_bytes / itemsize
+
     # ---- objectives ---------------------------------------------------------------------------
     def _losses_on(self, X: torch.Tensor, data) -> torch.Tensor:
         """(k,) losses of the clients whose data is ``data`` at their points X (k, d)."""
