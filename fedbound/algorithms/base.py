@@ -15,6 +15,7 @@ gives a bitwise-identical run. There are no module-level globals.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -123,13 +124,18 @@ def check_finite(state: State, name: str = "algorithm") -> None:
     Uses one reduction per tensor: a sum is non-finite iff an entry is non-finite or the sum
     overflows (entries near 1e308, i.e. diverged anyway).
     """
-    for f in dataclasses.fields(state):
-        value = getattr(state, f.name)
+    for field_name in _field_names(type(state)):
+        value = getattr(state, field_name)
         if isinstance(value, torch.Tensor) and value.is_floating_point():
             if not bool(torch.isfinite(value.sum())):
                 raise DivergenceError(
-                    f"{name} diverged at round {state.t}: state {f.name} is non-finite "
+                    f"{name} diverged at round {state.t}: state {field_name} is non-finite "
                     f"(reduce the step size)", round_index=state.t)
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 __getattr__ = renamed_attributes(__name__, {name: f"fedbound.algorithms.run:{name}"

@@ -350,10 +350,20 @@ class Federated(Algorithm):
         """Each participant downloads x and uploads Delta_j (d floats each; ``vectors`` d with
         control variates); with mixing, one model exchange per local step; optimizer state held
         by every client that runs local steps."""
+        if self.group_sizes.size == 1:
+            per_group = (int(part.clients.shape[0]),)
+        else:
+            per_group = tuple(np.bincount(self.group_of.index_select(0, part.clients).numpy(),
+                                          minlength=self.group_sizes.size).tolist())
+        key = (per_group, int(gradients), int(workers), int(steps))
+        known = self.__dict__.setdefault("_counts_of", {})
+        if key not in known:   # a round's counters depend on these alone: computed once each
+            known[key] = self._count(np.array(per_group), *key[1:])
+        return known[key]
+
+    def _count(self, per_group: np.ndarray, gradients: int, workers: int, steps: int) -> CommCounts:
         d = self.task.d
         floats = d if self.control_variates is None else self.control_variates.vectors * d
-        per_group = np.bincount(self.group_of.index_select(0, part.clients).numpy(),
-                                minlength=self.group_sizes.size)
         exchanges = steps if self.mixes else 0
         state_floats = 0 if self.client.state_floats is None else self.client.state_floats(d) * workers
         traffic = RoundTraffic(model_exchanges=exchanges, tracking_exchanges=0, uploaders=per_group,
