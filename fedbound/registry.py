@@ -53,7 +53,8 @@ class Option:
     canonicalizes (``label`` is the name or the flag, for the message); ``parse(text)`` reads the
     command line; ``default`` None means no value (the entry's own default applies); ``aliases``
     are deprecated names (their flags are derived the same way; ``alias_flags`` adds old flags that were not
-    derived from a name)."""
+    derived from a name); ``choices``: the names a choice option accepts (a sequence, or a callable
+    giving them), which the command line shows (``--bias-correction {none,adam,flower}``)."""
 
     name: str
     help: str
@@ -64,6 +65,7 @@ class Option:
     examples: tuple = ()
     aliases: tuple[str, ...] = ()
     alias_flags: tuple[str, ...] = ()
+    choices: Sequence[str] | Callable[[], Sequence[str]] | None = None
 
     def __post_init__(self):
         for spelling in (self.name, *self.aliases):
@@ -131,7 +133,7 @@ def choice_option(name: str, help: str, choices: Sequence[str] | Callable[[], Se
     ``names``), with a did-you-mean (:func:`fedbound.validate.one_of`)."""
     def check(label, value):
         return validate.one_of(label, value, choices() if callable(choices) else choices)
-    return Option(name, help, check, str, **fields)
+    return Option(name, help, check, str, choices=choices, **fields)
 
 
 # ---- entries ------------------------------------------------------------------------------------

@@ -34,7 +34,8 @@ from typing import Sequence
 import numpy as np
 
 from fedbound.algorithms.base import MAX_LOCAL_STEPS, Steps
-from fedbound.algorithms.optim.registry import BIAS_CORRECTION, EPS_INSIDE_SQRT, NESTEROV, V0
+from fedbound.algorithms.optim.registry import (BIAS_CORRECTION, CLIENT_BIAS_CORRECTION,
+                                                EPS_INSIDE_SQRT, NESTEROV, V0)
 from fedbound.errors import ValidationError, require
 from fedbound.network.sampling import PARTICIPATION_SCHEMES
 from fedbound.registry import Option, choice_option, integer_option, number_option
@@ -118,7 +119,8 @@ TAU = positive("tau", "adaptivity epsilon tau > 0 (the server's; DAdam: every cl
 #: the switches of the optimizers (fedbound.algorithms.optim), declared once in
 #: fedbound.algorithms.optim.registry and options of both the optimizers and the algorithms:
 #: BIAS_CORRECTION ("none" / "adam" / "flower"; True / False still mean "adam" / "none"), V0,
-#: EPS_INSIDE_SQRT, NESTEROV
+#: EPS_INSIDE_SQRT, NESTEROV, and the client optimizers' CLIENT_BIAS_CORRECTION (FedAda2's family
+#: takes it, V0 and SM3's carry_over as client_bias_correction, client_v0 and carry_over)
 
 # ---- local solvers ---------------------------------------------------------------------------------------
 MU = number_option("mu", "proximal coefficient mu >= 0", low=0.0, required=True, examples=(0.0, 0.3))
@@ -129,4 +131,5 @@ ALPHA = positive("alpha", "FedDyn's dynamic regularization coefficient alpha > 0
 __all__ = ["StepsTextError", "steps_list", "per_client_steps", "positive", "unit_interval",
            "at_least_one", "LR", "LR_GAMMA", "LOCAL_STEPS", "LOCAL_STEPS_K", "CLIENTS_PER_ROUND",
            "CLIENTS_PER_SUBNET", "PARTICIPATION", "SERVER_LR", "SERVER_MOMENTUM", "BETA1", "BETA2",
-           "TAU", "BIAS_CORRECTION", "V0", "EPS_INSIDE_SQRT", "NESTEROV", "MU", "ALPHA"]
+           "TAU", "BIAS_CORRECTION", "CLIENT_BIAS_CORRECTION", "V0", "EPS_INSIDE_SQRT", "NESTEROV",
+           "MU", "ALPHA"]

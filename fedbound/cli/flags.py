@@ -5,7 +5,10 @@ entry that takes it, and a deprecated flag warns.
 
 Flags are read as text and parsed by the chosen entry's own option (two entries may read the same
 flag differently, e.g. ``--local-steps 1,3,5`` per client for FedNova and one count for AFGA).
-Switch options (``parse=bool``) are flags without a value.
+Switch options (``parse=bool``) are flags without a value: ``--nesterov`` turns the switch on and
+``--no-nesterov`` off (where an entry's default is on, e.g. AFGA's ``--no-eps-inside-sqrt``). A
+choice option shows its choices, ``--bias-correction {none,adam,flower}`` (the union over the
+entries declaring the flag); the chosen entry's option still checks the value (with a did-you-mean).
 """
 from __future__ import annotations
 
@@ -17,10 +20,37 @@ from fedbound.registry import Option, flag_of
 
 #: argparse dest prefix of deprecated flags
 _OLD = "old:"
+#: prefix of the flag that turns a switch off
+_NO = "--no-"
 
 
 def dest_of(flag: str) -> str:
     return flag[2:].replace("-", "_")
+
+
+def off_flag(flag: str) -> str:
+    """The flag that turns the switch ``flag`` off: ``--nesterov`` -> ``--no-nesterov``."""
+    return _NO + flag[2:]
+
+
+def choices_of(option: Option) -> tuple[str, ...] | None:
+    """The names ``option`` accepts when it declares them (:attr:`fedbound.registry.Option.choices`,
+    set by :func:`fedbound.registry.choice_option`), else None."""
+    if option.choices is None:
+        return None
+    return tuple(option.choices() if callable(option.choices) else option.choices)
+
+
+def metavar_of(options: list[Option]) -> str:
+    """``{a,b,c}``: the choices of the options declaring one flag (in order, each once) when they
+    are all choice options, else the first one's name in capitals."""
+    names: dict[str, None] = {}
+    for o in options:
+        choices = choices_of(o)
+        if choices is None:
+            return options[0].name.upper()
+        names.update(dict.fromkeys(choices))
+    return "{" + ",".join(names) + "}"
 
 
 def flag_table(entries) -> dict[str, tuple[Option, list[str], list[Option]]]:
@@ -39,13 +69,17 @@ def add_flags(group, table: dict, *, users: bool = True) -> None:
     """One flag per entry of ``table`` (help: the option's, and the entries taking it when
     ``users``), and hidden flags for the deprecated spellings."""
     old_seen: set[str] = set()
-    for flag, (o, names, _) in table.items():
+    for flag, (o, names, every) in table.items():
         text = o.help + (f" [{', '.join(names)}]" if users else "")
         if o.parse is bool:
             group.add_argument(flag, dest=dest_of(flag), action="store_const", const=True,
                                default=None, help=text)
+            if off_flag(flag) not in table:
+                old_seen.add(off_flag(flag))
+                group.add_argument(off_flag(flag), dest=dest_of(flag), action="store_const",
+                                   const=False, default=None, help=f"turn {flag} off")
         else:
-            group.add_argument(flag, dest=dest_of(flag), default=None, metavar=o.name.upper(),
+            group.add_argument(flag, dest=dest_of(flag), default=None, metavar=metavar_of(every),
                                help=text)
     for every in (options for _, _, options in table.values()):
         for o, old in ((o, old) for o in every for old in o.old_flags):
@@ -100,4 +134,5 @@ def parse(option: Option, text: str):
                               + (f" ({exc})" if isinstance(exc, argparse.ArgumentTypeError) else "")) from None
 
 
-__all__ = ["flag_table", "add_flags", "given", "parse", "dest_of", "flag_of"]
+__all__ = ["flag_table", "add_flags", "given", "parse", "dest_of", "flag_of", "off_flag", "choices_of",
+           "metavar_of"]

@@ -8,6 +8,7 @@ gradients. The server equals optax.amsgrad with the epsilon placement mapped exp
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import jax
 import numpy as np
@@ -19,11 +20,14 @@ from hypothesis import strategies as st
 
 from fedbound.algorithms import registry, run
 from fedbound.algorithms.federated.afga import AFGA, CAFGA, FedAMSGrad, server_transform
+from fedbound.algorithms.optim import server
+from fedbound.algorithms.optim.registry import SERVER_OPTIMIZERS
 from fedbound.algorithms.stacked import StackedNetwork
+from fedbound.cli.main import main
 from fedbound.errors import FedboundError
 from fedbound.network import Network, ring_weights, topology_weights
 from fedbound.network.sampling import compute_mask
-from fedbound.tasks import Quadratic
+from fedbound.tasks import LeastSquares, Quadratic
 
 jax.config.update("jax_enable_x64", True)
 
@@ -204,6 +208,10 @@ def test_sgd_server_delta_norm_is_the_model_change(task):
     dict(clusters=5),                               # N = 12 not divisible by 5
     dict(server_optimizer="adamw"),
     dict(adapted_compute=2),                        # only for the (a) variant
+    dict(v0=0.1),                                   # AMSGrad starts from v_0 = 0
+    dict(server_optimizer="sgd", eps_inside_sqrt=True),
+    dict(server_optimizer="sgd", bias_correction="adam"),
+    dict(bias_correction="kingma"),
 ])
 def test_bad_options_are_clear_errors(task, bad):
     with pytest.raises(FedboundError):
@@ -227,3 +235,126 @@ def test_compute_sets_are_uniform_and_independent_of_the_report_set(task):
     pair = M * (M - 1) / (N * (N - 1))
     low, high = stats.binom.interval(0.999, steps, pair)
     assert low <= int(np.sum(masks[:, 0] & masks[:, 5])) <= high
+
+
+# ---- the adaptive servers' switches are options (issue 25) ------------------------------------------
+FAMILY = ("fedamsgrad", "afga", "cafga", "afga-a", "cafga-a")
+
+
+def _server_steps(transform, d=5, rounds=5, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(d, dtype=torch.float64, generator=gen)
+    state, out = transform.init(x), []
+    for _ in range(rounds):
+        updates, state = transform.update(torch.randn(d, dtype=torch.float64, generator=gen), state, x)
+        x = x + updates
+        out.append(x)
+    return torch.stack(out)
+
+
+@pytest.mark.parametrize("name", FAMILY)
+@pytest.mark.parametrize("server_optimizer,paper", [
+    (None, {"bias_correction": "none", "eps_inside_sqrt": True}),         # eq. (2)
+    ("adam", {"bias_correction": "none", "eps_inside_sqrt": False, "v0": 0.0}),
+    ("sgd", {"bias_correction": "none", "eps_inside_sqrt": False, "v0": 0.0}),
+])
+def test_the_switches_default_to_the_papers_choices(task, name, server_optimizer, paper):
+    """Leaving the switches out runs what giving the paper's values runs, bitwise (AMSGrad: eps inside
+    the root, no bias correction, v_0 = 0; Adam: eps outside); the default server is eq. (2)."""
+    if name == "fedamsgrad" and server_optimizer is not None:
+        return
+    chosen = {} if server_optimizer is None else {"server_optimizer": server_optimizer}
+    if name == "fedamsgrad":
+        paper = {k: v for k, v in paper.items() if k != "v0"}
+    common = dict(lr=0.05, local_steps=2, clients_per_round=6, server_lr=0.05, tau=1e-3, seed=3, **chosen)
+    cluster = {"clusters": 3} if name.startswith("cafga") else {}
+    noisy = task.with_noise(0.2)
+    default = run(registry.build(name, noisy, **common, **cluster), 3).x_g
+    assert torch.equal(default, run(registry.build(name, noisy, **common, **cluster, **paper), 3).x_g)
+    if server_optimizer is None:
+        amsgrad = registry.build(name, noisy, **common, **cluster).server
+        assert torch.equal(_server_steps(amsgrad), _server_steps(server.amsgrad(
+            0.05, 0.9, 0.99, 1e-3, eps_inside_sqrt=True, bias_correction="none")))
+
+
+def test_every_switch_is_declared_once():
+    amsgrad, adam = SERVER_OPTIMIZERS.get("amsgrad"), SERVER_OPTIMIZERS.get("adam")
+    for name in FAMILY:
+        for switch in ("bias_correction", "eps_inside_sqrt"):
+            assert registry.get(name).option(switch) is amsgrad.option(switch)
+        if name != "fedamsgrad":
+            assert registry.get(name).option("v0") is adam.option("v0")
+
+
+@pytest.mark.parametrize("name", FAMILY)
+@pytest.mark.parametrize("switches,direct", [
+    ({"eps_inside_sqrt": False}, lambda: server.amsgrad(0.05, 0.9, 0.99, 1e-3, eps_inside_sqrt=False)),
+    ({"bias_correction": "adam"}, lambda: server.amsgrad(0.05, 0.9, 0.99, 1e-3, bias_correction="adam")),
+    ({"bias_correction": "flower", "eps_inside_sqrt": False},
+     lambda: server.amsgrad(0.05, 0.9, 0.99, 1e-3, bias_correction="flower", eps_inside_sqrt=False)),
+    ({"server_optimizer": "adam", "v0": 0.2, "eps_inside_sqrt": True, "bias_correction": "adam"},
+     lambda: server.adam(0.05, 0.9, 0.99, 1e-3, v0=0.2, eps_inside_sqrt=True, bias_correction="adam")),
+])
+def test_the_switches_reach_the_server_transform(task, name, switches, direct):
+    if name == "fedamsgrad" and "server_optimizer" in switches:
+        return
+    cluster = {"clusters": 3} if name.startswith("cafga") else {}
+    common = dict(lr=0.05, server_lr=0.05, tau=1e-3, clients_per_round=6, **cluster)
+    built = registry.build(name, task, **common, **switches)
+    assert torch.equal(_server_steps(built.server), _server_steps(direct()))
+    default = registry.build(name, task, **common, **{k: v for k, v in switches.items()
+                                                      if k == "server_optimizer"})
+    assert not torch.equal(_server_steps(built.server), _server_steps(default.server))
+
+
+def test_first_round_is_the_hand_computed_server_step(task):
+    """FedAMSGrad's first round: x_1 = x_0 + eta m_1 / sqrt(vhat_1 + eps) (eq. (2)) with m_1 = (1 - b1)
+    Delta, vhat_1 = (1 - b2) Delta^2; ``eps_inside_sqrt=False``: / (sqrt(vhat_1) + eps);
+    ``bias_correction="adam"``: m^ = Delta, vhat^ = Delta^2, x_1 = x_0 + eta Delta / sqrt(Delta^2 + eps)."""
+    eta, b1, b2, eps = 0.1, 0.9, 0.99, 1e-3
+    common = dict(lr=0.05, local_steps=3, clients_per_round=4, server_lr=eta, beta1=b1, beta2=b2,
+                  tau=eps, seed=2)
+    noisy = task.with_noise(0.2)
+    sgd = registry.build("afga", noisy, server_optimizer="sgd", **{**common, "server_lr": 1.0})
+    x0 = sgd.init().x_g
+    delta = sgd.step(sgd.init()).x_g - x0        # the same clients, x + Delta
+    expected = {
+        (): x0 + eta * (1 - b1) * delta / torch.sqrt((1 - b2) * delta ** 2 + eps),
+        (("eps_inside_sqrt", False),): x0 + eta * (1 - b1) * delta / (torch.sqrt((1 - b2) * delta ** 2) + eps),
+        (("bias_correction", "adam"),): x0 + eta * delta / torch.sqrt(delta ** 2 + eps),
+    }
+    for switches, x1 in expected.items():
+        alg = registry.build("afga", noisy, **common, **dict(switches))
+        torch.testing.assert_close(alg.step(alg.init()).x_g, x1, rtol=1e-13, atol=1e-16)
+    adam = registry.build("afga", noisy, server_optimizer="adam", v0=0.5, **common)
+    torch.testing.assert_close(adam.step(adam.init()).x_g, x0 + eta * (1 - b1) * delta / (
+        torch.sqrt(b2 * 0.5 + (1 - b2) * delta ** 2) + eps), rtol=1e-13, atol=1e-16)
+
+
+@pytest.mark.parametrize("name,flags,options,base", [
+    ("fedamsgrad", ["--no-eps-inside-sqrt", "--bias-correction", "adam"],
+     dict(eps_inside_sqrt=False, bias_correction="adam"), {}),
+    ("afga", ["--bias-correction", "flower"], dict(bias_correction="flower"), {}),
+    ("afga", ["--server-optimizer", "adam", "--v0", "0.2", "--eps-inside-sqrt"],
+     dict(server_optimizer="adam", v0=0.2, eps_inside_sqrt=True), dict(server_optimizer="adam")),
+    ("cafga", ["--clusters", "2", "--no-eps-inside-sqrt"], dict(clusters=2, eps_inside_sqrt=False),
+     dict(clusters=2)),
+])
+def test_the_switches_on_the_command_line(tmp_path, capsys, name, flags, options, base):
+    """``fedbound run NAME --flag value`` runs what registry.build(name, ..., option=value) runs,
+    and the switch changes the run."""
+    rng = np.random.default_rng(0)
+    data = tmp_path / "data.npz"
+    np.savez(data, A=rng.normal(size=(6, 8, 3)), y=rng.normal(size=(6, 8)))
+    code = main(["run", name, "--task", "lsq", "--data", str(data), "--lr", "0.05", "--local-steps", "2",
+                 "--server-lr", "0.05", "--tau", "1e-3", "--rounds", "3", "--sigma", "0", "--float64",
+                 "--seed", "0", "--out", str(tmp_path / "out"), "--json", *flags])
+    assert code == 0
+    config = json.loads(capsys.readouterr().out)["config"]
+    assert all(config[k] == v for k, v in options.items())
+    lsq = LeastSquares.from_npz(data)
+    common = dict(lr=0.05, local_steps=2, server_lr=0.05, tau=1e-3, seed=0)
+    python = run(registry.build(name, lsq, **common, **options), 3).x_g[-1]
+    x_final = np.load(tmp_path / "out" / "x_final.npy")
+    assert np.array_equal(x_final, python.numpy())
+    assert not np.array_equal(x_final, run(registry.build(name, lsq, **common, **base), 3).x_g[-1].numpy())

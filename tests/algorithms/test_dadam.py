@@ -1,6 +1,7 @@
 """DAdam (DADAM, Nazari et al. 2019, Alg. 1 with beta3 = 0): equal to a plain numpy loop with noise,
 identical clients give centralized AMSGrad whatever W, W = J leaves only the last adaptive step as
 disagreement, W = I is independent AMSGrad per client, and the counters."""
+import json
 import math
 
 import numpy as np
@@ -8,7 +9,10 @@ import pytest
 import torch
 
 from fedbound.algorithms import DSGD, DAdam, StackedNetwork, registry, run
+from fedbound.algorithms.optim import server
+from fedbound.algorithms.optim.registry import SERVER_OPTIMIZERS
 from fedbound.cli.main import main
+from fedbound.errors import FedboundError
 from fedbound.network import Network
 from fedbound.tasks import Quadratic
 
@@ -159,3 +163,86 @@ def test_constant_step_stalls_at_a_preconditioner_weighted_point_not_at_x_star(q
         dsgd_gaps.append(run(DSGD(quad, ring, lr=gamma), rounds).dist2[-1])
     assert gaps[1] > 0.5 * gaps[0]                          # no shrinking with gamma
     assert dsgd_gaps[1] < dsgd_gaps[0] / 3                  # DSGD's bias ~ gamma^2
+
+
+# ---- the AMSGrad transform's switches are options (issue 25) ---------------------------------------
+def amsgrad_with(gamma, b1, b2, tau, bias, inside):
+    """:func:`amsgrad` with a bias correction ("none"; "adam": m/(1 - b1^t) over vhat/(1 - b2^t), the
+    max taken first; "flower": gamma sqrt(1 - b2^(t+1))/(1 - b1^(t+1)) on m, vhat) and tau inside
+    the root (sqrt(vhat + tau)) or outside."""
+    s = {"m": 0.0, "v": 0.0, "vhat": 0.0, "t": 0}
+
+    def step(g):
+        s["t"] += 1
+        t = s["t"]
+        s["m"] = b1 * s["m"] + (1 - b1) * g
+        s["v"] = b2 * s["v"] + (1 - b2) * g * g
+        s["vhat"] = np.maximum(s["vhat"], s["v"])
+        m, v, lr = s["m"], s["vhat"], gamma
+        if bias == "adam":
+            m, v = m / (1 - b1 ** t), v / (1 - b2 ** t)
+        elif bias == "flower":
+            lr = gamma * math.sqrt(1 - b2 ** (t + 1)) / (1 - b1 ** (t + 1))
+        return -lr * m / (np.sqrt(v + tau) if inside else np.sqrt(v) + tau)
+    return step
+
+
+@pytest.mark.parametrize("switches", [{}, {"bias_correction": "adam"}, {"eps_inside_sqrt": True},
+                                      {"bias_correction": "flower", "eps_inside_sqrt": True}])
+def test_the_switches_reach_every_clients_amsgrad(quad, switches):
+    """With ``bias_correction`` and ``eps_inside_sqrt`` DAdam is the numpy loop with that step; the
+    defaults (none, tau outside) are Alg. 1's form, bitwise the run without the switches."""
+    net = Network.from_topology("ring", 1, [N])
+    gamma, b1, b2, tau, seed = 0.02, 0.8, 0.95, 1e-3, 7
+    alg = registry.build("dadam", quad.with_noise(SIGMA), net, lr=gamma, beta1=b1, beta2=b2, tau=tau,
+                         seed=seed, **switches)
+    state, gen = alg.init(), torch.Generator().manual_seed(seed)
+    step = amsgrad_with(gamma, b1, b2, tau, switches.get("bias_correction", "none"),
+                        switches.get("eps_inside_sqrt", False))
+    X = np.tile(quad.x0.numpy(), (N, 1))
+    for _ in range(10):
+        noise = torch.randn(N, D, generator=gen, dtype=torch.float64).numpy() * (SIGMA / math.sqrt(D))
+        X = net.W @ X + step(gradients(quad, X) + noise)
+        state = alg.step(state)
+        np.testing.assert_allclose(state.X.numpy(), X, rtol=0, atol=1e-12)
+    default = run(DAdam(quad.with_noise(SIGMA), net, lr=gamma, beta1=b1, beta2=b2, tau=tau, seed=seed), 10)
+    ours = run(alg, 10)
+    assert torch.equal(default.x_g, ours.x_g) == (not switches)
+    paper = DAdam(quad.with_noise(SIGMA), net, lr=gamma, beta1=b1, beta2=b2, tau=tau, seed=seed,
+                  bias_correction="none", eps_inside_sqrt=False)
+    assert torch.equal(run(paper, 10).x_g, default.x_g)
+
+
+def test_first_iteration_is_the_hand_computed_step(quad):
+    """From x_0 on every client (W x_0 = x_0): x_1 = x_0 - gamma g / (|g| + tau) with the Kingma-Ba
+    correction (m^ = g, vhat^ = g^2), x_0 - gamma (1 - b1) g / sqrt((1 - b2) g^2 + tau) with tau
+    inside the root."""
+    net = Network.from_topology("ring", 1, [N])
+    X0 = np.tile(quad.x0.numpy(), (N, 1))
+    g = gradients(quad, X0)
+    for switches, X1 in (({"bias_correction": "adam"}, X0 - 0.02 * g / (np.abs(g) + 1e-3)),
+                         ({"eps_inside_sqrt": True}, X0 - 0.02 * 0.1 * g / np.sqrt(0.001 * g ** 2 + 1e-3))):
+        alg = registry.build("dadam", quad, net, lr=0.02, beta1=0.9, beta2=0.999, tau=1e-3, **switches)
+        np.testing.assert_allclose(alg.step(alg.init()).X.numpy(), X1, rtol=1e-13, atol=1e-15)
+
+
+def test_the_switches_are_declared_once_and_on_the_command_line(tmp_path, capsys, quad):
+    amsgrad = SERVER_OPTIMIZERS.get("amsgrad")
+    for switch in ("bias_correction", "eps_inside_sqrt"):
+        assert registry.get("dadam").option(switch) is amsgrad.option(switch)
+    ring = Network.from_topology("ring", 1, [N])
+    alg = registry.build("dadam", quad, ring, lr=0.01, bias_correction="flower", eps_inside_sqrt=True)
+    direct = server.amsgrad(0.01, 0.9, 0.999, 1e-8, bias_correction="flower", eps_inside_sqrt=True)
+    X = torch.randn(N, D, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(alg.local.update(X, alg.local.init(X), X)[0], direct.update(X, direct.init(X), X)[0])
+    with pytest.raises(FedboundError, match="did you mean 'adam'"):
+        registry.build("dadam", quad, ring, lr=0.01, bias_correction="adma")
+    finals = {}
+    for name, flags in (("default", []), ("switched", ["--bias-correction", "adam", "--eps-inside-sqrt"])):
+        out = tmp_path / name
+        assert main(["run", "dadam", "--n", "6", "--d", "3", "--rounds", "6", "--tau", "1e-3",
+                     "--out", str(out), "--json", *flags]) == 0
+        config = json.loads(capsys.readouterr().out)["config"]
+        finals[name] = np.load(out / "x_final.npy")
+    assert config["bias_correction"] == "adam" and config["eps_inside_sqrt"] is True
+    assert not np.array_equal(finals["default"], finals["switched"])

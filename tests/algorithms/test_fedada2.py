@@ -2,17 +2,25 @@
 pseudo-code (Alg. 2 with SM3-II over row/column covers, SU / server Adam; DJA's mapped init;
 Alg. 5 blended clients), degenerate reductions, the accounting against Table 2 for the actual
 parameter shapes, the DP mechanism and the exact heavy-tail movement bound of client AdaGrad."""
+import json
 import math
+import re
 
 import numpy as np
 import pytest
 import torch
 
-from fedbound.algorithms import FedAvg, Federated, run
+from fedbound.algorithms import FedAvg, Federated, registry, run
 from fedbound.algorithms.federated.fedada2 import (DJA, DP, Blended, ClippedMean, FedAda2, JointZero, Strategy,
                                          gaussian_noise, make_server, noise_seed, per_client)
 from fedbound.algorithms.optim import client, server
+from fedbound.algorithms.optim.registry import (CLIENT_BIAS_CORRECTION, CLIENT_OPTIMIZERS,
+                                                SERVER_OPTIMIZERS, V0)
+from fedbound.cli.flags import choices_of
+from fedbound.cli.main import main
+from fedbound.deprecation import FedboundDeprecationWarning
 from fedbound.errors import FedboundError
+from fedbound.sweep import spec as sweep_spec
 from fedbound.tasks import LeastSquares, MLPClassifier
 from fedbound.tasks.heavy_tailed import HeavyTailedQuadratic
 from fedbound.theory.fedada2 import costs
@@ -78,7 +86,7 @@ def reference_fedada2(task, x0, rounds, K, lr, eps, eta, tau, b1, server_kind="a
 def test_fedada2_equals_the_papers_pseudocode_with_row_column_covers(mlp, server_kind, bias):
     b1 = 0.5 if server_kind == "adagrad" else 0.9
     alg = FedAda2(mlp, lr=0.05, local_steps=3, client_eps=1e-3, server_lr=0.1, tau=1e-2, beta1=b1,
-                  server_optimizer=server_kind, server_bias_correction=bias, seed=0)
+                  server_optimizer=server_kind, bias_correction=bias, seed=0)
     state = alg.init()
     for _ in range(3):
         state = alg.step(state)
@@ -351,7 +359,15 @@ def test_client_adagrad_never_moves_farther_than_eta_K_T(law):
     lambda t: FedAda2(t, lr=0.1, client_optimizer="adagrad"),
     lambda t: FedAda2(t, lr=0.1, client_optimizer="sm3_adam", sm3_variant="I"),
     lambda t: FedAda2(t, lr=0.1, server_optimizer="yogi"),
-    lambda t: FedAda2(t, lr=0.1, server_optimizer="adagrad", server_bias_correction=True),
+    lambda t: FedAda2(t, lr=0.1, server_optimizer="adagrad", bias_correction="adam"),
+    lambda t: FedAda2(t, lr=0.1, client_bias_correction=True),         # the SM3 client has none
+    lambda t: FedAda2(t, lr=0.1, sm3_variant="I", carry_over=False),   # SM3-I never resets mu
+    lambda t: FedAda2(t, lr=0.1, client_optimizer="sm3_adam", carry_over=False),
+    lambda t: JointZero(t, lr=0.1, client_optimizer="adam", client_v0=0.1),
+    lambda t: JointZero(t, lr=0.1, client_bias_correction=True),       # the AdaGrad client has none
+    lambda t: DJA(t, lr=0.1, client_bias_correction=True),
+    lambda t: FedAda2(t, lr=0.1, v0=-1.0),
+    lambda t: FedAda2(t, lr=0.1, server_optimizer="adam", bias_correction="kingma"),
     lambda t: DJA(t, lr=0.1, mapping="moments"),
     lambda t: DJA(t, lr=0.1, mapping=lambda a, b: b),
     lambda t: DJA(t, lr=0.1, mapping="nope"),
@@ -364,3 +380,227 @@ def test_client_adagrad_never_moves_farther_than_eta_K_T(law):
 def test_bad_options_are_clear_errors(lsq, make):
     with pytest.raises(FedboundError):
         make(lsq)
+
+
+# ---- every switch of the server and client transforms is an option (issue 25) ---------------------
+def _steps(transform, shape, rounds=5, seed=0):
+    """The iterates of ``transform`` fed random gradients from a random start (shape (d,) for a
+    server, (rows, d) for a client)."""
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, dtype=torch.float64, generator=gen)
+    state, out = transform.init(x), []
+    for _ in range(rounds):
+        updates, state = transform.update(torch.randn(shape, dtype=torch.float64, generator=gen), state, x)
+        x = x + updates
+        out.append(x)
+    return torch.stack(out)
+
+
+TAU = 1e-2
+SERVER_SWITCHES = {"bias_correction": "none", "v0": TAU ** 2, "eps_inside_sqrt": False}
+#: (algorithm, options, the paper's value of every switch they leave out)
+PAPER_VALUES = [
+    ("fedada2", {}, {**SERVER_SWITCHES, "carry_over": True, "client_bias_correction": False}),
+    ("fedada2", {"server_optimizer": "adam", "client_optimizer": "sm3_adam", "delay": 2},
+     {**SERVER_SWITCHES, "client_bias_correction": True, "carry_over": True}),
+    ("fedada2", {"delay": 2, "local_steps": 5}, {"carry_over": True}),
+    ("jointzero", {}, {**SERVER_SWITCHES, "client_v0": 0.0, "client_bias_correction": False}),
+    ("jointzero", {"client_optimizer": "adam", "server_optimizer": "adam"},
+     {**SERVER_SWITCHES, "client_bias_correction": True, "client_v0": 0.0}),
+    ("dja", {}, {**SERVER_SWITCHES, "client_bias_correction": False}),
+    ("dja", {"client_optimizer": "adam", "mapping": "moments"}, {"client_bias_correction": False}),
+]
+
+
+@pytest.mark.parametrize("name,options,paper", PAPER_VALUES)
+def test_the_switches_default_to_the_papers_choices(mlp, name, options, paper):
+    """Leaving the switches out runs what giving the paper's values runs, bitwise: server v_0 = tau^2
+    and tau outside the root [L668], no server bias correction (notes 2.2), SM3's mu carried over,
+    bias-corrected ADMU (Alg. 7) but DJA's uncorrected (its moments start from the server's)."""
+    common = {"lr": 0.05, "local_steps": 3, "clients_per_round": 3, "tau": TAU, "seed": 4, **options}
+    build = registry.build if "mapping" not in options else \
+        (lambda name, task, **o: DJA(task, **o))
+    default = run(build(name, mlp.with_noise(0.1), **common), 3).x_g
+    assert torch.equal(default, run(build(name, mlp.with_noise(0.1), **common, **paper), 3).x_g)
+
+
+def test_the_default_server_is_the_papers_su():
+    su = make_server("adagrad", 0.1, TAU, 0.3)
+    assert torch.equal(_steps(su, 7), _steps(server.adagrad(0.1, TAU, v0=TAU ** 2, b1=0.3), 7))
+    adam = make_server("adam", 0.1, TAU)
+    assert torch.equal(_steps(adam, 7), _steps(server.adam(0.1, 0.9, 0.999, TAU, v0=TAU ** 2), 7))
+
+
+def test_every_switch_is_declared_once():
+    """The server switches are the optimizers' own Option objects; the client ones are the client
+    optimizers' declarations under the family's client_ names (same check and parser)."""
+    adam, sm3 = SERVER_OPTIMIZERS.get("adam"), CLIENT_OPTIMIZERS.get("sm3")
+    for name in ("fedada2", "jointzero", "dja"):
+        spec = registry.get(name)
+        for switch in ("bias_correction", "v0", "eps_inside_sqrt"):
+            assert spec.option(switch) is adam.option(switch)
+        assert spec.option("client_bias_correction").check is CLIENT_BIAS_CORRECTION.check
+    assert registry.get("fedada2").option("carry_over") is sm3.option("carry_over")
+    assert registry.get("jointzero").option("client_v0").check is V0.check
+
+
+@pytest.mark.parametrize("name", ["fedada2", "jointzero", "dja"])
+@pytest.mark.parametrize("switches,direct", [
+    ({"server_optimizer": "adam", "bias_correction": "flower", "v0": 0.3, "eps_inside_sqrt": True},
+     lambda: server.adam(0.1, 0.9, 0.999, TAU, bias_correction="flower", v0=0.3, eps_inside_sqrt=True)),
+    ({"server_optimizer": "adam", "bias_correction": "adam"},
+     lambda: server.adam(0.1, 0.9, 0.999, TAU, bias_correction="adam", v0=TAU ** 2)),
+    ({"v0": 0.3, "eps_inside_sqrt": True},
+     lambda: server.adagrad(0.1, TAU, v0=0.3, eps_inside_sqrt=True)),
+])
+def test_the_server_switches_reach_the_transform(lsq, name, switches, direct):
+    built = registry.build(name, lsq, lr=0.05, tau=TAU, **switches)
+    assert torch.equal(_steps(built.server, lsq.d), _steps(direct(), lsq.d))
+    default = registry.build(name, lsq, lr=0.05, tau=TAU,
+                             server_optimizer=switches.get("server_optimizer", "adagrad"))
+    assert not torch.equal(_steps(built.server, lsq.d), _steps(default.server, lsq.d))
+
+
+def test_first_round_with_tau_inside_the_root_is_the_hand_computed_step(lsq):
+    """SU with ``eps_inside_sqrt`` and ``v0``: x_1 = x_0 + eta (1 - b1) Delta / sqrt(v0 + Delta^2 + tau),
+    Delta the clients' mean update (the same clients with the server x + Delta give it)."""
+    eta, b1, v0 = 0.2, 0.3, 0.05
+    common = dict(local_steps=3, clients_per_round=4, seed=5)
+    alg = registry.build("fedada2", lsq.with_noise(0.1), lr=0.05, server_lr=eta, tau=TAU, beta1=b1,
+                         v0=v0, eps_inside_sqrt=True, **common)
+    x1 = alg.step(alg.init()).x_g
+    clients = Federated(lsq.with_noise(0.1), client=alg.client, server=server.sgd(1.0), **common)
+    x0 = clients.init().x_g
+    delta = clients.step(clients.init()).x_g - x0
+    torch.testing.assert_close(x1, x0 + eta * (1 - b1) * delta / torch.sqrt(v0 + delta ** 2 + TAU),
+                               rtol=1e-14, atol=1e-16)
+    default = registry.build("fedada2", lsq.with_noise(0.1), lr=0.05, server_lr=eta, tau=TAU, beta1=b1,
+                             **common)
+    torch.testing.assert_close(default.step(default.init()).x_g,
+                               x0 + eta * (1 - b1) * delta / (torch.sqrt(TAU ** 2 + delta ** 2) + TAU),
+                               rtol=1e-14, atol=1e-16)
+
+
+def test_the_client_switches_reach_the_transform(lsq, mlp):
+    shapes, rows = mlp.parameter_shapes, (3, mlp.d)
+    cases = [
+        (registry.build("fedada2", mlp, lr=0.05, delay=2, carry_over=False).client,
+         client.sm3(0.05, shapes, delay=2, eps=1e-3, carry_over=False),
+         registry.build("fedada2", mlp, lr=0.05, delay=2).client, rows),
+        (registry.build("fedada2", mlp, lr=0.05, client_optimizer="sm3_adam",
+                        client_bias_correction=False).client,
+         client.sm3_adam(0.05, shapes, 0.9, 0.999, 1e-3, bias_correction=False),
+         registry.build("fedada2", mlp, lr=0.05, client_optimizer="sm3_adam").client, rows),
+        (registry.build("jointzero", lsq, lr=0.05, client_v0=0.2).client,
+         client.adagrad(0.05, 1e-3, v0=0.2), registry.build("jointzero", lsq, lr=0.05).client,
+         (3, lsq.d)),
+        (registry.build("jointzero", lsq, lr=0.05, client_optimizer="adam",
+                        client_bias_correction=False).client,
+         client.adam(0.05, 0.9, 0.999, 1e-3, bias_correction=False),
+         registry.build("jointzero", lsq, lr=0.05, client_optimizer="adam").client, (3, lsq.d)),
+        (registry.build("dja", lsq, lr=0.05, client_optimizer="adam",
+                        client_bias_correction=True).base_client,
+         client.adam(0.05, 0.9, 0.999, 1e-3, bias_correction=True),
+         registry.build("dja", lsq, lr=0.05, client_optimizer="adam").base_client, (3, lsq.d)),
+    ]
+    for built, direct, default, shape in cases:
+        assert torch.equal(_steps(built, shape), _steps(direct, shape))
+        assert not torch.equal(_steps(built, shape), _steps(default, shape))
+
+
+def test_first_client_steps_are_the_hand_computed_ones(lsq):
+    """AdaGrad from v_0: -lr g / (sqrt(v_0 + g^2) + eps); Adam's first step without bias correction
+    -lr (1 - b1) g / (sqrt((1 - b2) g^2) + eps), with it -lr g / (|g| + eps)."""
+    g = torch.tensor([[0.3, -2.0, 0.01]], dtype=torch.float64)
+    x = torch.zeros_like(g)
+
+    def first(t):
+        return t.update(g, t.init(x), x)[0]
+    ada = registry.build("jointzero", lsq, lr=0.05, client_v0=0.2).client
+    torch.testing.assert_close(first(ada), -0.05 * g / (torch.sqrt(0.2 + g ** 2) + 1e-3), rtol=1e-15, atol=0)
+    adam = registry.build("jointzero", lsq, lr=0.05, client_optimizer="adam", client_bias_correction=False,
+                          client_beta1=0.8, client_beta2=0.9).client
+    torch.testing.assert_close(first(adam), -0.05 * 0.2 * g / (torch.sqrt(0.1 * g ** 2) + 1e-3),
+                               rtol=1e-15, atol=0)
+    corrected = registry.build("jointzero", lsq, lr=0.05, client_optimizer="adam").client
+    torch.testing.assert_close(first(corrected), -0.05 * g / (g.abs() + 1e-3), rtol=1e-14, atol=0)
+
+
+@pytest.fixture
+def lsq_file(tmp_path):
+    rng = np.random.default_rng(0)
+    path = tmp_path / "data.npz"
+    np.savez(path, A=rng.normal(size=(6, 8, 3)), y=rng.normal(size=(6, 8)))
+    return path
+
+
+@pytest.mark.parametrize("name,flags,options,base", [
+    ("fedada2", ["--server-optimizer", "adam", "--bias-correction", "flower", "--v0", "1e-4",
+                 "--eps-inside-sqrt"],
+     dict(server_optimizer="adam", bias_correction="flower", v0=1e-4, eps_inside_sqrt=True),
+     dict(server_optimizer="adam")),
+    ("fedada2", ["--delay", "2", "--no-carry-over"], dict(delay=2, carry_over=False), dict(delay=2)),
+    ("fedada2", ["--client-optimizer", "sm3_adam", "--no-client-bias-correction"],
+     dict(client_optimizer="sm3_adam", client_bias_correction=False), dict(client_optimizer="sm3_adam")),
+    ("jointzero", ["--client-v0", "0.5"], dict(client_v0=0.5), {}),
+    ("jointzero", ["--client-optimizer", "adam", "--no-client-bias-correction"],
+     dict(client_optimizer="adam", client_bias_correction=False), dict(client_optimizer="adam")),
+    ("dja", ["--client-optimizer", "adam", "--client-bias-correction"],
+     dict(client_optimizer="adam", client_bias_correction=True), dict(client_optimizer="adam")),
+])
+def test_the_switches_on_the_command_line(tmp_path, capsys, lsq_file, name, flags, options, base):
+    """``fedbound run NAME --flag value`` runs what registry.build(name, ..., option=value) runs,
+    and the switch changes the run."""
+    code = main(["run", name, "--task", "lsq", "--data", str(lsq_file), "--lr", "0.05", "--local-steps",
+                 "4", "--rounds", "3", "--sigma", "0", "--float64", "--seed", "0", "--out",
+                 str(tmp_path / "out"), "--json", *flags])
+    assert code == 0
+    config = json.loads(capsys.readouterr().out)["config"]
+    assert all(config[k] == v for k, v in options.items())
+    task = LeastSquares.from_npz(lsq_file)
+    python = run(registry.build(name, task, lr=0.05, local_steps=4, seed=0, **options), 3).x_g[-1]
+    x_final = np.load(tmp_path / "out" / "x_final.npy")
+    assert np.array_equal(x_final, python.numpy())
+    other = run(registry.build(name, task, lr=0.05, local_steps=4, seed=0, **base), 3).x_g[-1]
+    assert not np.array_equal(x_final, other.numpy())
+
+
+def test_command_line_help_and_refusals(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--bias-correction {none,adam,flower}" in text
+    for flag in ("--no-carry-over", "--no-client-bias-correction", "--no-eps-inside-sqrt",
+                 "--client-v0 CLIENT_V0"):
+        assert flag in text
+    chosen = re.search(r"--client-optimizer \{([^}]*)\}", text).group(1).split(",")
+    assert {"sm3", "sm3_adam", "adagrad", "adam"} == set(chosen)     # the union over the algorithms
+    assert choices_of(registry.get("fedada2").option("sm3_variant")) == ("I", "II")
+    assert choices_of(registry.get("fedada2").option("v0")) is None
+    base = ["run", "fedada2", "--lr", "0.05", "--rounds", "1", "--out", str(tmp_path)]
+    for flags, message in ((["--client-bias-correction"], "client_bias_correction applies to the adam"),
+                           (["--bias-correction", "adam"], "bias_correction applies to the Adam server"),
+                           (["--bias-correction", "flwer"], "did you mean 'flower'"),
+                           (["--client-v0", "0.1"], "--client-v0 does not apply to fedada2")):
+        assert main([*base, *flags]) == 2
+        err = capsys.readouterr().err.strip()
+        assert message in err and len(err.splitlines()) == 1, err
+
+
+def test_the_switches_in_a_sweep_spec():
+    spec = sweep_spec.loads(json.dumps({
+        "algorithm": ["fedada2", "jointzero"], "task": {"name": "lsq", "n": 4, "d": 3}, "rounds": 2,
+        "grid": {"lr": 0.05, "v0": 1e-4, "eps_inside_sqrt": True, "client_v0": [0.0, 0.5]}}))
+    cells = {(c.algorithm, c.options.get("client_v0"), c.options["v0"], c.options["eps_inside_sqrt"])
+             for c in spec.cells}
+    assert cells == {("fedada2", None, 1e-4, True), ("jointzero", 0.0, 1e-4, True),
+                     ("jointzero", 0.5, 1e-4, True)}
+
+
+def test_the_old_server_bias_correction_keyword_still_works_and_warns(lsq):
+    new = run(FedAda2(lsq, lr=0.05, server_optimizer="adam", bias_correction="adam", seed=1), 3).x_g
+    with pytest.warns(FedboundDeprecationWarning, match="server_bias_correction"):
+        old = FedAda2(lsq, lr=0.05, server_optimizer="adam", server_bias_correction=True, seed=1)
+    assert torch.equal(run(old, 3).x_g, new)
+    with pytest.raises(FedboundError, match="not both"):
+        FedAda2(lsq, lr=0.05, server_optimizer="adam", server_bias_correction=True, bias_correction="adam")

@@ -4,6 +4,7 @@ ways, identity (5)-(6), exact finite-eta fixed points, the eta -> 0 limits, the 
 participation by name, Gaussian local steps and Assumption 3 at the algorithm's weights."""
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -14,12 +15,15 @@ from hypothesis import strategies as st
 
 from fedbound.algorithms import (FedAvg, FedAvgVR, FedNova, FedProx, Federated, GaussianSteps,
                                  Normalized, RandomEpochSteps, run)
+from fedbound.algorithms import registry
 from fedbound.algorithms.federated.fednova import local_solver
-from fedbound.algorithms.optim import server
+from fedbound.algorithms.optim import client, server
+from fedbound.algorithms.optim.registry import NESTEROV
+from fedbound.cli.main import main
 from fedbound.errors import FedboundError
 from fedbound.network.sampling import (FullParticipation, UniformParticipation, WithReplacement,
                                        named_participation)
-from fedbound.tasks import Quadratic
+from fedbound.tasks import LeastSquares, Quadratic
 from fedbound.theory.fednova.accumulation import implicit_weights
 from fedbound.theory.fednova.adapter import assumption3, surrogate_weights
 from fedbound.local_solver import LocalSolver
@@ -314,3 +318,91 @@ def test_rounds_without_participants_leave_the_model_unchanged():
     traj = run(alg, 20)
     empty = [r for r in range(1, 21) if traj.comm["uploads"][r] == traj.comm["uploads"][r - 1]]
     assert empty and all(torch.equal(traj.x_g[r], traj.x_g[r - 1]) for r in empty)
+
+
+# ---- Nesterov momentum, client and server (issue 25) -----------------------------------------------
+def test_nesterov_is_the_registered_switch_and_off_by_default():
+    """One declaration (fedbound.algorithms.optim.registry.NESTEROV, FedAvgM's too); the default is
+    the paper's heavy ball, bitwise the run with nesterov=False."""
+    assert registry.get("fednova").option("nesterov") is NESTEROV is registry.get("fedavgm").option("nesterov")
+    task = hetero_quadratic().with_noise(0.1)
+    for options in ({"momentum": 0.5}, {"server_momentum": 0.4}, {"momentum": 0.5, "server_momentum": 0.4},
+                    {"mu": 0.3, "server_momentum": 0.4}):
+        common = dict(lr=LR, local_steps=[1, 3, 5, 8], clients_per_round=3, seed=2, **options)
+        default = run(registry.build("fednova", task, **common), 5).x_g
+        assert torch.equal(default, run(registry.build("fednova", task, nesterov=False, **common), 5).x_g)
+        assert not torch.equal(default, run(registry.build("fednova", task, nesterov=True, **common), 5).x_g)
+
+
+def test_nesterov_client_round_is_normalized_by_its_own_accumulation():
+    """Client Nesterov (u <- rho u + g, x <- x - eta (g + rho u)): a_k = (1 - rho^(tau-k+1))/(1 - rho)
+    (1 + rho times the heavy-ball a_k); the FedNova round is x + sum_i p_i (tau_eff/||a_i||_1) Delta_i,
+    tau_eff = sum_i p_i ||a_i||_1, with Delta_i a per-client Nesterov loop."""
+    task, rho, steps = hetero_quadratic(), 0.6, [1, 3, 5, 8]
+    alg = registry.build("fednova", task, lr=LR, local_steps=steps, momentum=rho, nesterov=True)
+    x0 = task.x0.numpy()
+    deltas, norms = [], []
+    for i, tau in enumerate(steps):
+        x, u = x0.copy(), np.zeros_like(x0)
+        for _ in range(tau):
+            g = task.grad(torch.as_tensor(x)[None], torch.tensor([i]))[0].numpy()
+            u = rho * u + g
+            x = x - LR * (g + rho * u)
+        deltas.append(x - x0)
+        a = (1 - rho ** (tau - np.arange(tau) + 1)) / (1 - rho)
+        np.testing.assert_allclose(alg.client.accumulation(tau), a, rtol=1e-14)
+        norms.append(a.sum())
+    p, norms = task.weights.numpy(), np.array(norms)
+    expected = x0 + sum(p[i] * (p @ norms) / norms[i] * deltas[i] for i in range(len(steps)))
+    np.testing.assert_allclose(alg.step(alg.init()).x_g.numpy(), expected, rtol=0, atol=1e-13)
+
+
+def test_nesterov_server_first_step_is_one_plus_beta_times_heavy_balls():
+    """Server Nesterov x <- x - server_lr (g + beta v) with v_1 = g: the first round moves (1 + beta)
+    times the heavy-ball server's first round (g = -tau_eff eta sum_i p_i d_i, the same clients)."""
+    task, beta = hetero_quadratic().with_noise(0.1), 0.4
+    common = dict(lr=LR, local_steps=[1, 3, 5, 8], clients_per_round=3, server_lr=0.7, server_momentum=beta,
+                  seed=6)
+    heavy = registry.build("fednova", task, **common)
+    nesterov = registry.build("fednova", task, nesterov=True, **common)
+    x0 = heavy.init().x_g
+    torch.testing.assert_close(nesterov.step(nesterov.init()).x_g - x0,
+                               (1 + beta) * (heavy.step(heavy.init()).x_g - x0), rtol=1e-13, atol=1e-16)
+    gen = torch.Generator().manual_seed(0)
+    x, g = torch.randn(3, dtype=torch.float64, generator=gen), torch.randn(3, dtype=torch.float64, generator=gen)
+    direct = server.momentum(0.7, beta, nesterov=True)
+    assert torch.equal(nesterov.server.update(g, nesterov.server.init(x), x)[0],
+                       direct.update(g, direct.init(x), x)[0])
+    assert torch.equal(nesterov.client.update(g[None], nesterov.client.init(x[None]), x[None])[0],
+                       client.sgd(LR).update(g[None], (), x[None])[0])     # SGD clients: no momentum
+
+
+def test_nesterov_needs_a_momentum():
+    task = hetero_quadratic()
+    with pytest.raises(FedboundError, match="nesterov needs a momentum"):
+        FedNova(task, lr=LR, nesterov=True)
+    with pytest.raises(FedboundError, match="nesterov applies to the momentum solver"):
+        local_solver(LR, mu=0.1, nesterov=True)
+    with pytest.raises(FedboundError, match="nesterov"):
+        FedNova(task, lr=LR, momentum=0.5, nesterov="yes")
+
+
+def test_nesterov_on_the_command_line(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    data = tmp_path / "data.npz"
+    np.savez(data, A=rng.normal(size=(5, 8, 3)), y=rng.normal(size=(5, 8)))
+    base = ["run", "fednova", "--task", "lsq", "--data", str(data), "--lr", "0.05", "--local-steps",
+            "1,3,5,8,2", "--momentum", "0.5", "--server-momentum", "0.3", "--rounds", "3", "--sigma", "0",
+            "--float64", "--seed", "0", "--json"]
+    lsq = LeastSquares.from_npz(data)
+    common = dict(lr=0.05, local_steps=[1, 3, 5, 8, 2], momentum=0.5, server_momentum=0.3, seed=0)
+    for flags, nesterov in (([], False), (["--nesterov"], True), (["--no-nesterov"], False)):
+        out = tmp_path / f"out{len(flags)}{nesterov}"
+        assert main([*base, "--out", str(out), *flags]) == 0
+        config = json.loads(capsys.readouterr().out)["config"]
+        assert config.get("nesterov", False) is nesterov
+        python = run(registry.build("fednova", lsq, nesterov=nesterov, **common), 3).x_g[-1]
+        assert np.array_equal(np.load(out / "x_final.npy"), python.numpy())
+    assert main(["run", "fednova", "--lr", "0.05", "--rounds", "1", "--nesterov", "--out",
+                 str(tmp_path / "x")]) == 2
+    assert "nesterov needs a momentum" in capsys.readouterr().err

@@ -27,6 +27,13 @@ last steps' spread as disagreement; W = I is independent AMSGrad per client. Wit
 and a constant step it stalls where sum_i grad f_i(x_i) / (sqrt(vhat_i) + tau) = 0 (each client's own
 preconditioner), not at a stationary point of f, with a gap that does not shrink with gamma (the
 non-convergence Chen et al. 2021a point out; measured in tests/algorithms/test_dadam.py).
+
+The AMSGrad transform's switches are options (Python, ``--`` + the name with dashes on the command
+line, sweep SPECs) whose defaults are the form above, so a run that does not give them is unchanged:
+``bias_correction`` ("none", as Alg. 1; "adam": Kingma-Ba's m/(1 - beta1^t), vhat/(1 - beta2^t)
+after the max, torch.optim.Adam(amsgrad=True); "flower"; :mod:`fedbound.algorithms.optim.server`)
+and ``eps_inside_sqrt`` (tau outside the root, or inside: sqrt(vhat + tau), as AFGA's server).
+AMSGrad takes no v_0 (it starts from 0).
 """
 from __future__ import annotations
 
@@ -36,7 +43,8 @@ from fedbound.algorithms.accounting import EnergyModel
 from fedbound.algorithms.base import Decay, Models, generator_from
 from fedbound.algorithms.decentralized.base import Decentralized, DecentralizedState
 from fedbound.algorithms.optim import server
-from fedbound.algorithms.options import BETA1, BETA2, LR_GAMMA, TAU
+from fedbound.algorithms.optim.registry import BiasCorrection
+from fedbound.algorithms.options import BETA1, BETA2, BIAS_CORRECTION, EPS_INSIDE_SQRT, LR_GAMMA, TAU
 from fedbound.algorithms.registry import AlgorithmSpec, register
 from fedbound.argtypes import Positive, Seed
 from fedbound.network import Network
@@ -54,19 +62,21 @@ class DAdamState(DecentralizedState):
 
 class DAdam(Decentralized):
     """Decentralized AMSGrad, DADAM with beta3 = 0 (Nazari et al. 2019, Alg. 1): the module
-    docstring states the exact form."""
+    docstring states the exact form; ``bias_correction`` (default "none") and ``eps_inside_sqrt``
+    (default False: tau outside the root) are the AMSGrad transform's switches."""
 
     name = "DAdam"
 
     def __init__(self, task: Task, network: Network, *, lr: Positive | None = None, beta1: Decay = 0.9,
-                 beta2: Decay = 0.999, tau: Positive = 1e-8, seed: Seed = 0,
+                 beta2: Decay = 0.999, tau: Positive = 1e-8, bias_correction: BiasCorrection = "none",
+                 eps_inside_sqrt: bool = False, seed: Seed = 0,
                  energy: EnergyModel | None = None, gamma: Positive | None = None):
         super().__init__(task, network, lr=lr, seed=seed, energy=energy, gamma=gamma)
         self.beta1 = number("beta1", beta1, low=0.0, high=1.0, high_open=True)
         self.beta2 = number("beta2", beta2, low=0.0, high=1.0, high_open=True)
         self.tau = number("tau", tau, low=0.0, low_open=True)
         self.local = server.amsgrad(self.gamma, self.beta1, self.beta2, self.tau,
-                                    eps_inside_sqrt=False)
+                                    eps_inside_sqrt=eps_inside_sqrt, bias_correction=bias_correction)
 
     def init(self, x0: Models | None = None) -> DAdamState:
         base = super().init(x0)
@@ -84,6 +94,7 @@ class DAdam(Decentralized):
 
 register(AlgorithmSpec("dadam", DAdam, "DAdam: decentralized AMSGrad over one connected subnet "
                        "(Nazari et al. 2019; AFGA's decentralized baseline)", "decentralized",
-                       (LR_GAMMA, BETA1, BETA2, TAU), network="required", default_subnets=1))
+                       (LR_GAMMA, BETA1, BETA2, TAU, BIAS_CORRECTION, EPS_INSIDE_SQRT),
+                       network="required", default_subnets=1))
 
 __all__ = ["DAdam", "DAdamState"]

@@ -12,7 +12,14 @@ aggregated model difference Delta_r, with m_0 = v_0 = vhat_0 = 0 and no bias cor
 
 (eps INSIDE the root [002 L262-L264], b2 = 0.99 [L996, misprinted "b1 = 0.99"]).
 ``server="adam"`` is FedAdam (Reddi et al. 2021): x + eta m_r / (sqrt(v_r) + eps), no max, eps
-outside; ``server="sgd"`` is FedAvg's x + eta Delta_r (:func:`server_optimizer`).
+outside; ``server="sgd"`` is FedAvg's x + eta Delta_r (:func:`server_transform`).
+
+The adaptive servers' switches are options (Python, ``--`` + the name with dashes on the command
+line, sweep SPECs) whose defaults are the paper's, so a run that does not give them is unchanged:
+``bias_correction`` ("none", "adam" or "flower"; :mod:`fedbound.algorithms.optim.server`; default
+none, as eq. (2)), ``eps_inside_sqrt`` (default: the server's own placement, inside the root for
+AMSGrad as eq. (2), outside for Adam; ``--no-eps-inside-sqrt`` puts AMSGrad's outside) and, for the
+Adam server of AFGA and CAFGA, ``v0`` (default 0; AMSGrad starts from v_0 = 0 and takes none).
 
 **AFGA, Algorithm 1** [L157-L201] (notes 2.2), round r::
 
@@ -81,11 +88,12 @@ from fedbound.algorithms.federated.local_steps import LocalSteps
 from fedbound.algorithms.federated.round import Federated, FederatedState, participation_scheme
 from fedbound.algorithms.optim import client, server
 from fedbound.algorithms.optim.base import Transform
-from fedbound.algorithms.options import (BETA1, BETA2, CLIENTS_PER_ROUND, LR, SERVER_LR,
-                                         at_least_one, positive)
+from fedbound.algorithms.optim.registry import BiasCorrection, bias_correction_mode
+from fedbound.algorithms.options import (BETA1, BETA2, BIAS_CORRECTION, CLIENTS_PER_ROUND,
+                                         EPS_INSIDE_SQRT, LR, SERVER_LR, V0, at_least_one, positive)
 from fedbound.algorithms.registry import AlgorithmSpec, register
 from fedbound.algorithms.stacked import StackedNetwork
-from fedbound.argtypes import Count, NonNegativeInt, Positive, Seed
+from fedbound.argtypes import Count, NonNegative, NonNegativeInt, Positive, Seed
 from fedbound.deprecation import renamed_attributes, renamed_keywords
 from fedbound.errors import require
 from fedbound.registry import choice_option, integer_option
@@ -93,7 +101,7 @@ from fedbound.network import Network
 from fedbound.network.sampling import UniformParticipation, compute_mask, sample_mask
 from fedbound.network.topology import ring_weights
 from fedbound.tasks.base import Task
-from fedbound.validate import boolean, integer, one_of
+from fedbound.validate import boolean, integer, number, one_of
 
 SERVERS = ("amsgrad", "adam", "sgd")
 #: a server optimizer of :data:`SERVERS`
@@ -104,16 +112,30 @@ LOCAL_STEPS_I = integer_option("local_steps", "local steps I per round, one coun
 
 
 def server_transform(kind: Server, lr: Positive, beta1: Decay = 0.9, beta2: Decay = 0.99,
-                     eps: Positive = 1e-8) -> Transform:
+                     eps: Positive = 1e-8, bias_correction: BiasCorrection = "none",
+                     eps_inside_sqrt: bool | None = None, v0: NonNegative | None = None) -> Transform:
     """The server transform ``kind``: "amsgrad" (FedAMSGrad, eq. (2): eps inside the root, vhat
     running max, no bias correction), "adam" (FedAdam: eps outside, no max, no bias correction) or
-    "sgd" (x + lr Delta)."""
+    "sgd" (x + lr Delta). The adaptive servers' switches: ``bias_correction`` ("none", "adam" or
+    "flower"), ``eps_inside_sqrt`` (None: the server's own placement) and Adam's ``v0`` (None: 0;
+    AMSGrad's v_0 is 0); a switch the server does not have (SGD's, AMSGrad's v0 > 0) is refused."""
     kind = one_of("server", kind, SERVERS)
+    mode = bias_correction_mode("bias_correction", bias_correction)
+    if eps_inside_sqrt is not None:
+        eps_inside_sqrt = boolean("eps_inside_sqrt", eps_inside_sqrt)
+    if v0 is not None:
+        v0 = number("v0", v0, low=0.0)
+    if kind == "sgd":
+        require(mode == "none" and not eps_inside_sqrt and not v0,
+                "bias_correction, eps_inside_sqrt and v0 apply to the adaptive servers (amsgrad, "
+                "adam), not to sgd")
+        return server.sgd(lr)
     if kind == "amsgrad":
-        return server.amsgrad(lr, beta1, beta2, eps, eps_inside_sqrt=True, bias_correction=False)
-    if kind == "adam":
-        return server.adam(lr, beta1, beta2, eps)
-    return server.sgd(lr)
+        require(not v0, "v0 applies to the adam server: AMSGrad starts from v_0 = 0 (eq. (2))")
+        return server.amsgrad(lr, beta1, beta2, eps, bias_correction=mode,
+                              eps_inside_sqrt=True if eps_inside_sqrt is None else eps_inside_sqrt)
+    return server.adam(lr, beta1, beta2, eps, bias_correction=mode,
+                       eps_inside_sqrt=bool(eps_inside_sqrt), v0=0.0 if v0 is None else v0)
 
 
 def round_statistics(x: torch.Tensor, X: torch.Tensor, group: torch.Tensor, delta: torch.Tensor,
@@ -178,18 +200,22 @@ class _Logged:
 class FedAMSGrad(_Logged, Federated):
     """FedAMSGrad (eq. (2) [L126-L129]; Wang et al. 2022b, Tong et al. 2020): M clients uniformly
     per round, ``local_steps`` SGD steps of size ``lr`` from x_r, server AMSGrad with step
-    ``server_lr`` (module docstring). Logs ``delta_norm``, the vhat statistics and the consensus
-    errors of the reporters' models."""
+    ``server_lr`` (module docstring; ``bias_correction`` and ``eps_inside_sqrt`` as
+    :func:`server_transform`'s, the paper's none and inside by default). Logs ``delta_norm``, the
+    vhat statistics and the consensus errors of the reporters' models."""
 
     name = "FedAMSGrad"
 
     def __init__(self, task: Task, *, lr: Positive, local_steps: LocalSteps = 1, server_lr: Positive = 0.01,
                  beta1: Decay = 0.9, beta2: Decay = 0.99, tau: Positive | None = None,
+                 bias_correction: BiasCorrection = "none", eps_inside_sqrt: bool = True,
                  eps: Positive | None = None, **round_options):
         tau = renamed_keywords("FedAMSGrad", {"eps": "tau"}, {"eps": eps}, {"tau": tau})["tau"]
         super().__init__(task, client=client.sgd(lr),
                          server=server_transform("amsgrad", server_lr, beta1, beta2,
-                                                 1e-8 if tau is None else tau),
+                                                 1e-8 if tau is None else tau,
+                                                 bias_correction=bias_correction,
+                                                 eps_inside_sqrt=eps_inside_sqrt),
                          local_steps=local_steps, **round_options)
 
 
@@ -199,7 +225,9 @@ class AFGA(_Logged, Federated):
     CAFGA (:class:`CAFGA`). Options: ``lr`` = eta_l, ``server_lr`` = eta, ``local_steps`` = I,
     ``clients_per_round`` = M (default N), ``beta1``, ``beta2``, ``tau`` (the server's epsilon,
     inside the root for AMSGrad), ``server_optimizer`` (:data:`SERVERS`; the old names ``eps`` and
-    ``server`` still work and warn), ``resample`` (S_{r,t} fresh, else S_{r,t} = S_r), ``comm_adapted`` (the "(a)"
+    ``server`` still work and warn), the server's ``bias_correction``, ``eps_inside_sqrt`` (None:
+    the server's own placement) and ``v0`` (Adam's; None: 0) as :func:`server_transform`'s,
+    ``resample`` (S_{r,t} fresh, else S_{r,t} = S_r), ``comm_adapted`` (the "(a)"
     variant) with ``adapted_compute`` (|S_{r,t}| within S_r, per cluster for CAFGA; default all)."""
 
     name = "AFGA"
@@ -209,6 +237,8 @@ class AFGA(_Logged, Federated):
                  local_steps: Steps = 1, clients_per_round: Count | None = None,
                  server_lr: Positive = 0.01, beta1: Decay = 0.9, beta2: Decay = 0.99,
                  tau: Positive | None = None, server_optimizer: Server | None = None,
+                 bias_correction: BiasCorrection = "none", eps_inside_sqrt: bool | None = None,
+                 v0: NonNegative | None = None,
                  resample: bool = True, comm_adapted: bool = False,
                  adapted_compute: Count | None = None, seed: Seed = 0, eps: Positive | None = None,
                  server: Server | None = None):
@@ -250,7 +280,8 @@ class AFGA(_Logged, Federated):
         else:
             require(adapted_compute is None, "adapted_compute applies to the comm_adapted variant only")
         super().__init__(task, client=client.sgd(lr),
-                         server=server_transform(self.server_kind, server_lr, beta1, beta2, eps),
+                         server=server_transform(self.server_kind, server_lr, beta1, beta2, eps,
+                                                 bias_correction, eps_inside_sqrt, v0),
                          local_steps=local_steps, participation=participation,
                          gossip=None if self.comm_adapted else clusters, d2d_links=links, seed=seed)
 
@@ -285,7 +316,8 @@ class AFGA(_Logged, Federated):
         ids = torch.arange(self.task.n) if rows is None else rows
         group = (self.clusters.subnet_of.index_select(0, ids) if self.per_cluster
                  else torch.zeros(ids.numel(), dtype=torch.int64))
-        order = torch.argsort(torch.rand(ids.numel(), generator=gen, dtype=torch.float64) + group)
+        order = torch.argsort(torch.rand(ids.numel(), generator=gen, dtype=torch.float64,
+                                         device=gen.device).to(group.device) + group)
         masks = self.compute_masks(ids.numel(), int(tau.max()), gen)
         view = self.task.clients(ids.index_select(0, order))
         X, gradients = self.local_steps_from(x.expand(ids.numel(), x.shape[0]), view,
@@ -336,22 +368,26 @@ _CLUSTERS = at_least_one("clusters", "equal clusters K when no network is given 
                          examples=(2, 3))
 _ADAPTED = at_least_one("adapted_compute", "clients of S_r (per cluster) computing at each step in "
                         "the (a) variant (default all)", examples=(1, 2))
-_COMMON = (LR, LOCAL_STEPS_I, CLIENTS_PER_ROUND, SERVER_LR, BETA1, BETA2, _TAU)
+#: the adaptive servers' switches (declared once, fedbound.algorithms.optim.registry)
+_COMMON = (LR, LOCAL_STEPS_I, CLIENTS_PER_ROUND, SERVER_LR, BETA1, BETA2, _TAU, BIAS_CORRECTION,
+           EPS_INSIDE_SQRT)
+#: with a choice of server: and the Adam server's v0
+_CHOSEN = (*_COMMON, _SERVER, V0)
 
 register(AlgorithmSpec("fedamsgrad", FedAMSGrad, "FedAMSGrad: local SGD, server AMSGrad, eps inside "
                        "the root (AFGA eq. (2))", "federated", _COMMON))
 register(AlgorithmSpec("afga", AFGA, "AFGA: re-sampled compute sets and gossip every local step, "
-                       "server AMSGrad (seed 000, Alg. 1)", "federated", (*_COMMON, _SERVER),
+                       "server AMSGrad (seed 000, Alg. 1)", "federated", _CHOSEN,
                        network="optional"))
 register(AlgorithmSpec("cafga", CAFGA, "CAFGA: AFGA over equal clusters, per-cluster sampling "
-                       "(seed 000, Alg. 2)", "federated", (*_COMMON, _SERVER, _CLUSTERS),
+                       "(seed 000, Alg. 2)", "federated", (*_CHOSEN, _CLUSTERS),
                        network="optional"))
 register(AlgorithmSpec("afga-a", _adapted(AFGA), "AFGA (a): gossip only among S_r on a fresh ring "
-                       "(seed 000, Table 5)", "federated", (*_COMMON, _SERVER, _ADAPTED),
+                       "(seed 000, Table 5)", "federated", (*_CHOSEN, _ADAPTED),
                        network="optional"))
 register(AlgorithmSpec("cafga-a", _adapted(CAFGA), "CAFGA (a): gossip only among each cluster's "
                        "S^k_r on a fresh ring (seed 000, Table 5)", "federated",
-                       (*_COMMON, _SERVER, _CLUSTERS, _ADAPTED), network="optional"))
+                       (*_CHOSEN, _CLUSTERS, _ADAPTED), network="optional"))
 
 
 __getattr__ = renamed_attributes(__name__, {

@@ -14,7 +14,29 @@ optimizer whose state is re-initialized every round (stateless clients [L92]). R
                               x_t = x_{t-1} + eta m_t / (sqrt(v_t) + tau),   m_0 = 0, v_0 = tau^2
 
 tau outside the root and v_0 = tau^2 as in the proofs [L668]; server Adam's bias correction is not
-specified by the paper (notes 2.2): a flag, off by default.
+specified by the paper (notes 2.2): an option, off ("none") by default.
+
+Every switch of the server and client transforms (:mod:`fedbound.algorithms.optim.server`,
+:mod:`~fedbound.algorithms.optim.client`) is an option of the algorithms that use them, under one
+name in Python, on the command line (``--`` + the name with dashes) and in sweep SPECs; the defaults
+are the paper's (so a run that does not give them is unchanged):
+
+=======================  =================  =====================================================
+option                   algorithms         meaning (default first)
+=======================  =================  =====================================================
+bias_correction          all three          server bias correction: "none", "adam" or "flower"
+                                            (Adam server only; :mod:`~fedbound.algorithms.optim.server`)
+v0                       all three          server v_0 (default tau^2, the proofs' [L668])
+eps_inside_sqrt          all three          server tau outside the root (sqrt(v) + tau), or inside
+client_bias_correction   all three          Kingma-Ba correction of the Adam / SM3-Adam client (on;
+                                            DJA: off, its moments start from the server's)
+client_v0                jointzero          the AdaGrad client's v_0 (0; DJA's v_0 is the server's)
+carry_over               fedada2            SM3-II's mu kept between refreshes (on; off: the
+                                            literal reset of Alg. 2/4 [L675, L723])
+=======================  =================  =====================================================
+
+(the clients put eps outside the root: client.adagrad, adam, sm3 and sm3_adam have no other
+placement.)
 
 ==============  =============================  =================================  ===============
 algorithm       server                         client (zero-initialized per round) sent per round
@@ -60,15 +82,19 @@ from fedbound.algorithms.federated.round import (Federated, FederatedState, Part
 from fedbound.algorithms.optim import chain, client, server, tree_map
 from fedbound.algorithms.optim.base import Transform
 from fedbound.algorithms.optim.client import Shapes
-from fedbound.algorithms.options import (BETA1, BETA2, CLIENTS_PER_ROUND, LOCAL_STEPS, LR, SERVER_LR,
-                                         TAU, at_least_one, positive, unit_interval)
+from fedbound.algorithms.optim.registry import (CLIENT_OPTIMIZERS as CLIENT_OPTIMIZER_SPECS,
+                                                BiasCorrection, bias_correction_mode)
+from fedbound.algorithms.options import (BETA1, BETA2, BIAS_CORRECTION, CLIENT_BIAS_CORRECTION,
+                                         CLIENTS_PER_ROUND, EPS_INSIDE_SQRT, LOCAL_STEPS, LR,
+                                         SERVER_LR, TAU, V0, at_least_one, positive, unit_interval)
 from fedbound.algorithms.registry import AlgorithmSpec, register
 from fedbound.argtypes import Count, NonNegative, NonNegativeInt, Positive, Range, Seed
+from fedbound.deprecation import renamed_keywords
 from fedbound.errors import InputTypeError, require
 from fedbound.network.sampling import Participation
 from fedbound.registry import choice_option
 from fedbound.tasks.base import Task
-from fedbound.validate import integer, number, one_of, real_array
+from fedbound.validate import boolean, integer, number, one_of, real_array
 
 SERVER_OPTIMIZERS = ("adagrad", "adam")
 CLIENT_OPTIMIZERS = ("sgd", "adagrad", "adam", "sm3", "sm3_adam")
@@ -79,43 +105,68 @@ ServerOptimizer = Literal["adagrad", "adam"]
 # ---- the optimizers of the paper -------------------------------------------------------------
 def make_server(kind: ServerOptimizer = "adagrad", lr: Positive = 0.1, tau: Positive = 1e-3,
                 beta1: Decay | None = None, beta2: Decay = 0.999,
-                bias_correction: bool = False) -> Transform:
+                bias_correction: BiasCorrection = "none", v0: NonNegative | None = None,
+                eps_inside_sqrt: bool = False) -> Transform:
     """The server update SU (AdaGrad with momentum) or server Adam, v_0 = tau^2, tau outside the
     root (module docstring). ``beta1`` None: 0 for AdaGrad (SU with no momentum; the paper's
     beta~_1 for the AdaGrad server is unspecified, notes 6.1), 0.9 for Adam (H.2 [L1663]);
-    ``beta2`` = 0.999 (H.2). ``bias_correction`` applies to Adam only."""
+    ``beta2`` = 0.999 (H.2). ``bias_correction`` ("none", "adam" or "flower"; True / False are
+    "adam" / "none") applies to Adam only; ``v0`` None is tau^2; ``eps_inside_sqrt``: tau inside
+    the root, sqrt(v + tau)."""
     kind = one_of("server_optimizer", kind, SERVER_OPTIMIZERS)
     tau = number("tau", tau, low=0.0, low_open=True, high=1e150)   # v_0 = tau^2 stays finite
     beta2 = number("beta2", beta2, low=0.0, high=1.0, high_open=True)
+    mode = bias_correction_mode("bias_correction", bias_correction)
+    v0 = tau ** 2 if v0 is None else number("v0", v0, low=0.0)
     if kind == "adagrad":
-        require(not bias_correction, "bias_correction applies to the Adam server only")
-        return server.adagrad(lr, eps=tau, v0=tau ** 2, b1=0.0 if beta1 is None else beta1)
+        require(mode == "none", "bias_correction applies to the Adam server "
+                                "(server_optimizer='adam') only")
+        return server.adagrad(lr, eps=tau, v0=v0, eps_inside_sqrt=eps_inside_sqrt,
+                              b1=0.0 if beta1 is None else beta1)
     return server.adam(lr, b1=0.9 if beta1 is None else beta1, b2=beta2, eps=tau,
-                       bias_correction=bias_correction, v0=tau ** 2)
+                       bias_correction=mode, eps_inside_sqrt=eps_inside_sqrt, v0=v0)
 
 
 def make_client(kind: Literal["sgd", "adagrad", "adam", "sm3", "sm3_adam"], lr: Positive, *,
                 eps: Positive = 1e-3, delay: Steps = 1, shapes: Shapes | None = None,
                 variant: Literal["I", "II"] = "II", beta1: Decay = 0.9, beta2: Decay = 0.999,
-                bias_correction: bool = True, eps_s: Positive | None = None) -> Transform:
+                bias_correction: bool | None = None, eps_s: Positive | None = None,
+                v0: NonNegative | None = None, carry_over: bool | None = None) -> Transform:
     """A client optimizer of the paper, zero-initialized (init is called every round): "sgd",
     "adagrad" (AGDU, Alg. 9 [L1490-L1512]), "adam" (ADMU, Alg. 7 [L1357-L1375]), "sm3" (SM3-I/II
     with delay and mu carry-over, Algs. 2-4 [L667-L736], over the covers of ``shapes``) or
     "sm3_adam" (an implementer-defined SM3 version of ADMU, client.sm3_adam), each with
     eps outside the root and delay z; followed by the eps_s small-step rule when ``eps_s`` is given
-    (Alg. 2 [L679])."""
+    (Alg. 2 [L679]). The switches, None for the client's default: ``bias_correction`` (Adam and
+    SM3-Adam; default on), ``v0`` (AdaGrad's v_0; default 0), ``carry_over`` (SM3's mu between
+    refreshes; default on). A client without the switch takes only the value that describes it
+    (no bias correction, v_0 = 0, statistics kept between refreshes); another is refused."""
     kind = one_of("client_optimizer", kind, CLIENT_OPTIMIZERS)
     beta1 = number("client_beta1", beta1, low=0.0, high=1.0, high_open=True)
     beta2 = number("client_beta2", beta2, low=0.0, high=1.0, high_open=True)
+    bias_correction = None if bias_correction is None else boolean("client_bias_correction",
+                                                                   bias_correction)
+    v0 = None if v0 is None else number("client_v0", v0, low=0.0)
+    carry_over = None if carry_over is None else boolean("carry_over", carry_over)
+    require(not bias_correction or kind in ("adam", "sm3_adam"),
+            f"client_bias_correction applies to the adam and sm3_adam clients; the {kind} client "
+            f"has no bias correction")
+    require(not v0 or kind == "adagrad",
+            f"client_v0 applies to the adagrad client; the {kind} client starts from v_0 = 0")
+    require(carry_over is not False or kind == "sm3",
+            f"carry_over=False (the literal SM3-II reset) applies to the sm3 client; the {kind} "
+            f"client keeps its statistics between refreshes")
+    bias_correction = True if bias_correction is None else bias_correction
     if kind == "sgd":
         t = client.sgd(lr)._replace(accumulation=None)
     elif kind == "adagrad":
-        t = client.adagrad(lr, eps, delay=delay)
+        t = client.adagrad(lr, eps, v0=v0, delay=delay)
     elif kind == "adam":
         t = client.adam(lr, beta1, beta2, eps, bias_correction=bias_correction, delay=delay)
     elif kind == "sm3":
         require(shapes is not None, "the SM3 client needs the parameter shapes (its cover)")
-        t = client.sm3(lr, shapes, variant=variant, delay=delay, eps=eps)
+        t = client.sm3(lr, shapes, variant=variant, delay=delay, eps=eps,
+                       carry_over=True if carry_over is None else carry_over)
     else:
         require(shapes is not None, "the SM3-Adam client needs the parameter shapes (its cover)")
         t = client.sm3_adam(lr, shapes, beta1, beta2, eps, bias_correction=bias_correction, delay=delay)
@@ -171,13 +222,14 @@ def gaussian_noise(transform: Transform, std: NonNegative, seed: Seed) -> Transf
     seed = integer("seed", seed, low=0)
 
     def init(params):
-        gen = torch.Generator().manual_seed(seed)
+        gen = torch.Generator(device="cpu").manual_seed(seed)
         return NoisyState(gen.get_state(), transform.init(params))
 
     def update(grads, state, params):
-        gen = torch.Generator()
+        gen = torch.Generator(device="cpu")
         gen.set_state(state.generator)
-        noise = torch.randn(grads.shape, generator=gen, dtype=grads.dtype)
+        noise = torch.randn(grads.shape, generator=gen, dtype=grads.dtype,
+                            device=gen.device).to(grads.device)
         updates, inner = transform.update(grads + std * noise, state.inner, params)
         return updates, NoisyState(gen.get_state(), inner)
 
@@ -186,8 +238,10 @@ def gaussian_noise(transform: Transform, std: NonNegative, seed: Seed) -> Transf
 
 # ---- the jointly adaptive family ---------------------------------------------------------------
 class JointlyAdaptive(Federated):
-    """The template with FedAda2's server (:func:`make_server`), a client transform, and the
-    optional DP mechanism (:class:`DP`). Subclasses choose the client."""
+    """The template with FedAda2's server (:func:`make_server`: ``server_optimizer``,
+    ``server_lr``, ``tau``, ``beta1``, ``beta2``, ``bias_correction`` (None: "none"), ``v0`` (None:
+    tau^2), ``eps_inside_sqrt``), a client transform, and the optional DP mechanism (:class:`DP`).
+    Subclasses choose the client. The old keyword ``server_bias_correction`` still works and warns."""
 
     name = "jointly-adaptive"
     #: d-vectors of server state each participant downloads besides x (DJA: the mapped state)
@@ -196,12 +250,18 @@ class JointlyAdaptive(Federated):
     def __init__(self, task: Task, *, client: Transform, local_steps: LocalSteps = 1,
                  server_optimizer: ServerOptimizer = "adagrad", server_lr: Positive = 0.1,
                  tau: Positive = 1e-3, beta1: Decay | None = None, beta2: Decay = 0.999,
-                 server_bias_correction: bool = False, dp: DP | None = None,
+                 bias_correction: BiasCorrection | None = None, v0: NonNegative | None = None,
+                 eps_inside_sqrt: bool = False, dp: DP | None = None,
                  clients_per_round: Count | None = None,
                  participation: str | ParticipationScheme | None = None, seed: Seed = 0,
-                 **round_options):
+                 server_bias_correction: bool | None = None, **round_options):
         check_task(task)
-        srv = make_server(server_optimizer, server_lr, tau, beta1, beta2, server_bias_correction)
+        bias_correction = renamed_keywords(
+            type(self).__name__, {"server_bias_correction": "bias_correction"},
+            {"server_bias_correction": server_bias_correction},
+            {"bias_correction": bias_correction})["bias_correction"]
+        srv = make_server(server_optimizer, server_lr, tau, beta1, beta2,
+                          "none" if bias_correction is None else bias_correction, v0, eps_inside_sqrt)
         self.dp, self.cohort = dp, None
         if dp is not None:
             if not isinstance(dp, DP):
@@ -247,7 +307,10 @@ class FedAda2(JointlyAdaptive):
     as analysed, or "I"; delay z = ``delay``; eps = ``client_eps`` outside the root) over the covers
     of ``task.parameter_shapes``, zero-initialized every round; nothing but x and Delta is sent.
     ``client_optimizer="sm3_adam"``: the experiments' "SM3 adaptation of Adam" [L122, L691], never
-    written out in the paper (fedada2.md 2.6): client.sm3_adam with ``client_beta1``, ``client_beta2``.
+    written out in the paper (fedada2.md 2.6): client.sm3_adam with ``client_beta1``, ``client_beta2``
+    and ``client_bias_correction`` (None: on). ``carry_over`` (SM3; None: on, as Lemma 15 needs;
+    False: the literal reset of Alg. 2/4, SM3-II only). The server's options are
+    :class:`JointlyAdaptive`'s.
 
     Example::
 
@@ -266,20 +329,23 @@ class FedAda2(JointlyAdaptive):
                  client_optimizer: Literal["sm3", "sm3_adam"] = "sm3", client_eps: Positive = 1e-3,
                  delay: Steps = 1, sm3_variant: Literal["I", "II"] = "II", client_beta1: Decay = 0.9,
                  client_beta2: Decay = 0.999, eps_s: Positive | None = None,
-                 server_optimizer: ServerOptimizer = "adagrad", **options):
+                 server_optimizer: ServerOptimizer = "adagrad", carry_over: bool | None = None,
+                 client_bias_correction: bool | None = None, **options):
         check_task(task)
         kind = one_of("client_optimizer", client_optimizer, ("sm3", "sm3_adam"))
         require(kind == "sm3" or sm3_variant == "II", "SM3-Adam is built on SM3-II (sm3_variant='II')")
         t = make_client(kind, lr, eps=client_eps, delay=delay, shapes=task.parameter_shapes,
-                        variant=sm3_variant, beta1=client_beta1, beta2=client_beta2, eps_s=eps_s)
+                        variant=sm3_variant, beta1=client_beta1, beta2=client_beta2, eps_s=eps_s,
+                        carry_over=carry_over, bias_correction=client_bias_correction)
         super().__init__(task, client=t, local_steps=local_steps, server_optimizer=server_optimizer,
                          **options)
 
 
 class JointZero(JointlyAdaptive):
     """Joint adaptivity without preconditioner communication ("Joint Adap. w/o Precond. Commu.",
-    notes 2.14): server AdaGrad/Adam, client full-diagonal AdaGrad (AGDU) or Adam (ADMU),
-    zero-initialized every round: FedAda2 without SM3."""
+    notes 2.14): server AdaGrad/Adam, client full-diagonal AdaGrad (AGDU, v_0 = ``client_v0``,
+    None: 0) or Adam (ADMU, ``client_bias_correction``, None: on), zero-initialized every round:
+    FedAda2 without SM3."""
 
     name = "JointZero"
 
@@ -287,10 +353,12 @@ class JointZero(JointlyAdaptive):
                  client_optimizer: Literal["adagrad", "adam"] = "adagrad", client_eps: Positive = 1e-3,
                  delay: Steps = 1, client_beta1: Decay = 0.9, client_beta2: Decay = 0.999,
                  eps_s: Positive | None = None, server_optimizer: ServerOptimizer = "adagrad",
+                 client_bias_correction: bool | None = None, client_v0: NonNegative | None = None,
                  **options):
         kind = one_of("client_optimizer", client_optimizer, ("adagrad", "adam"))
         t = make_client(kind, lr, eps=client_eps, delay=delay, beta1=client_beta1,
-                        beta2=client_beta2, eps_s=eps_s)
+                        beta2=client_beta2, eps_s=eps_s, bias_correction=client_bias_correction,
+                        v0=client_v0)
         super().__init__(task, client=t, local_steps=local_steps, server_optimizer=server_optimizer,
                          **options)
 
@@ -330,7 +398,8 @@ class DJA(JointlyAdaptive):
     second_moment v~) of the pseudo-gradient g = -Delta (same v~; m~ has the sign of a gradient,
     like the client's m); the client's is a client.AdagradState or client.AdamState. Note the
     scales: v~ accumulates squared model differences, the client's v squared gradients; the mapping
-    is where a user rescales."""
+    is where a user rescales. The Adam client runs without bias correction by default (its moments
+    start from the server's, not from 0): ``client_bias_correction=True`` turns it on."""
 
     name = "DJA"
 
@@ -341,7 +410,7 @@ class DJA(JointlyAdaptive):
                  sent_vectors: NonNegativeInt | None = None, client_eps: Positive = 1e-3,
                  delay: Steps = 1, client_beta1: Decay = 0.9, client_beta2: Decay = 0.999,
                  eps_s: Positive | None = None, server_optimizer: ServerOptimizer = "adagrad",
-                 **options):
+                 client_bias_correction: bool | None = None, **options):
         kind = one_of("client_optimizer", client_optimizer, ("adagrad", "adam"))
         if callable(mapping):
             require(sent_vectors is not None, "a callable DJA mapping needs sent_vectors")
@@ -352,8 +421,11 @@ class DJA(JointlyAdaptive):
                     "the 'moments' mapping needs an Adam client (AdaGrad keeps no first moment)")
             require(sent_vectors is None, "sent_vectors is fixed by a named mapping")
             self.mapping, self.sent_vectors = DJA_MAPPINGS[name]
+        if kind == "adam" and client_bias_correction is None:
+            client_bias_correction = False   # the moments start from the server's: no correction
         self.base_client = make_client(kind, lr, eps=client_eps, delay=delay, beta1=client_beta1,
-                                            beta2=client_beta2, bias_correction=False, eps_s=None)
+                                       beta2=client_beta2, bias_correction=client_bias_correction,
+                                       eps_s=None)
         self.eps_s_lr = (None if eps_s is None else number("eps_s", eps_s, low=0.0, low_open=True), lr)
         super().__init__(task, client=self.base_client, local_steps=local_steps,
                          server_optimizer=server_optimizer, **options)
@@ -488,7 +560,7 @@ class Blended(JointlyAdaptive):
         d = self.task.d
         per = np.array([0 if s.optimizer.state_floats is None else s.optimizer.state_floats(d)
                         for s in self.strategies])
-        held = int(per[self.assignment[part.clients.numpy()]].sum())
+        held = int(per[self.assignment[part.clients.cpu().numpy()]].sum())
         return dataclasses.replace(c, client_state_floats=held)
 
 
@@ -497,11 +569,22 @@ _SERVER = choice_option("server_optimizer", "server optimizer: adagrad (SU) or a
                         SERVER_OPTIMIZERS, examples=SERVER_OPTIMIZERS)
 _CLIENT_HELP = ("client optimizer (FedAda2: sm3 or sm3_adam, default sm3; JointZero, DJA: adagrad or "
                 "adam, default adagrad)")
+#: the client transforms' switches under the algorithms' client_ names (their declarations are the
+#: optimizers': fedbound.algorithms.optim.registry, and SM3's carry_over in optim.client)
+_CLIENT_BIAS_CORRECTION = dataclasses.replace(
+    CLIENT_BIAS_CORRECTION, name="client_bias_correction",
+    help="Kingma-Ba bias correction of the Adam / SM3-Adam client's moments (FedAda2, JointZero: "
+         "on, --no-client-bias-correction turns it off; DJA: off)")
+_CLIENT_V0 = dataclasses.replace(V0, name="client_v0", help="initial second moment v_0 >= 0 of the "
+                                "AdaGrad client (default 0)")
+_CARRY_OVER = CLIENT_OPTIMIZER_SPECS.find("sm3").option("carry_over")
+#: the family's options: with the server's switches (make_server) and client_bias_correction
 _COMMON = (LR, LOCAL_STEPS, CLIENTS_PER_ROUND, SERVER_LR, TAU, BETA1, BETA2, _SERVER,
            positive("client_eps", "client adaptivity eps > 0, outside the root (default 1e-3)",
                     examples=(1e-3,)),
            at_least_one("delay", "client preconditioner delay z >= 1 (default 1)", examples=(1, 2)),
-           positive("eps_s", "zero client steps with norm below eps_s (default off)", examples=(1e-6,)))
+           positive("eps_s", "zero client steps with norm below eps_s (default off)", examples=(1e-6,)),
+           BIAS_CORRECTION, V0, EPS_INSIDE_SQRT, _CLIENT_BIAS_CORRECTION)
 _BETAS = (unit_interval("client_beta1", "client Adam beta1 (default 0.9)", examples=(0.9,)),
           unit_interval("client_beta2", "client Adam beta2 (default 0.999)", examples=(0.999,)))
 _FULL_DIAGONAL = choice_option("client_optimizer", _CLIENT_HELP, ("adagrad", "adam"),
@@ -512,9 +595,10 @@ register(AlgorithmSpec("fedada2", FedAda2, "FedAda2: adaptive server, zero-initi
     *_COMMON, choice_option("sm3_variant", "SM3 variant I or II (default II)", ("I", "II"),
                             examples=("I", "II")),
     choice_option("client_optimizer", _CLIENT_HELP, ("sm3", "sm3_adam"), examples=("sm3", "sm3_adam")),
-    *_BETAS)))
+    *_BETAS, _CARRY_OVER)))
 register(AlgorithmSpec("jointzero", JointZero, "Joint adaptivity with zero-initialized full-diagonal "
-                       "clients (FedAda2 baseline)", "federated", (*_COMMON, _FULL_DIAGONAL, *_BETAS)))
+                       "clients (FedAda2 baseline)", "federated",
+                       (*_COMMON, _FULL_DIAGONAL, *_BETAS, _CLIENT_V0)))
 register(AlgorithmSpec("dja", DJA, "Direct joint adaptivity: server second moment sent to the clients "
                        "(FedAda2 baseline)", "federated", (*_COMMON, _FULL_DIAGONAL, *_BETAS)))
 

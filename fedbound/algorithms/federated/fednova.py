@@ -29,6 +29,9 @@ Options: cross-client variance reduction (Alg. 2 [L972-L989],
 :class:`~fedbound.algorithms.federated.variance_reduction.CrossClientVR`), server momentum (the aggregated
 -tau_eff eta sum_i p_i d_i feeds a heavy-ball buffer v <- beta v + g, x <- x - server_lr v; the
 paper gives no form [L204, L244], fednova.md 2.9 flag) and hybrid momentum (client and server).
+``nesterov`` (off by default, the paper's heavy ball) makes every momentum of the run Nesterov's, the
+client's (u <- rho u + g, x <- x - eta (g + rho u), whose a_i, 1 + rho times the heavy-ball one, is
+client.momentum's) and the server's (x <- x - server_lr (g + beta v)).
 
 Degenerate cases (tests): equal tau_i and one solver make FedNova FedAvg, bitwise [L83]; VR with a
 single client is plain local GD; FedNova converges to the exact finite-eta fixed point of
@@ -59,40 +62,43 @@ from fedbound.algorithms.federated.variance_reduction import VR_MODES, CrossClie
 from fedbound.algorithms.optim import client as client_opt
 from fedbound.algorithms.optim import server as server_opt
 from fedbound.algorithms.optim.base import Transform
-from fedbound.algorithms.options import SERVER_LR, SERVER_MOMENTUM, unit_interval
+from fedbound.algorithms.options import NESTEROV, SERVER_LR, SERVER_MOMENTUM, unit_interval
 from fedbound.algorithms.registry import AlgorithmSpec, register
 from fedbound.argtypes import Fraction, NonNegative, Positive
 from fedbound.errors import ValidationError, require
 from fedbound.registry import Option, choice_option, number_option
 from fedbound.tasks.base import Task
-from fedbound.validate import number, one_of
+from fedbound.validate import boolean, number, one_of
 
 #: FedNova's cross-client variance reduction: off ("none" or None), "corrected" or "literal"
 VR = Literal["none", "corrected", "literal"]
 
 
 def local_solver(lr: Positive, mu: NonNegative | None = None, momentum: Decay | None = None,
-                 lr_decay: Fraction | None = None) -> Transform:
+                 lr_decay: Fraction | None = None, nesterov: bool = False) -> Transform:
     """FedNova's local solver with learning rate ``lr``: SGD, or one of proximal (``mu`` > 0),
-    momentum (``momentum`` = rho > 0, buffer reset every round) and decayed learning rate
-    (``lr_decay`` = gamma < 1). Combinations are outside the paper's table and refused."""
+    momentum (``momentum`` = rho > 0, buffer reset every round; ``nesterov``: Nesterov's) and
+    decayed learning rate (``lr_decay`` = gamma < 1). Combinations are outside the paper's table and
+    refused."""
     chosen = {name: value for name, value in (("mu", mu), ("momentum", momentum), ("lr_decay", lr_decay))
               if value is not None}
     if len(chosen) > 1:
         raise ValidationError(f"give at most one of mu, momentum and lr_decay (FedNova's solvers "
                               f"are SGD, proximal, momentum or decayed SGD), got {sorted(chosen)}")
+    require(not boolean("nesterov", nesterov) or momentum is not None,
+            "nesterov applies to the momentum solver: give momentum")
     if mu is not None:
         return client_opt.prox(lr, mu)
     if momentum is not None:
-        return client_opt.momentum(lr, momentum)
+        return client_opt.momentum(lr, momentum, nesterov)
     return client_opt.sgd(lr, lr_decay)
 
 
-def _server(server_lr: float, server_momentum):
+def _server(server_lr: float, server_momentum, nesterov: bool = False):
     if server_momentum is None:
         return server_opt.sgd(server_lr)
     return server_opt.momentum(server_lr, number("server_momentum", server_momentum, low=0.0,
-                                                 high=1.0, high_open=True))
+                                                 high=1.0, high_open=True), nesterov)
 
 
 def _vr(mode):
@@ -103,7 +109,8 @@ class FedNova(Federated):
     """FedNova (module docstring): ``lr`` eta, ``local_steps`` (int, one per client, or a scheme),
     local solver ``mu`` / ``momentum`` / ``lr_decay`` (at most one), ``tau_eff`` policy, ``vr``
     (None/"none", "corrected", "literal"), ``server_lr`` and ``server_momentum`` (hybrid momentum
-    with ``momentum``); participation and the other round options as in
+    with ``momentum``), ``nesterov`` (Nesterov's form of both momenta, which it needs one of);
+    participation and the other round options as in
     :class:`~fedbound.algorithms.federated.round.Federated`."""
 
     name = "FedNova"
@@ -112,11 +119,14 @@ class FedNova(Federated):
                  mu: NonNegative | None = None, momentum: Decay | None = None,
                  lr_decay: Fraction | None = None, tau_eff: TauEff | None = "accumulation",
                  vr: VR | None = None, server_lr: Positive = 1.0, server_momentum: Decay | None = None,
-                 **round_options):
+                 nesterov: bool = False, **round_options):
         check_task(task)
-        solver = local_solver(lr, mu, momentum, lr_decay)
+        nesterov = boolean("nesterov", nesterov)
+        require(not nesterov or momentum is not None or server_momentum is not None,
+                "nesterov needs a momentum: give momentum (the clients') or server_momentum")
+        solver = local_solver(lr, mu, momentum, lr_decay, nesterov and momentum is not None)
         vr = _vr(vr)
-        super().__init__(task, client=solver, server=_server(server_lr, server_momentum),
+        super().__init__(task, client=solver, server=_server(server_lr, server_momentum, nesterov),
                          local_steps=local_steps, aggregation=Normalized(tau_eff),
                          control_variates=None if vr is None else CrossClientVR(solver, lr, task.weights, vr),
                          **round_options)
@@ -155,7 +165,7 @@ register(AlgorithmSpec("fednova", FedNova, "FedNova: normalized averaging (Wang 
     Option("tau_eff", "FedNova's tau_eff: accumulation (sum_i p_i ||a_i||_1, default), steps "
            "(sum_i p_i tau_i) or a number", lambda n, v: tau_eff_policy(v, n), tau_eff_text,
            examples=("accumulation", "steps", 2.5)),
-    _VR, SERVER_LR, SERVER_MOMENTUM)))
+    _VR, SERVER_LR, SERVER_MOMENTUM, NESTEROV)))
 register(AlgorithmSpec("fedavg-vr", FedAvgVR, "FedAvg with cross-client variance reduction "
                        "(SCAFFOLD-like, FedNova Table 1)", "federated", (*ROUND_OPTIONS, _VR, SERVER_LR)))
 

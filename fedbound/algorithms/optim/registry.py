@@ -103,7 +103,7 @@ BIAS_CORRECTION = Option(
     "bias_correction", "server bias correction: none (default, Reddi et al.'s FedOpt), adam "
     "(Kingma-Ba, both moments, tau rescaled) or flower (Flower's FedAdam: lr times "
     "sqrt(1 - beta2^(t+1)) / (1 - beta1^(t+1)))", bias_correction_mode, str,
-    examples=BIAS_CORRECTIONS)
+    examples=BIAS_CORRECTIONS, choices=BIAS_CORRECTIONS)
 #: the client optimizers' Adam bias correction (Kingma-Ba, on or off; FedAda2's ADMU)
 CLIENT_BIAS_CORRECTION = Option("bias_correction", "Kingma-Ba bias correction of both moments",
                                 boolean, bool, examples=(True, False))

@@ -34,9 +34,11 @@ the notes' quadratic construction 4.3 uses it; a larger alpha lowers sigma_c but
 conditions); f_gap at the task's x0, where a run starts unless given another point.
 
 Outside the theorems (refused): the communication-adapted "(a)" variants (no theory, [L670-L672]),
-FedAMSGrad, a server other than AMSGrad. Defaults (the constructors'): ``local_steps`` 1,
-``clients_per_round`` N, ``server_lr`` 0.01, ``beta1`` 0.9, ``tau`` 1e-8, ``server_optimizer``
-"amsgrad"; ``beta2`` enters no constant. R and the absolute constants C, C1..C4
+FedAMSGrad, a server other than AMSGrad, a bias correction or eps outside the root
+(``bias_correction``, ``eps_inside_sqrt=False``: (2) has neither). Defaults (the constructors'):
+``local_steps`` 1, ``clients_per_round`` N, ``server_lr`` 0.01, ``beta1`` 0.9, ``tau`` 1e-8,
+``server_optimizer`` "amsgrad", no bias correction, eps inside the root; ``beta2`` enters no
+constant. R and the absolute constants C, C1..C4
 (:data:`~fedbound.theory.afga.common.DEFAULT_CONSTANTS`) are the caller's.
 """
 from __future__ import annotations
@@ -57,8 +59,10 @@ PAPER = "AFGA"
 #: the registered algorithms AFGA's theorems analyse (AFGA: Theorem 4.6; CAFGA: Theorem D.3)
 ALGORITHMS = ("afga", "cafga")
 _COMMON = {"lr": REQUIRED, "local_steps": 1, "clients_per_round": None, "server_lr": 0.01,
-           "beta1": 0.9, "tau": 1e-8, "server_optimizer": "amsgrad"}
-#: algorithm -> option -> default (None: clients_per_round = N; clusters = 5 without a network)
+           "beta1": 0.9, "tau": 1e-8, "server_optimizer": "amsgrad", "bias_correction": "none",
+           "eps_inside_sqrt": None, "v0": None}
+#: algorithm -> option -> default (None: clients_per_round = N; clusters = 5 without a network;
+#: eps_inside_sqrt None: AMSGrad's own, inside the root; v0 None: 0)
 DEFAULTS = {"afga": _COMMON, "cafga": {**_COMMON, "clusters": None}}
 #: algorithm -> options that do not enter the constants (AMSGrad's beta2 is in no bound)
 IGNORED = {"afga": ("beta2",), "cafga": ("beta2",)}
@@ -94,6 +98,9 @@ def constants(task: Task, network: Network | None, algorithm: str,
     opts = run_options(PAPER, algorithm, options, DEFAULTS[algorithm], IGNORED[algorithm])
     require(opts["server_optimizer"] == "amsgrad", f"AFGA's theorems analyse the AMSGrad server (2); "
                                                    f"got server_optimizer = {opts['server_optimizer']!r}")
+    require(opts["bias_correction"] in ("none", False) and opts["eps_inside_sqrt"] in (None, True),
+            f"AFGA's theorems analyse (2): no bias correction, eps inside the root; got "
+            f"bias_correction = {opts['bias_correction']!r}, eps_inside_sqrt = {opts['eps_inside_sqrt']!r}")
     subnet_of, rho = _clusters(task, network, algorithm, opts)
     N = task.n
     K = int(subnet_of.max()) + 1

@@ -13,8 +13,9 @@ z             ``delay``, the client preconditioner delay                      (S
 eps, eps_s    ``client_eps`` (outside the root), ``eps_s`` (the small-step    Alg. 2 [L679]
               rule)
 v0            0: the clients' preconditioners start at zero every round       [L675]
+              (JointZero's AdaGrad client: ``client_v0``, default 0)
 eta, tau      ``server_lr``, ``tau`` (the server's epsilon, outside the root) SU [L98-L104]
-vtilde0       tau^2, the server's v~_0                                        [L668]
+vtilde0       ``v0``, the server's v~_0 (default tau^2)                       [L668]
 beta1_tilde   ``beta1``, the server's momentum (0 when not given)             SU
 beta1, beta2  Algorithm 8 (client Adam): ``client_beta1``, ``client_beta2``   Alg. 7-8 [L1357-L1427]
 B, eps_w      Algorithms 8 and 10: 1, 1 (the run weights every update by      [L1399, L1431-L1433]
@@ -58,11 +59,16 @@ PAPER = "FedAda2"
 #: the registered algorithms FedAda2's theorems analyse (fedada2: Theorem 20; jointzero: Cor. 27, 29)
 ALGORITHMS = ("fedada2", "jointzero")
 _COMMON = {"lr": REQUIRED, "local_steps": 1, "server_lr": 0.1, "tau": 1e-3, "beta1": None,
-           "server_optimizer": "adagrad", "client_eps": 1e-3, "delay": 1, "eps_s": None}
-#: algorithm -> option -> default (beta1 None: 0, the AdaGrad server's default; eps_s None: off)
+           "server_optimizer": "adagrad", "client_eps": 1e-3, "delay": 1, "eps_s": None,
+           "bias_correction": "none", "v0": None, "eps_inside_sqrt": False,
+           "client_bias_correction": None}
+#: algorithm -> option -> default (beta1 None: 0, the AdaGrad server's default; eps_s None: off;
+#: v0 None: tau^2; client_bias_correction None: the client's own, on for ADMU; carry_over None: on;
+#: client_v0 None: 0)
 DEFAULTS = {
-    "fedada2": {**_COMMON, "client_optimizer": "sm3", "sm3_variant": "II"},
-    "jointzero": {**_COMMON, "client_optimizer": "adagrad", "client_beta1": 0.9, "client_beta2": 0.999},
+    "fedada2": {**_COMMON, "client_optimizer": "sm3", "sm3_variant": "II", "carry_over": None},
+    "jointzero": {**_COMMON, "client_optimizer": "adagrad", "client_beta1": 0.9, "client_beta2": 0.999,
+                  "client_v0": None},
 }
 #: algorithm -> options that do not enter the constants
 IGNORED = {"fedada2": ("clients_per_round", "beta2", "client_beta1", "client_beta2"),
@@ -79,12 +85,21 @@ def _checked(task, algorithm: str, opts: dict) -> None:
     """Refuse the runs outside FedAda2's theorems (module doc)."""
     require(opts["server_optimizer"] == "adagrad", f"FedAda2's explicit bounds analyse the AdaGrad "
                                                    f"server SU; got server_optimizer = {opts['server_optimizer']!r}")
+    require(not opts["eps_inside_sqrt"], "FedAda2's SU puts tau outside the root [L98-L104]; got "
+                                         "eps_inside_sqrt = True")
     if algorithm == "fedada2":
         require(opts["client_optimizer"] == "sm3" and opts["sm3_variant"] == "II",
                 f"Theorem 20 analyses the SM3-II client; got client_optimizer = "
                 f"{opts['client_optimizer']!r}, sm3_variant = {opts['sm3_variant']!r}")
+        require(opts["carry_over"] in (None, True), "Theorem 20 (Lemma 15) needs SM3-II's mu carried "
+                                                    "over between refreshes (notes 2.4); got "
+                                                    "carry_over = False")
         require(np.unique(_steps(opts)).size == 1, "Algorithm 2 runs the same K local steps on every "
                                                    "client; got per-client local_steps")
+    elif opts["client_optimizer"] == "adam":
+        require(opts["client_bias_correction"] in (None, True),
+                "Corollary 27 analyses Algorithm 8 as written, with bias-corrected ADMU (Alg. 7); got "
+                "client_bias_correction = False")
     require(opts["eps_s"] is not None, "FedAda2's bounds need the eps_s rule (eps_s > 0): without it "
                                        "L~ = 2 sqrt(d) G/(eta_l eps_s) and the bound are infinite [L140-L142]")
     sigma2 = known(PAPER, task, "sigma^2 (the theorems assume full-batch gradients, sigma^2 = 0)", task.sigma2)
@@ -109,9 +124,11 @@ def constants(task: Task, network: Network | None, algorithm: str,
         "eta_l": number("lr", opts["lr"], low=0.0, low_open=True), "K": int(steps.max()),
         "z": integer("delay", opts["delay"], low=1),
         "eps": number("client_eps", opts["client_eps"], low=0.0, low_open=True),
-        "eps_s": number("eps_s", opts["eps_s"], low=0.0, low_open=True), "v0": 0.0,
+        "eps_s": number("eps_s", opts["eps_s"], low=0.0, low_open=True),
+        "v0": 0.0 if opts.get("client_v0") is None else number("client_v0", opts["client_v0"], low=0.0),
         "eta": number("server_lr", opts["server_lr"], low=0.0, low_open=True), "tau": tau,
-        "vtilde0": tau ** 2, "beta1_tilde": 0.0 if opts["beta1"] is None else float(opts["beta1"]),
+        "vtilde0": tau ** 2 if opts["v0"] is None else number("v0", opts["v0"], low=0.0),
+        "beta1_tilde": 0.0 if opts["beta1"] is None else float(opts["beta1"]),
         "G": float(known(PAPER, task, "G (Assumption 2, coordinate-wise)", task.G_inf)),
         "L": float(known(PAPER, task, "L (Assumption 1)", task.L)),
         "d": int(task.d), "f_gap": initial_gap(PAPER, task),

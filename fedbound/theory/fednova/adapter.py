@@ -44,7 +44,8 @@ solver of the table and for the run's own aggregation, and a result refuses both
 Outside the theorems (refused): partial participation other than Corollary 3's scheme, or
 Corollary 3 with a tau_eff that varies with the draws (a policy over unequal per-client values);
 cross-client variance reduction ``vr`` (Alg. 2 [L972-L989] has no theorem); server momentum (no
-form is given, fednova.md 2.9). Defaults (the constructors'): ``local_steps`` 1, ``server_lr`` 1,
+form is given, fednova.md 2.9); Nesterov momentum (``nesterov``: the table's momentum solver is the
+heavy ball). Defaults (the constructors'): ``local_steps`` 1, ``server_lr`` 1,
 ``tau_eff`` "accumulation", no proximal term, momentum or decay, full participation. Delta (the
 surrogate's initial gap) and T are the caller's.
 
@@ -79,7 +80,7 @@ DEFAULTS = {
     "fedavg": _ROUND,
     "fedprox": {**_ROUND, "mu": REQUIRED},
     "fednova": {**_ROUND, "mu": None, "momentum": None, "lr_decay": None,
-                "tau_eff": "accumulation", "vr": None, "server_momentum": None},
+                "tau_eff": "accumulation", "vr": None, "server_momentum": None, "nesterov": False},
 }
 #: algorithm -> options that do not enter the constants
 IGNORED = {name: () for name in ALGORITHMS}
@@ -93,6 +94,8 @@ def _options(task, algorithm: str, options: dict) -> dict:
                                               f"variance reduction (vr = {opts.get('vr')!r}; Alg. 2 has no theorem)")
     require(not opts.get("server_momentum"), "FedNova's theorems do not cover server momentum "
                                              "(the paper gives no form, fednova.md 2.9)")
+    require(not opts.get("nesterov"), "FedNova's theorems cover the local solvers of its table "
+                                      "(sec. 2.3), whose momentum is the heavy ball: not nesterov")
     return opts
 
 

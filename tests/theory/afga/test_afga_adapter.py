@@ -96,6 +96,8 @@ def test_gaussian_noise_gives_an_unbounded_G_that_the_theorem_refuses():
     ("afga-a", None, {}, UnknownNameError, "do not cover the algorithm 'afga-a'"),
     ("fedamsgrad", None, {}, UnknownNameError, "do not cover"),
     ("afga", None, {"server_optimizer": "adam"}, ValidationError, "AMSGrad server"),
+    ("afga", None, {"bias_correction": "adam"}, ValidationError, "no bias correction"),
+    ("cafga", None, {"eps_inside_sqrt": False}, ValidationError, "eps inside the root"),
     ("afga", Network.from_topology("ring", 2, 4), {}, ValidationError, "disconnected"),
     ("cafga", Network.from_blocks([ring_weights(3), ring_weights(5)]), {}, ValidationError, "equal clusters"),
     ("cafga", Network.from_topology("ring", 2, 4), {"clients_per_round": 3}, ValidationError, "multiple of the K = 2"),

@@ -32,6 +32,13 @@ def test_theorem20_constants(task):
         assert np.all(np.isfinite(thm.bound(v, **k, T=T))) and np.all(thm.bound(v, **k, T=T) > 0)
 
 
+def test_the_initial_second_moments_are_the_runs(task):
+    """v~0 is the server's ``v0`` (default tau^2), v0 JointZero's AdaGrad client's ``client_v0``."""
+    assert constants(task, None, "fedada2", {**OPTIONS, "v0": 0.5})["vtilde0"] == 0.5
+    k = constants(task, None, "jointzero", {**OPTIONS, "client_optimizer": "adagrad", "client_v0": 0.25})
+    assert (k["v0"], k["vtilde0"]) == (0.25, 1e-4)
+
+
 def test_defaults_are_the_constructors(task):
     """server_lr 0.1, tau 1e-3, client_eps 1e-3, delay 1, server momentum 0."""
     k = constants(task, None, "fedada2", {"lr": 0.05, "eps_s": 1e-3})
@@ -59,6 +66,9 @@ def test_full_diagonal_clients_give_corollaries_27_and_29(task, client, result):
     ("fedada2", {"sm3_variant": "I"}, "SM3-II client"),
     ("fedada2", {"client_optimizer": "sm3_adam"}, "SM3-II client"),
     ("fedada2", {"local_steps": [1, 2, 3, 1, 2]}, "same K local steps"),
+    ("fedada2", {"eps_inside_sqrt": True}, "tau outside the root"),
+    ("fedada2", {"carry_over": False}, "carried over"),
+    ("jointzero", {"client_optimizer": "adam", "client_bias_correction": False}, "bias-corrected ADMU"),
     ("dja", {}, "do not cover the algorithm 'dja'"),
 ])
 def test_runs_outside_the_theorems_are_refused(task, algorithm, options, message):

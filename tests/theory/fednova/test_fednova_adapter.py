@@ -130,6 +130,7 @@ def test_accepted_by_the_results():
 @pytest.mark.parametrize("algorithm, options, message", [
     ("fednova", {"vr": "corrected"}, "variance reduction"),
     ("fednova", {"server_momentum": 0.5}, "server momentum"),
+    ("fednova", {"momentum": 0.5, "nesterov": True}, "not nesterov"),
     ("fedavg", {"clients_per_round": 2}, "full participation"),
     ("fednova", {"clients_per_round": 2, "participation": "unbiased"}, "full participation"),
     ("fednova", {"clients_per_round": 2, "participation": "with-replacement", "local_steps": [1, 2, 3, 4]},
