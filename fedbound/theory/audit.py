@@ -322,6 +322,9 @@ def run_audit(paper: str = "sdgt", samples: Count = 20000, seed: Seed = 0, itera
               only: list[str] | None = None) -> list[ClaimReport]:
     """Audit every claim of ``paper`` (or those whose id starts with one of ``only``)."""
     every = claims_of(paper)
+    for prefix in only or ():
+        require(isinstance(prefix, str) and prefix.strip() != "",
+                f"only: a claim id prefix must be a non-empty string, got {prefix!r}")
     chosen = [c for c in every if not only or any(c.id.startswith(o) for o in only)]
     if only and not chosen:
         raise ValidationError(f"no claim of {paper} matches {', '.join(only)}")
