@@ -65,7 +65,7 @@ class State:
 
 def new_rng(seed: Seed) -> torch.Tensor:
     """State of a CPU torch.Generator seeded with ``seed``."""
-    gen = torch.Generator()
+    gen = torch.Generator(device="cpu")
     gen.manual_seed(check_seed(seed))
     return gen.get_state()
 
@@ -76,8 +76,9 @@ def check_task(task: Task) -> Task:
 
 
 def generator_from(rng: torch.Tensor) -> torch.Generator:
-    """A fresh torch.Generator positioned at the state ``rng``."""
-    gen = torch.Generator()
+    """A fresh CPU torch.Generator positioned at the state ``rng`` (randomness is drawn on the CPU
+    whatever the task's device: a seed gives the same numbers everywhere)."""
+    gen = torch.Generator(device="cpu")
     gen.set_state(rng)
     return gen
 

@@ -11,6 +11,8 @@ and the sweeps build their runs here, so that the same options give the same run
 """
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 from fedbound.algorithms.base import Algorithm
@@ -26,10 +28,11 @@ from fedbound.tasks.registry import TASKS
 class Problem:
     """The task (noise-free) of ``task`` with ``task_options``, the networks of ``network_options``
     (validated now) and the algorithms on them. ``n`` is the clients when the task options do not
-    give them (default: the network file's, else the preset's)."""
+    give them (default: the network file's, else the preset's); ``device``: where the task's data
+    lives and the runs compute."""
 
     def __init__(self, task: str, task_options: dict, network_options: dict | None = None,
-                 n: Count | None = None):
+                 n: Count | None = None, device: Literal["cpu", "cuda"] = "cpu"):
         spec = TASKS.get(task)
         self.network_options = NETWORK.check(network_options or {})
         options = spec.check(task_options)
@@ -40,6 +43,8 @@ class Problem:
                 options["n"] = n
         self.task_name, self.task_options = task, options
         self.task = spec.build(**options)
+        if device != "cpu":   # the algorithms and runs follow the task (fedbound.tasks.Task.to)
+            self.task = self.task.to(device)
         self._networks: dict = {}
 
     def network(self, name: str) -> Network | None:

@@ -13,6 +13,8 @@ with their validation, CLI flags and examples, network needs); ``fedbound run AL
 """
 from __future__ import annotations
 
+import torch
+
 from dataclasses import dataclass
 from typing import Callable, Literal
 
@@ -62,16 +64,20 @@ specs = ALGORITHMS.entries
 def build(name: str, task: Task, network: Network | None = None, *, seed: Seed = 0,
           **options) -> Algorithm:
     """The algorithm ``name`` on ``task`` (and ``network`` where it takes one) with ``options``
-    (option names; deprecated spellings warn)."""
+    (option names; deprecated spellings warn), built on the task's device (``task.to("cuda")``:
+    the tensors it makes at construction live there too)."""
     spec = get(name)
     kwargs = spec.check(options)
     if spec.network == "required":
         require(network is not None, f"{name} needs a network")
-        return spec.constructor(task, network, seed=seed, **kwargs)
-    if spec.network == "optional":
-        return spec.constructor(task, network=network, seed=seed, **kwargs)
-    require(network is None, f"{name} takes no network")
-    return spec.constructor(task, seed=seed, **kwargs)
+        args, kwargs = (task, network), dict(kwargs, seed=seed)
+    elif spec.network == "optional":
+        args, kwargs = (task,), dict(kwargs, network=network, seed=seed)
+    else:
+        require(network is None, f"{name} takes no network")
+        args, kwargs = (task,), dict(kwargs, seed=seed)
+    with torch.device(task.device):
+        return spec.constructor(*args, **kwargs)
 
 
 __all__ = ["AlgorithmSpec", "ALGORITHMS", "NETWORK_NEEDS", "FAMILIES", "register", "get", "names",

@@ -126,18 +126,20 @@ def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict
     the work of that round can use (:mod:`fedbound.algorithms.threads`: one for small rounds, so
     that a busy machine cannot stall them), at most torch's setting when the run starts (a sweep's
     worker allows one); that setting is restored afterwards.
+    The run computes on the task's device (:meth:`fedbound.tasks.Task.to`).
     Raises DivergenceError naming the round as soon as any state tensor is non-finite (checked
     every round), or a metric is, where evaluated.
     """
     require(isinstance(rounds, (int, np.integer)) and rounds >= 0,
             f"rounds must be an integer >= 0, got {rounds!r}")
-    state = alg.init() if state is None else state
-    check_finite(state, alg.name)
-    recorder = _Recorder(alg.task)
-    recorder.record(state)
-    overrides: dict = {}
-    evaluations, allowed = state.comm.gradient_evaluations, torch.get_num_threads()
-    with torch_threads(threads or 1):
+    allowed = torch.get_num_threads()
+    with torch_threads(threads or 1), torch.device(alg.task.device):   # the task's device
+        state = alg.init() if state is None else state
+        check_finite(state, alg.name)
+        recorder = _Recorder(alg.task)
+        recorder.record(state)
+        overrides: dict = {}
+        evaluations = state.comm.gradient_evaluations
         for r in tqdm(range(1, int(rounds) + 1), disable=not progress, desc=alg.name):
             state = alg.step(state, **overrides)
             check_finite(state, alg.name)

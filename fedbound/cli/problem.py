@@ -48,7 +48,8 @@ def problem_from(args, *, n: int | None = None, **task_defaults):
     from fedbound.algorithms.problem import Problem   # imports torch: only for the commands that run
 
     options = {**task_defaults, **task_options(args)}
-    return Problem(args.task, options, network_options(args), n=n)
+    return Problem(args.task, options, network_options(args), n=n,
+                   device=getattr(args, "device", "cpu"))
 
 
 __all__ = ["add_problem_arguments", "task_options", "network_options", "problem_from"]

@@ -126,7 +126,8 @@ def run_command(args) -> int:
               **options, "sigma": args.sigma, "rounds": args.rounds, "seed": seed,
               **({"eval_every": args.eval_every} if args.eval_every != 1 else {}),
               "weights": problem.task_options.get("weights", "uniform"),
-              "dtype": str(task.dtype).replace("torch.", ""), "constants": task.constants()}
+              "dtype": str(task.dtype).replace("torch.", ""), "constants": task.constants(),
+              **({"device": args.device} if args.device != "cpu" else {})}
     files = write_outputs(out, traj, config)
     final = {k: float(getattr(traj, k)[-1]) for k in ("loss", "loss_gap", "dist2", "grad_norm2")}
     if args.json:
@@ -159,6 +160,10 @@ def register(subparsers) -> None:
                         help="evaluate the global model's loss, gap, distance and gradient norm (O(d^2) "
                              "per round on quadratic tasks, a pass over all clients on others) every E rounds and at the last (default 1); "
                              "the other rounds hold nan in metrics.csv")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="where the task's data lives and the run computes (default cpu; "
+                             "randomness is drawn on the CPU, so a seed gives the same "
+                             "participants and noise on both)")
     parser.add_argument("--threads", type=int, default=None, metavar="N",
                         help="torch threads (default: one per 25 MFLOP of a round's work, at "
                              "least 1: small rounds run on one thread, fedbound.algorithms.threads)")

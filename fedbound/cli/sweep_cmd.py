@@ -43,7 +43,7 @@ def sweep_command(args) -> int:
                 "--overwrite to replace its files, or choose another folder")
     out = folder.create()
     summary = run_sweep(spec, out, extend=args.extend, ray=args.ray, ray_address=args.ray_address,
-                        progress=True, overwrite=args.overwrite)
+                        progress=True, overwrite=args.overwrite, device=args.device)
     db = str(out / store.DB_NAME)
     if args.json:
         print(json.dumps(jsonable({"database": db, **vars(summary)}), indent=1, allow_nan=False))
@@ -91,6 +91,8 @@ def register(subparsers) -> None:
     parser.add_argument("--extend", action="store_true",
                         help="add the cells of a changed SPEC to the sweep in --out")
     parser.add_argument("--ray", action="store_true", help="run the cells on a local Ray started on demand")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="where each worker's task lives and its runs compute (default cpu)")
     parser.add_argument("--ray-address", default=None, metavar="ADDR",
                         help="run the cells on the Ray cluster at ADDR")
     parser.add_argument("--metric", default="loss_gap", choices=REPORT_METRICS,

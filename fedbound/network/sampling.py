@@ -123,16 +123,18 @@ def sample_mask(network: _SubnetLayout, h: _Counts, generator: _TorchGenerator) 
     ``generator``, so calls are independent and the same generator state gives the same mask.
     """
     import torch  # here, not at module level: the network CLI must not pay for importing torch
-    h = torch.as_tensor(check_h(h, network.m))
+    cpu = generator.device   # drawn and ranked on the CPU; the mask goes to the default device
+    h = torch.as_tensor(check_h(h, network.m), device=cpu)
     # copies (the Network's array is read-only); a torch view of the network works as well
-    subnet_of = torch.from_numpy(np.asarray(network.subnet_of).astype(np.int64))
-    offsets = torch.from_numpy(network.offsets.astype(np.int64))
-    keys = torch.rand(network.n, generator=generator, dtype=torch.float64) + subnet_of
+    subnet_of = torch.as_tensor(np.asarray(torch.as_tensor(network.subnet_of).cpu()).astype(np.int64),
+                                device=cpu)
+    offsets = torch.as_tensor(np.asarray(network.offsets).astype(np.int64), device=cpu)
+    keys = torch.rand(network.n, generator=generator, dtype=torch.float64, device=cpu) + subnet_of
     order = torch.argsort(keys)  # subnets stay contiguous: subnet s occupies offsets[s]:offsets[s+1]
-    rank_in_subnet = torch.arange(network.n) - offsets[subnet_of]
-    mask = torch.empty(network.n, dtype=torch.bool)
+    rank_in_subnet = torch.arange(network.n, device=cpu) - offsets[subnet_of]
+    mask = torch.empty(network.n, dtype=torch.bool, device=cpu)
     mask[order] = rank_in_subnet < h[subnet_of]
-    return mask
+    return mask.to(torch.get_default_device())
 
 
 # ---- participation schemes of the federated round (issue 9) ---------------------------------------
@@ -195,7 +197,8 @@ class UniformParticipation:
     def draw(self, p: _WeightTensor, generator: _TorchGenerator) -> Participation:
         import torch
         if self.groups is None:
-            clients = torch.sort(torch.randperm(self.n, generator=generator)[: self.q]).values
+            drawn = torch.randperm(self.n, generator=generator, device=generator.device)
+            clients = torch.sort(drawn[: self.q]).values.to(torch.get_default_device())
             pc = p.index_select(0, clients)
             w = pc / pc.sum() if self.weighting == "normalized" else pc * (self.n / self.q)
             return Participation(clients, w, full=self.q == self.n)
@@ -234,7 +237,8 @@ class WithReplacement:
 
     def draw(self, p: _WeightTensor, generator: _TorchGenerator) -> Participation:
         import torch
-        clients = torch.sort(torch.multinomial(p, self.q, replacement=True, generator=generator)).values
+        drawn = torch.multinomial(p.to(generator.device), self.q, replacement=True, generator=generator)
+        clients = torch.sort(drawn).values.to(p.device)
         return Participation(clients, torch.full((self.q,), 1.0 / self.q, dtype=p.dtype))
 
 
@@ -257,8 +261,9 @@ class PoissonParticipation:
     def draw(self, p: _WeightTensor, generator: _TorchGenerator) -> Participation:
         import torch
         r = torch.as_tensor(self.rate, dtype=p.dtype)
-        clients = torch.nonzero(torch.rand(self.n, generator=generator, dtype=torch.float64)
-                                < torch.as_tensor(self.rate)).squeeze(1)
+        keys = torch.rand(self.n, generator=generator, dtype=torch.float64, device=generator.device)
+        clients = torch.nonzero(keys < torch.as_tensor(self.rate, device=generator.device)
+                                ).squeeze(1).to(p.device)
         pc = p.index_select(0, clients)
         if self.weighting == "unbiased":
             w = pc / r.index_select(0, clients)
@@ -328,7 +333,8 @@ def named_participation(name: str, n: Count, q: int | None = None):
 def compute_mask(rows: NonNegativeInt, M: NonNegativeInt, generator: _TorchGenerator) -> "torch.Tensor":
     """Bool (rows,) with exactly M True, uniformly without replacement (AFGA's S_{r,t})."""
     import torch
-    keys = torch.rand(rows, generator=generator, dtype=torch.float64)
+    keys = torch.rand(rows, generator=generator, dtype=torch.float64,
+                      device=generator.device).to(torch.get_default_device())
     mask = torch.zeros(rows, dtype=torch.bool)
     mask[torch.argsort(keys)[:M]] = True
     return mask

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import time
 
+import torch
+
 from fedbound.algorithms.federated.seeds import (BatchDiverged, batchable, run_seeds,
                                                  seeds_per_batch)
 from fedbound.algorithms.run import run
@@ -23,7 +25,8 @@ def run_cells(algs: list, rounds: int) -> list[tuple]:
     if len(algs) > 1 and batchable(algs[0]):
         start = time.perf_counter()
         try:
-            cols = run_seeds(algs, rounds)
+            with torch.device(algs[0].task.device):   # as run() computes on the task's device
+                cols = run_seeds(algs, rounds)
             wall = (time.perf_counter() - start) / len(algs)
             return [("done", c, None, wall) for c in cols]
         except BatchDiverged:

@@ -22,10 +22,11 @@ are kept, finished or not).
 """
 from __future__ import annotations
 
+import functools
 import os
-
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 from pathlib import Path
 
 from tqdm import tqdm
@@ -40,9 +41,9 @@ from fedbound.sweep.store import FINISHED, CellResult, Store, lock_folder, remov
 class Problem:
     """The task (noise-free) and networks of a SPEC, built once per process, and its algorithms."""
 
-    def __init__(self, spec: spec_mod.Spec):
+    def __init__(self, spec: spec_mod.Spec, device: Literal["cpu", "cuda"] = "cpu"):
         self.spec = spec
-        self.problem = spec.build_problem()
+        self.problem = spec.build_problem(device)
         self.task = self.problem.task
         require_run_memory("sweep cell", spec.rounds, self.task.n, self.task.d)
 
@@ -52,14 +53,15 @@ class Problem:
 
 
 @lru_cache(maxsize=4)
-def _problem(spec_text: str) -> Problem:
-    return Problem(spec_mod.loads(spec_text))
+def _problem(spec_text: str, device: str = "cpu") -> Problem:
+    return Problem(spec_mod.loads(spec_text), device)
 
 
-def compute(spec_text: str, cells: list[tuple[int, str]]) -> list[CellResult]:
-    """The results of one batch ``cells`` ((cell id, cell key) pairs) of the SPEC ``spec_text``;
-    a pure function of its arguments (module doc)."""
-    problem = _problem(spec_text)
+def compute(spec_text: str, cells: list[tuple[int, str]],
+            device: Literal["cpu", "cuda"] = "cpu") -> list[CellResult]:
+    """The results of one batch ``cells`` ((cell id, cell key) pairs) of the SPEC ``spec_text``
+    on ``device``; a pure function of its arguments (module doc)."""
+    problem = _problem(spec_text, device)
     algs = [problem.algorithm(spec_mod.Cell.from_key(key)) for _, key in cells]
     return [CellResult(i, *outcome) for (i, _), outcome in zip(cells, run_cells(algs, problem.spec.rounds))]
 
@@ -153,10 +155,11 @@ def collect(spec: spec_mod.Spec) -> list[tuple[spec_mod.Cell, CellResult]]:
 
 
 def run_sweep(spec: spec_mod.Spec, folder: str | os.PathLike, *, extend: bool = False, ray: bool = False,
-              ray_address: str | None = None, progress: bool = False, overwrite: bool = False) -> Summary:
+              ray_address: str | None = None, progress: bool = False, overwrite: bool = False,
+              device: Literal["cpu", "cuda"] = "cpu") -> Summary:
     """Run the unfinished cells of ``spec`` into the store of ``folder`` (module doc), holding the
     folder's writer lock (a second sweep on ``folder`` is refused); ``overwrite`` starts the store
-    afresh."""
+    afresh; ``device``: where each worker's task lives and its runs compute."""
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -166,12 +169,12 @@ def run_sweep(spec: spec_mod.Spec, folder: str | os.PathLike, *, extend: bool = 
     try:
         if overwrite:
             remove(folder)
-        return _run_locked(spec, folder, extend, ray, ray_address, progress)
+        return _run_locked(spec, folder, extend, ray, ray_address, progress, device)
     finally:
         lock.close()
 
 
-def _run_locked(spec, folder, extend, ray, ray_address, progress) -> Summary:
+def _run_locked(spec, folder, extend, ray, ray_address, progress, device) -> Summary:
     store = Store(folder)
     try:
         batches = prepare(spec, store, extend)
@@ -180,7 +183,8 @@ def _run_locked(spec, folder, extend, ray, ray_address, progress) -> Summary:
         executor = Executor(ray=ray, address=ray_address)   # a bad address: refused before the bar
         bar = tqdm(total=todo, desc="sweep cells", disable=not progress, unit="cell")
         try:
-            lost = executor.map(compute, spec.canonical, batches, lambda batch, results: store.commit(results),
+            work = compute if device == "cpu" else functools.partial(compute, device=device)
+            lost = executor.map(work, spec.canonical, batches, lambda batch, results: store.commit(results),
                                 lambda batch: bar.update(len(batch)))
         finally:
             bar.close()

@@ -29,12 +29,12 @@ grid value is refused before anything runs, naming the option.
 """
 from __future__ import annotations
 
-import os
-
 import itertools
 import json
+import os
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Literal
 
 from fedbound.errors import InputTypeError, ValidationError, require
 from fedbound.sweep import grid as grid_mod
@@ -153,15 +153,16 @@ class Spec:
         return json.dumps({"task": self.task, "network": self.network, "rounds": self.rounds},
                           sort_keys=True)
 
-    def build_problem(self):
-        """The :class:`~fedbound.algorithms.problem.Problem` of the task and network."""
+    def build_problem(self, device: Literal["cpu", "cuda"] = "cpu"):
+        """The :class:`~fedbound.algorithms.problem.Problem` of the task and network, its task on
+        ``device``."""
         from fedbound.algorithms.problem import Problem
 
         task = dict(self.task)
         network = dict(self.network or {})
         if "file" in network:
             network["network"] = network.pop("file")
-        return Problem(task.pop("name"), task, network)
+        return Problem(task.pop("name"), task, network, device=device)
 
     @cached_property
     def cells(self) -> tuple[Cell, ...]:

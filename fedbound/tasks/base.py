@@ -43,7 +43,7 @@ import torch
 
 from fedbound import validate
 from fedbound.argtypes import Count, NonNegative, NonNegativeInt, ProbabilityArray
-from fedbound.errors import InputTypeError, require
+from fedbound.errors import InputTypeError, ValidationError, require
 from fedbound.tasks.heterogeneity import (
     AtLeastOne, check_weights, fednova_matrix, inter_cluster_matrix, intra_cluster_matrices, measure_at,
     sigma_g_matrix,
@@ -75,9 +75,26 @@ def check_dtype(dtype: torch.dtype) -> torch.dtype:
     return dtype
 
 
-def as_float64(name: str, array: np.ndarray, ndim: int) -> np.ndarray:
+def as_float64(name: str, array: np.ndarray, ndim: int, *, copy: bool = True) -> np.ndarray:
     """A real, finite float64 numpy array with ``ndim`` dimensions and entries of absolute value at
-    most :data:`DATA_MAX_ABS` (validate.real_array), or a FedboundError naming it."""
+    most :data:`DATA_MAX_ABS` (validate.real_array), or a FedboundError naming it.
+
+    ``copy=False``: a float64 numpy array (or CPU tensor) that is C-contiguous, aligned and
+    writeable comes back as it is, shared, not copied (a data set of hundreds of MB), and is
+    checked without temporaries: two reductions, min >= -DATA_MAX_ABS and max <= DATA_MAX_ABS,
+    false for any NaN or infinity; anything else, or a failed check (for its message), goes
+    through validate.real_array and comes back C-contiguous (a view of the stacked rows of the
+    result is then free)."""
+    if not copy:
+        raw = array
+        if isinstance(raw, torch.Tensor) and raw.dtype == torch.float64 and raw.device.type == "cpu":
+            raw = raw.detach().resolve_conj().resolve_neg().numpy()
+        if (type(raw) is np.ndarray and raw.dtype == np.float64 and raw.ndim == ndim and raw.size
+                and raw.flags.c_contiguous and raw.flags.aligned and raw.flags.writeable):
+            with np.errstate(invalid="ignore"):
+                if raw.min() >= -DATA_MAX_ABS and raw.max() <= DATA_MAX_ABS:
+                    return raw
+        return np.ascontiguousarray(validate.real_array(name, array, ndim=ndim, max_abs=DATA_MAX_ABS))
     return validate.real_array(name, array, ndim=ndim, max_abs=DATA_MAX_ABS)
 
 
@@ -91,13 +108,26 @@ def gather(data: object, idx: torch.Tensor | slice):
     elif isinstance(data, torch.Tensor):
         return data.index_select(0, idx)
     elif isinstance(data, np.ndarray):
-        return data[idx.numpy()]
+        return data[idx.cpu().numpy()]
     if isinstance(data, dict):
         return {k: gather(v, idx) for k, v in data.items()}
     if dataclasses.is_dataclass(data):
         return type(data)(**{f.name: gather(getattr(data, f.name), idx) for f in dataclasses.fields(data)})
     raise InputTypeError(f"data must be a tensor, a numpy array, or a dict or dataclass of them, "
                          f"got {validate.show(data)}")
+
+
+def _on_device(value: object, device: torch.device):
+    """``value`` with its tensors on ``device``: a tensor, or a dict or dataclass holding tensors
+    (other values as they are)."""
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, dict):
+        return {k: _on_device(v, device) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{f.name: _on_device(getattr(value, f.name), device)
+                                             for f in dataclasses.fields(value) if f.init})
+    return value
 
 
 class Task:
@@ -150,6 +180,28 @@ class Task:
                     f"weights must be 'uniform', 'examples' or an array, got {weights!r}")
             return None if weights == "uniform" else num_examples / num_examples.sum()
         return weights
+
+    def to(self, device: str) -> "Task":
+        """A copy of the task whose tensors live on ``device`` (``"cpu"``, ``"cuda"``,
+        ``"cuda:1"``): its clients' data, weights, x0 and the constants computed so far (those
+        computed later follow); the task itself is unchanged. Algorithms built on the copy
+        (:func:`fedbound.algorithms.registry.build`) and its runs
+        (:func:`fedbound.algorithms.run`) compute there; randomness is still drawn on the CPU, so
+        a seed gives the same participants and noise on every device."""
+        try:
+            device = torch.device(device)
+        except (RuntimeError, TypeError):
+            raise ValidationError(f"device must be 'cpu', 'cuda' or 'cuda:N', got {device!r}") from None
+        require(device.type in ("cpu", "cuda"), f"device must be 'cpu' or 'cuda', got {device.type!r}")
+        if device.type == "cuda":
+            require(torch.cuda.is_available(), "device 'cuda' requested, but torch sees no CUDA "
+                                               "GPU here (torch.cuda.is_available() is False)")
+            if device.index is None:
+                device = torch.device("cuda", torch.cuda.current_device())
+        moved = copy.copy(self)
+        moved.__dict__.update({name: _on_device(value, device) for name, value in vars(self).items()})
+        moved.device = device
+        return moved
 
     # ---- points ----------------------------------------------------------------------------------
     def points(self, X: Points, clients: torch.Tensor | None = None) -> torch.Tensor:
@@ -290,10 +342,11 @@ class Task:
         require(len(counts) == len(generators) and sum(counts) == G.shape[0],
                 f"add_noise: {len(generators)} generators for row groups {counts} of {G.shape[0]} rows")
         for sigma, kind in self._noises:
-            z = torch.empty(int(G.shape[0]), self.d, dtype=torch.float64)
-            for part, generator in zip(z.split(counts), generators):
-                torch.randn(part.shape, generator=generator, dtype=torch.float64, out=part)
-            G = G + noise_from_normals(z, sigma, kind).to(self.dtype)
+            z = torch.empty(int(G.shape[0]), self.d, dtype=torch.float64, device="cpu")
+            for part, generator in zip(z.split(counts), generators):   # drawn on the CPU
+                torch.randn(part.shape, generator=generator, dtype=torch.float64,
+                            device=generator.device, out=part)
+            G = G + noise_from_normals(z, sigma, kind).to(device=G.device, dtype=self.dtype)
         return G
 
     def stochastic_grad(self, X: Points, generator: torch.Generator,

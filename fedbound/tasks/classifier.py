@@ -104,13 +104,14 @@ class MLPClassifier(ClientDataTask):
                    batch_size=batch_size, init_seed=seed, dtype=dtype)
 
     def _default_init(self, seed: int) -> torch.Tensor:
-        gen = torch.Generator().manual_seed(validate.seed(seed, "init_seed"))
+        gen = torch.Generator(device="cpu").manual_seed(validate.seed(seed, "init_seed"))
         pieces = []
         for layer in self.module:   # same order as named_parameters: weight, then bias, layer by layer
             if isinstance(layer, nn.Linear):
                 bound = 1.0 / math.sqrt(layer.in_features)
                 for p in (layer.weight, layer.bias):
-                    pieces.append((2.0 * torch.rand(p.numel(), generator=gen, dtype=torch.float64) - 1.0) * bound)
+                    pieces.append((2.0 * torch.rand(p.numel(), generator=gen, dtype=torch.float64,
+                                                    device=gen.device) - 1.0) * bound)
         return torch.cat(pieces).to(self.dtype)
 
     @property

@@ -64,7 +64,8 @@ class ClientData:
     def minibatch(self, batch_size: Count, generator: torch.Generator) -> "ClientData":
         """min(batch_size, m_i) samples of every client, uniformly without replacement."""
         B = min(int(batch_size), self.features.shape[1])
-        keys = torch.rand(self.mask.shape, generator=generator, dtype=torch.float64)
+        keys = torch.rand(self.mask.shape, generator=generator, dtype=torch.float64,
+                          device=generator.device).to(self.mask.device)
         keys = torch.where(self.mask > 0, keys, torch.full_like(keys, 2.0))
         idx = torch.argsort(keys, dim=1)[:, :B]
         mask = (torch.arange(B)[None, :] < torch.clamp(self.sizes, max=B)[:, None]).to(self.mask.dtype)

@@ -35,8 +35,8 @@ def gradient_noise(shape: tuple[NonNegativeInt, Count], sigma: float, kind: str,
     """Noise of shape (n, d) whose rows have E||row||^2 = sigma^2 exactly (see module docstring)."""
     check_noise(sigma, kind)
     n, d = shape
-    return noise_from_normals(torch.randn(n, d, generator=generator, dtype=torch.float64), sigma,
-                              kind).to(dtype)
+    z = torch.randn(n, d, generator=generator, dtype=torch.float64, device=generator.device)
+    return noise_from_normals(z, sigma, kind).to(device=torch.get_default_device(), dtype=dtype)
 
 
 def noise_from_normals(z: torch.Tensor, sigma: NonNegative, kind: Literal["gaussian", "sphere"]) -> torch.Tensor:
@@ -54,7 +54,8 @@ def check_noise(sigma: float, kind: str) -> None:
 
 def open_uniform(shape: tuple[NonNegativeInt, ...], generator: torch.Generator) -> torch.Tensor:
     """Uniforms on (0, 1), symmetric about 1/2: torch.rand's grid k 2^-53 shifted by 2^-54."""
-    return torch.rand(shape, generator=generator, dtype=torch.float64) + 2.0**-54
+    return torch.rand(shape, generator=generator, dtype=torch.float64, device=generator.device) \
+        + 2.0**-54
 
 
 def check_law(law: str, param: float) -> None:

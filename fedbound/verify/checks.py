@@ -412,7 +412,7 @@ def estimate_smoothness(task: Task, points: np.ndarray, iterations: Annotated[in
     task's gradients, (grad f_i(x + eps v) - grad f_i(x - eps v))/(2 eps). L is a supremum over all
     x, so this is a lower estimate of it along the points, not a certified constant."""
     require(iterations >= 1, f"iterations must be >= 1, got {iterations}")
-    gen = torch.Generator().manual_seed(validate.seed(seed))
+    gen = torch.Generator(device="cpu").manual_seed(validate.seed(seed))
     points = np.atleast_2d(np.asarray(points, dtype=float))
     require(points.ndim == 2 and points.shape[1] == task.d and points.shape[0] >= 1,
             f"points must be models of the task, shape (P, d = {task.d}) or (d,), got {points.shape}")

@@ -300,7 +300,7 @@ def _check_affine(algorithm, layout: StateLayout, state: State, J: np.ndarray) -
         return layout.flatten(algorithm.step(layout.rebuild(state, w)))
 
     z = layout.flatten(state)
-    gen = torch.Generator().manual_seed(0)
+    gen = torch.Generator(device="cpu").manual_seed(0)
     noise = torch.randn((2, z.numel()), generator=gen, dtype=z.dtype)
     J_next = _jacobian(round_map, z)
     J_probe = _jacobian(round_map, z * torch.exp(noise[0] / 2)

@@ -99,17 +99,17 @@ class Normalized:
         norm v: (sum_k w_k q_k / v) / sum_k w_k with q = norms or tau, so that equal q_k = v give
         exactly 1."""
         norms = self.norms(tau, client)
-        w = weights.detach().to(torch.float64).numpy()
+        w = weights.detach().to(torch.float64).cpu().numpy()
         if w.size == 0:                      # nobody took part (Poisson participation)
             return torch.zeros(0, dtype=torch.float64)
-        a = norms.numpy()
+        a = norms.cpu().numpy()
         if callable(self.tau_eff):
             value = number("tau_eff (the policy's value)",
-                           self.tau_eff(w.copy(), tau.numpy().copy(), a.copy()), low=0.0, low_open=True)
+                           self.tau_eff(w.copy(), tau.cpu().numpy().copy(), a.copy()), low=0.0, low_open=True)
             return torch.as_tensor(value / a)
         if not isinstance(self.tau_eff, str):
             return torch.as_tensor(self.tau_eff / a)
-        q = a if self.tau_eff == "accumulation" else tau.numpy().astype(np.float64)
+        q = a if self.tau_eff == "accumulation" else tau.cpu().numpy().astype(np.float64)
         total = float(np.sum(w))
         require(total > 0, "the participants' weights sum to 0: tau_eff is undefined")
         values, inverse = np.unique(a, return_inverse=True)

@@ -65,7 +65,8 @@ class RandomSteps:
         self.high = integer("high", high, low=self.low, high=MAX_LOCAL_STEPS)
 
     def draw(self, clients: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        return torch.randint(self.low, self.high + 1, (int(clients.shape[0]),), generator=generator)
+        return torch.randint(self.low, self.high + 1, (int(clients.shape[0]),), generator=generator,
+                             device=generator.device).to(clients.device)
 
 
 class GaussianSteps:
@@ -78,7 +79,8 @@ class GaussianSteps:
         self.high = integer("high", high, low=self.low, high=MAX_LOCAL_STEPS)
 
     def draw(self, clients: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        z = torch.randn(int(clients.shape[0]), generator=generator, dtype=torch.float64)
+        z = torch.randn(int(clients.shape[0]), generator=generator, dtype=torch.float64,
+                        device=generator.device).to(clients.device)
         return torch.clamp(torch.round(self.mean + self.std * z), self.low, self.high).to(torch.int64)
 
 
@@ -128,9 +130,12 @@ class RandomEpochSteps:
     def draw(self, clients: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
         k = int(clients.shape[0])
         if self.integer_epochs:
-            E = torch.randint(self.low, self.high + 1, (k,), generator=generator).to(torch.float64)
+            E = torch.randint(self.low, self.high + 1, (k,), generator=generator,
+                              device=generator.device).to(torch.get_default_device(), torch.float64)
         else:
-            E = self.low + (self.high - self.low) * torch.rand(k, generator=generator, dtype=torch.float64)
+            E = self.low + (self.high - self.low) * torch.rand(
+                k, generator=generator, dtype=torch.float64,
+                device=generator.device).to(torch.get_default_device())
         tau = torch.floor(E * self.n_i.index_select(0, clients) / self.B).to(torch.int64)
         return torch.clamp(tau, min=1)
 

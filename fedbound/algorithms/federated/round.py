@@ -353,7 +353,7 @@ class Federated(Algorithm):
         if self.group_sizes.size == 1:
             per_group = (int(part.clients.shape[0]),)
         else:
-            per_group = tuple(np.bincount(self.group_of.index_select(0, part.clients).numpy(),
+            per_group = tuple(np.bincount(self.group_of.index_select(0, part.clients).cpu().numpy(),
                                           minlength=self.group_sizes.size).tolist())
         key = (per_group, int(gradients), int(workers), int(steps))
         known = self.__dict__.setdefault("_counts_of", {})

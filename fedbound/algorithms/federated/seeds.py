@@ -66,9 +66,13 @@ def batchable(alg: Algorithm) -> bool:
 def _rowwise(server, d: int, dtype) -> bool:
     """Whether three steps of the server transform on a (2, d) stack equal its steps on each row
     alone (a transform that reduces over the whole model, e.g. a norm clip, does not batch)."""
-    gen = torch.Generator().manual_seed(0)
-    x = torch.randn(2, d, generator=gen, dtype=torch.float64).to(dtype)
-    grads = [torch.randn(2, d, generator=gen, dtype=torch.float64).to(dtype) for _ in range(3)]
+    gen = torch.Generator(device="cpu").manual_seed(0)
+
+    def draw():
+        return torch.randn(2, d, generator=gen, dtype=torch.float64, device="cpu").to(
+            dtype=dtype, device=torch.get_default_device())
+    x = draw()
+    grads = [draw() for _ in range(3)]
     try:
         stacked, rows = server.init(x), [server.init(x[i]) for i in range(2)]
         for g in grads:
@@ -153,7 +157,7 @@ class _Record:
                  else torch.full((B,), float("nan")))
         grad2 = torch.sum(grads ** 2, dim=1)
         self.metrics[t] = torch.stack([losses, gap.to(losses.dtype), dist2.to(losses.dtype),
-                                       grad2]).numpy()
+                                       grad2]).cpu().numpy()
         if not np.all(np.isfinite(self.metrics[t, [0, 3]])):
             raise BatchDiverged(f"a seed diverged at round {t}")
         self.K[t] = steps
