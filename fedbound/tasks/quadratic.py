@@ -39,15 +39,17 @@ def _clip_zero(value: float, scale: float) -> float:
     return 0.0 if value <= RANK_TOL * scale else float(value)
 
 
-def affine_solve(Hbar: np.ndarray, ebar: np.ndarray, x0: np.ndarray) -> np.ndarray:
+def affine_solve(Hbar: np.ndarray, ebar: np.ndarray, x0: np.ndarray, *,
+                 eigh: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """The projection of x0 onto argmin 1/2 x^T Hbar x - ebar^T x (Hbar PSD, ebar in its range):
-    x0 + Hbar^+ (ebar - Hbar x0), with one step of iterative refinement."""
+    x0 + Hbar^+ (ebar - Hbar x0), with one step of iterative refinement. ``eigh``: Hbar's
+    eigendecomposition (lam, V) as np.linalg.eigh returns it, when already computed."""
     Hbar, ebar, x0 = np.asarray(Hbar), np.asarray(ebar), np.asarray(x0)
     require(Hbar.ndim == 2 and Hbar.shape[0] == Hbar.shape[1] and Hbar.shape[0] >= 1,
             f"Hbar must be a square matrix, got shape {Hbar.shape}")
     require(ebar.shape == Hbar.shape[:1] and x0.shape == Hbar.shape[:1],
             f"ebar and x0 must have shape ({Hbar.shape[0]},) to match Hbar, got {ebar.shape} and {x0.shape}")
-    lam, V = np.linalg.eigh(Hbar)
+    lam, V = np.linalg.eigh(Hbar) if eigh is None else eigh
     keep = lam > RANK_TOL * max(lam[-1], np.finfo(float).tiny)
     Vr, lr = V[:, keep], lam[keep]
 
@@ -58,13 +60,24 @@ def affine_solve(Hbar: np.ndarray, ebar: np.ndarray, x0: np.ndarray) -> np.ndarr
     return x + pinv(ebar - Hbar @ x)
 
 
+def _to_device(computed: dict, device: torch.device) -> None:
+    """The tensors of ``computed`` moved to the task's ``device`` (a task moved by
+    :meth:`fedbound.tasks.Task.to` computes its constants from its numpy data, on the CPU)."""
+    for key, value in computed.items():
+        if isinstance(value, torch.Tensor) and value.device != device:
+            computed[key] = value.to(device)
+
+
 class _LazyConstant:
     """A constant of a quadratic task computed at its first read, with the others of its ``group``
     (:meth:`QuadraticTask._compute_constants`: ``"optimum"``, x* and f*, one solve with the mean
     Hessian; ``"curvature"``, L, mu and their global versions, the eigenvalues of n client Hessians,
     seconds at n = 1000, which a run that never reads them should not pay); assigning it overrides
     the computed value for that task only. The computed values live in one dict that the task's
-    shallow copies (``with_noise``) share, so they are computed once for all of them."""
+    shallow copies (``with_noise``) share, so they are computed once for all of them; so do the
+    intermediates both groups need, the mean Hessian Hbar of the task's weights and its
+    eigendecomposition (:meth:`QuadraticTask._hbar`, :meth:`QuadraticTask._hbar_eigh`: one pass
+    over the data, seconds for a large least-squares task, made once)."""
 
     def __init__(self, group: str):
         self.group = group
@@ -80,6 +93,7 @@ class _LazyConstant:
         computed = obj.__dict__.setdefault("_lazy_constants", {})
         if self.name not in computed:
             obj._compute_constants(computed, self.group)
+            _to_device(computed, obj.device)
         return computed[self.name]
 
     def __set__(self, obj, value):
@@ -124,15 +138,32 @@ class QuadraticTask(Task):
         """(M, b, c) of sum_ik K_ik <grad f_i(x), grad f_k(x)> = x^T M x - 2 b^T x + c."""
         raise NotImplementedError
 
+    def _hbar(self) -> np.ndarray:
+        """Hbar = sum_i p_i H_i (d, d) float64 for the task's weights, computed once and shared by
+        the two groups of constants (and the task's copies) in the dict of :class:`_LazyConstant`."""
+        computed = self.__dict__.setdefault("_lazy_constants", {})
+        if "_hbar" not in computed:
+            computed["_hbar"] = self._mean_hessian(self._weights_np)
+        return computed["_hbar"]
+
+    def _hbar_eigh(self) -> tuple[np.ndarray, np.ndarray]:
+        """np.linalg.eigh(Hbar) (ascending eigenvalues, eigenvectors), computed once and shared
+        like :meth:`_hbar`: the optimum solves with it, the curvature group reads its extremes."""
+        computed = self.__dict__.setdefault("_lazy_constants", {})
+        if "_hbar_eigh" not in computed:
+            computed["_hbar_eigh"] = np.linalg.eigh(self._hbar())
+        return computed["_hbar_eigh"]
+
     def _global_eigen_extremes(self) -> tuple[float, float]:
         """(lambda_max, lambda_min) of Hbar = sum_i p_i H_i."""
-        lam = np.linalg.eigvalsh(self._mean_hessian(self._weights_np))
+        lam = self._hbar_eigh()[0]
         return float(lam[-1]), float(lam[0])
 
     def _solve_optimum(self) -> np.ndarray:
         """The projection of x0 onto argmin f."""
-        ebar = self._weights_np @ self.linear_terms.detach().to(torch.float64).numpy()
-        return affine_solve(self._mean_hessian(self._weights_np), ebar, self.x0.to(torch.float64).numpy())
+        ebar = self._weights_np @ self.linear_terms.detach().cpu().to(torch.float64).numpy()
+        return affine_solve(self._hbar(), ebar, self.x0.detach().cpu().to(torch.float64).numpy(),
+                            eigh=self._hbar_eigh())
 
     def _set_constants(self) -> None:
         """The constants known at once (the own gradients are unbounded); the exact ones are lazy."""
@@ -151,8 +182,7 @@ class QuadraticTask(Task):
         x_star = torch.as_tensor(self._solve_optimum(), dtype=self.dtype)
         into.update({"x_star": x_star, "f_star": self.loss(x_star),
                      "_optimum_grad": self.global_grad(x_star),
-                     "_hessian_mean": torch.as_tensor(self._mean_hessian(self._weights_np),
-                                                      dtype=self.dtype)})
+                     "_hessian_mean": torch.as_tensor(self._hbar(), dtype=self.dtype)})
 
     def global_metrics(self, X: Points) -> tuple[torch.Tensor, torch.Tensor]:
         """f(x_r) and grad f(x_r) for the rows x_r of ``X`` (R, d) by the exact expansion of the
@@ -168,6 +198,7 @@ class QuadraticTask(Task):
         computed = self.__dict__.setdefault("_lazy_constants", {})
         if "_hessian_mean" not in computed:
             self._compute_constants(computed, "optimum")
+            _to_device(computed, self.device)
         z, g, H = computed["x_star"], computed["_optimum_grad"], computed["_hessian_mean"]
         f_z, losses, grads = computed["f_star"], [], []
         for e in X - z:   # row by row: a point's numbers do not depend on the batch it is in
