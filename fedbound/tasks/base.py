@@ -207,7 +207,7 @@ class Task:
     def points(self, X: Points, clients: torch.Tensor | None = None) -> torch.Tensor:
         """X as a (k, d) tensor of the task's dtype, k = n (all clients) or len(clients); a (d,) point is
         broadcast to every row."""
-        X = torch.as_tensor(X, dtype=self.dtype)
+        X = torch.as_tensor(X, dtype=self.dtype, device=self.device)
         k = self.n if clients is None else int(clients.shape[0])
         if X.shape == (self.d,):
             X = X.expand(k, self.d)
@@ -216,7 +216,7 @@ class Task:
 
     def point(self, x: Points) -> torch.Tensor:
         """x as a (d,) tensor of the task's dtype."""
-        x = torch.as_tensor(x, dtype=self.dtype)
+        x = torch.as_tensor(x, dtype=self.dtype, device=self.device)
         require(x.shape == (self.d,), f"x must have shape ({self.d},), got {tuple(x.shape)}")
         return x
 
@@ -225,7 +225,7 @@ class Task:
         idx = torch.as_tensor(clients)
         require(idx.ndim == 1 and not idx.is_floating_point() and idx.dtype != torch.bool,
                 f"clients must be a 1-d array of integer indices, got {tuple(idx.shape)} {idx.dtype}")
-        idx = idx.to(torch.int64)
+        idx = idx.to(device=self.device, dtype=torch.int64)
         require(idx.numel() == 0 or (int(idx.min()) >= 0 and int(idx.max()) < self.n),
                 f"clients must be indices in [0, {self.n - 1}], got {idx.tolist()[:8]}")
         return idx
@@ -307,7 +307,7 @@ class Task:
         of its global model; quadratic tasks compute both from a closed form in O(d^2) per point
         (:meth:`fedbound.tasks.quadratic.QuadraticTask.global_metrics`), others by passes over
         every client's data."""
-        X = torch.as_tensor(X, dtype=self.dtype)
+        X = torch.as_tensor(X, dtype=self.dtype, device=self.device)
         require(X.ndim == 2 and X.shape[1] == self.d,
                 f"X must have shape (R, {self.d}), got {tuple(X.shape)}")
         losses = torch.stack([self.weights @ self.local_losses(x) for x in X])

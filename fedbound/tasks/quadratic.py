@@ -179,10 +179,11 @@ class QuadraticTask(Task):
             into.update({"_client_lmax": lmax, "L": L, "mu": _clip_zero(float(lmin.min()), L),
                          "L_global": L_global, "mu_global": _clip_zero(low, L_global)})
             return
-        x_star = torch.as_tensor(self._solve_optimum(), dtype=self.dtype)
+        x_star = torch.as_tensor(self._solve_optimum(), dtype=self.dtype, device=self.device)
         into.update({"x_star": x_star, "f_star": self.loss(x_star),
                      "_optimum_grad": self.global_grad(x_star),
-                     "_hessian_mean": torch.as_tensor(self._hbar(), dtype=self.dtype)})
+                     "_hessian_mean": torch.as_tensor(self._hbar(), dtype=self.dtype,
+                                                      device=self.device)})
 
     def global_metrics(self, X: Points) -> tuple[torch.Tensor, torch.Tensor]:
         """f(x_r) and grad f(x_r) for the rows x_r of ``X`` (R, d) by the exact expansion of the
@@ -192,7 +193,7 @@ class QuadraticTask(Task):
         f(x) - f(z) without the cancellation of a difference of two losses. Each row is computed on
         its own, so that a point gives the same bits alone and in a batch (batched seeds reproduce
         single runs bitwise, :mod:`fedbound.algorithms.federated.seeds`)."""
-        X = torch.as_tensor(X, dtype=self.dtype)
+        X = torch.as_tensor(X, dtype=self.dtype, device=self.device)
         require(X.ndim == 2 and X.shape[1] == self.d,
                 f"X must have shape (R, {self.d}), got {tuple(X.shape)}")
         computed = self.__dict__.setdefault("_lazy_constants", {})
