@@ -13,7 +13,7 @@ from tqdm import tqdm  # text bars: tqdm.auto warns in notebooks without ipywidg
 
 from fedbound.algorithms.accounting import COUNTERS
 from fedbound.algorithms.base import Algorithm, State, StateTensor, check_finite
-from fedbound.algorithms.threads import threads_for, torch_threads
+from fedbound.algorithms.threads import Threads, threads_for, torch_threads
 from fedbound.argtypes import Count, Measured, NonNegativeInt
 from fedbound.errors import DivergenceError, require
 
@@ -114,7 +114,7 @@ class _Recorder:
 
 def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict | None] | None = None,
         progress: bool = False, state: State | None = None, eval_every: Count = 1,
-        threads: Count | None = None) -> Trajectory:
+        threads: Threads | None = None) -> Trajectory:
     """Run ``rounds`` global rounds from ``state`` (default ``alg.init()``) and record metrics.
 
     ``callback(state)`` is called after every round; a dict it returns is passed as keyword

@@ -16,13 +16,18 @@ from __future__ import annotations
 
 import contextlib
 import os
+from typing import Annotated
 
 import torch
 
-from fedbound.argtypes import Count, NonNegative
+from fedbound.argtypes import Count, NonNegative, Range
 
 #: flops of a round that one more thread must have to work on (25 MFLOP: 2.5-5 ms on one core)
 FLOPS_PER_THREAD = 25e6
+#: the most threads one may ask for (torch takes a C int; no machine here has more cores)
+MAX_THREADS = 1024
+#: a number of torch threads
+Threads = Annotated[int, Range(1, MAX_THREADS)]
 
 
 def threads_for(flops_per_round: NonNegative, cores: Count | None = None) -> int:
@@ -32,7 +37,7 @@ def threads_for(flops_per_round: NonNegative, cores: Count | None = None) -> int
 
 
 @contextlib.contextmanager
-def torch_threads(threads: Count):
+def torch_threads(threads: Threads):
     """torch uses ``threads`` intra-op threads inside the block, its previous number after it."""
     before = torch.get_num_threads()
     torch.set_num_threads(int(threads))

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from fedbound.algorithms import registry
+from fedbound.algorithms.threads import MAX_THREADS
 from fedbound.cli import controller_run
 from fedbound.cli.flags import add_flags, flag_table, given
 from fedbound.cli.problem import add_problem_arguments, problem_from
@@ -105,8 +106,8 @@ def run_command(args) -> int:
     require(args.rounds >= 0, f"--rounds must be an integer >= 0, got {args.rounds}")
     require(args.sigma >= 0 and np.isfinite(args.sigma), f"--sigma must be >= 0, got {args.sigma}")
     require(args.eval_every >= 1, f"--eval-every must be an integer >= 1, got {args.eval_every}")
-    require(args.threads is None or args.threads >= 1,
-            f"--threads must be an integer >= 1, got {args.threads}")
+    require(args.threads is None or 1 <= args.threads <= MAX_THREADS,
+            f"--threads must be an integer in [1, {MAX_THREADS}], got {args.threads}")
     problem = problem_from(args)
     require(spec.network != "none" or not problem.network_options,
             f"{spec.name} takes no network (it runs on a star of the n clients): drop "
