@@ -1,7 +1,9 @@
-"""Fixtures for the algorithm tests: small ring/complete networks and heterogeneous quadratics."""
+"""Fixtures for the algorithm tests: small ring/complete networks, heterogeneous quadratics, and
+the iterates of an optimizer transform."""
 from __future__ import annotations
 
 import pytest
+import torch
 
 from fedbound.network.subnets import Network
 from fedbound.tasks import Quadratic
@@ -23,3 +25,21 @@ def make_quadratic():
         task = Quadratic.generate(n, d, kappa=4.0, mu=0.5, heterogeneity=heterogeneity, seed=seed)
         return task.with_noise(sigma) if sigma > 0 else task
     return make
+
+
+@pytest.fixture(scope="session")
+def transform_steps():
+    """``steps(transform, shape, rounds=5, seed=0)``: the iterates (rounds, *shape) of an optimizer
+    transform fed random float64 gradients from a random start (shape (d,) for a server, (rows, d)
+    for a client); two transforms that take the same steps give equal stacks."""
+    def steps(transform, shape, rounds=5, seed=0):
+        gen = torch.Generator().manual_seed(seed)
+        x = torch.randn(shape, dtype=torch.float64, generator=gen)
+        state, out = transform.init(x), []
+        for _ in range(rounds):
+            updates, state = transform.update(torch.randn(shape, dtype=torch.float64, generator=gen),
+                                              state, x)
+            x = x + updates
+            out.append(x)
+        return torch.stack(out)
+    return steps

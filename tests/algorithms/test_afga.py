@@ -241,24 +241,14 @@ def test_compute_sets_are_uniform_and_independent_of_the_report_set(task):
 FAMILY = ("fedamsgrad", "afga", "cafga", "afga-a", "cafga-a")
 
 
-def _server_steps(transform, d=5, rounds=5, seed=0):
-    gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(d, dtype=torch.float64, generator=gen)
-    state, out = transform.init(x), []
-    for _ in range(rounds):
-        updates, state = transform.update(torch.randn(d, dtype=torch.float64, generator=gen), state, x)
-        x = x + updates
-        out.append(x)
-    return torch.stack(out)
-
-
 @pytest.mark.parametrize("name", FAMILY)
 @pytest.mark.parametrize("server_optimizer,paper", [
     (None, {"bias_correction": "none", "eps_inside_sqrt": True}),         # eq. (2)
     ("adam", {"bias_correction": "none", "eps_inside_sqrt": False, "v0": 0.0}),
     ("sgd", {"bias_correction": "none", "eps_inside_sqrt": False, "v0": 0.0}),
 ])
-def test_the_switches_default_to_the_papers_choices(task, name, server_optimizer, paper):
+def test_the_switches_default_to_the_papers_choices(task, name, server_optimizer, paper,
+                                                   transform_steps):
     """Leaving the switches out runs what giving the paper's values runs, bitwise (AMSGrad: eps inside
     the root, no bias correction, v_0 = 0; Adam: eps outside); the default server is eq. (2)."""
     if name == "fedamsgrad" and server_optimizer is not None:
@@ -273,8 +263,8 @@ def test_the_switches_default_to_the_papers_choices(task, name, server_optimizer
     assert torch.equal(default, run(registry.build(name, noisy, **common, **cluster, **paper), 3).x_g)
     if server_optimizer is None:
         amsgrad = registry.build(name, noisy, **common, **cluster).server
-        assert torch.equal(_server_steps(amsgrad), _server_steps(server.amsgrad(
-            0.05, 0.9, 0.99, 1e-3, eps_inside_sqrt=True, bias_correction="none")))
+        assert torch.equal(transform_steps(amsgrad, 5), transform_steps(server.amsgrad(
+            0.05, 0.9, 0.99, 1e-3, eps_inside_sqrt=True, bias_correction="none"), 5))
 
 
 def test_every_switch_is_declared_once():
@@ -295,16 +285,16 @@ def test_every_switch_is_declared_once():
     ({"server_optimizer": "adam", "v0": 0.2, "eps_inside_sqrt": True, "bias_correction": "adam"},
      lambda: server.adam(0.05, 0.9, 0.99, 1e-3, v0=0.2, eps_inside_sqrt=True, bias_correction="adam")),
 ])
-def test_the_switches_reach_the_server_transform(task, name, switches, direct):
+def test_the_switches_reach_the_server_transform(task, name, switches, direct, transform_steps):
     if name == "fedamsgrad" and "server_optimizer" in switches:
         return
     cluster = {"clusters": 3} if name.startswith("cafga") else {}
     common = dict(lr=0.05, server_lr=0.05, tau=1e-3, clients_per_round=6, **cluster)
     built = registry.build(name, task, **common, **switches)
-    assert torch.equal(_server_steps(built.server), _server_steps(direct()))
+    assert torch.equal(transform_steps(built.server, 5), transform_steps(direct(), 5))
     default = registry.build(name, task, **common, **{k: v for k, v in switches.items()
                                                       if k == "server_optimizer"})
-    assert not torch.equal(_server_steps(built.server), _server_steps(default.server))
+    assert not torch.equal(transform_steps(built.server, 5), transform_steps(default.server, 5))
 
 
 def test_first_round_is_the_hand_computed_server_step(task):

@@ -383,19 +383,6 @@ def test_bad_options_are_clear_errors(lsq, make):
 
 
 # ---- every switch of the server and client transforms is an option (issue 25) ---------------------
-def _steps(transform, shape, rounds=5, seed=0):
-    """The iterates of ``transform`` fed random gradients from a random start (shape (d,) for a
-    server, (rows, d) for a client)."""
-    gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(shape, dtype=torch.float64, generator=gen)
-    state, out = transform.init(x), []
-    for _ in range(rounds):
-        updates, state = transform.update(torch.randn(shape, dtype=torch.float64, generator=gen), state, x)
-        x = x + updates
-        out.append(x)
-    return torch.stack(out)
-
-
 TAU = 1e-2
 SERVER_SWITCHES = {"bias_correction": "none", "v0": TAU ** 2, "eps_inside_sqrt": False}
 #: (algorithm, options, the paper's value of every switch they leave out)
@@ -424,11 +411,11 @@ def test_the_switches_default_to_the_papers_choices(mlp, name, options, paper):
     assert torch.equal(default, run(build(name, mlp.with_noise(0.1), **common, **paper), 3).x_g)
 
 
-def test_the_default_server_is_the_papers_su():
+def test_the_default_server_is_the_papers_su(transform_steps):
     su = make_server("adagrad", 0.1, TAU, 0.3)
-    assert torch.equal(_steps(su, 7), _steps(server.adagrad(0.1, TAU, v0=TAU ** 2, b1=0.3), 7))
+    assert torch.equal(transform_steps(su, 7), transform_steps(server.adagrad(0.1, TAU, v0=TAU ** 2, b1=0.3), 7))
     adam = make_server("adam", 0.1, TAU)
-    assert torch.equal(_steps(adam, 7), _steps(server.adam(0.1, 0.9, 0.999, TAU, v0=TAU ** 2), 7))
+    assert torch.equal(transform_steps(adam, 7), transform_steps(server.adam(0.1, 0.9, 0.999, TAU, v0=TAU ** 2), 7))
 
 
 def test_every_switch_is_declared_once():
@@ -453,12 +440,12 @@ def test_every_switch_is_declared_once():
     ({"v0": 0.3, "eps_inside_sqrt": True},
      lambda: server.adagrad(0.1, TAU, v0=0.3, eps_inside_sqrt=True)),
 ])
-def test_the_server_switches_reach_the_transform(lsq, name, switches, direct):
+def test_the_server_switches_reach_the_transform(lsq, name, switches, direct, transform_steps):
     built = registry.build(name, lsq, lr=0.05, tau=TAU, **switches)
-    assert torch.equal(_steps(built.server, lsq.d), _steps(direct(), lsq.d))
+    assert torch.equal(transform_steps(built.server, lsq.d), transform_steps(direct(), lsq.d))
     default = registry.build(name, lsq, lr=0.05, tau=TAU,
                              server_optimizer=switches.get("server_optimizer", "adagrad"))
-    assert not torch.equal(_steps(built.server, lsq.d), _steps(default.server, lsq.d))
+    assert not torch.equal(transform_steps(built.server, lsq.d), transform_steps(default.server, lsq.d))
 
 
 def test_first_round_with_tau_inside_the_root_is_the_hand_computed_step(lsq):
@@ -481,7 +468,7 @@ def test_first_round_with_tau_inside_the_root_is_the_hand_computed_step(lsq):
                                rtol=1e-14, atol=1e-16)
 
 
-def test_the_client_switches_reach_the_transform(lsq, mlp):
+def test_the_client_switches_reach_the_transform(lsq, mlp, transform_steps):
     shapes, rows = mlp.parameter_shapes, (3, mlp.d)
     cases = [
         (registry.build("fedada2", mlp, lr=0.05, delay=2, carry_over=False).client,
@@ -504,8 +491,8 @@ def test_the_client_switches_reach_the_transform(lsq, mlp):
          registry.build("dja", lsq, lr=0.05, client_optimizer="adam").base_client, (3, lsq.d)),
     ]
     for built, direct, default, shape in cases:
-        assert torch.equal(_steps(built, shape), _steps(direct, shape))
-        assert not torch.equal(_steps(built, shape), _steps(default, shape))
+        assert torch.equal(transform_steps(built, shape), transform_steps(direct, shape))
+        assert not torch.equal(transform_steps(built, shape), transform_steps(default, shape))
 
 
 def test_first_client_steps_are_the_hand_computed_ones(lsq):

@@ -425,17 +425,6 @@ def test_every_switch_of_the_server_is_an_option_of_the_algorithm_declared_once(
             assert algorithm.option(o.name) is o
 
 
-def _server_steps(transform, d=4, rounds=4, seed=0):
-    gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(d, dtype=torch.float64, generator=gen)
-    state, out = transform.init(x), []
-    for _ in range(rounds):
-        updates, state = transform.update(torch.randn(d, dtype=torch.float64, generator=gen), state, x)
-        x = x + updates
-        out.append(x)
-    return torch.stack(out)
-
-
 @pytest.mark.parametrize("method,options,direct", [
     ("fedavgm", {"server_lr": 0.5, "server_momentum": 0.8, "nesterov": True},
      lambda: server.momentum(0.5, 0.8, nesterov=True)),
@@ -447,14 +436,14 @@ def _server_steps(transform, d=4, rounds=4, seed=0):
     ("fedyogi", {"bias_correction": "flower", "v0": 1e-6, "eps_inside_sqrt": True},
      lambda: server.yogi(bias_correction="flower", v0=1e-6, eps_inside_sqrt=True)),
 ])
-def test_the_options_reach_the_server_transform(method, options, direct):
+def test_the_options_reach_the_server_transform(method, options, direct, transform_steps):
     task = TASKS["uniform"]
     built = registry.build(method, task, lr=0.05, **options)
-    ours = _server_steps(built.server)
-    assert torch.equal(ours, _server_steps(direct()))
+    ours = transform_steps(built.server, 4, rounds=4)
+    assert torch.equal(ours, transform_steps(direct(), 4, rounds=4))
     default = registry.build(method, task, lr=0.05, **{k: v for k, v in options.items()
                                                        if k not in SWITCHES})
-    assert not torch.equal(ours, _server_steps(default.server))   # each switch does something
+    assert not torch.equal(ours, transform_steps(default.server, 4, rounds=4))   # each switch does something
 
 
 def test_bias_correction_on_the_command_line(tmp_path, capsys):
@@ -493,13 +482,13 @@ def test_bias_correction_in_a_sweep_spec():
                                      "rounds": 2, "grid": {"lr": 0.05, "bias_correction": "flwer"}}))
 
 
-def test_the_boolean_switch_still_works():
+def test_the_boolean_switch_still_works(transform_steps):
     """bias_correction=True / False (the server optimizers' switch before issue 25) is "adam" /
     "none", in the transforms, the optimizer registry and the algorithms."""
     for flag, name in ((True, "adam"), (False, "none")):
         for make in (server.adam, server.yogi, server.amsgrad):
-            assert torch.equal(_server_steps(make(bias_correction=flag)),
-                               _server_steps(make(bias_correction=name)))
+            assert torch.equal(transform_steps(make(bias_correction=flag), 4, rounds=4),
+                               transform_steps(make(bias_correction=name), 4, rounds=4))
         assert SERVER_OPTIMIZERS.get("adam").check({"bias_correction": flag})["bias_correction"] == name
         assert registry.get("fedadam").check({"lr": 0.1, "bias_correction": flag})["bias_correction"] == name
     for bad, error in ((1, FedboundError), ("kingma", UnknownNameError), (None, FedboundError)):
