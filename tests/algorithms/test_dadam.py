@@ -24,16 +24,25 @@ def quad():
     return Quadratic.generate(N, D, kappa=5.0, mu=0.2, heterogeneity=1.0, seed=3)
 
 
-def amsgrad(gamma, b1, b2, tau):
-    """One AMSGrad step per call on arrays of any shape (rows = clients): no bias correction, tau
-    outside the root, zero initial moments; returns the additive step."""
-    s = {"m": 0.0, "v": 0.0, "vhat": 0.0}
+def amsgrad(gamma, b1, b2, tau, bias="none", inside=False):
+    """One AMSGrad step per call on arrays of any shape (rows = clients), zero initial moments;
+    returns the additive step and the moments. ``bias``: "none" (Alg. 1 of DAdam), "adam" (m/(1 -
+    b1^t) over vhat/(1 - b2^t), the max taken first) or "flower" (gamma sqrt(1 - b2^(t+1))/(1 -
+    b1^(t+1)) on m, vhat); ``inside``: tau inside the root (sqrt(vhat + tau)), else outside."""
+    s = {"m": 0.0, "v": 0.0, "vhat": 0.0, "t": 0}
 
     def step(g):
+        s["t"] += 1
+        t = s["t"]
         s["m"] = b1 * s["m"] + (1 - b1) * g
         s["v"] = b2 * s["v"] + (1 - b2) * g * g
         s["vhat"] = np.maximum(s["vhat"], s["v"])
-        return -gamma * s["m"] / (np.sqrt(s["vhat"]) + tau)
+        m, v, lr = s["m"], s["vhat"], gamma
+        if bias == "adam":
+            m, v = m / (1 - b1 ** t), v / (1 - b2 ** t)
+        elif bias == "flower":
+            lr = gamma * math.sqrt(1 - b2 ** (t + 1)) / (1 - b1 ** (t + 1))
+        return -lr * m / (np.sqrt(v + tau) if inside else np.sqrt(v) + tau)
     return step, s
 
 
@@ -166,27 +175,6 @@ def test_constant_step_stalls_at_a_preconditioner_weighted_point_not_at_x_star(q
 
 
 # ---- the AMSGrad transform's switches are options (issue 25) ---------------------------------------
-def amsgrad_with(gamma, b1, b2, tau, bias, inside):
-    """:func:`amsgrad` with a bias correction ("none"; "adam": m/(1 - b1^t) over vhat/(1 - b2^t), the
-    max taken first; "flower": gamma sqrt(1 - b2^(t+1))/(1 - b1^(t+1)) on m, vhat) and tau inside
-    the root (sqrt(vhat + tau)) or outside."""
-    s = {"m": 0.0, "v": 0.0, "vhat": 0.0, "t": 0}
-
-    def step(g):
-        s["t"] += 1
-        t = s["t"]
-        s["m"] = b1 * s["m"] + (1 - b1) * g
-        s["v"] = b2 * s["v"] + (1 - b2) * g * g
-        s["vhat"] = np.maximum(s["vhat"], s["v"])
-        m, v, lr = s["m"], s["vhat"], gamma
-        if bias == "adam":
-            m, v = m / (1 - b1 ** t), v / (1 - b2 ** t)
-        elif bias == "flower":
-            lr = gamma * math.sqrt(1 - b2 ** (t + 1)) / (1 - b1 ** (t + 1))
-        return -lr * m / (np.sqrt(v + tau) if inside else np.sqrt(v) + tau)
-    return step
-
-
 @pytest.mark.parametrize("switches", [{}, {"bias_correction": "adam"}, {"eps_inside_sqrt": True},
                                       {"bias_correction": "flower", "eps_inside_sqrt": True}])
 def test_the_switches_reach_every_clients_amsgrad(quad, switches):
@@ -197,8 +185,8 @@ def test_the_switches_reach_every_clients_amsgrad(quad, switches):
     alg = registry.build("dadam", quad.with_noise(SIGMA), net, lr=gamma, beta1=b1, beta2=b2, tau=tau,
                          seed=seed, **switches)
     state, gen = alg.init(), torch.Generator().manual_seed(seed)
-    step = amsgrad_with(gamma, b1, b2, tau, switches.get("bias_correction", "none"),
-                        switches.get("eps_inside_sqrt", False))
+    step, _ = amsgrad(gamma, b1, b2, tau, switches.get("bias_correction", "none"),
+                      switches.get("eps_inside_sqrt", False))
     X = np.tile(quad.x0.numpy(), (N, 1))
     for _ in range(10):
         noise = torch.randn(N, D, generator=gen, dtype=torch.float64).numpy() * (SIGMA / math.sqrt(D))
