@@ -1,4 +1,5 @@
-"""Suite-wide hypothesis settings, the suite's cache folder, and the ``register_temporarily`` fixture.
+"""Suite-wide hypothesis settings, the suite's cache folder, and the ``register_temporarily`` and
+``lsq_file`` fixtures.
 
 No per-example deadline: CI shares 2 cores and timing is not what these properties test. Under CI
 (the CI environment variable) the examples are derandomized, so a CI run is reproducible; locally
@@ -7,6 +8,7 @@ hypothesis explores new examples on every run.
 import os
 import tempfile
 
+import numpy as np
 import pytest
 from hypothesis import settings
 
@@ -66,3 +68,13 @@ def register_toy_results(monkeypatch, register_temporarily):
         register_temporarily(RESULTS, *built.values())
         return built
     return register
+
+
+@pytest.fixture
+def lsq_file(tmp_path):
+    """A least-squares data file (A (8, 10, 3), y (8, 10), seeded) for ``--data`` and
+    LeastSquares.from_npz."""
+    rng = np.random.default_rng(0)
+    path = tmp_path / "data.npz"
+    np.savez(path, A=rng.normal(size=(8, 10, 3)), y=rng.normal(size=(8, 10)))
+    return path

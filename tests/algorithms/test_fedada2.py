@@ -513,14 +513,6 @@ def test_first_client_steps_are_the_hand_computed_ones(lsq):
     torch.testing.assert_close(first(corrected), -0.05 * g / (g.abs() + 1e-3), rtol=1e-14, atol=0)
 
 
-@pytest.fixture
-def lsq_file(tmp_path):
-    rng = np.random.default_rng(0)
-    path = tmp_path / "data.npz"
-    np.savez(path, A=rng.normal(size=(6, 8, 3)), y=rng.normal(size=(6, 8)))
-    return path
-
-
 @pytest.mark.parametrize("name,flags,options,base", [
     ("fedada2", ["--server-optimizer", "adam", "--bias-correction", "flower", "--v0", "1e-4",
                  "--eps-inside-sqrt"],

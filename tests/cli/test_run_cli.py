@@ -11,14 +11,6 @@ from fedbound.cli.main import main
 torch.set_num_threads(1)
 
 
-@pytest.fixture
-def lsq_file(tmp_path):
-    rng = np.random.default_rng(0)
-    path = tmp_path / "data.npz"
-    np.savez(path, A=rng.normal(size=(8, 10, 3)), y=rng.normal(size=(8, 10)))
-    return path
-
-
 def test_run_sdgt_on_user_data_writes_files(tmp_path, lsq_file, capsys):
     out = tmp_path / "out"
     code = main(["run", "sdgt", "--task", "lsq", "--data", str(lsq_file), "--subnets", "2",
