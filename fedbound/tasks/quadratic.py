@@ -24,7 +24,7 @@ import torch
 from fedbound import resources, validate
 from fedbound.argtypes import NonNegative, Positive, ProbabilityArray, Range, Seed
 from fedbound.errors import ValidationError, require
-from fedbound.tasks.base import Points, Task, Weights, as_float64, check_size
+from fedbound.tasks.base import Points, Task, Weights, _on_device, as_float64, check_size
 from fedbound.tasks.heterogeneity import check_weights, quadratic_sup
 from fedbound.tasks.registry import (D, DATA, FLOAT64, N, SEED, TaskSpec, dtype_of, n_or_default,
                                      read_data, register)
@@ -60,14 +60,6 @@ def affine_solve(Hbar: np.ndarray, ebar: np.ndarray, x0: np.ndarray, *,
     return x + pinv(ebar - Hbar @ x)
 
 
-def _to_device(computed: dict, device: torch.device) -> None:
-    """The tensors of ``computed`` moved to the task's ``device`` (a task moved by
-    :meth:`fedbound.tasks.Task.to` computes its constants from its numpy data, on the CPU)."""
-    for key, value in computed.items():
-        if isinstance(value, torch.Tensor) and value.device != device:
-            computed[key] = value.to(device)
-
-
 class _LazyConstant:
     """A constant of a quadratic task computed at its first read, with the others of its ``group``
     (:meth:`QuadraticTask._compute_constants`: ``"optimum"``, x* and f*, one solve with the mean
@@ -93,7 +85,9 @@ class _LazyConstant:
         computed = obj.__dict__.setdefault("_lazy_constants", {})
         if self.name not in computed:
             obj._compute_constants(computed, self.group)
-            _to_device(computed, obj.device)
+            # a task moved by Task.to computes its constants from its numpy data: keep them on
+            # the task's device
+            computed.update(_on_device(computed, obj.device))
         return computed[self.name]
 
     def __set__(self, obj, value):
@@ -196,12 +190,9 @@ class QuadraticTask(Task):
         X = torch.as_tensor(X, dtype=self.dtype, device=self.device)
         require(X.ndim == 2 and X.shape[1] == self.d,
                 f"X must have shape (R, {self.d}), got {tuple(X.shape)}")
-        computed = self.__dict__.setdefault("_lazy_constants", {})
-        if "_hessian_mean" not in computed:
-            self._compute_constants(computed, "optimum")
-            _to_device(computed, self.device)
-        z, g, H = computed["x_star"], computed["_optimum_grad"], computed["_hessian_mean"]
-        f_z, losses, grads = computed["f_star"], [], []
+        H, g = self._hessian_mean, self._optimum_grad    # the optimum group, computed once
+        z, f_z = self._lazy_constants["x_star"], self._lazy_constants["f_star"]   # not assigned ones
+        losses, grads = [], []
         for e in X - z:   # row by row: a point's numbers do not depend on the batch it is in
             he = e @ H
             losses.append(f_z + e @ g + 0.5 * (e @ he))
