@@ -277,7 +277,7 @@ class Registry(Generic[E]):
         load_plugins()
         index = {name: origin for name, origin in self._origins.items()
                  if origin.startswith("fedbound.")}
-        if cache.read_json("registry", cache.key_of(self.kind)) != index:
+        if self._cached_index() != index:
             cache.store_json("registry", cache.key_of(self.kind), index)
 
     def get(self, name: str) -> E:
@@ -291,6 +291,12 @@ class Registry(Generic[E]):
             return self._entries[name]
         raise validate_unknown(self.kind, name, self.names())
 
+    def _cached_index(self) -> dict:
+        """{name: registering module} of fedbound's own entries, as the last :meth:`load` of this
+        source recorded it (:mod:`fedbound.cache`; empty when there is none)."""
+        index = cache.read_json("registry", cache.key_of(self.kind))
+        return index if isinstance(index, dict) else {}
+
     def _import_indexed(self, name: str) -> bool:
         """Whether ``name`` is registered after importing only the module that registers it,
         as recorded by the last :meth:`load` of this source (:mod:`fedbound.cache`), and then the
@@ -298,7 +304,7 @@ class Registry(Generic[E]):
         sdgt.thm3`` imports one theory module instead of all of them."""
         if self._loaded:
             return False
-        module = (cache.read_json("registry", cache.key_of(self.kind)) or {}).get(name)
+        module = self._cached_index().get(name)
         if not isinstance(module, str) or not module.startswith("fedbound."):
             return False
         try:

@@ -120,8 +120,9 @@ def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict
     ``callback(state)`` is called after every round; a dict it returns is passed as keyword
     overrides (e.g. ``{"local_steps": 4, "clients_per_subnet": [2, 3]}``) to the next ``step`` --
     the controller hook. ``eval_every``: evaluate the global model's loss, gap, distance and
-    gradient norm (a pass over all n clients, often dearer than the round itself) only every
-    ``eval_every`` rounds and at the last round (:class:`Trajectory`).
+    gradient norm (:meth:`fedbound.tasks.Task.global_metrics`: O(d^2) on quadratic tasks, a pass
+    over all n clients on others, often dearer than the round) only every ``eval_every`` rounds and
+    at the last round (:class:`Trajectory`).
     ``threads``: torch threads of the run; by default one for the first round, then as many as
     the work of that round can use (:mod:`fedbound.algorithms.threads`: one for small rounds, so
     that a busy machine cannot stall them), at most torch's setting when the run starts (a sweep's

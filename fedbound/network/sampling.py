@@ -126,8 +126,9 @@ def sample_mask(network: _SubnetLayout, h: _Counts, generator: _TorchGenerator) 
     cpu = generator.device   # drawn and ranked on the CPU; the mask goes to the default device
     h = torch.as_tensor(check_h(h, network.m), device=cpu)
     # copies (the Network's array is read-only); a torch view of the network works as well
-    subnet_of = torch.as_tensor(np.asarray(torch.as_tensor(network.subnet_of).cpu()).astype(np.int64),
-                                device=cpu)
+    subnet_of = network.subnet_of
+    subnet_of = (subnet_of.to(device=cpu, dtype=torch.int64) if isinstance(subnet_of, torch.Tensor)
+                 else torch.tensor(np.asarray(subnet_of), dtype=torch.int64, device=cpu))
     offsets = torch.as_tensor(np.asarray(network.offsets).astype(np.int64), device=cpu)
     keys = torch.rand(network.n, generator=generator, dtype=torch.float64, device=cpu) + subnet_of
     order = torch.argsort(keys)  # subnets stay contiguous: subnet s occupies offsets[s]:offsets[s+1]
