@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Annotated, Callable, Iterable, Mapping
 
 import numpy as np
-import sympy as sp
 
 from fedbound import validate
 from fedbound.argtypes import Count, Measured, Range
