@@ -76,7 +76,7 @@ def build(name: str, task: Task, network: Network | None = None, *, seed: Seed =
     else:
         require(network is None, f"{name} takes no network")
         args, kwargs = (task,), dict(kwargs, seed=seed)
-    with torch.device(task.device):
+    with task.computing():
         return spec.constructor(*args, **kwargs)
 
 

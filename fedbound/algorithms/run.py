@@ -69,47 +69,87 @@ class Trajectory:
         }
 
 
+#: rows of global models evaluated in one call of :meth:`fedbound.tasks.Task.global_metrics`: a run
+#: evaluates its rounds in chunks of this many (one batched product on quadratic tasks instead of a
+#: few small operations per round), and the batched seeds evaluate each seed in the same chunks
+#: (:mod:`fedbound.algorithms.federated.seeds`), so that they reproduce single runs bitwise
+METRIC_CHUNK = 64
+
+
+def global_columns(task, X: torch.Tensor) -> np.ndarray:
+    """(R, 4): f(x_r), f(x_r) - f* (nan without f*), ||x_r - x*||^2 (nan without x*) and
+    ||grad f(x_r)||^2 for the rows x_r of ``X`` (R, d) with R <= METRIC_CHUNK, on one torch thread
+    (the bits of a row then depend on the chunk it is in, never on the machine's threads)."""
+    with torch_threads(1):
+        losses, grads = task.global_metrics(X)
+        f_star, x_star = getattr(task, "f_star", None), getattr(task, "x_star", None)
+        dist2 = torch.sum((X - x_star) ** 2, dim=1) if x_star is not None else None
+        out = torch.stack([v.detach().to(device="cpu", dtype=torch.float64) if v is not None
+                           else torch.full((X.shape[0],), float("nan"), dtype=torch.float64)
+                           for v in (losses, dist2, torch.sum(grads ** 2, dim=1))], dim=1).numpy()
+    # the gap in float64 from the task's loss (f* of a float32 task is known to more digits)
+    gap = out[:, 0] - float(f_star) if f_star is not None else np.full(X.shape[0], np.nan)
+    return np.column_stack([out[:, 0], gap, out[:, 1], out[:, 2]])
+
+
 class _Recorder:
+    """The rows of a trajectory. The global model's metrics are evaluated in chunks of
+    METRIC_CHUNK evaluated rounds (:func:`global_columns`), when a chunk is full and at the end: a
+    metric that overflows while the state stays finite is reported, naming its round, at most that
+    many rounds later."""
+
     def __init__(self, task):
         self.task = task
-        self.rows: list[tuple] = []
+        self.rows: list[tuple] = []          # (t, x_g, K, cumulative counters, extra metrics)
+        self.columns: list[np.ndarray] = []  # per row: loss, gap, dist2, grad2 (nan: not evaluated)
+        self.pending: list[int] = []         # rows evaluated in the next chunk
 
     def record(self, state: State, evaluate: bool = True) -> None:
         """One row: the state's x_g, K, counters and metrics; the global model's loss, gap,
-        distance and gradient norm only when ``evaluate`` (nan otherwise)."""
-        task, x = self.task, state.x_g
+        distance and gradient norm when ``evaluate`` (nan otherwise)."""
         metrics = getattr(state, "metrics", None) or {}
-        if not evaluate:
-            nan = float("nan")
-            self.rows.append((state.t, x.clone(), nan, nan, nan, nan, state.K, state.comm.as_dict(),
-                              metrics))
-            return
-        losses, grads = task.global_metrics(x.unsqueeze(0))
-        loss, grad2 = float(losses[0]), float(torch.sum(grads[0] ** 2))
-        f_star = getattr(task, "f_star", None)
-        x_star = getattr(task, "x_star", None)
-        gap = loss - float(f_star) if f_star is not None else float("nan")
-        dist2 = float(torch.sum((x - x_star) ** 2)) if x_star is not None else float("nan")
-        if not (np.isfinite(loss) and np.isfinite(grad2)):
-            # a finite model so large that f or its gradient overflows has diverged as well
-            raise DivergenceError(f"diverged at round {state.t}: f(x_g) = {loss:g}, ||grad f(x_g)||^2 = "
-                                  f"{grad2:g} (reduce the step size)", round_index=state.t)
         for key, value in metrics.items():
             if not np.isfinite(value):   # e.g. a consensus error of finite models that overflows
                 raise DivergenceError(f"diverged at round {state.t}: the metric {key} = {value:g} "
                                       f"(reduce the step size)", round_index=state.t)
-        self.rows.append((state.t, x.clone(), loss, gap, dist2, grad2, state.K,
-                          state.comm.as_dict(), metrics))
+        self.rows.append((state.t, state.x_g.clone(), state.K, state.comm, metrics))
+        self.columns.append(_NOT_EVALUATED)
+        if evaluate:
+            self.pending.append(len(self.rows) - 1)
+            if len(self.pending) == METRIC_CHUNK:
+                self.evaluate()
+
+    def evaluate(self) -> None:
+        """The metrics of the pending rows, in one chunk; DivergenceError at the first row whose
+        loss or gradient norm is not finite (a finite model so large that f or its gradient
+        overflows has diverged as well)."""
+        if not self.pending:
+            return
+        values = global_columns(self.task, torch.stack([self.rows[i][1] for i in self.pending]))
+        for i, row in zip(self.pending, values):
+            if not (np.isfinite(row[0]) and np.isfinite(row[3])):
+                t = self.rows[i][0]
+                raise DivergenceError(f"diverged at round {t}: f(x_g) = {row[0]:g}, "
+                                      f"||grad f(x_g)||^2 = {row[3]:g} (reduce the step size)",
+                                      round_index=t)
+            self.columns[i] = row
+        self.pending = []
 
     def trajectory(self, name: str, state: State, eval_every: int = 1) -> Trajectory:
-        t, xs, loss, gap, dist2, grad2, K, comm, extra = zip(*self.rows)
+        self.evaluate()
+        t, xs, K, comm, extra = zip(*self.rows)
+        loss, gap, dist2, grad2 = np.stack(self.columns).T
+        comm = [c.as_dict() for c in comm]
         names = dict.fromkeys(k for e in extra for k in e)
         return Trajectory(
-            algorithm=name, rounds=np.array(t), x_g=torch.stack(xs), loss=np.array(loss),
-            loss_gap=np.array(gap), dist2=np.array(dist2), grad_norm2=np.array(grad2),
+            algorithm=name, rounds=np.array(t), x_g=torch.stack(xs), loss=loss.copy(),
+            loss_gap=gap.copy(), dist2=dist2.copy(), grad_norm2=grad2.copy(),
             K=np.array(K), comm={k: np.array([c[k] for c in comm]) for k in comm[0]},
             final_state=state, eval_every=eval_every,
             metrics={k: np.array([e.get(k, np.nan) for e in extra], dtype=float) for k in names})
+
+
+_NOT_EVALUATED = np.full(4, np.nan)
 
 
 def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict | None] | None = None,
@@ -134,7 +174,7 @@ def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict
     require(isinstance(rounds, (int, np.integer)) and rounds >= 0,
             f"rounds must be an integer >= 0, got {rounds!r}")
     allowed = torch.get_num_threads()
-    with torch_threads(threads or 1), torch.device(alg.task.device):   # the task's device
+    with torch_threads(threads or 1), alg.task.computing():   # the task's device
         state = alg.init() if state is None else state
         check_finite(state, alg.name)
         recorder = _Recorder(alg.task)

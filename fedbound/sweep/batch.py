@@ -25,7 +25,7 @@ def run_cells(algs: list, rounds: int) -> list[tuple]:
     if len(algs) > 1 and batchable(algs[0]):
         start = time.perf_counter()
         try:
-            with torch.device(algs[0].task.device):   # as run() computes on the task's device
+            with algs[0].task.computing():   # as run() computes on the task's device
                 cols = run_seeds(algs, rounds)
             wall = (time.perf_counter() - start) / len(algs)
             return [("done", c, None, wall) for c in cols]

@@ -34,6 +34,7 @@ over x; float('inf') when unbounded, None when the task cannot compute it) or, w
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import math
@@ -202,6 +203,16 @@ class Task:
         moved.__dict__.update({name: _on_device(value, device) for name, value in vars(self).items()})
         moved.device = device
         return moved
+
+    def computing(self) -> contextlib.AbstractContextManager:
+        """The context in which algorithms on this task build and run: torch creates tensors on
+        the task's device (``torch.device(self.device)``), or nothing to do when that is torch's
+        default already (the CPU, usually). torch's device mode intercepts every torch call in
+        Python (about 2 us each, 0.25 ms of a 0.5 ms round of 10 small clients), so it is entered
+        only where it changes something."""
+        if self.device == torch.get_default_device():
+            return contextlib.nullcontext()
+        return torch.device(self.device)
 
     # ---- points ----------------------------------------------------------------------------------
     def points(self, X: Points, clients: torch.Tensor | None = None) -> torch.Tensor:

@@ -184,20 +184,17 @@ class QuadraticTask(Task):
         quadratic f about its computed minimizer z (not an assigned ``x_star``):
         f(x) = f(z) + grad f(z)^T e + 1/2 e^T Hbar e, grad f(x) = grad f(z) + Hbar e, e = x - z,
         Hbar = sum_i p_i H_i: O(d^2) per point instead of a pass over every client's data, and
-        f(x) - f(z) without the cancellation of a difference of two losses. Each row is computed on
-        its own, so that a point gives the same bits alone and in a batch (batched seeds reproduce
-        single runs bitwise, :mod:`fedbound.algorithms.federated.seeds`)."""
+        f(x) - f(z) without the cancellation of a difference of two losses. All rows in one product
+        E Hbar (a run evaluates its rounds in chunks, :data:`fedbound.algorithms.run.METRIC_CHUNK`):
+        the same rows in the same chunk give the same bits."""
         X = torch.as_tensor(X, dtype=self.dtype, device=self.device)
         require(X.ndim == 2 and X.shape[1] == self.d,
                 f"X must have shape (R, {self.d}), got {tuple(X.shape)}")
         H, g = self._hessian_mean, self._optimum_grad    # the optimum group, computed once
         z, f_z = self._lazy_constants["x_star"], self._lazy_constants["f_star"]   # not assigned ones
-        losses, grads = [], []
-        for e in X - z:   # row by row: a point's numbers do not depend on the batch it is in
-            he = e @ H
-            losses.append(f_z + e @ g + 0.5 * (e @ he))
-            grads.append(he + g)
-        return torch.stack(losses), torch.stack(grads)
+        E = X - z
+        HE = E @ H    # Hbar is symmetric: row r is Hbar e_r
+        return f_z + E @ g + 0.5 * torch.sum(E * HE, dim=1), HE + g
 
     def _sup_and_maximiser(self, K: np.ndarray) -> tuple[float, np.ndarray | None]:
         M, b, c = self._form(K)

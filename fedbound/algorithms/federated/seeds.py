@@ -34,6 +34,7 @@ from fedbound.algorithms.accounting import COUNTERS
 from fedbound.algorithms.base import Algorithm, generator_from, new_rng
 from fedbound.algorithms.federated.local_steps import FixedSteps
 from fedbound.algorithms.federated.round import Federated
+from fedbound.algorithms.run import METRIC_CHUNK, global_columns
 from fedbound.argtypes import NonNegativeInt
 from fedbound.errors import FedboundError, require
 from fedbound.network.sampling import FullParticipation, UniformParticipation
@@ -94,9 +95,9 @@ BATCH_BYTES = 1 << 28
 
 def seeds_per_batch(task: Task, rounds: NonNegativeInt) -> int:
     """How many seeds of ``task`` one batch of ``rounds`` rounds holds: at most MAX_SEEDS and at
-    most BATCH_BYTES (the clients' data gathered twice, eight (n, d) tensors, 16 numbers per
+    most BATCH_BYTES (the clients' data gathered twice, eight (n, d) tensors, the global model and 16 numbers per
     round), at least 1. Machine-independent, so that a sweep's batches are the same everywhere."""
-    per_seed = 2 * task.client_bytes * task.n + 8 * (8 * task.n * task.d + 16 * (rounds + 1))
+    per_seed = 2 * task.client_bytes * task.n + 8 * (8 * task.n * task.d + (task.d + 16) * (rounds + 1))
     return int(max(1, min(MAX_SEEDS, BATCH_BYTES // per_seed)))
 
 
@@ -140,33 +141,30 @@ def run_seeds(algs: list[Federated], rounds: NonNegativeInt) -> list[dict[str, n
 
 
 class _Record:
-    """Per-round metrics of B seeds, as :func:`fedbound.algorithms.run.run` records them."""
+    """Per-round metrics of B seeds, as :func:`fedbound.algorithms.run.run` records them: the
+    global models of every round, evaluated at the end seed by seed in the single run's chunks
+    (:func:`fedbound.algorithms.run.global_columns`)."""
 
     def __init__(self, B: int, rounds: int, task):
         self.B, self.task = B, task
-        self.f_star = None if task.f_star is None else float(task.f_star)
-        self.metrics = np.empty((rounds + 1, 4, B))
+        self.X = torch.empty(rounds + 1, B, task.d, dtype=task.dtype, device=task.device)
         self.K = np.zeros(rounds + 1, dtype=np.int64)
         self.comm = np.zeros((rounds + 1, B, len(COUNTERS)))
 
     def add(self, t: int, x, per_round, steps: int) -> None:
-        B, task = self.B, self.task
-        losses, grads = task.global_metrics(x)   # as the single run computes them (row by row)
-        gap = losses - self.f_star if self.f_star is not None else torch.full((B,), float("nan"))
-        dist2 = (torch.sum((x - task.x_star) ** 2, dim=1) if task.x_star is not None
-                 else torch.full((B,), float("nan")))
-        grad2 = torch.sum(grads ** 2, dim=1)
-        self.metrics[t] = torch.stack([losses, gap.to(losses.dtype), dist2.to(losses.dtype),
-                                       grad2]).cpu().numpy()
-        if not np.all(np.isfinite(self.metrics[t, [0, 3]])):
-            raise BatchDiverged(f"a seed diverged at round {t}")
+        self.X[t] = x
         self.K[t] = steps
         self.comm[t] = (self.comm[t - 1] + per_round) if t else per_round
 
     def columns(self) -> list[dict[str, np.ndarray]]:
         out = []
         for b in range(self.B):
-            cols = {m: self.metrics[:, i, b].copy()
+            X = self.X[:, b].contiguous()
+            metrics = np.concatenate([global_columns(self.task, X[i:i + METRIC_CHUNK])
+                                      for i in range(0, X.shape[0], METRIC_CHUNK)])
+            if not np.all(np.isfinite(metrics[:, [0, 3]])):
+                raise BatchDiverged(f"seed {b} of the batch diverged (a metric is not finite)")
+            cols = {m: metrics[:, i].copy()
                     for i, m in enumerate(("loss", "loss_gap", "dist2", "grad_norm2"))}
             cols["K"] = self.K.copy()
             cols.update({c: self.comm[:, b, j].copy() for j, c in enumerate(COUNTERS)})
