@@ -99,14 +99,17 @@ class CommCounts:
         return self.energy_ds + self.energy_d2d
 
     def __add__(self, other: "CommCounts") -> "CommCounts":
-        return CommCounts(**{f.name: getattr(self, f.name) + getattr(other, f.name)
-                             for f in fields(self)})
+        # every round adds its counters: the fields' values directly, not fields() per call
+        a, b = self.__dict__, other.__dict__
+        return CommCounts(*[a[name] + b[name] for name in _COUNT_FIELDS])
 
     def as_dict(self) -> dict:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["energy"] = self.energy
         return out
 
+
+_COUNT_FIELDS = tuple(f.name for f in fields(CommCounts))
 
 #: the counters of a round, in the order of ``CommCounts.as_dict`` (``energy`` = their sum of energies)
 COUNTERS: tuple[str, ...] = tuple(CommCounts().as_dict())

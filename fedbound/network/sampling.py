@@ -199,7 +199,7 @@ class UniformParticipation:
         import torch
         if self.groups is None:
             drawn = torch.randperm(self.n, generator=generator, device=generator.device)
-            clients = torch.sort(drawn[: self.q]).values.to(torch.get_default_device())
+            clients = torch.sort(drawn[: self.q]).values.to(p.device)
             pc = p.index_select(0, clients)
             w = pc / pc.sum() if self.weighting == "normalized" else pc * (self.n / self.q)
             return Participation(clients, w, full=self.q == self.n)

@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -116,6 +117,12 @@ def gather(data: object, idx: torch.Tensor | slice):
         return type(data)(**{f.name: gather(getattr(data, f.name), idx) for f in dataclasses.fields(data)})
     raise InputTypeError(f"data must be a tensor, a numpy array, or a dict or dataclass of them, "
                          f"got {validate.show(data)}")
+
+
+def _within(idx: torch.Tensor, n: int) -> bool:
+    """0 <= idx < n for every entry of the non-empty int64 tensor ``idx`` (one reduction)."""
+    low, high = torch.aminmax(idx)
+    return int(low) >= 0 and int(high) < n
 
 
 def _on_device(value: object, device: torch.device):
@@ -233,12 +240,13 @@ class Task:
 
     def check_clients(self, clients: Indices) -> torch.Tensor:
         """``clients`` as int64 indices in [0, n) (repeats allowed), shape (k,)."""
-        idx = torch.as_tensor(clients)
-        require(idx.ndim == 1 and not idx.is_floating_point() and idx.dtype != torch.bool,
-                f"clients must be a 1-d array of integer indices, got {tuple(idx.shape)} {idx.dtype}")
-        idx = idx.to(device=self.device, dtype=torch.int64)
-        require(idx.numel() == 0 or (int(idx.min()) >= 0 and int(idx.max()) < self.n),
-                f"clients must be indices in [0, {self.n - 1}], got {idx.tolist()[:8]}")
+        idx = clients if isinstance(clients, torch.Tensor) else torch.as_tensor(clients)
+        if idx.dtype is not torch.int64 or idx.ndim != 1 or idx.device != self.device:
+            require(idx.ndim == 1 and not idx.is_floating_point() and idx.dtype != torch.bool,
+                    f"clients must be a 1-d array of integer indices, got {tuple(idx.shape)} {idx.dtype}")
+            idx = idx.to(device=self.device, dtype=torch.int64)
+        if idx.numel() and not _within(idx, self.n):   # (the message is formatted on failure only)
+            raise ValidationError(f"clients must be indices in [0, {self.n - 1}], got {idx.tolist()[:8]}")
         return idx
 
     # ---- per-client data ------------------------------------------------------------------------
@@ -256,9 +264,10 @@ class Task:
             return ClientView(self, clients)
         return ClientView(self, self.check_clients(clients))
 
-    @property
+    @functools.cached_property
     def client_bytes(self) -> int:
-        """Bytes of per-client data held for one client (the cache footprint of its gradients)."""
+        """Bytes of per-client data held for one client (the cache footprint of its gradients;
+        computed once: a task's data does not change)."""
         total = 0
 
         def add(data):
@@ -350,8 +359,9 @@ class Task:
         if not self._noises:
             return G
         counts = [int(G.shape[0])] if counts is None else [int(c) for c in counts]
-        require(len(counts) == len(generators) and sum(counts) == G.shape[0],
-                f"add_noise: {len(generators)} generators for row groups {counts} of {G.shape[0]} rows")
+        if len(counts) != len(generators) or sum(counts) != G.shape[0]:
+            raise ValidationError(f"add_noise: {len(generators)} generators for row groups {counts} "
+                                  f"of {G.shape[0]} rows")
         for sigma, kind in self._noises:
             z = torch.empty(int(G.shape[0]), self.d, dtype=torch.float64, device="cpu")
             for part, generator in zip(z.split(counts), generators):   # drawn on the CPU
@@ -462,12 +472,19 @@ class ClientView:
         self.task, self.idx = task, idx
         self.data = task._data(idx)
         if idx is None:
-            self.weights = task.weights
+            self.n = task.n
         elif isinstance(idx, slice):
-            self.weights = task.weights[idx]
+            self.n = len(range(*idx.indices(task.n)))
         else:
-            self.weights = task.weights.index_select(0, idx)
-        self.n = int(self.weights.shape[0])
+            self.n = int(idx.shape[0])
+
+    @property
+    def weights(self) -> torch.Tensor:
+        """The clients' weights p_i, (n,)."""
+        idx, weights = self.idx, self.task.weights
+        if idx is None:
+            return weights
+        return weights[idx] if isinstance(idx, slice) else weights.index_select(0, idx)
 
     def _on(self, rows):
         return self.data if rows is None else gather(self.data, rows)
@@ -481,3 +498,14 @@ class ClientView:
 
     def local_losses(self, X: torch.Tensor, rows: torch.Tensor | None = None) -> torch.Tensor:
         return self.task._losses_on(X, self._on(rows))
+
+    def oracle(self, generator: torch.Generator):
+        """The local steps' gradient oracle: ``oracle(X, rows)`` = ``stochastic_grad(X, generator,
+        rows)``. A task that draws no randomness (exact gradients, no added noise) gets its
+        gradient function itself on the gathered data, one Python call per local step instead of
+        five (the fixed cost of a small round is its Python calls)."""
+        task = self.task
+        if task.samples_gradients or task.noises or type(task)._stochastic_on is not Task._stochastic_on:
+            return lambda X, rows: task._stochastic_on(X, self._on(rows), generator)
+        data, grad_on = self.data, task._grad_on
+        return lambda X, rows: grad_on(X, data if rows is None else gather(data, rows))

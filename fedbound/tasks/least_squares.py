@@ -187,15 +187,16 @@ class LeastSquares(QuadraticTask):
 
     @staticmethod
     def _residuals(X, data) -> torch.Tensor:
-        # two batched row-vector products x^T A^T and r^T A: the orientation that streams A
-        # fastest on CPU (einsum was 2.5-5x slower; benchmarks/bench_sdgt_vectorized.py)
-        return torch.bmm(X.unsqueeze(1), data["A"].transpose(1, 2)).squeeze(1) - data["y"]
+        """(k, 1, m): the rows (A_i x_i - y_i)^T. Two batched row-vector products x^T A^T and r^T A
+        per gradient: the orientation that streams A fastest on CPU (einsum was 2.5-5x slower;
+        benchmarks/bench_sdgt_vectorized.py), the subtraction of y inside the first (baddbmm)."""
+        return torch.baddbmm(data["y"].unsqueeze(1), X.unsqueeze(1), data["A"].transpose(1, 2), beta=-1)
 
     def _losses_on(self, X, data) -> torch.Tensor:
-        return torch.sum(self._residuals(X, data) ** 2, dim=1) / (2 * self.m)
+        return torch.sum(self._residuals(X, data).squeeze(1) ** 2, dim=1) / (2 * self.m)
 
     def _grad_on(self, X, data) -> torch.Tensor:
-        return torch.bmm(self._residuals(X, data).unsqueeze(1), data["A"]).squeeze(1) / self.m
+        return torch.bmm(self._residuals(X, data), data["A"]).squeeze(1).div_(self.m)
 
     @property
     def A(self) -> torch.Tensor:
