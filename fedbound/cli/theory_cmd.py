@@ -44,7 +44,7 @@ import json
 
 import numpy as np
 
-from fedbound.errors import ValidationError
+from fedbound.errors import UnknownNameError, ValidationError
 from fedbound.jsonable import jsonable
 
 #: sympy and the theory registry, bound by :func:`_with_theory` when a command runs (their ~0.3 s
@@ -144,7 +144,13 @@ def parse_constants(pairs: list[str], result=None) -> dict[str, float | list[flo
         name = name.strip()
         if not sep or not name:
             raise ValidationError(f"--set expects NAME=VALUE, got {pair!r}")
-        constant = S.constant(name, scope)
+        try:
+            constant = S.constant(name, scope)
+        except UnknownNameError:
+            # a constant of the paper that a module this command did not import declares (a
+            # look-up imports only the result's module): the same answer as after a full load
+            results()
+            constant = S.constant(name, scope)
         try:
             value = [float(x) for x in text.split(",")] if constant.ndim else float(text)
         except ValueError:

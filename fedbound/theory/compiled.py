@@ -21,7 +21,7 @@ import numpy as np
 import sympy as sp
 
 from fedbound import cache, validate
-from fedbound.errors import require
+from fedbound.errors import ValidationError
 
 _KIND = "lambdify"
 
@@ -30,10 +30,12 @@ def lambdify(symbols: list, expr: object, *, cse: bool = False) -> Callable:
     """``sympy.lambdify(symbols, expr, modules="numpy", cse=cse)``, its code read from the cache
     when the same expression was compiled before (module doc). ``expr``: a sympy expression or
     (nested) lists of them; ``symbols``: the sympy symbols of the arguments, in order."""
-    require(all(isinstance(s, sp.Symbol) for s in symbols),
-            f"symbols must be sympy Symbols, got {validate.show(symbols)}")
-    require(all(isinstance(leaf, sp.Basic) for leaf in _leaves(expr)),
-            f"expr must be a sympy expression or lists of them, got {validate.show(expr)}")
+    # the messages are formatted only on failure: showing a large expression costs milliseconds
+    if not all(isinstance(s, sp.Symbol) for s in symbols):
+        raise ValidationError(f"symbols must be sympy Symbols, got {validate.show(symbols)}")
+    if not all(isinstance(leaf, sp.Basic) for leaf in _leaves(expr)):
+        raise ValidationError(f"expr must be a sympy expression or lists of them, got "
+                              f"{validate.show(expr)}")
     key = cache.key_of(sp.srepr(list(symbols)), sp.srepr(expr), str(cse), sp.__version__,
                        np.__version__)
     entry = cache.read_json(_KIND, key)

@@ -7,8 +7,8 @@ truth), and computes from them. Each job has its own module, and the methods of 
 delegate to it:
 
 * :mod:`fedbound.theory.variant`: the formulas: :class:`Variant` (bound, step-size conditions,
-  predicates, extras), :class:`StepCondition`, :class:`Predicate`, :class:`Switch` and
-  :func:`switch_variants`;
+  predicates, extras), :class:`StepCondition`, :class:`Predicate`, :class:`Deferred` (a variant
+  built on first use), :class:`Switch` and :func:`switch_variants`;
 * :mod:`fedbound.theory.statement`: the statement (:class:`~fedbound.theory.statement.Statement`,
   the base of :class:`Result`: provenance, variants, scoped constants and their domains, the
   :class:`Preparation` of vector inputs) and the checking of inputs (:meth:`Result.check`);
@@ -34,7 +34,8 @@ from fedbound.theory import evaluation, stepsize, symbolic
 from fedbound.theory.evaluation import Evaluation
 from fedbound.theory.statement import Flag, Preparation, Provenance, Statement, as_values
 from fedbound.theory.stepsize import IMPLICIT_RTOL, ROUNDS_MAX, RoundsLimit, Rtol
-from fedbound.theory.variant import Predicate, StepCondition, Switch, Variant, switch_variants
+from fedbound.theory.variant import (Deferred, Predicate, StepCondition, Switch, Variant,
+                                      switch_variants)
 
 
 class Result(Statement):
@@ -82,5 +83,5 @@ class Result(Statement):
         return symbolic.latex(self, variant)
 
 
-__all__ = ["Provenance", "Flag", "StepCondition", "Predicate", "Variant", "Switch", "switch_variants",
-           "Preparation", "Evaluation", "Result", "as_values", "IMPLICIT_RTOL"]
+__all__ = ["Provenance", "Flag", "StepCondition", "Predicate", "Variant", "Deferred", "Switch",
+           "switch_variants", "Preparation", "Evaluation", "Result", "as_values", "IMPLICIT_RTOL"]

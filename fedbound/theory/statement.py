@@ -18,10 +18,11 @@ with a did-you-mean.
 """
 from __future__ import annotations
 
+import functools
 import numbers
 import operator
 from dataclasses import dataclass
-from typing import Annotated, Callable, Iterable, Mapping
+from typing import Annotated, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from fedbound.errors import InputTypeError, UnknownNameError, ValidationError
 from fedbound.theory.compiled import lambdify
 from fedbound.theory import symbols as S
 from fedbound.theory.argtypes import ExtendedArray
-from fedbound.theory.variant import Predicate, Variant
+from fedbound.theory.variant import Deferred, Predicate, Variant
 
 
 @dataclass(frozen=True)
@@ -208,12 +209,48 @@ def as_values(name: str, value: ExtendedArray) -> np.ndarray:
     return arr
 
 
+class _Variants(Mapping):
+    """A result's variants by name; a :class:`~fedbound.theory.variant.Deferred` one is built, and
+    its symbols checked (``check``), the first time it is looked up."""
+
+    def __init__(self, result_id: str, variants: Iterable[Variant | Deferred],
+                 check: Callable[[Variant], None]):
+        self._check = check
+        self._items: dict[str, Variant | Deferred] = {}
+        for v in variants:
+            if v.name in self._items:
+                raise S.DeclarationError(f"{result_id}: variant {v.name!r} defined twice")
+            self._items[v.name] = v
+
+    def built(self) -> list[Variant]:
+        """The variants built so far (all but the deferred ones not looked up yet)."""
+        return [v for v in self._items.values() if isinstance(v, Variant)]
+
+    def __getitem__(self, name: str) -> Variant:
+        item = self._items[name]
+        if isinstance(item, Deferred):
+            built = item.build()
+            if not isinstance(built, Variant) or built.name != item.name:
+                raise S.DeclarationError(f"the deferred variant {item.name!r} must build a Variant "
+                                         f"of that name, got a {type(built).__name__} named "
+                                         f"{getattr(built, 'name', None)!r}")
+            self._check(built)
+            self._items[name] = item = built
+        return item
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 class Statement:
     """What a result states: id, provenance, assumptions, variants, the domains of its constants
     (see the module docstring); :meth:`check` validates inputs against them."""
 
     def __init__(self, id: str, title: str, statement: str, provenance: Provenance,
-                 assumptions: tuple[str, ...], variants: list[Variant], lhs: str = "",
+                 assumptions: tuple[str, ...], variants: list[Variant | Deferred], lhs: str = "",
                  known_issues: tuple[Flag, ...] = (), default_variant: str | None = None,
                  requires: Mapping[str, tuple[S.Domain, str]] | None = None, rounds: str = "T",
                  preparation: Preparation | None = None, scope: str | None = None,
@@ -228,11 +265,7 @@ class Statement:
         self.assumptions = assumptions
         self.lhs = lhs
         self.known_issues = known_issues
-        self.variants: dict[str, Variant] = {}
-        for v in variants:
-            if v.name in self.variants:
-                raise S.DeclarationError(f"{id}: variant {v.name!r} defined twice")
-            self.variants[v.name] = v
+        self.variants = _Variants(id, variants, self._check_variant)
         self.default_variant = default_variant or variants[0].name
         self.requires = dict(requires or {})
         self.rounds = rounds
@@ -246,30 +279,39 @@ class Statement:
             if not isinstance(relation, Predicate):
                 raise S.DeclarationError(f"{id}: relations must be Predicate objects (lhs relation "
                                          f"rhs between constants), got {type(relation).__name__}")
-        self._relation_tests = [(r, compile_relation(r)) for r in self.relations]
         self._check_scope()
 
+    @functools.cached_property
+    def _relation_tests(self) -> list[tuple[Predicate, Callable]]:
+        """Each relation with its test (:func:`compile_relation`), compiled on first use: a command
+        imports a paper's module for one result, and the others are never checked."""
+        return [(r, compile_relation(r)) for r in self.relations]
+
     def _check_scope(self) -> None:
-        """Every symbol of every variant must be visible in the result's scope, and each short name
-        must mean one constant (a scoped constant never mixes with a shared one of the same name)."""
+        """The constants the result names (requires, rounds, preparation) must be its scope's, and
+        so must every symbol of every variant built now (:meth:`_check_variant`)."""
         seen = S.visible(self.scope)
-        used: dict[str, S.Constant] = {}
-        for v in self.variants.values():
-            symbols = set().union(*(e.free_symbols for e in v.expressions().values()))
-            symbols |= {c.variable for c in v.conditions}
-            for sym in symbols:
-                c = S.all_constants()[S.name_of(sym)]
-                if seen.get(c.name) is not c:
-                    raise S.DeclarationError(
-                        f"{self.id} (scope {self.scope}) uses {c.key} ({c.meaning}), which is not "
-                        f"the {c.name!r} of its scope")
-                used[c.name] = c
+        for v in self.variants.built():
+            self._check_variant(v)
         prep = self.preparation
         for name in list(self.requires) + [self.rounds] + (list(prep.inputs + prep.outputs) if prep else []):
             if name not in seen:
                 raise S.DeclarationError(f"{self.id}: {name!r} is not a constant of scope {self.scope}")
         if prep is not None and any(seen[nm].ndim != 1 for nm in prep.inputs):
             raise S.DeclarationError(f"{self.id}: preparation inputs must be vector constants (ndim=1)")
+
+    def _check_variant(self, v: Variant) -> None:
+        """Every symbol of ``v`` must be visible in the result's scope, and each short name must
+        mean one constant (a scoped constant never mixes with a shared one of the same name)."""
+        seen = S.visible(self.scope)
+        symbols = set().union(*(e.free_symbols for e in v.expressions().values()))
+        symbols |= {c.variable for c in v.conditions}
+        for sym in symbols:
+            c = S.all_constants()[S.name_of(sym)]
+            if seen.get(c.name) is not c:
+                raise S.DeclarationError(
+                    f"{self.id} (scope {self.scope}) uses {c.key} ({c.meaning}), which is not "
+                    f"the {c.name!r} of its scope")
 
     # -- look-up ---------------------------------------------------------------------------
     def variant(self, name: str | None = None) -> Variant:

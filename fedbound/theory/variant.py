@@ -18,7 +18,9 @@ variant carries sympy expressions, the single source of truth:
   ``(I - A)^{-1} b``), for quantities that have no useful closed form.
 
 Each expression is compiled once with :func:`sympy.lambdify` to numpy (:meth:`Variant.compiled`,
-the generated code kept on disk by :mod:`fedbound.theory.compiled`).
+the generated code kept on disk by :mod:`fedbound.theory.compiled`). A variant whose expressions
+take long to build may be given to its result as :class:`Deferred`: built on first use, so that a
+command evaluating another variant does not pay for it.
 """
 from __future__ import annotations
 
@@ -151,6 +153,15 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class Deferred:
+    """The variant ``name``, built by ``build()`` when the result first hands it out (sympy takes
+    milliseconds per expression, and a command evaluates one variant of one result)."""
+
+    name: str
+    build: Callable[[], Variant]
+
+
+@dataclass(frozen=True)
 class Switch:
     """A named, independent choice in a result (e.g. one correction of a bound): ``options`` maps
     each option to what it means, ``printed`` is the option the paper prints."""
@@ -187,4 +198,5 @@ def switch_variants(switches: Sequence[Switch], build: Callable[[dict[str, str]]
     return out
 
 
-__all__ = ["StepCondition", "RELATIONS", "Predicate", "Variant", "Switch", "switch_variants"]
+__all__ = ["StepCondition", "RELATIONS", "Predicate", "Variant", "Deferred", "Switch",
+           "switch_variants"]

@@ -1,7 +1,6 @@
-"""SD-GT Theorem 2 (weakly convex, mu = 0) in its explicit form (89), and Corollary 2.
+"""SD-GT Theorem 2 (weakly convex, mu = 0) in its explicit form (89); Corollary 2 is :mod:`.cor2`.
 
-Seed 003: Theorem 2 (14) [L274-L279], proof (77)-(89) [L922-L991]; Corollary 2 (15)-(16)
-[L283-L293], proof (101)-(102) [L1051-L1064]; papers/sdgt.md 4.5, flags F16, F17.
+Seed 003: Theorem 2 (14) [L274-L279], proof (77)-(89) [L922-L991]; papers/sdgt.md 4.5, flag F16.
 
 Theorem 2, explicit form (89), with R = E||xbar_g^1 - x*||^2 and p' = min(p, q):
 
@@ -29,19 +28,18 @@ what the proof needs it for (papers/sdgt.md 4.5, F16):
   gamma <= p'/(sqrt(7680) K L) = p'/(87.6 K L) (F16 (a)).
 
 Individually sloppy, the printed caps still suffice as a set: their min never exceeds the min of the
-re-derived ones (tests/theory/test_sdgt_thm2.py). Corollary 2 keeps Theorem 2's conditions; its
-"printed" variant adds the cap p^2 q^2/(101 K^(3/2) L) of (15), which binds where p q is small and
-alone does not imply (83) (p = q = 1: 1/101 > 1/173, F17).
+re-derived ones (tests/theory/test_sdgt_thm2.py).
 """
+import functools
+
 import sympy as sp
 
 from fedbound.theory.registry import register
-from fedbound.theory.result import Flag, Result, StepCondition, Variant
+from fedbound.theory.result import Deferred, Flag, Result, StepCondition, Variant
 from fedbound.theory.sdgt.common import SAMPLING, K, p, q, R, where
 from fedbound.theory.sdgt.lemmas import (LEMMA2_CAP, LEMMA2_PROOF_CAP, LEMMA3_CAP, LEMMA4_CAP,
                                          LEMMA5_CAP)
-from fedbound.theory.sdgt.thm1 import corollary_extras, lemma7_form, lemma7_witness, min_cap
-from fedbound.theory.symbols import POSITIVE, L, T, n, sigma
+from fedbound.theory.symbols import L, T, n, sigma
 from fedbound.theory.symbols import gamma as g
 
 p_prime = sp.Min(p, q)
@@ -55,19 +53,28 @@ PRINTED_CAPS = (
     StepCondition("thm2 (83d)", 1 / (87 * K32 * L), False, "(83) [L962]"),
     StepCondition("thm2 (88)", p_prime / (88 * sp.sqrt(K ** 2 * L)), False, "before (88) [L984]"),
 ) + LEMMA_CAPS
-REDERIVED_CAPS = (
-    StepCondition("thm2 Gamma contraction", sp.sqrt(p_prime ** 3 * (p / 2 - p_prime / 8) / 7524) / (K32 * L),
-                  False, "Gamma coefficient of (82) <= 1 - p'/8 (F16 (b))"),
-    StepCondition("thm2 (Y,Z) contraction", p_prime / (sp.sqrt(10032) * K32 * L), False,
-                  "1254 L^2 K^3 gamma^2/p' <= p'/8, second line of (84)"),
-    StepCondition("thm2 gradient", sp.sqrt(p_prime ** 3 * (120 / p_prime - 108 * (1 - p) / p)
-                                           / (10368 * K ** 2 + 135432 * K ** 3)) / L,
-                  False, "third line of (84) with 108(1-p)/p (F16 (d))"),
-    StepCondition("thm2 noise", sp.sqrt((12 - 9 * (1 - p) * p_prime ** 3) / 67716) / (K32 * L), False,
-                  "fourth line of (84) (F16 (c))"),
-    StepCondition("thm2 (88)", p_prime / (sp.sqrt(7680) * K * L), False,
-                  "3840 gamma^2 K^2 L^2/p'^2 <= 1/2 in (87), F16 (a)"),
-) + LEMMA_CAPS
+
+
+@functools.cache
+def rederived_caps() -> tuple[StepCondition, ...]:
+    """The re-derived caps (module docstring) and Lemmas 2-5's, built on first use: sympy's
+    simplification of their square roots costs more than the rest of the module, and a command on
+    the printed variant need not pay it."""
+    return (
+        StepCondition("thm2 Gamma contraction",
+                      sp.sqrt(p_prime ** 3 * (p / 2 - p_prime / 8) / 7524) / (K32 * L),
+                      False, "Gamma coefficient of (82) <= 1 - p'/8 (F16 (b))"),
+        StepCondition("thm2 (Y,Z) contraction", p_prime / (sp.sqrt(10032) * K32 * L), False,
+                      "1254 L^2 K^3 gamma^2/p' <= p'/8, second line of (84)"),
+        StepCondition("thm2 gradient", sp.sqrt(p_prime ** 3 * (120 / p_prime - 108 * (1 - p) / p)
+                                               / (10368 * K ** 2 + 135432 * K ** 3)) / L,
+                      False, "third line of (84) with 108(1-p)/p (F16 (d))"),
+        StepCondition("thm2 noise", sp.sqrt((12 - 9 * (1 - p) * p_prime ** 3) / 67716) / (K32 * L), False,
+                      "fourth line of (84) (F16 (c))"),
+        StepCondition("thm2 (88)", p_prime / (sp.sqrt(7680) * K * L), False,
+                      "3840 gamma^2 K^2 L^2/p'^2 <= 1/2 in (87), F16 (a)"),
+    ) + LEMMA_CAPS
+
 
 printed_bound = (2 * R / (g * K * T) + 2 * g * sigma ** 2 / n + 9 * K * g ** 2 * L * sigma ** 2
                  + 62592 * g ** 2 * K * L * sigma ** 2 / (p ** 4 * q ** 4))
@@ -92,13 +99,14 @@ THM2 = register(Result(
         Variant("printed", "(89) as printed; caps (83), p'/(88 sqrt(K^2 L)) before (88) and the caps "
                            "of Lemmas 2-5",
                 bound=printed_bound, conditions=PRINTED_CAPS),
-        Variant("rederived", "caps: each line of (84) and (88) solved exactly for gamma (F16 (a)-(d), "
-                             "see the module docstring) plus Lemmas 2-5; bound "
-                             "re-derived from (87): dividing by 1 - 3840 gamma^2 K^2 L^2/p'^2 >= 1/2 "
-                             "doubles 2 gamma sigma^2/n and 9 K gamma^2 L sigma^2 as well, the G_1 term "
-                             "is 41472 K^2 L gamma^2 sigma^2/(p'^3 T) (F16 (e), kept explicit), and "
-                             "p' = min(p, q) replaces p q",
-                bound=rederived_bound, conditions=REDERIVED_CAPS),
+        Deferred("rederived", lambda: Variant(
+            "rederived", "caps: each line of (84) and (88) solved exactly for gamma (F16 (a)-(d), "
+                         "see the module docstring) plus Lemmas 2-5; bound "
+                         "re-derived from (87): dividing by 1 - 3840 gamma^2 K^2 L^2/p'^2 >= 1/2 "
+                         "doubles 2 gamma sigma^2/n and 9 K gamma^2 L sigma^2 as well, the G_1 term "
+                         "is 41472 K^2 L gamma^2 sigma^2/(p'^3 T) (F16 (e), kept explicit), and "
+                         "p' = min(p, q) replaces p q",
+            bound=rederived_bound, conditions=rederived_caps())),
     ],
     known_issues=(
         Flag("F16", "proof of Theorem 2: '08' is 108; p'/(88 sqrt(K^2 L)) should be p'/(87.6 K L); "
@@ -107,56 +115,5 @@ THM2 = register(Result(
                     "c0 = 6/p'^2; the factor 2 of (88) is applied to only some terms. The note's "
                     "1/150.2 for the noise line is needlessly small: 1/87 suffices"),
         Flag("F10", "uses Lemma 2 with 72 and 9 K^2 gamma^3 L sigma^2 (printed 2 and 9K in (77))"),
-    ),
-))
-
-# Corollary 2 --------------------------------------------------------------------------------------
-_printed = dict(r0=2 * R, b=2 * sigma ** 2 / (K * n),
-                e=9 * L * sigma ** 2 / K + 62592 * L * sigma ** 2 / (K * p ** 4 * q ** 4), u=L)
-_printed_gamma = sp.Min(sp.sqrt(R * K * n / (sigma ** 2 * T)),
-                        sp.cbrt(R * K * p ** 4 * q ** 4 / (L * sigma ** 2 * T)) / 39,
-                        p ** 2 * q ** 2 / (101 * K32 * L))
-COR2_CAP = StepCondition("cor2 cap (F17)", p ** 2 * q ** 2 / (101 * K32 * L), False,
-                         "(15) third entry [L288]")
-printed_cap = min_cap(PRINTED_CAPS)
-rederived_cap = min_cap(REDERIVED_CAPS)
-# the rederived Theorem 2 bound in eta = K gamma, with the G_1 term merged by T > K (K/T < 1)
-_rederived = dict(r0=2 * R, b=4 * sigma ** 2 / (K * n),
-                  e=(18 * L * sigma ** 2 / K + 55680 * L * sigma ** 2 / (K * p_prime ** 4)
-                     + 41472 * L * sigma ** 2 / (K * p_prime ** 3)),
-                  u=1 / (K * rederived_cap))
-
-COR2 = register(Result(
-    id="sdgt.cor2",
-    title="Corollary 2 (weakly convex rate), explicit Lemma-7 form",
-    statement="With gamma = min{(R K n/(sigma^2 T))^(1/2), (1/39)(R K p^4 q^4/(L sigma^2 T))^(1/3), "
-              "p^2 q^2/(101 K^(3/2) L)}: (1/T) sum_t E(f - f*) = O(L R/T + (sqrt(L) R sigma/(p^2 q^2 "
-              "sqrt(K) T))^(2/3) + sqrt(R sigma^2/(nKT))); explicitly 2 sqrt(b r0/T) "
-              "+ 2 e^(1/3) (r0/T)^(2/3) + u r0/T (Lemma 7).",
-    provenance=where("(15)-(16), (101)-(102)", "283-293, 1051-1064"),
-    relations=SAMPLING,
-    assumptions=("those of Theorem 2 (sdgt.thm2)",),
-    lhs="(1/T) sum_{t=1}^T E(f(xbar_g^t) - f*)",
-    variants=[
-        Variant("printed", "as printed: step choice (15) (entries 1-2 are values of K gamma, F7; cap "
-                           "p^2 q^2/(101 K^(3/2) L), F17); (101) r0 = 2R, b = 2 sigma^2/(Kn), "
-                           "e = 9 L sigma^2/K + 62592 L sigma^2/(K p^4 q^4), u = L (F9); gamma_cap is "
-                           "the min of Theorem 2's printed caps",
-                bound=lemma7_form(**_printed), conditions=(COR2_CAP,) + PRINTED_CAPS,
-                extras=corollary_extras(printed_bound, K * _printed_gamma, printed_cap, **_printed)),
-        Variant("rederived", "Lemma 7 applied to the rederived Theorem 2 bound in eta = K gamma (F7), "
-                             "its G_1 term merged with T > K: r0 = 2R, b = 4 sigma^2/(Kn), "
-                             "e = 18 L sigma^2/K + 55680 L sigma^2/(K p'^4) + 41472 L sigma^2/(K p'^3), "
-                             "u = 1/(K gamma_cap) with gamma_cap the min of ALL rederived caps (F9, F17)",
-                bound=lemma7_form(**_rederived), conditions=REDERIVED_CAPS,
-                extras=corollary_extras(rederived_bound, lemma7_witness(**_rederived), rederived_cap,
-                                        **_rederived)),
-    ],
-    requires={"R": (POSITIVE, "R > 0: the step (15) is 0 when R = 0 and the bound 0/0")},
-    known_issues=(
-        Flag("F7", "entries 1-2 of the step choice (15) are values of K gamma, entry 3 a cap on gamma"),
-        Flag("F9", "the proof sets u = L but the rate's first term implies u = 1/(K gamma_cap)"),
-        Flag("F17", "the cap p^2 q^2/(101 K^(3/2) L) does not imply the caps (83) (p = q = 1: "
-                    "1/101 > 1/173)"),
     ),
 ))

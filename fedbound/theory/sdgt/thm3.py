@@ -1,7 +1,7 @@
-"""SD-GT Theorem 3 (strongly convex, mu > 0) and Corollary 3.
+"""SD-GT Theorem 3 (strongly convex, mu > 0); Corollary 3 is :mod:`.cor3`.
 
-Seed 003: Theorem 3 [L299-L314] with its proof (91)-(98) [L1005-L1033]; Corollary 3 [L318-L327]
-with its proof (103)-(106) [L1066-L1088] (papers/sdgt.md 4.6, flags F18-F23).
+Seed 003: Theorem 3 [L299-L314] with its proof (91)-(98) [L1005-L1033] (papers/sdgt.md 4.6, flags
+F18-F21).
 
 The proof stacks v_t = [E||xbar_g^t - x*||^2, Gamma_t, gamma Y_t, gamma Z_t] and shows the
 elementwise recursion (92) v_t <= A v_{t-1} + b. For gamma <= gamma_bar the paper claims
@@ -38,8 +38,8 @@ from fedbound.argtypes import Choice
 from fedbound.theory.argtypes import ExtendedArray
 from fedbound.theory.registry import register
 from fedbound.theory.linalg import spectral_quantities
-from fedbound.theory.result import Flag, Result, StepCondition, Variant
-from fedbound.theory.sdgt.common import SAMPLING, declare, K, p, q, R, where
+from fedbound.theory.result import Deferred, Flag, Result, StepCondition, Variant
+from fedbound.theory.sdgt.common import SAMPLING, declare, K, p, q, where
 from fedbound.theory.symbols import NONNEGATIVE, POSITIVE, L, T, mu, n, sigma
 from fedbound.theory.symbols import gamma as g
 
@@ -135,17 +135,21 @@ RECURSION_NEEDS = ("A", "b", "I_minus_A")
 STRONGLY_CONVEX = {"mu": (POSITIVE, "A4 with mu > 0 (strongly convex)")}
 
 
-def _thm3_variant(name: str, description: str) -> Variant:
-    form = GAMMA_BAR_OF[name]
-    entries = gamma_bar_entries(form)
-    A, b = matrix_A(name), vector_b(name)
-    return Variant(
-        name, description + f"; gamma_bar: {form} ({_GAMMA_BAR_SOURCE[form]})",
-        conditions=tuple(StepCondition(f"gamma_bar[{i}]", cap, False, _GAMMA_BAR_SOURCE[form])
-                         for i, cap in enumerate(entries, start=1)),
-        extras={"A": A, "b": b, "I_minus_A": gap_matrix(name), "gamma_bar": gamma_bar(form),
-                "rate": 1 - mu * K * g / 4, "transient": (1 - mu * K * g / 4) ** T * Lyap1},
-        derived=recursion_numbers, derived_needs=RECURSION_NEEDS)
+def _thm3_variant(name: str, description: str) -> Deferred:
+    """The variant ``name`` of Theorem 3, built on first use (a command evaluates one of the three,
+    and each has three 4x4 matrices for sympy to build)."""
+    def build() -> Variant:
+        form = GAMMA_BAR_OF[name]
+        entries = gamma_bar_entries(form)
+        A, b = matrix_A(name), vector_b(name)
+        return Variant(
+            name, description + f"; gamma_bar: {form} ({_GAMMA_BAR_SOURCE[form]})",
+            conditions=tuple(StepCondition(f"gamma_bar[{i}]", cap, False, _GAMMA_BAR_SOURCE[form])
+                             for i, cap in enumerate(entries, start=1)),
+            extras={"A": A, "b": b, "I_minus_A": gap_matrix(name), "gamma_bar": gamma_bar(form),
+                    "rate": 1 - mu * K * g / 4, "transient": (1 - mu * K * g / 4) ** T * Lyap1},
+            derived=recursion_numbers, derived_needs=RECURSION_NEEDS)
+    return Deferred(name, build)
 
 
 THM3 = register(Result(
@@ -181,61 +185,3 @@ THM3 = register(Result(
         Flag("F21", "(18) squares ||(I - A)^{-1} b||_1; (98) and the proof do not"),
     ),
 ))
-
-
-# Corollary 3 ----------------------------------------------------------------------------------
-
-def cor3_step(form: GammaBarForm) -> sp.Expr:
-    """The step size (105) [L1082] with gamma_bar of ``form``; "gamma_bar 2 sigma^2" read as
-    2 gamma_bar sigma^2 (F23)."""
-    gb = gamma_bar(form)
-    return sp.Min(gb, sp.log(sp.Max(1, mu * K * (R + 2 * gb * sigma ** 2) * T / sigma ** 2, evaluate=False))
-                  / (mu * K * T), evaluate=False)
-
-
-_COR3_GAMMA = {"printed": cor3_step("main"), "rederived": cor3_step("appendix")}
-_lyap1_init = {v: R + 2 * step * sigma ** 2 for v, step in _COR3_GAMMA.items()}
-_A_cor3 = matrix_A("rederived", _COR3_GAMMA["rederived"])
-
-COR3 = register(Result(
-    id="sdgt.cor3",
-    title="Corollary 3 (strongly convex rate with the step size (105))",
-    statement="With gamma = min{gamma_bar, ln(max(1, mu K (R + 2 gamma_bar sigma^2) T/sigma^2))/(mu K T)} "
-              "(105): E||xbar^{T+1} - x*||^2 <= O~(exp(-p q mu T)(R + sigma^2) + sigma^2/(mu K T) + "
-              "L^5 sigma^2/(mu^5 T^5 p q)) (19), where R = E||xbar_g^1 - x*||^2 and Lyap_1 <= R + "
-              "2 gamma sigma^2 (SD-GT init: Gamma_1 = 0, Y_1, Z_1 <= sigma^2 [L400]).",
-    provenance=where("(19), (103)-(106)", "318-327, 1066-1088"),
-    relations=SAMPLING,
-    assumptions=("as Theorem 3", "SD-GT initialisation (Y_1, Z_1 <= sigma^2, Gamma_1 = 0)"),
-    lhs="E||xbar_g^{T+1} - x*||^2",
-    variants=[
-        Variant("printed", "the explicit chain (103) as printed, last line: exp(-mu K gamma T/2) Lyap_1 "
-                           "+ K^5 L^5 sigma^2 gamma^5/(p q) (its O(.) read with constant 1), "
-                           "Lyap_1 = R + 2 gamma sigma^2, gamma from (105) with the main-text gamma_bar; "
-                           "extra rate_19 is (19) with its hidden constants and logs set to 1",
-                bound=(sp.exp(-mu * K * _COR3_GAMMA["printed"] * T / 2) * _lyap1_init["printed"]
-                       + K ** 5 * L ** 5 * sigma ** 2 * _COR3_GAMMA["printed"] ** 5 / (p * q)),
-                extras={"gamma": _COR3_GAMMA["printed"], "gamma_bar": gamma_bar("main"),
-                        "rate_19": (sp.exp(-p * q * mu * T) * (R + sigma ** 2) + sigma ** 2 / (mu * K * T)
-                                    + L ** 5 * sigma ** 2 / (mu ** 5 * T ** 5 * p * q)),
-                        "floor_O": K ** 5 * L ** 5 * sigma ** 2 * _COR3_GAMMA["printed"] ** 5 / (p * q)}),
-        Variant("rederived", "(98) itself at the step (105) (gamma_bar (104)): (1 - mu K gamma/4)^T Lyap_1 "
-                             "+ ||(I - A)^{-1} b||_1 with the re-derived A and b of Theorem 3, computed "
-                             "numerically (F22: (1 - x/4)^T <= exp(-x T/4), not exp(-x T/2); the floor "
-                             "is not O(K^5 L^5 sigma^2 gamma^5/(pq)))",
-                extras={"gamma": _COR3_GAMMA["rederived"], "gamma_bar": gamma_bar("appendix"),
-                        "A": _A_cor3, "b": vector_b("rederived", _COR3_GAMMA["rederived"]),
-                        "I_minus_A": gap_matrix("rederived", _COR3_GAMMA["rederived"]),
-                        "transient": ((1 - mu * K * _COR3_GAMMA["rederived"] / 4) ** T
-                                      * _lyap1_init["rederived"])},
-                derived=recursion_numbers, derived_needs=RECURSION_NEEDS),
-    ],
-    requires=STRONGLY_CONVEX,
-    known_issues=(
-        Flag("F22", "(103) writes (1 - mu K gamma/4)^T <= exp(-mu K gamma T/2); it is exp(-mu K gamma "
-                    "T/4). ||(I - A)^{-1} b||_1 = O(K^5 L^5 sigma^2 gamma^5/(pq)) is unjustified: b has "
-                    "entries of order gamma sigma^2/(qK) and gamma^2 K sigma^2/n"),
-        Flag("F23", "(105) prints 'gamma_bar 2 sigma^2', meaning 2 gamma_bar sigma^2"),
-    ),
-))
-
