@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -23,6 +24,7 @@ import numpy as np
 import torch
 
 from fedbound.algorithms.accounting import CommCounts
+from fedbound.algorithms.client_rows import ClientRows
 from fedbound.argtypes import NonFinite, NonNegativeInt, Range, Seed
 from fedbound.deprecation import renamed_attributes
 from fedbound.errors import DivergenceError, require
@@ -108,9 +110,15 @@ class Algorithm:
         return x0.clone()
 
     def advance(self, state: State, **changes) -> State:
-        """The next state: t + 1, cumulative counters updated with ``changes['last_comm']``."""
-        last = changes["last_comm"]
-        return dataclasses.replace(state, t=state.t + 1, comm=state.comm + last, **changes)
+        """The next state: t + 1, cumulative counters updated with ``changes['last_comm']``, the
+        other fields as ``changes`` gives them or as they were (every round makes one: a copy of
+        the fields, not ``dataclasses.replace``'s constructor call)."""
+        unknown = changes.keys() - _field_names(type(state))
+        require(not unknown, f"{type(state).__name__} has no fields {sorted(unknown)}")
+        new = object.__new__(type(state))
+        new.__dict__.update(state.__dict__)
+        new.__dict__.update(changes, t=state.t + 1, comm=state.comm + changes["last_comm"])
+        return new
 
     def init(self, x0: Models | None = None) -> State:  # pragma: no cover - interface
         raise NotImplementedError
@@ -123,12 +131,16 @@ def check_finite(state: State, name: str = "algorithm") -> None:
     """Raise DivergenceError naming the round if any floating tensor of the state is non-finite.
 
     Uses one reduction per tensor: a sum is non-finite iff an entry is non-finite or the sum
-    overflows (entries near 1e308, i.e. diverged anyway).
+    overflows (entries near 1e308, i.e. diverged anyway). Of per-client rows
+    (:class:`~fedbound.algorithms.client_rows.ClientRows`), the rows written by the last update
+    (``last``, O(k d)): the rows before were checked in the rounds that wrote them.
     """
     for field_name in _field_names(type(state)):
         value = getattr(state, field_name)
+        if isinstance(value, ClientRows):
+            value = value.last
         if isinstance(value, torch.Tensor) and value.is_floating_point():
-            if not bool(torch.isfinite(value.sum())):
+            if not math.isfinite(value.sum()):
                 raise DivergenceError(
                     f"{name} diverged at round {state.t}: state {field_name} is non-finite "
                     f"(reduce the step size)", round_index=state.t)

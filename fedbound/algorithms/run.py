@@ -16,6 +16,7 @@ from fedbound.algorithms.base import Algorithm, State, StateTensor, check_finite
 from fedbound.algorithms.threads import Threads, threads_for, torch_threads
 from fedbound.argtypes import Count, Measured, NonNegativeInt
 from fedbound.errors import DivergenceError, require
+from fedbound.tasks.base import Task
 
 
 @dataclass
@@ -76,7 +77,7 @@ class Trajectory:
 METRIC_CHUNK = 64
 
 
-def global_columns(task, X: torch.Tensor) -> np.ndarray:
+def global_columns(task: Task, X: torch.Tensor) -> np.ndarray:
     """(R, 4): f(x_r), f(x_r) - f* (nan without f*), ||x_r - x*||^2 (nan without x*) and
     ||grad f(x_r)||^2 for the rows x_r of ``X`` (R, d) with R <= METRIC_CHUNK, on one torch thread
     (the bits of a row then depend on the chunk it is in, never on the machine's threads)."""
@@ -98,7 +99,7 @@ class _Recorder:
     metric that overflows while the state stays finite is reported, naming its round, at most that
     many rounds later."""
 
-    def __init__(self, task):
+    def __init__(self, task: Task):
         self.task = task
         self.rows: list[tuple] = []          # (t, x_g, K, cumulative counters, extra metrics)
         self.columns: list[np.ndarray] = []  # per row: loss, gap, dist2, grad2 (nan: not evaluated)

@@ -21,7 +21,7 @@ The fixed point and the contraction factor. A run converges to the fixed point
 :math:`\|z^t - z^\star\|` tending to it (Gelfand's formula). Some rounds conserve linear functionals
 of the state, :math:`\ell^\top M = \ell^\top`: SD-GT's subnet sums of the trackers z_i (seed 003,
 (39) [L680], :mod:`fedbound.verify.operator`), SCAFFOLD's :math:`c - \sum_i p_i c_i` under full
-participation. They give M the eigenvalue 1 and make :math:`I - M` singular, while the run never
+participation (and FedNova's cross-client VR's, its c updated by the participants' changes). They give M the eigenvalue 1 and make :math:`I - M` singular, while the run never
 leaves the affine set :math:`\{z : L^\top z = L^\top z^1\}` fixed by its first state :math:`z^1`
 (L an orthonormal basis of the conserved functionals: the left singular vectors of :math:`I - M`
 with singular value 0 up to roundoff). The analysis is then that of M restricted to the invariant
@@ -66,6 +66,7 @@ import numpy as np
 import torch
 
 from fedbound.algorithms.base import Algorithm, State, check_finite, new_rng
+from fedbound.algorithms.client_rows import ClientRows
 from fedbound.errors import ValidationError, require
 from fedbound.tasks.quadratic import QuadraticTask
 
@@ -95,7 +96,10 @@ class Field:
 
 
 def _leaves(value, name: str):
-    """(name, tensor) of every floating tensor in ``value`` (tensors, NamedTuples, tuples)."""
+    """(name, tensor) of every floating tensor in ``value`` (tensors, NamedTuples, tuples; per-client
+    rows as their (n, d) tensor)."""
+    if isinstance(value, ClientRows):
+        value = value.dense()
     if isinstance(value, torch.Tensor):
         if value.is_floating_point():
             yield name, value
@@ -105,7 +109,11 @@ def _leaves(value, name: str):
 
 
 def _replaced(value, pieces):
-    """``value`` with its floating tensors replaced, in order, by the next of ``pieces``."""
+    """``value`` with its floating tensors replaced, in order, by the next of ``pieces`` (per-client
+    rows by rows for all n clients)."""
+    if isinstance(value, ClientRows):
+        every = torch.arange(value.n, device=value.device)
+        return ClientRows.zeros(value.n, value.d, value.dtype, value.device).with_rows(every, next(pieces))
     if isinstance(value, torch.Tensor):
         return next(pieces) if value.is_floating_point() else value
     if isinstance(value, tuple):
@@ -116,8 +124,8 @@ def _replaced(value, pieces):
 
 class StateLayout:
     """Every floating tensor of an algorithm's state (dataclass fields, through NamedTuples and
-    tuples, None skipped), flattened in field order: :meth:`flatten` and its inverse
-    :meth:`rebuild`, for states of the same structure."""
+    tuples, None skipped; per-client rows as an (n, d) tensor), flattened in field order:
+    :meth:`flatten` and its inverse :meth:`rebuild`, for states of the same structure."""
 
     def __init__(self, state: State):
         self.field_names = tuple(f.name for f in dataclasses.fields(state))

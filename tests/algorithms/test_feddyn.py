@@ -83,7 +83,7 @@ def test_feddyn_equals_a_plain_numpy_loop_of_algorithm_1(quad, clients_per_round
         np.testing.assert_array_equal(state.clients.numpy(), rounds[-1][0])
     theta, g, h = numpy_feddyn(H, b, np.zeros(D), lr, alpha, tau, rounds)
     np.testing.assert_allclose(state.x_g.numpy(), theta, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(state.C.numpy(), g, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(state.C.dense().numpy(), g, rtol=0, atol=1e-12)
     np.testing.assert_allclose(state.c.numpy(), h, rtol=0, atol=1e-12)
     assert np.abs(theta).max() > 0.5 and np.abs(h).max() > 1e-2     # not a trivial comparison
 
@@ -94,7 +94,7 @@ def test_h_is_the_weighted_sum_of_all_lagged_gradients(quad):
     state = alg.init()
     for _ in range(10):
         state = alg.step(state)
-        torch.testing.assert_close(state.c, quad.weights @ state.C, rtol=0, atol=1e-13)
+        torch.testing.assert_close(state.c, quad.weights @ state.C.dense(), rtol=0, atol=1e-13)
 
 
 def test_full_participation_fixed_point_is_x_star_where_fedavgs_is_not(quad):
@@ -108,7 +108,7 @@ def test_full_participation_fixed_point_is_x_star_where_fedavgs_is_not(quad):
     assert dyn.dist2[-1] <= 1e-24                          # measured 9.3e-31 (float floor)
     state = dyn.final_state
     x_star = quad.x_star
-    torch.testing.assert_close(state.C, quad.grad(x_star.expand(N, D)), rtol=0, atol=1e-12)
+    torch.testing.assert_close(state.C.dense(), quad.grad(x_star.expand(N, D)), rtol=0, atol=1e-12)
     assert float(state.c.abs().max()) <= 1e-12
     assert avg.dist2[-1] > 1e-3                            # measured 0.37
     assert abs(avg.dist2[-1] - avg.dist2[-2]) <= 1e-12 * avg.dist2[-1]     # FedAvg's fixed point

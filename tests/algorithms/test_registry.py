@@ -8,6 +8,7 @@ import torch
 from hypothesis import assume, given, settings, strategies as st
 
 from fedbound.algorithms import registry
+from fedbound.algorithms.client_rows import ClientRows
 from fedbound.errors import FedboundError, UnknownNameError
 from fedbound.network import Network
 from fedbound.tasks import Quadratic
@@ -56,10 +57,13 @@ def configurations(draw, name):
 
 def snapshot(state):
     return {f.name: (getattr(state, f.name).clone() if isinstance(getattr(state, f.name), torch.Tensor)
+                     else getattr(state, f.name).dense() if isinstance(getattr(state, f.name), ClientRows)
                      else getattr(state, f.name)) for f in dataclasses.fields(state)}
 
 
 def same(a, b) -> bool:
+    if isinstance(a, ClientRows) or isinstance(b, ClientRows):   # per-client rows: by value
+        a, b = (v.dense() if isinstance(v, ClientRows) else v for v in (a, b))
     if isinstance(a, torch.Tensor):
         return isinstance(b, torch.Tensor) and a.dtype == b.dtype and torch.equal(a, b)
     if isinstance(a, tuple):

@@ -8,6 +8,7 @@ import torch
 from fedbound.algorithms import (
     SCAFFOLD, SDGT, GradientTracking, Scaffnew, SDFedAvg, check_finite, run,
 )
+from fedbound.algorithms.client_rows import ClientRows
 from fedbound.errors import DivergenceError, ValidationError
 
 SIZES = (3, 4, 5)
@@ -26,8 +27,9 @@ def build(name, task, make_network, seed=0, gamma=0.05):
 
 
 def tensors(state):
-    return {f.name: getattr(state, f.name) for f in dataclasses.fields(state)
-            if isinstance(getattr(state, f.name), torch.Tensor)}
+    values = {f.name: getattr(state, f.name) for f in dataclasses.fields(state)}
+    return {name: value.dense() if isinstance(value, ClientRows) else value
+            for name, value in values.items() if isinstance(value, (torch.Tensor, ClientRows))}
 
 
 NAMES = ["SD-GT", "SD-FedAvg", "SCAFFOLD", "Scaffnew", "ATC-GT"]

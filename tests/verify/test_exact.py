@@ -260,8 +260,9 @@ AFFINE = [
     ("fedprox", {"lr": 0.1, "local_steps": [1, 3, 2, 4], "mu": 0.5, "server_lr": 0.8}, 0, False),
     ("fedavgm", {"lr": 0.1, "local_steps": 3, "server_momentum": 0.5}, 0, False),
     ("fednova", {"lr": 0.1, "local_steps": [1, 3, 2, 4], "momentum": 0.3, "server_momentum": 0.2}, 0, False),
-    ("fednova", {"lr": 0.1, "local_steps": [1, 3, 2, 4], "vr": "corrected"}, 0, True),
-    ("fedavg-vr", {"lr": 0.1, "local_steps": [1, 3, 2, 4]}, 0, True),
+    # cross-client VR updates c by the participants' changes: c - sum_j p_j C_j is conserved
+    ("fednova", {"lr": 0.1, "local_steps": [1, 3, 2, 4], "vr": "corrected"}, "d", True),
+    ("fedavg-vr", {"lr": 0.1, "local_steps": [1, 3, 2, 4]}, "d", True),
     ("scaffold-fl", {"lr": 0.1, "local_steps": 3}, "d", True),
     ("scaffold", {"lr": 0.1, "local_steps": 3}, "d", True),
     ("feddyn", {"lr": 0.1, "local_steps": 3, "alpha": 0.5}, "d", True),

@@ -21,7 +21,9 @@ and the server
 On the template: the client is proximal SGD (:func:`fedbound.algorithms.optim.client.prox` with
 mu = alpha, anchored at theta^{t-1}) whose gradients are corrected by -g_i, constant within the
 round, and :class:`DynamicRegularization` is the control-variates strategy that keeps C = (g_i)
-(m, d) and c = h (d,) and shifts the server model by -h/alpha. Non-participants keep their g_i.
+(a :class:`~fedbound.algorithms.client_rows.ClientRows`: g_i held only for the clients that have
+participated, zero for the others, rewritten for the k participants in O(k d + n)) and c = h (d,)
+and shifts the server model by -h/alpha. Non-participants keep their g_i.
 Since h starts at 0, h = sum_i p_i g_i over all m clients at every round.
 
 Choices where the paper leaves room:
@@ -55,6 +57,7 @@ from __future__ import annotations
 import torch
 
 from fedbound.algorithms.base import check_task
+from fedbound.algorithms.client_rows import ClientRows
 from fedbound.algorithms.federated.control_variates import ControlVariates
 from fedbound.algorithms.federated.fedopt import ROUND_OPTIONS
 from fedbound.algorithms.federated.local_steps import LocalSteps
@@ -69,8 +72,9 @@ from fedbound.validate import number
 
 class DynamicRegularization:
     """FedDyn's per-client and server state as a control-variates strategy of the round (the
-    interface of :class:`~fedbound.algorithms.federated.control_variates.ControlVariates`): C (n, d) the
-    lagged gradients g_i, c (d,) the server's h, for ``alpha`` > 0 and the task's weights ``p``."""
+    interface of :class:`~fedbound.algorithms.federated.control_variates.ControlVariates`): C the
+    lagged gradients g_i (a :class:`~fedbound.algorithms.client_rows.ClientRows` of n rows (d,)),
+    c (d,) the server's h, for ``alpha`` > 0 and the task's weights ``p``."""
 
     #: d-vectors each participant downloads and uploads per round: theta^{t-1} and theta_i^t
     vectors = 1
@@ -79,23 +83,23 @@ class DynamicRegularization:
         self.alpha = number("alpha", alpha, low=0.0, low_open=True)
         self.p = p
 
-    def init(self, n: Count, x0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(g (n, d), h (d,)), all zero."""
-        return torch.zeros(n, x0.shape[0], dtype=x0.dtype), torch.zeros_like(x0)
+    def init(self, n: Count, x0: torch.Tensor) -> tuple[ClientRows, torch.Tensor]:
+        """(g: the g_i of n clients, h (d,)), all zero."""
+        return ClientRows.zeros(n, x0.shape[0], x0.dtype, x0.device), torch.zeros_like(x0)
 
-    def correction(self, C: torch.Tensor, c: torch.Tensor, clients: torch.Tensor) -> torch.Tensor:
+    def correction(self, C: ClientRows, c: torch.Tensor, clients: torch.Tensor) -> torch.Tensor:
         """-g_i for the rows ``clients`` (k, d): the linear term of the local objective."""
-        return -C.index_select(0, clients)
+        return -C.gather(clients)
 
-    def update(self, C: torch.Tensor, c: torch.Tensor, clients: torch.Tensor, x: torch.Tensor,
-               Y: torch.Tensor, tau: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def update(self, C: ClientRows, c: torch.Tensor, clients: torch.Tensor, x: torch.Tensor,
+               Y: torch.Tensor, tau: torch.Tensor) -> tuple[ClientRows, torch.Tensor]:
         """g_i <- g_i - alpha (theta_i - x) for the participants ``clients`` (models Y (k, d)) and
         h <- h - alpha sum_i p_i (theta_i - x)."""
         ControlVariates.require_distinct(clients)
         D = Y - x
-        g = C.index_select(0, clients) - self.alpha * D
+        g = C.gather(clients) - self.alpha * D
         h = c - self.alpha * (self.p.to(D.dtype).index_select(0, clients) @ D)
-        return C.index_copy(0, clients, g), h
+        return C.with_rows(clients, g), h
 
     def server_model(self, x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
         """theta^t = (average of the participants' models) - h / alpha."""

@@ -16,7 +16,10 @@ FedAda2 Alg. 1 [004 L108-L120]):
     3. Delta_j = X_j^{(tau)} - x, aggregated: Delta = rule(Delta, w, tau)   (mean, or normalized)
     4. server: g = -Delta (the pseudo-gradient x - aggregate), x <- x + server.update(g)
        (with a control-variates strategy: (C, c) updated from the participants' models, then
-       x <- strategy.server_model(x, c): unchanged for SCAFFOLD, FedDyn's x - h / alpha)
+       x <- strategy.server_model(x, c): unchanged for SCAFFOLD, FedDyn's x - h / alpha; the
+       per-client C is a :class:`~fedbound.algorithms.client_rows.ClientRows`, rows held only for
+       the clients that have participated, read and rewritten for the k participants in
+       O(k d + n), not O(n d))
 
 Rows are the participants only (a round costs in proportion to k: the task's data of S_t is gathered
 once per round), except when every client computes (``all_clients_compute``): with gossip, where
@@ -52,6 +55,7 @@ import torch
 from fedbound.algorithms.accounting import CommCounts, EnergyModel, RoundTraffic, count_round
 from fedbound.algorithms.base import (Algorithm, Models, State, StateTensor,
                                       generator_from, new_rng)
+from fedbound.algorithms.client_rows import ClientRows
 from fedbound.algorithms.federated.aggregation import Aggregation, WeightedMean
 from fedbound.algorithms.federated.control_variates import VariatesStrategy
 from fedbound.algorithms.federated.local_steps import LocalSteps
@@ -69,14 +73,15 @@ from fedbound.validate import boolean, integer
 
 @dataclass(frozen=True)
 class FederatedState(State):
-    """server: the server transform's state; C (n, d), c (d,): control variates (None without;
+    """server: the server transform's state; C (the n clients' rows (d,), a
+    :class:`~fedbound.algorithms.client_rows.ClientRows`), c (d,): control variates (None without;
     FedDyn: the clients' lagged gradients g_i and the server's h);
     clients (k,), weights (k,), tau (k,): participants, their weights and local steps in the last
     round (None before the first). K (in State) is the last round's max_j tau_j. metrics: the last
     round's extra metrics (``Federated.round_metrics``; None without), recorded by ``run``."""
 
     server: tuple
-    C: StateTensor | None = None
+    C: ClientRows | None = None
     c: StateTensor | None = None
     clients: torch.Tensor | None = None
     weights: torch.Tensor | None = None
@@ -267,7 +272,7 @@ class Federated(Algorithm):
         if block >= k:
             view = self.task.clients(rows)
             return self.local_steps_from(x.expand(k, x.shape[0]), view, tau, correction, masks,
-                                         _oracle(view, gen), client)
+                                         view.oracle(gen), client)
         parts, gradients = [], 0
         for start in range(0, k, block):
             part = slice(start, min(start + block, k))
@@ -276,7 +281,7 @@ class Federated(Algorithm):
             X, g = self.local_steps_from(x.expand(n_rows, x.shape[0]), view, tau[part],
                                          None if correction is None else correction[part],
                                          None if masks is None else masks[:, part],
-                                         _oracle(view, gen), client)
+                                         view.oracle(gen), client)
             parts.append(X)
             gradients += g
         return torch.cat(parts), gradients
@@ -295,8 +300,11 @@ class Federated(Algorithm):
             client = client.for_clients(ids if view.idx is None else ids[view.idx]
                                         if isinstance(view.idx, slice) else view.idx)
         state = client.init(X)
-        steps = int(tau.max()) if k else 0
-        uneven = bool(torch.any(tau != steps))
+        steps = uneven = 0
+        if k:
+            low, high = torch.aminmax(tau)
+            steps = int(high)
+            uneven = int(low) != steps
         gradients = 0
         for s in range(steps):
             active = (tau > s) if uneven else None
@@ -371,11 +379,6 @@ class Federated(Algorithm):
                                download_floats_each=floats, gradients=gradients,
                                client_state_floats=state_floats)
         return count_round(traffic, self.d2d_links, self.group_sizes, d, self.energy)
-
-
-def _oracle(view, gen: torch.Generator) -> Oracle:
-    """The single run's gradient oracle: the view's stochastic gradients drawn from ``gen``."""
-    return lambda X, rows: view.stochastic_grad(X, gen, rows=rows)
 
 
 __all__ = ["Federated", "FederatedState", "RoundPlan", "ParticipationScheme", "participation_scheme"]

@@ -18,10 +18,13 @@ d_i = dhat_i + c_i exactly, with dhat_i the normalized gradient of the uncorrect
   under full participation (delta_i = sum_j p_j dhat_j - dhat_i): the correction oscillates around
   delta/2 instead of settling at delta (fednova.md 2.7 flag).
 
-State: C (n, d) the stored d_j (dhat_j or d_j), initialised 0 (d^{(-1)} = 0, no correction in round
-0: the paper leaves it unstated), and c (d,) = sum_j p_j C_j over all n clients (non-participants keep
-their last value). Each participant downloads (x, c) and uploads (Delta_i, d_i): 2d floats each way
-("doubled communication" [L237]). Requires participants without repeats.
+State: C the stored d_j (dhat_j or d_j) of the n clients, initialised 0 (d^{(-1)} = 0, no correction
+in round 0: the paper leaves it unstated), in a :class:`~fedbound.algorithms.client_rows.ClientRows`
+(held only for the clients that have participated), and c (d,) = sum_j p_j C_j over all n clients
+(non-participants keep their last value), updated by the participants' changes,
+c <- c + sum_{i in S} p_i (C_i^+ - C_i): the same sum up to rounding, in O(k d) per round instead of
+O(n d). Each participant downloads (x, c) and uploads (Delta_i, d_i): 2d floats each way ("doubled
+communication" [L237]). Requires participants without repeats.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from typing import Literal
 
 import torch
 
+from fedbound.algorithms.client_rows import ClientRows
 from fedbound.algorithms.federated.aggregation import Normalized
 from fedbound.algorithms.federated.control_variates import ControlVariates
 from fedbound.algorithms.optim.base import Transform
@@ -50,13 +54,15 @@ class CrossClientVR(ControlVariates):
         self.p = p
         self._norms = Normalized()   # ||a_i||_1 of the solver
 
-    def update(self, C: torch.Tensor, c: torch.Tensor, clients: torch.Tensor, x: torch.Tensor,
-               Y: torch.Tensor, tau: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The new (C, c) after the participants ``clients`` ran tau (k,) steps from x to Y (k, d)."""
+    def update(self, C: ClientRows, c: torch.Tensor, clients: torch.Tensor, x: torch.Tensor,
+               Y: torch.Tensor, tau: torch.Tensor) -> tuple[ClientRows, torch.Tensor]:
+        """The new (C, c) after the participants ``clients`` ran tau (k,) steps from x to Y (k, d);
+        c + sum_{i in S} p_i (d_i - C_i) (module docstring)."""
         self.require_distinct(clients)
         norms = self._norms.norms(tau, self.client).to(Y.dtype)
         d = (x - Y) / (self.lr * norms[:, None])
+        C_S = C.gather(clients)
         if self.mode == "corrected":
-            d = d - self.correction(C, c, clients)
-        C_new = C.index_copy(0, clients, d)
-        return C_new, self.p.to(C_new.dtype) @ C_new
+            d = d - (c - C_S)    # the round's correction c - C_i
+        p_S = self.p.to(d.dtype).index_select(0, clients)
+        return C.with_rows(clients, d), c + p_S @ (d - C_S)
