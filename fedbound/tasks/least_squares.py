@@ -183,20 +183,22 @@ class LeastSquares(QuadraticTask):
         return np.full(self.n, self.m, dtype=np.int64)
 
     def client_data(self) -> dict:
-        return {"A": self._At, "y": self._yt}
+        """A (n, m, d) and y as rows (n, 1, m), the shapes the batched products take."""
+        return {"A": self._At, "y": self._yt.unsqueeze(1)}
 
     @staticmethod
-    def _residuals(X, data) -> torch.Tensor:
-        """(k, 1, m): the rows (A_i x_i - y_i)^T. Two batched row-vector products x^T A^T and r^T A
-        per gradient: the orientation that streams A fastest on CPU (einsum was 2.5-5x slower;
-        benchmarks/bench_sdgt_vectorized.py), the subtraction of y inside the first (baddbmm)."""
-        return torch.baddbmm(data["y"].unsqueeze(1), X.unsqueeze(1), data["A"].transpose(1, 2), beta=-1)
+    def _residuals(X, data, scale: float = 1.0) -> torch.Tensor:
+        """(k, 1, m): the rows scale (A_i x_i - y_i)^T. Two batched row-vector products x^T A^T and
+        r^T A per gradient: the orientation that streams A fastest on CPU (einsum was 2.5-5x
+        slower; benchmarks/bench_sdgt_vectorized.py); y and the scale inside the first (baddbmm:
+        a small round's cost is its calls)."""
+        return torch.baddbmm(data["y"], X.unsqueeze(1), data["A"].transpose(1, 2), beta=-scale, alpha=scale)
 
     def _losses_on(self, X, data) -> torch.Tensor:
         return torch.sum(self._residuals(X, data).squeeze(1) ** 2, dim=1) / (2 * self.m)
 
     def _grad_on(self, X, data) -> torch.Tensor:
-        return torch.bmm(self._residuals(X, data), data["A"]).squeeze(1).div_(self.m)
+        return torch.bmm(self._residuals(X, data, 1 / self.m), data["A"]).squeeze(1)
 
     @property
     def A(self) -> torch.Tensor:
