@@ -1,6 +1,7 @@
 """The run loop: ``run(alg, rounds)`` steps an algorithm, records the per-round metrics of the
 global model in a :class:`Trajectory` and raises :class:`~fedbound.errors.DivergenceError` naming
-the round as soon as the state or a metric is non-finite.
+the round where the state or a metric is non-finite (the state as soon as it is, the global
+model's metrics when their chunk of METRIC_CHUNK rounds is evaluated).
 """
 from __future__ import annotations
 
@@ -170,7 +171,8 @@ def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict
     worker allows one); that setting is restored afterwards.
     The run computes on the task's device (:meth:`fedbound.tasks.Task.to`).
     Raises DivergenceError naming the round as soon as any state tensor is non-finite (checked
-    every round), or a metric is, where evaluated.
+    every round), or naming the first round whose evaluated loss or gradient norm is not finite
+    when its chunk of METRIC_CHUNK rounds is evaluated.
     """
     require(isinstance(rounds, (int, np.integer)) and rounds >= 0,
             f"rounds must be an integer >= 0, got {rounds!r}")
@@ -184,7 +186,11 @@ def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict
         evaluations = state.comm.gradient_evaluations
         for r in tqdm(range(1, int(rounds) + 1), disable=not progress, desc=alg.name):
             state = alg.step(state, **overrides)
-            check_finite(state, alg.name)
+            try:
+                check_finite(state, alg.name)
+            except DivergenceError:
+                recorder.evaluate()   # an earlier round whose metric overflowed is named first
+                raise
             if r == 1 and threads is None:
                 work = (state.comm.gradient_evaluations - evaluations) * alg.task.gradient_flops
                 torch.set_num_threads(min(threads_for(work), allowed))

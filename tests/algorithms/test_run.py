@@ -79,6 +79,36 @@ def test_a_metric_that_overflows_is_a_divergence():
         run(alg, 2)
 
 
+@pytest.mark.parametrize("lr", [5.0, 1e50])
+def test_a_global_metric_that_overflows_is_named_by_its_round(lr):
+    """f(x_g) overflows while x_g is still finite (|x_g| ~ 1e160): the run names that round, the
+    first whose loss is not finite, though it evaluates the metrics in chunks of METRIC_CHUNK
+    rounds, and also when the model itself overflows a few rounds later in the same chunk
+    (lr = 1e50)."""
+    from fedbound.algorithms import registry
+    from fedbound.algorithms.run import METRIC_CHUNK
+    from fedbound.tasks import LeastSquares
+
+    task = LeastSquares.generate(10, 4, 3, seed=0)
+    alg = registry.build("fedavg", task, seed=0, lr=lr, local_steps=1)
+    state, first = alg.init(), None
+    while first is None:   # the round by hand: step, evaluate, stop at the first infinite loss
+        state = alg.step(state)
+        if not bool(torch.isfinite(task.global_metrics(state.x_g[None])[0]).all()):
+            first = state.t
+    assert bool(torch.isfinite(state.x_g).all())
+    while bool(torch.isfinite(state.x_g).all()):
+        state = alg.step(state)
+    end_of_chunk = (first // METRIC_CHUNK + 1) * METRIC_CHUNK
+    if lr == 5.0:    # the chunk evaluation finds it, the model still finite
+        assert first > 2 * METRIC_CHUNK and state.t > end_of_chunk
+    else:            # the model overflows before the chunk is evaluated
+        assert state.t < end_of_chunk
+    with pytest.raises(DivergenceError, match=rf"diverged at round {first}: f\(x_g\) = inf") as info:
+        run(alg, first + 3 * METRIC_CHUNK)
+    assert info.value.round_index == first
+
+
 def test_check_finite_accepts_finite_and_flags_nan(make_network, make_quadratic):
     task = make_quadratic(12, 5)
     alg = SDGT(task, make_network(SIZES), lr=0.05, local_steps=2)
