@@ -200,9 +200,7 @@ class UniformParticipation:
         if self.groups is None:
             drawn = torch.randperm(self.n, generator=generator, device=generator.device)
             clients = torch.sort(drawn[: self.q]).values.to(p.device)
-            pc = p.index_select(0, clients)
-            w = pc / pc.sum() if self.weighting == "normalized" else pc * (self.n / self.q)
-            return Participation(clients, w, full=self.q == self.n)
+            return Participation(clients, self._weights(p.index_select(0, clients)), full=self.q == self.n)
         g = self.groups
         clients = torch.nonzero(sample_mask(g, self.q, generator)).squeeze(1)
         pc = p.index_select(0, clients)
@@ -215,6 +213,22 @@ class UniformParticipation:
             scale = torch.as_tensor(g.m / self.q, dtype=p.dtype)
             w = pc * scale.index_select(0, group)
         return Participation(clients, w, full=bool(np.array_equal(self.q, g.m)))
+
+
+    def _weights(self, pc):
+        """The weights of the sampled clients from their p_i ``pc`` (..., q), over the last axis."""
+        return pc / pc.sum(dim=-1, keepdim=True) if self.weighting == "normalized" else pc * (self.n / self.q)
+
+    def draw_each(self, p: _WeightTensor, generators: list[_TorchGenerator]) -> tuple:
+        """(clients (B, q), weights (B, q)): row b is what :meth:`draw` gives with
+        ``generators[b]`` (one randperm per generator, then the sort and the weights of all rows
+        at once: the batched seeds' participation, :mod:`fedbound.algorithms.federated.seeds`).
+        Without groups only."""
+        import torch
+        require(self.groups is None, "draw_each draws without groups")
+        drawn = torch.stack([torch.randperm(self.n, generator=g, device=g.device) for g in generators])
+        clients = torch.sort(drawn[:, : self.q], dim=1).values.to(p.device)
+        return clients, self._weights(p[clients])
 
 
 class _Groups:

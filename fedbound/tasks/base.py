@@ -365,8 +365,7 @@ class Task:
         for sigma, kind in self._noises:
             z = torch.empty(int(G.shape[0]), self.d, dtype=torch.float64, device="cpu")
             for part, generator in zip(z.split(counts), generators):   # drawn on the CPU
-                torch.randn(part.shape, generator=generator, dtype=torch.float64,
-                            device=generator.device, out=part)
+                part.normal_(generator=generator)   # randn's numbers, half its call's cost
             G = G + noise_from_normals(z, sigma, kind).to(device=G.device, dtype=self.dtype)
         return G
 

@@ -3,6 +3,7 @@ intervals), unbiasedness of the weighted aggregate, shapes and validation."""
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings, strategies as st
 from scipy import stats
 
 from fedbound.errors import ValidationError
@@ -126,3 +127,24 @@ def test_bad_schemes_are_rejected():
         UniformParticipation(N, 2, weighting="flower")
     with pytest.raises(ValidationError, match="participation rate"):
         PoissonParticipation(N, 1.5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 60), data=st.data(), weighting=st.sampled_from(["normalized", "unbiased"]),
+       seeds=st.lists(st.integers(0, 2**31 - 1), min_size=1, max_size=6))
+def test_draw_each_gives_each_generator_its_draw(n, data, weighting, seeds):
+    """Row b of draw_each is draw with generator b, bitwise (clients and weights), for any p."""
+    q = data.draw(st.integers(1, n))
+    raw = np.array(data.draw(st.lists(st.floats(0.01, 1.0), min_size=n, max_size=n)))
+    p = torch.as_tensor(raw / raw.sum())
+    scheme = UniformParticipation(n, q, weighting=weighting)
+    clients, weights = scheme.draw_each(p, [torch.Generator().manual_seed(s) for s in seeds])
+    for b, s in enumerate(seeds):
+        one = scheme.draw(p, torch.Generator().manual_seed(s))
+        assert torch.equal(clients[b], one.clients) and torch.equal(weights[b], one.weights)
+
+
+def test_draw_each_refuses_groups():
+    scheme = UniformParticipation(4, [1, 1], sizes=np.array([2, 2]))
+    with pytest.raises(ValidationError, match="without groups"):
+        scheme.draw_each(torch.full((4,), 0.25, dtype=torch.float64), [torch.Generator()])

@@ -127,3 +127,33 @@ def test_a_server_transform_that_reduces_over_the_model_does_not_batch():
     normalized = Transform(lambda params: (), lambda g, state, params: (-g / torch.linalg.norm(g), state))
     assert batchable(Federated(task, client=client.sgd(0.1), server=server.sgd(1.0)))
     assert not batchable(Federated(task, client=client.sgd(0.1), server=normalized))
+
+
+@pytest.mark.parametrize("sigma", [0.0, 0.3])
+def test_seeds_aggregated_one_by_one_match_single_runs(monkeypatch, sigma):
+    """The weighted mean is one batched product over the seeds only where a probe shows it gives
+    each seed's own product bitwise; the seed-by-seed aggregation it falls back to (another BLAS)
+    reproduces the single runs too."""
+    from fedbound.algorithms.federated import seeds
+
+    monkeypatch.setattr(seeds, "_mean_in_one_product", lambda *args: False)
+    task = make("lsq").with_noise(sigma) if sigma else make("lsq")
+    algs = [registry.build("fedavg", task, seed=s, lr=0.05, local_steps=3, clients_per_round=4)
+            for s in SEEDS]
+    for alg, cols in zip(algs, run_seeds(algs, ROUNDS)):
+        assert_close(run(alg, ROUNDS).columns(), cols)
+
+
+def test_seeds_sampled_per_group_match_single_runs():
+    """Uniform participation per group of clients (q_s of each group, not drawn together by
+    draw_each) batches seed by seed and reproduces the single runs."""
+    from fedbound.algorithms import FedAvg
+    from fedbound.network.sampling import UniformParticipation
+
+    task = make("lsq").with_noise(0.3)
+    algs = [FedAvg(task, lr=0.05, local_steps=2, seed=s,
+                   participation=UniformParticipation(8, [1, 2], sizes=np.array([4, 4])))
+            for s in SEEDS]
+    assert batchable(algs[0])
+    for alg, cols in zip(algs, run_seeds(algs, ROUNDS)):
+        assert_close(run(alg, ROUNDS).columns(), cols)

@@ -1,11 +1,14 @@
 r"""Seeds run together: B runs of one federated algorithm that differ only in their seed, stacked
 like clients, so that a Monte-Carlo over seeds costs a few large tensor operations per local step
 instead of B small ones. The batch runs the round's own stages
-(:class:`~fedbound.algorithms.federated.round.Federated`): each seed's plan (participation and
-tau) from its generator, one local-steps call over the rows of all seeds with a gradient oracle
+(:class:`~fedbound.algorithms.federated.round.Federated`): each seed's participation from its
+generator (uniform sampling without groups drawn for all seeds at once,
+:meth:`~fedbound.network.sampling.UniformParticipation.draw_each`: a randperm per seed, then one
+sort and one weighting), one local-steps call over the rows of all seeds with a gradient oracle
 that adds each seed's noise from its own generator (:meth:`fedbound.tasks.Task.add_noise`), the
-aggregation rule per seed, one call of the server transform on the (B, d) stack, the counters of
-each seed.
+aggregation of each seed (the weighted mean as one batched product where a probe shows it gives
+each seed's own product bitwise, else seed by seed), one call of the server transform on the
+(B, d) stack, the counters once (every seed has the same number of participants).
 
 Which algorithms batch (:func:`batchable`): those on the federated round that replace none of its
 stages, without gossip, control variates, per-step compute sets or all-clients computation, with
@@ -19,11 +22,15 @@ fedadagrad, fedadam, fedyogi, and any new round algorithm of the same shape
 Every generator draws exactly the numbers, in the order, of its single run (participation, then
 the noise of each local step), and every reduction over clients is the single run's operation on
 that seed's rows (the batched gradient is one batched matrix product per client row, as in the
-single run; the metrics of the global models are the task's, row by row as in the single run,
-:meth:`fedbound.tasks.Task.global_metrics`), so a batched seed reproduces its single run bitwise: every recorded column of every
-registered algorithm that batches, on least squares and quadratics, with and without noise
-(tests/sweep/test_batch.py asserts it). A non-finite value in any seed raises
-:class:`BatchDiverged`.
+single run; the weights are normalized over the last axis in both; the metrics of the global
+models are evaluated for each seed in the single run's chunks,
+:func:`fedbound.algorithms.run.global_columns`), so a batched seed reproduces its single run
+bitwise: every recorded column of every registered algorithm that batches, on least squares and
+quadratics, with and without noise (tests/sweep/test_batch.py asserts it). A non-finite value in
+any seed raises :class:`BatchDiverged`.
+
+The cost per seed and round that remains is its generator's: one randperm and one normal draw per
+local step (about 1 us each; a small task's single round costs over a hundred times that).
 """
 from __future__ import annotations
 
@@ -32,12 +39,13 @@ import torch
 
 from fedbound.algorithms.accounting import COUNTERS
 from fedbound.algorithms.base import Algorithm, generator_from, new_rng
+from fedbound.algorithms.federated.aggregation import WeightedMean
 from fedbound.algorithms.federated.local_steps import FixedSteps
 from fedbound.algorithms.federated.round import Federated
 from fedbound.algorithms.run import METRIC_CHUNK, global_columns
 from fedbound.argtypes import NonNegativeInt
 from fedbound.errors import FedboundError, require
-from fedbound.network.sampling import FullParticipation, UniformParticipation
+from fedbound.network.sampling import FullParticipation, Participation, UniformParticipation
 from fedbound.tasks.base import Task
 
 #: the stages a batchable algorithm must not replace
@@ -113,31 +121,58 @@ def run_seeds(algs: list[Federated], rounds: NonNegativeInt) -> list[dict[str, n
     server = alg.server.init(x)
     record = _Record(len(algs), rounds, task)
     record.add(0, x, np.zeros(len(COUNTERS)), 0)
-    counts: dict = {}
+    B = len(algs)
     for t in range(1, rounds + 1):
-        plans = [alg.plan(g) for g in gens]
-        k = [int(p.row_ids.shape[0]) for p in plans]
-        steps = int(plans[0].tau.max())   # fixed participants (k >= 1) and one tau for all
-        view = task.clients(torch.cat([p.row_ids for p in plans]))
-        X, _ = alg.local_steps_from(torch.repeat_interleave(x, torch.tensor(k), dim=0), view,
-                                    torch.cat([p.tau for p in plans]), None, None,
-                                    lambda X, rows: task.add_noise(view.grad(X, rows), gens, k),
+        clients, weights = _participants(alg, gens)   # (B, k) each, k fixed
+        k = int(clients.shape[1])
+        row_ids = clients.reshape(-1)
+        tau = alg.local_steps.draw(row_ids, gens[0])   # fixed steps: nothing drawn
+        steps = int(tau.max())                         # one tau for all rows
+        view = task.clients(row_ids)
+        X, _ = alg.local_steps_from(torch.repeat_interleave(x, k, dim=0), view, tau, None, None,
+                                    lambda X, rows: task.add_noise(view.grad(X, rows), gens, [k] * B),
                                     alg.client)
-        delta = torch.stack([alg.aggregation(Y - x[b], p.part.weights, p.tau, alg.client)
-                             for b, (Y, p) in enumerate(zip(X.split(k), plans))])
+        D = X.view(B, k, -1) - x.unsqueeze(1)   # each seed's Delta_j = Y_j - x
+        if t == 1:
+            one_product = _mean_in_one_product(alg, D, weights)
+        if one_product:
+            delta = torch.bmm(weights.unsqueeze(1), D).squeeze(1)
+        else:
+            taus = tau.view(B, k)
+            delta = torch.stack([alg.aggregation(D[b], weights[b], taus[b], alg.client) for b in range(B)])
         updates, server = alg.server.update(-delta, server, x)
         x = x + updates
         if not bool(torch.isfinite(x.sum())):
             raise BatchDiverged(f"a seed diverged at round {t}")
-        per_round = np.empty((len(algs), len(COUNTERS)))
-        for b, p in enumerate(plans):
-            # no gossip: one group of n clients, so a round's counters depend on k alone
-            key = (p.part.k, k[b] * steps, k[b], steps)
-            if key not in counts:
-                counts[key] = list(alg.counts(p.part, *key[1:]).as_dict().values())
-            per_round[b] = counts[key]
-        record.add(t, x, per_round, steps)
+        # no gossip: one group of n clients, so a round's counters depend on k alone (cached)
+        part = Participation(clients[0], weights[0], full=k == task.n)
+        record.add(t, x, list(alg.counts(part, k * steps, k, steps).as_dict().values()), steps)
     return record.columns()
+
+
+def _mean_in_one_product(alg: Federated, D: torch.Tensor, weights: torch.Tensor) -> bool:
+    """Whether the round's aggregation is the weighted mean and one batched product over the seeds
+    gives each seed's ``w @ D`` bitwise: probed on random data of the shapes of ``D`` (B, k, d)
+    and ``weights`` (B, k), since a BLAS may compute a batch by another kernel than one product."""
+    if type(alg.aggregation) is not WeightedMean:
+        return False
+    gen = torch.Generator(device="cpu").manual_seed(0)
+    w = torch.rand(weights.shape, generator=gen, dtype=torch.float64).to(weights)
+    E = torch.randn(D.shape, generator=gen, dtype=torch.float64).to(D)
+    batched = torch.bmm(w.unsqueeze(1), E).squeeze(1)
+    return all(torch.equal(batched[b], alg.aggregation(E[b], w[b], None, alg.client))
+               for b in range(D.shape[0]))
+
+
+def _participants(alg: Federated, gens: list[torch.Generator]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(clients (B, k), weights (B, k)): row b the participation the single run of seed b draws
+    from ``gens[b]`` (:meth:`Federated.plan`; uniform without groups drawn together by
+    :meth:`~fedbound.network.sampling.UniformParticipation.draw_each`)."""
+    scheme, p = alg.participation, alg.task.weights
+    if isinstance(scheme, UniformParticipation) and scheme.groups is None:
+        return scheme.draw_each(p, gens)
+    parts = [scheme.draw(p, g) for g in gens]
+    return torch.stack([q.clients for q in parts]), torch.stack([q.weights for q in parts])
 
 
 class _Record:
