@@ -197,6 +197,7 @@ class UniformParticipation:
 
     def draw(self, p: _WeightTensor, generator: _TorchGenerator) -> Participation:
         import torch
+        self._check_weights(p)
         if self.groups is None:
             drawn = torch.randperm(self.n, generator=generator, device=generator.device)
             clients = torch.sort(drawn[: self.q]).values.to(p.device)
@@ -215,6 +216,11 @@ class UniformParticipation:
         return Participation(clients, w, full=bool(np.array_equal(self.q, g.m)))
 
 
+    def _check_weights(self, p) -> None:
+        if p.ndim != 1 or p.shape[0] != self.n:
+            raise ValidationError(f"p must have one weight per client (n = {self.n}), got shape "
+                                  f"{tuple(p.shape)}")
+
     def _weights(self, pc):
         """The weights of the sampled clients from their p_i ``pc`` (..., q), over the last axis."""
         return pc / pc.sum(dim=-1, keepdim=True) if self.weighting == "normalized" else pc * (self.n / self.q)
@@ -226,6 +232,8 @@ class UniformParticipation:
         Without groups only."""
         import torch
         require(self.groups is None, "draw_each draws without groups")
+        require(len(generators) >= 1, "draw_each needs at least one generator")
+        self._check_weights(p)
         drawn = torch.stack([torch.randperm(self.n, generator=g, device=g.device) for g in generators])
         clients = torch.sort(drawn[:, : self.q], dim=1).values.to(p.device)
         return clients, self._weights(p[clients])

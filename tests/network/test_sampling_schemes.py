@@ -148,3 +148,13 @@ def test_draw_each_refuses_groups():
     scheme = UniformParticipation(4, [1, 1], sizes=np.array([2, 2]))
     with pytest.raises(ValidationError, match="without groups"):
         scheme.draw_each(torch.full((4,), 0.25, dtype=torch.float64), [torch.Generator()])
+
+
+def test_uniform_draws_refuse_weights_of_another_n_and_no_generators():
+    scheme = UniformParticipation(4, 2)
+    with pytest.raises(ValidationError, match="one weight per client"):
+        scheme.draw(torch.full((3,), 1 / 3, dtype=torch.float64), torch.Generator())
+    with pytest.raises(ValidationError, match="one weight per client"):
+        scheme.draw_each(torch.full((3,), 1 / 3, dtype=torch.float64), [torch.Generator()])
+    with pytest.raises(ValidationError, match="at least one generator"):
+        scheme.draw_each(torch.full((4,), 0.25, dtype=torch.float64), [])
