@@ -46,6 +46,17 @@ def amsgrad(gamma, b1, b2, tau, bias="none", inside=False):
     return step, s
 
 
+def numpy_dadam(quad, net, step, seed, rounds):
+    """The plain numpy DAdam loop with AMSGrad ``step``: the models X after each of ``rounds``
+    rounds, X <- W X + step(grad + noise), the noise drawn as the task draws it from ``seed``."""
+    gen = torch.Generator().manual_seed(seed)
+    X = np.tile(quad.x0.numpy(), (N, 1))
+    for _ in range(rounds):
+        noise = torch.randn(N, D, generator=gen, dtype=torch.float64).numpy() * (SIGMA / math.sqrt(D))
+        X = net.W @ X + step(gradients(quad, X) + noise)
+        yield X
+
+
 def gradients(task, X):
     return np.einsum("nij,nj->ni", task.hessians.numpy(), X) - task.linear_terms.numpy()
 
@@ -60,12 +71,8 @@ def test_dadam_equals_a_plain_numpy_loop_with_noise(quad):
     gamma, b1, b2, tau, seed = 0.02, 0.8, 0.95, 1e-3, 7
     alg = DAdam(quad.with_noise(SIGMA), net, lr=gamma, beta1=b1, beta2=b2, tau=tau, seed=seed)
     state = alg.init()
-    gen = torch.Generator().manual_seed(seed)
     step, moments = amsgrad(gamma, b1, b2, tau)
-    X = np.tile(quad.x0.numpy(), (N, 1))
-    for _ in range(15):
-        noise = torch.randn(N, D, generator=gen, dtype=torch.float64).numpy() * (SIGMA / math.sqrt(D))
-        X = net.W @ X + step(gradients(quad, X) + noise)
+    for X in numpy_dadam(quad, net, step, seed, 15):
         state = alg.step(state)
         np.testing.assert_allclose(state.X.numpy(), X, rtol=0, atol=1e-12)
         np.testing.assert_allclose(state.x_g.numpy(), X.mean(axis=0), rtol=0, atol=1e-12)
@@ -184,13 +191,10 @@ def test_the_switches_reach_every_clients_amsgrad(quad, switches):
     gamma, b1, b2, tau, seed = 0.02, 0.8, 0.95, 1e-3, 7
     alg = registry.build("dadam", quad.with_noise(SIGMA), net, lr=gamma, beta1=b1, beta2=b2, tau=tau,
                          seed=seed, **switches)
-    state, gen = alg.init(), torch.Generator().manual_seed(seed)
+    state = alg.init()
     step, _ = amsgrad(gamma, b1, b2, tau, switches.get("bias_correction", "none"),
                       switches.get("eps_inside_sqrt", False))
-    X = np.tile(quad.x0.numpy(), (N, 1))
-    for _ in range(10):
-        noise = torch.randn(N, D, generator=gen, dtype=torch.float64).numpy() * (SIGMA / math.sqrt(D))
-        X = net.W @ X + step(gradients(quad, X) + noise)
+    for X in numpy_dadam(quad, net, step, seed, 10):
         state = alg.step(state)
         np.testing.assert_allclose(state.X.numpy(), X, rtol=0, atol=1e-12)
     default = run(DAdam(quad.with_noise(SIGMA), net, lr=gamma, beta1=b1, beta2=b2, tau=tau, seed=seed), 10)
