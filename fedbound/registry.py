@@ -284,12 +284,17 @@ class Registry(Generic[E]):
         """The entry ``name`` (UnknownNameError with a did-you-mean): from the module that
         registers it when the cached index knows it (:meth:`_import_indexed`), else after
         :meth:`load`."""
-        if isinstance(name, str) and (name in self._entries or self._import_indexed(name)):
+        if self._registered(name):
             return self._entries[name]
         self.load()
         if isinstance(name, str) and name in self._entries:
             return self._entries[name]
         raise validate_unknown(self.kind, name, self.names())
+
+    def _registered(self, name) -> bool:
+        """Whether ``name`` is registered already or after importing the one module the cached
+        index names for it (no full :meth:`load`)."""
+        return isinstance(name, str) and (name in self._entries or self._import_indexed(name))
 
     def _cached_index(self) -> dict:
         """{name: registering module} of fedbound's own entries, as the last :meth:`load` of this
@@ -336,7 +341,7 @@ class Registry(Generic[E]):
         return tuple(self._entries[name] for name in self.names())
 
     def __contains__(self, name) -> bool:
-        if isinstance(name, str) and (name in self._entries or self._import_indexed(name)):
+        if self._registered(name):
             return True
         self.load()
         return name in self._entries

@@ -215,7 +215,6 @@ class UniformParticipation:
             w = pc * scale.index_select(0, group)
         return Participation(clients, w, full=bool(np.array_equal(self.q, g.m)))
 
-
     def _check_weights(self, p) -> None:
         if p.ndim != 1 or p.shape[0] != self.n:
             raise ValidationError(f"p must have one weight per client (n = {self.n}), got shape "
