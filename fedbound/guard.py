@@ -126,6 +126,8 @@ def check_value(name: str, value: object, tp: object, *, allow_inf: bool = False
     if tp is None or tp is typing.Any or tp is object or isinstance(tp, (str, typing.ForwardRef,
                                                                          typing.TypeVar)):
         return
+    if isinstance(tp, dataclasses.InitVar):   # a dataclass's init-only argument: its type
+        tp = tp.type
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin is typing.Annotated:
         nonfinite = nonfinite or any(getattr(m, "nonfinite", False) for m in args[1:])

@@ -33,20 +33,20 @@ def _cfg(options: dict) -> dict:
 
 def one_round(options: dict, e: Positive) -> float:
     """phi(e): the worst ||x_1 - x*||^2 after one round from ||x_0 - x*||^2 <= e (e > 0)."""
-    cfg = _cfg({**options, "R": 1})
+    cfg = {**_cfg(options), "rounds": 1}
     cfg["zeta"] = cfg["zeta"] / math.sqrt(e)
     return e * _solved(method("fedavg"), cfg)[0].value
 
 
 def contraction(options: dict) -> float:
     """W(0): the certified contraction factor of ||x - x*||^2 per round without heterogeneity."""
-    return _solved(method("fedavg"), {**_cfg({**options, "R": 1}), "zeta": 0.0})[0].value
+    return _solved(method("fedavg"), {**_cfg(options), "rounds": 1, "zeta": 0.0})[0].value
 
 
 def composed(options: dict, e0: Positive = 1.0) -> list[float]:
-    """[e_1, ..., e_R] with e_{t+1} = phi(e_t), e_0 = ``e0`` (R from ``options``)."""
+    """[e_1, ..., e_R] with e_{t+1} = phi(e_t), e_0 = ``e0`` (``rounds`` from ``options``)."""
     out, e = [], e0
-    for _ in range(_cfg(options)["R"]):
+    for _ in range(_cfg(options)["rounds"]):
         e = one_round(options, e)
         out.append(e)
     return out

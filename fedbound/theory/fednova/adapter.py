@@ -78,8 +78,8 @@ _ROUND = {"lr": REQUIRED, "local_steps": 1, "clients_per_round": None, "particip
 #: algorithm -> option -> default (None: absent; full participation, no local-solver parameter)
 DEFAULTS = {
     "fedavg": _ROUND,
-    "fedprox": {**_ROUND, "mu": REQUIRED},
-    "fednova": {**_ROUND, "mu": None, "momentum": None, "lr_decay": None,
+    "fedprox": {**_ROUND, "proximal_mu": REQUIRED},
+    "fednova": {**_ROUND, "proximal_mu": None, "momentum": None, "lr_decay": None,
                 "tau_eff": "accumulation", "vr": None, "server_momentum": None, "nesterov": False},
 }
 #: algorithm -> options that do not enter the constants
@@ -101,11 +101,11 @@ def _options(task, algorithm: str, options: dict) -> dict:
 
 def local_solver(options: dict[str, object]) -> tuple[str, dict]:
     """(row, parameters) of FedNova's table (sec. 2.3; :func:`~fedbound.local_solver.accumulation_vector`)
-    for the local solver of the options ``lr``, ``mu`` (proximal, alpha = lr mu), ``momentum`` (rho)
+    for the local solver of the options ``lr``, ``proximal_mu`` (mu, alpha = lr mu), ``momentum`` (rho)
     or ``lr_decay`` (gamma); SGD without them: :meth:`fedbound.local_solver.LocalSolver.table`. At
     most one of them (the paper's table has no combination; the algorithm refuses them too)."""
-    given = sorted(name for name in ("mu", "momentum", "lr_decay") if options.get(name) is not None)
-    require(len(given) <= 1, f"give at most one of mu, momentum and lr_decay, got {given}")
+    given = sorted(name for name in ("proximal_mu", "momentum", "lr_decay") if options.get(name) is not None)
+    require(len(given) <= 1, f"give at most one of proximal_mu, momentum and lr_decay, got {given}")
     return LocalSolver.from_options(options).table()
 
 
