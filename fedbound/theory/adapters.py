@@ -40,8 +40,6 @@ import importlib
 from types import ModuleType
 from typing import Iterable
 
-from fedbound import vocabulary
-from fedbound.deprecation import deprecated
 from fedbound.errors import UnknownNameError, ValidationError, require
 from fedbound.network.subnets import Network
 from fedbound.papers import PAPERS as PAPER_REGISTRY
@@ -65,28 +63,11 @@ def run_options(paper: str, algorithm: str, options: dict[str, object], defaults
                 ignored: Iterable[str] = ()) -> dict:
     """``options`` of ``algorithm`` completed by ``defaults`` (option -> default, or
     :data:`REQUIRED`); every name must be in ``defaults`` or ``ignored`` (did-you-mean otherwise),
-    every required one given; an old name of an option (``mu`` for ``proximal_mu``,
-    :mod:`fedbound.vocabulary`) is renamed with a warning. ``paper`` names the theory in the
-    messages."""
-    options = _renamed(algorithm, options, (*defaults, *ignored))
+    every required one given. ``paper`` names the theory in the messages."""
     known_names(f"option of {algorithm} for {paper}'s constants", options, (*defaults, *ignored))
     out = {**defaults, **{k: v for k, v in options.items() if v is not None}}
     missing = [name for name, value in out.items() if value is REQUIRED]
     require(not missing, f"{paper}'s constants of {algorithm} need the option(s) {', '.join(missing)}")
-    return out
-
-
-def _renamed(algorithm: str, options: dict, known: tuple[str, ...]) -> dict:
-    """``options`` with the old names of known options renamed (one warning each); both
-    spellings of one option given is an error."""
-    out = {}
-    for name, value in options.items():
-        live = vocabulary.live_name(name)
-        if name not in known and live in known and name in vocabulary.OPTIONS[live].aliases:
-            require(live not in options, f"{algorithm}: give {live} or its old name {name}, not both")
-            deprecated(f"the option {name}", live)
-            name = live
-        out[name] = value
     return out
 
 

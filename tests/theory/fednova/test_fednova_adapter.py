@@ -138,7 +138,7 @@ def test_accepted_by_the_results():
     ("fedprox", {"proximal_mu": 100.0}, "lr mu <= 1"),
     ("fednova", {"proximal_mu": 0.1, "momentum": 0.5}, "at most one of proximal_mu, momentum and lr_decay"),
     ("fedavg", {"local_steps": [1, 2]}, "one per client"),
-    ("fedprox", {}, "need the option.s. mu"),
+    ("fedprox", {}, "need the option.s. proximal_mu"),
 ])
 def test_runs_outside_the_theorems_are_refused(algorithm, options, message):
     task, _ = identity_task(np.full(4, 0.25))
