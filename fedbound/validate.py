@@ -329,6 +329,8 @@ def close_names(name: object, known: Iterable[str], limit: int = 3) -> list[str]
             spelled = "--" + live.replace("_", "-") if flag else live
             if spelled in known:
                 return [spelled]
+    if flag and all(k.startswith("--") for k in known):   # flags: compare the names without dashes
+        return ["--" + c for c in close_names(text[2:], [k[2:] for k in known], limit)]
     tail = text.rpartition(".")[2]
     dotted = [k for k in known if k != text and k.rpartition(".")[2] == tail]
     if dotted:

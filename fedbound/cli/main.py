@@ -8,8 +8,8 @@ The contract of every command (issue 8): exit 0 on success; 2 on bad input, with
 stderr and no traceback (any :class:`~fedbound.errors.FedboundError`, argparse usage errors, a
 non-finite float option, memory exhaustion); 130 on Ctrl-C, with one line; 141, silently, when the
 reader of stdout closes the pipe (``| head``); 1 only for an internal
-error, with one line asking for a bug report (the traceback with ``FEDBOUND_DEBUG=1``). ``verify``
-also exits 1 when a check is violated. Every command with ``--out`` gets ``--overwrite``: an
+error, with one line asking for a bug report (the traceback with ``FEDBOUND_DEBUG=1``); 3
+(:data:`fedbound.cli.commands.EXIT_VIOLATED`) when ``verify`` finds a check violated. Every command with ``--out`` gets ``--overwrite``: an
 existing non-empty output folder is refused without it, before any work
 (:class:`fedbound.outputs.OutputFolder`), and the folder is marked complete only when the command
 succeeds.
@@ -31,6 +31,7 @@ from fedbound import cache
 from fedbound.deprecation import FedboundDeprecationWarning
 from fedbound.errors import FedboundError
 from fedbound.outputs import OutputFolder
+from fedbound.validate import listing, suggest
 from fedbound.cli.commands import COMMANDS, SUMMARIES
 
 #: environment variable that makes an internal error print its traceback
@@ -43,6 +44,22 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # noqa: D401 - argparse hook
         self.exit(2, f"fedbound: error: {_one_line(message)}\n")
 
+    def _check_value(self, action, value):  # an unknown choice: the closest ones, a short list
+        if action.choices is not None and value not in action.choices:
+            choices = [str(c) for c in action.choices]
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r}{suggest(value, choices)} "
+                                                 f"(choose from {listing(choices)})")
+
+    def parse_args(self, args=None, namespace=None):  # unknown flags: the closest ones
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:
+            flags = _flags_of(self, namespace)
+            hints = [suggest(token.split("=", 1)[0], flags) for token in extras
+                     if token.startswith("--")]
+            self.error(f"unrecognized arguments: {' '.join(extras)}"
+                       + "".join(dict.fromkeys(h for h in hints if h)))
+        return namespace
+
     def _get_value(self, action, arg_string):  # every float option must be finite
         value = super()._get_value(action, arg_string)
         if action.type is float and not math.isfinite(value):
@@ -50,6 +67,21 @@ class _Parser(argparse.ArgumentParser):
             raise argparse.ArgumentError(action, f"must be a finite number, got {arg_string!r}"
                                          if name else arg_string)
         return value
+
+
+def _flags_of(parser: argparse.ArgumentParser, namespace: argparse.Namespace) -> list[str]:
+    """The visible flags of ``parser`` and of the subcommands ``namespace`` chose (``run``,
+    ``pep fedavg``, ``control plan``), for the did-you-mean of an unrecognized flag."""
+    out = []
+    while parser is not None:
+        chosen = None
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(namespace, action.dest, None))
+            elif action.help is not argparse.SUPPRESS:
+                out += [f for f in action.option_strings if f.startswith("--")]
+        parser = chosen
+    return out
 
 
 def _command_and_rest(argv: list[str]) -> list[str]:

@@ -150,6 +150,8 @@ def parse_constants(pairs: list[str], result=None) -> dict[str, float | list[flo
             # a constant of the paper that a module this command did not import declares (a
             # look-up imports only the result's module): the same answer as after a full load
             results()
+            if result is not None and name not in S.visible(scope):
+                result.check({name: 0.0})   # the Python API's error: the closest and all its constants
             constant = S.constant(name, scope)
         try:
             value = [float(x) for x in text.split(",")] if constant.ndim else float(text)

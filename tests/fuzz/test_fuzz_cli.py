@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fedbound.cli.commands import EXIT_VIOLATED
 from fedbound.cli.main import build_parser, main
 from fuzz_values import CASE_SECONDS, CASES, Hang, time_limit
 
@@ -200,7 +201,7 @@ def check_contract(argv, code, out, err):
         if "--json" in argv:
             json.loads(out, parse_constant=_strict)
     else:
-        assert code == 1 and argv[0] == "verify", f"fedbound {shown}: exit status {code}; {err[-500:]}"
+        assert code == EXIT_VIOLATED and argv[0] == "verify", f"fedbound {shown}: exit status {code}; {err[-500:]}"
 
 
 LEAVES = list(leaves())

@@ -21,6 +21,8 @@ import tempfile
 import numpy as np
 import torch
 
+from fedbound.cli.commands import EXIT_VIOLATED
+
 N, D = 6, 3
 ROUNDS = 12
 SIGMA = 0.2
@@ -328,7 +330,7 @@ def cli_json(argv: list[str]) -> dict:
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
         code = main(argv)
-    assert code in (0, 1), (argv, code)
+    assert code in (0, EXIT_VIOLATED), (argv, code)   # verify: 3 when a check is violated
     return json.loads(buf.getvalue())
 
 
