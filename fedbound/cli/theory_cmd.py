@@ -14,7 +14,7 @@ line.
   not all given are skipped and listed with the constants they lack (partial evaluation); only
   when nothing can be computed is it an error. In JSON each extra (matrices as nested lists) is a
   top-level key, the skipped ones are under ``missing``.
-* ``fedbound stepsize ID --set ... [--var NAME] [--variant V] [--json]``: the largest admissible
+* ``fedbound stepsize ID --set ... [--variable NAME] [--variant V] [--json]``: the largest admissible
   value of the variable NAME (gamma, eta_l, ...; needed only when the variant constrains several)
   and the binding condition; implicit conditions are solved numerically.
 * ``fedbound constants ID [--variant V] [--json]``: each constant of a result (of one variant with
@@ -44,6 +44,7 @@ import json
 
 import numpy as np
 
+from fedbound.cli.flags import add_renamed
 from fedbound.errors import UnknownNameError, ValidationError
 from fedbound.jsonable import jsonable
 
@@ -99,8 +100,9 @@ def register(subparsers) -> None:
         p.add_argument("result", metavar="ID", help="result id, e.g. sdgt.thm2 (see `fedbound list`)")
         _add_common(p)
         if name == "stepsize":
-            p.add_argument("--var", metavar="NAME", help="the variable to maximize (default: the one "
-                                                         "the variant's conditions constrain)")
+            add_renamed(p, "--variable", "--var", metavar="NAME", default=None,
+                        help="the variable to maximize, max_step(variable=) in Python (default: the "
+                             "one the variant's conditions constrain)")
         p.set_defaults(func=func)
 
     p = subparsers.add_parser("constants", help=SUMMARIES["constants"],
@@ -126,7 +128,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", dest="sets", action="extend", nargs="+", default=[],
                         metavar="NAME=VALUE",
                         help="constants, e.g. --set K=5 p=0.64 (or --set K=5 --set p=0.64)")
-    parser.add_argument("--variant", help="variant name (default: the result's first variant)")
+    parser.add_argument("--variant", help="variant name (default: the result's default variant, "
+                                           "marked in `fedbound constants ID` and `fedbound list`)")
     parser.add_argument("--json", action="store_true", help="print JSON to stdout")
 
 
@@ -362,8 +365,8 @@ def run_stepsize(args) -> int:
     result = get(args.result)
     variant = result.variant(args.variant)
     constants = parse_constants(args.sets, result)
-    best, binding = result.max_step(variant.name, variable=args.var, **constants)
-    variable = args.var or variant.variables()[0]
+    best, binding = result.max_step(variant.name, variable=args.variable, **constants)
+    variable = args.variable or variant.variables()[0]
     conds = [c for c in variant.conditions if c.variable_name == variable]
     at = {variable: float(best)} if any(c.implicit for c in conds) and np.isfinite(best) else {}
     ev = result.evaluate(variant.name, partial=True, **{k: x for k, x in constants.items() if k != variable},

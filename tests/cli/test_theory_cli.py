@@ -204,22 +204,22 @@ def test_set_takes_several_pairs_after_one_flag(capsys):
 
 def test_stepsize_names_its_variable(capsys):
     pairs = sets(["K=5", "L=1", "p=0.64", "q=0.5"])
-    code, out, _ = run(capsys, "stepsize", "sdgt.thm2", "--var", "gamma", "--json", *pairs)
+    code, out, _ = run(capsys, "stepsize", "sdgt.thm2", "--variable", "gamma", "--json", *pairs)
     data = json.loads(out)
     assert code == 0 and data["variable"] == "gamma" and data["implicit"] is False
     code, out, _ = run(capsys, "stepsize", "sdgt.thm2", *pairs)
     assert "largest admissible gamma = " in out
-    code, _, err = run(capsys, "stepsize", "sdgt.thm2", "--var", "gama", *pairs)
+    code, _, err = run(capsys, "stepsize", "sdgt.thm2", "--variable", "gama", *pairs)
     assert code == 2 and "did you mean 'gamma'" in err
 
 
 def test_stepsize_of_a_client_learning_rate(capsys):
-    """FedAda2's Prop. 9 (iii) constrains eta_l (not gamma): `--var eta_l` solves it, gamma is unknown."""
-    code, out, _ = run(capsys, "stepsize", "fedada2.prop9_iii", "--var", "eta_l", "--json", "--set", "eps=0.25")
+    """FedAda2's Prop. 9 (iii) constrains eta_l (not gamma): `--variable eta_l` solves it, gamma is unknown."""
+    code, out, _ = run(capsys, "stepsize", "fedada2.prop9_iii", "--variable", "eta_l", "--json", "--set", "eps=0.25")
     data = json.loads(out)
     assert code == 0 and data["variable"] == "eta_l" and data["eta_l_max"] == 0.5 == \
         float(get("fedada2.prop9_iii").max_step(variable="eta_l", eps=0.25)[0])
-    code, _, err = run(capsys, "stepsize", "fedada2.prop9_iii", "--var", "gamma", "--set", "eps=0.25")
+    code, _, err = run(capsys, "stepsize", "fedada2.prop9_iii", "--variable", "gamma", "--set", "eps=0.25")
     assert code == 2 and "variable must be one of eta_l, got 'gamma'" in err
 
 
@@ -341,3 +341,18 @@ def test_constants_of_one_variant_and_of_vector_inputs(capsys):
     assert {"kind": "predicate", "name": "(100) C <= a1_max^2", "on": "", "source": "(100) [L627]",
             "variants": ["sufficient"]} in by_name["C"]["uses"]
     assert all(u["variants"] == ["sufficient"] for c in data["constants"] for u in c["uses"])
+
+
+def test_the_old_var_flag_still_works_and_warns(capsys, monkeypatch):
+    """``stepsize --var`` is ``--variable`` (max_step(variable=) in Python); the old flag warns once
+    and gives the same answer, and both spellings together are refused."""
+    from fedbound import deprecation
+
+    monkeypatch.setattr(deprecation, "_WARNED", set())
+    pairs = ["--set", "L=1", "K=4", "p=0.64", "q=0.5"]
+    code, new, err_new = run(capsys, "stepsize", "sdgt.thm2", "--variable", "gamma", "--json", *pairs)
+    code_old, old, err_old = run(capsys, "stepsize", "sdgt.thm2", "--var", "gamma", "--json", *pairs)
+    assert code == code_old == 0 and json.loads(new) == json.loads(old) and not err_new
+    assert "--var is deprecated; use --variable" in err_old
+    code, _, err = run(capsys, "stepsize", "sdgt.thm2", "--var", "gamma", "--variable", "gamma", *pairs)
+    assert code == 2 and "give --variable or its old spelling --var, not both" in err

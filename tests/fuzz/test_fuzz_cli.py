@@ -26,7 +26,7 @@ EXAMPLES = 8
 #: small values for options that set the amount of work (applied where a command has them;
 #: an audit of one theorem's claims rather than a whole paper's: a run is then seconds, far below
 #: the hang limit even on a loaded machine)
-FAST = {"--rounds": "3", "--seeds": "2", "--samples": "200", "--iterations": "3", "--kcap": "4",
+FAST = {"--rounds": "3", "--seeds": "2", "--samples": "200", "--iterations": "3", "--K-cap": "4",
         "--only": "thm5"}
 #: commands whose valid runs take long (a full tour): fuzzed only with values that must be refused
 SLOW_COMMANDS = {"demo"}
