@@ -50,16 +50,16 @@ from fedbound.jsonable import jsonable
 
 #: sympy and the theory registry, bound by :func:`_with_theory` when a command runs (their ~0.3 s
 #: import is not needed for ``--help``)
-sp = S = get = results = None
+sp = S = get = results = RESULTS = None
 
 
 def _with_theory(run):
     """``run(args)`` after importing sympy and :mod:`fedbound.theory` into this module."""
     @functools.wraps(run)
     def wrapper(args):
-        global sp, S, get, results
+        global sp, S, get, results, RESULTS
         import sympy as sp
-        from fedbound.theory import get, results
+        from fedbound.theory import RESULTS, get, results
         from fedbound.theory import symbols as S
         return run(args)
     return wrapper
@@ -191,7 +191,8 @@ def _condition(c) -> dict:
 def _entry(r) -> dict:
     """A result as JSON: statement, provenance, variants with their formulas, known issues."""
     return {
-        "id": r.id, "scope": r.scope, "title": r.title, "statement": r.statement, "lhs": r.lhs,
+        "id": r.id, "origin": RESULTS.origin(r.id), "scope": r.scope, "title": r.title,
+        "statement": r.statement, "lhs": r.lhs,
         "provenance": {"seed": r.provenance.seed, "equation": r.provenance.equation,
                        "lines": r.provenance.lines},
         "assumptions": list(r.assumptions),
@@ -287,7 +288,7 @@ def run_list(args) -> int:
     for r in results():
         flags = ", ".join(f.id for f in r.known_issues)
         print(f"{r.id}: {r.title}")
-        print(f"    {r.provenance}; variants: {', '.join(r.variants)}" + (f"; flags: {flags}" if flags else ""))
+        print(f"    {r.provenance}; variants: {_variants(r, r.variants)}" + (f"; flags: {flags}" if flags else ""))
     return 0
 
 
@@ -401,7 +402,7 @@ def run_constants(args) -> int:
                      "variants": variants, "constants": [info.to_dict() for info in infos]})
         return 0
     print(f"{result.id}: {result.title}")
-    print(f"  stated in {provenance}; variants: {', '.join(variants)}")
+    print(f"  stated in {provenance}; variants: {_variants(result, variants)}")
     width = max((len(info.name) for info in infos), default=0)
     pad = " " * (width + 4)
     for info in infos:
@@ -414,6 +415,12 @@ def run_constants(args) -> int:
         for line in _uses(info.uses, variants):
             print(f"{pad}{line}")
     return 0
+
+
+def _variants(result, names) -> str:
+    """``main, appendix (default), rederived``: the variant names, the default one marked (what
+    ``bound`` and ``stepsize`` use without ``--variant``)."""
+    return ", ".join(f"{v} (default)" if v == result.default_variant else v for v in names)
 
 
 def _uses(uses, variants: list[str]) -> list[str]:
