@@ -63,7 +63,7 @@ def write_outputs(out: Path, traj, config: dict) -> dict[str, str]:
 
     out.mkdir(parents=True, exist_ok=True)
     columns = {"round": traj.rounds, **{m: getattr(traj, m) for m in METRICS}, **traj.comm,
-               **traj.metrics}
+               **traj.algorithm_metrics}
     paths = {"csv": out / "metrics.csv", "json": out / "metrics.json", "plot": out / "plot.png",
              "x_final": out / "x_final.npy"}
     with atomic_open(paths["csv"], "w", newline="") as fh:
