@@ -43,6 +43,7 @@ import inspect
 import math
 import numbers
 import os
+import pkgutil
 import sys
 import threading
 import types
@@ -352,11 +353,37 @@ def _guard_class(cls) -> None:
             setattr(cls, attr, guarded(raw, qual, fields_of))
 
 
+def public_names(package: str, exported, path) -> list[str]:
+    """What ``dir()`` of the package ``package`` lists: its public names ``exported`` (its
+    ``__all__``, names loaded on first use included) and its public subpackages (found on ``path``
+    without importing them), sorted."""
+    subpackages = {info.name for info in pkgutil.iter_modules(path)
+                   if info.ispkg and not info.name.startswith("_")}
+    return sorted({*exported, *subpackages})
+
+
+def _package_dir(module: types.ModuleType):
+    """A package's ``__dir__``: :func:`public_names` of its ``__all__`` (else of its own public
+    globals)."""
+    def __dir__() -> list[str]:
+        exported = getattr(module, "__all__", None)
+        if exported is None:
+            exported = [k for k, v in vars(module).items()
+                        if not k.startswith("_") and not isinstance(v, types.ModuleType)]
+        return public_names(module.__name__, exported, module.__path__)
+    return __dir__
+
+
 def guard_module(module: types.ModuleType) -> None:
-    """Guard the public functions and classes that ``module`` defines (not those it imports)."""
+    """Guard the public functions and classes that ``module`` defines (not those it imports); a
+    package that defines no ``__dir__`` gets one listing its public names (:func:`public_names`:
+    ``dir(fedbound.theory)`` shows ``get``, ``Result``, ... and ``sdgt``, also where the names
+    load on first use)."""
     if not isinstance(module, types.ModuleType):
         raise InputTypeError(f"module must be a module, got {validate.show(module)}")
     name = module.__name__
+    if hasattr(module, "__path__") and "__dir__" not in vars(module):
+        module.__dir__ = _package_dir(module)
     for attr, obj in list(vars(module).items()):
         if attr.startswith("_") or getattr(obj, "__module__", None) != name:
             continue
@@ -407,4 +434,4 @@ def install() -> None:
                 guard_module(module)
 
 
-__all__ = ["caller_module", "check_value", "guarded", "guard_module", "install", "UNGUARDED"]
+__all__ = ["caller_module", "check_value", "guarded", "guard_module", "public_names", "install", "UNGUARDED"]
