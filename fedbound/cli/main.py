@@ -142,10 +142,14 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
                              "registers algorithms, results, papers, PEP methods or tasks "
                              "(repeatable; installed plugins of the entry-point group "
                              "fedbound.plugins and $FEDBOUND_PLUGINS load themselves)")
+    from fedbound import __version__
+
+    parser.add_argument("--version", action="version", version=f"fedbound {__version__}",
+                        help="print fedbound's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     first = next((a for a in _command_and_rest(argv) if not a.startswith("-")), None)
-    if first is None and ("-h" in argv or "--help" in argv):   # `fedbound --help`: the summaries
+    if first is None and {"-h", "--help", "--version"} & set(argv):   # the summaries
         for name, summary in SUMMARIES.items():                # only, no command module imported
             sub.add_parser(name, help=summary)
         return parser
