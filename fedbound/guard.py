@@ -268,6 +268,26 @@ class _Signature:
             raise type(exc)(f"{qualname}: {exc}") from None
 
 
+class _LazyNames(dict):
+    """The names an annotation may use: a module's globals, then the names its ``__getattr__``
+    loads on first use (PEP 562: :mod:`fedbound.extend` annotates with types it imports lazily)."""
+
+    def __init__(self, namespace: dict):
+        super().__init__()
+        self.namespace = namespace
+
+    def __missing__(self, key):
+        if key in self.namespace:
+            return self.namespace[key]
+        lazy = self.namespace.get("__getattr__")
+        if callable(lazy):
+            try:
+                return lazy(key)
+            except AttributeError:
+                pass
+        raise KeyError(key)
+
+
 def _hints(fn) -> dict:
     """The resolved annotations of ``fn``; an annotation that cannot be resolved is left out."""
     try:
@@ -275,9 +295,10 @@ def _hints(fn) -> dict:
     except Exception:  # noqa: BLE001 - a name imported only for type checkers: resolve one by one
         out = {}
         namespace = getattr(fn, "__globals__", {})
+        names = _LazyNames(namespace)
         for name, ann in getattr(fn, "__annotations__", {}).items():
             try:
-                out[name] = eval(ann, namespace) if isinstance(ann, str) else ann  # noqa: S307
+                out[name] = eval(ann, namespace, names) if isinstance(ann, str) else ann  # noqa: S307
             except Exception:  # noqa: BLE001
                 continue
         return out

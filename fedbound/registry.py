@@ -292,12 +292,14 @@ class Registry(Generic[E]):
             cache.store_json("registry", cache.key_of(self.kind), index)
 
     def load(self) -> None:
-        """Every entry: fedbound's own (:meth:`load_own`), then the plugins' (:func:`load_plugins`)."""
+        """Every entry: fedbound's own (:meth:`load_own`), then the plugins' of this kind
+        (:func:`load_plugins_of`: a plugin whose cached index says it registers nothing of this
+        kind is not imported)."""
         if self._loaded:
             return
         self._loaded = True
         self.load_own()
-        load_plugins()
+        load_plugins_of(self.kind)
 
     def get(self, name: str) -> E:
         """The entry ``name`` (UnknownNameError with a did-you-mean): from the module that
@@ -606,16 +608,16 @@ def load_plugins() -> None:
         load_plugin(spec, how)
 
 
-def load_plugins_of(kind: str, name: str) -> None:
-    """Import the plugins that may register ``name`` in the registry of ``kind``: those whose
-    cached index (:func:`plugin_index`) names it, and those without an index (imported and
-    indexed now). A plugin indexed without it is not imported: it costs a command that does
-    not use it a look-up in the cache."""
+def load_plugins_of(kind: str, name: str | None = None) -> None:
+    """Import the plugins that may register ``name`` (any name without one) in the registry of
+    ``kind``: those whose cached index (:func:`plugin_index`) names it, and those without an index
+    (imported and indexed now). A plugin indexed without it is not imported: it costs a command
+    that does not use it a look-up in the cache."""
     for spec, how in plugin_requests():
         if spec in _loaded_plugins:
             continue
         index = plugin_index(spec)
-        if index is None or name in index.get(kind, ()):
+        if index is None or (name in index.get(kind, ()) if name is not None else kind in index):
             load_plugin(spec, how)
 
 

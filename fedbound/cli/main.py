@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import inspect
 import io
 import math
 import os
@@ -154,8 +155,13 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
             sub.add_parser(name, help=summary)
         return parser
     modules = [COMMANDS[first]] if first in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
+    rest = _command_and_rest(argv) if first in COMMANDS else None
     for name in modules:
-        importlib.import_module(name).register(sub)
+        register = importlib.import_module(name).register
+        if rest is not None and "argv" in inspect.signature(register).parameters:
+            register(sub, argv=rest)   # a command that builds its flags from the entry it names
+        else:
+            register(sub)
     _add_overwrite(parser)
     return parser
 
@@ -179,19 +185,19 @@ def _one_line_warnings() -> None:
 def _help_key(argv: list[str]) -> str | None:
     """The cache key of the help that ``argv`` prints (a command's ``--help``, which builds that
     command's parser from the registries: torch, cvxpy, PEPit are imported for it), or None when
-    ``argv`` asks for no help, for ``fedbound --help`` (fast without a cache) or when plugins are
-    in play (their source is not part of the cache's fingerprint)."""
-    from fedbound.registry import PLUGIN_ENV, PLUGIN_GROUP
+    ``argv`` asks for no help, for ``fedbound --help`` (fast without a cache) or when a plugin's
+    source cannot be found (the key holds each plugin's :func:`fedbound.registry.plugin_fingerprint`:
+    an edited plugin prints its help afresh)."""
+    from fedbound.registry import plugin_fingerprint, plugin_requests
 
     rest = _command_and_rest(argv)
     if not rest or rest[0] not in COMMANDS or not {"-h", "--help"} & set(rest):
         return None
-    if _plugins(argv) or os.environ.get(PLUGIN_ENV, "").strip():
+    plugins = [f"{spec}={plugin_fingerprint(spec)}" for spec, _ in plugin_requests()]
+    plugins += [f"{spec}={plugin_fingerprint(spec)}" for spec in _plugins(argv)]
+    if any(p.endswith("=None") for p in plugins):
         return None
-    from importlib.metadata import entry_points
-    if entry_points(group=PLUGIN_GROUP):
-        return None
-    return cache.key_of(*argv, str(shutil.get_terminal_size().columns))
+    return cache.key_of(*argv, str(shutil.get_terminal_size().columns), *plugins)
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:

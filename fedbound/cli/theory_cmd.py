@@ -224,71 +224,85 @@ def _algorithm_entry(spec, origin: str) -> dict:
             "network": spec.network, "origin": origin, "options": _options(spec)}
 
 
-def run_list_algorithms(args) -> int:
+def _list_algorithms() -> tuple[list[dict], list[str]]:
     from fedbound.algorithms import registry  # imports torch: only for this listing
 
     entries = [_algorithm_entry(spec, registry.ALGORITHMS.origin(spec.name))
                for spec in registry.specs()]
-    if args.json:
-        _print_json(entries)
-        return 0
+    lines = []
     for e in entries:
-        print(f"{e['name']}: {e['summary']}")
-        print(f"    {e['family']}; network {e['network']}; options: "
-              + ", ".join(o["flag"] for o in e["options"]))
-    return 0
+        lines += [f"{e['name']}: {e['summary']}",
+                  f"    {e['family']}; network {e['network']}; options: "
+                  + ", ".join(o["flag"] for o in e["options"])]
+    return entries, lines
 
 
-def run_list_papers(args) -> int:
+def _list_papers() -> tuple[list[dict], list[str]]:
     from fedbound.papers import PAPERS
 
     entries = [{"name": p.name, "summary": p.summary, "seed": p.seed, "origin": PAPERS.origin(p.name)}
                for p in sorted(PAPERS, key=lambda p: p.name)]   # the order of `fedbound audit all`
-    if args.json:
-        _print_json(entries)
-        return 0
-    for e in entries:
-        print(f"{e['name']}: {e['summary']}" + (f" (seed {e['seed']})" if e["seed"] else ""))
-    return 0
+    return entries, [f"{e['name']}: {e['summary']}" + (f" (seed {e['seed']})" if e["seed"] else "")
+                     for e in entries]
 
 
-def run_list_registry(args) -> int:
-    """``fedbound list WHAT`` for a registry of :data:`REGISTRY_LISTS`: name, summary, origin and
-    options of every entry (its module imported only for this listing)."""
+def _list_registry(what: str) -> tuple[list[dict], list[str]]:
+    """A registry of :data:`REGISTRY_LISTS`: name, summary, origin and options of every entry (its
+    module imported only for this listing)."""
     import importlib
 
     from fedbound.registry import REGISTRIES
 
-    module, kind = REGISTRY_LISTS[args.what]
+    module, kind = REGISTRY_LISTS[what]
     importlib.import_module(module)
     registry = REGISTRIES[kind]
     entries = [{"name": e.name, "summary": e.summary, "origin": registry.origin(e.name),
                 "options": _options(e)} for e in registry]
-    if args.json:
-        _print_json(entries)
-        return 0
+    lines = []
     for e in entries:
-        print(f"{e['name']}: {e['summary']}")
+        lines.append(f"{e['name']}: {e['summary']}")
         if e["options"]:
-            print("    options: " + ", ".join(o["flag"] for o in e["options"]))
-    return 0
+            lines.append("    options: " + ", ".join(o["flag"] for o in e["options"]))
+    return entries, lines
 
 
-@_with_theory
-def run_list(args) -> int:
-    if args.what == "algorithms":
-        return run_list_algorithms(args)
-    if args.what == "papers":
-        return run_list_papers(args)
-    if args.what in REGISTRY_LISTS:
-        return run_list_registry(args)
-    if args.json:
-        _print_json([_entry(r) for r in results()])
-        return 0
+def _list_results() -> tuple[list[dict], list[str]]:
+    _with_theory(lambda args: None)(None)     # sympy and fedbound.theory into this module
+    lines = []
     for r in results():
         flags = ", ".join(f.id for f in r.known_issues)
-        print(f"{r.id}: {r.title}")
-        print(f"    {r.provenance}; variants: {_variants(r, r.variants)}" + (f"; flags: {flags}" if flags else ""))
+        lines += [f"{r.id}: {r.title}",
+                  f"    {r.provenance}; variants: {_variants(r, r.variants)}" + (f"; flags: {flags}" if flags else "")]
+    return [_entry(r) for r in results()], lines
+
+
+def _listing(what: str) -> tuple[list[dict], list[str]]:
+    """(JSON entries, text lines) of ``fedbound list WHAT``, from the on-disk cache when this
+    source and these plugins listed it before (:mod:`fedbound.cache`; the key holds every plugin's
+    fingerprint), else computed (importing every module of the registry) and stored."""
+    from fedbound import cache
+    from fedbound.registry import plugin_fingerprint, plugin_requests
+
+    plugins = [f"{spec}={plugin_fingerprint(spec)}" for spec, _ in plugin_requests()]
+    key = None if any(p.endswith("=None") for p in plugins) else cache.key_of(what, *plugins)
+    found = None if key is None else cache.read_json("list", key)
+    if isinstance(found, dict) and isinstance(found.get("entries"), list) and isinstance(found.get("lines"), list):
+        return found["entries"], found["lines"]
+    make = {"results": _list_results, "algorithms": _list_algorithms, "papers": _list_papers}.get(what)
+    entries, lines = make() if make is not None else _list_registry(what)
+    if key is not None:
+        cache.store_text("list", key, json.dumps({"entries": jsonable(entries), "lines": lines}))
+    return entries, lines
+
+
+def run_list(args) -> int:
+    """``fedbound list [WHAT] [--json]`` (module doc), answered from the cache when it can
+    (:func:`_listing`: under 0.5 s, no registry imported)."""
+    entries, lines = _listing(args.what)
+    if args.json:
+        _print_json(entries)
+    else:
+        print("\n".join(lines))
     return 0
 
 
