@@ -50,9 +50,11 @@ def algorithm_specs(argv: list[str] | None = None) -> tuple:
     names, so that an installed plugin is not imported for a command that does not use it (the
     registry's cached index knows the plugins' names, :meth:`fedbound.registry.Registry.known_names`)."""
     named = next((a for a in (argv or [])[1:] if not a.startswith("-")), None)
-    if named is None or named not in registry.ALGORITHMS.known_names():
+    if named is None:
         return registry.specs()
     own = registry.ALGORITHMS.own_entries()
+    if named not in registry.ALGORITHMS.known_names():
+        return own                  # an unknown name: argparse refuses it with the closest ones
     chosen = registry.get(named)
     return own if chosen in own else (*own, chosen)
 
