@@ -25,7 +25,7 @@ Results are the objects of the layers below (:class:`fedbound.theory.Evaluation`
 from __future__ import annotations
 
 import os
-from typing import Any, NamedTuple, Sequence
+from typing import NamedTuple, Sequence
 
 from fedbound.algorithms.problem import Problem
 from fedbound.algorithms.registry import build, get as algorithm_spec
@@ -38,6 +38,8 @@ from fedbound.network.build import NETWORK, build_network
 from fedbound.pep.certificate import Certificate, certify
 from fedbound.sweep import spec as sweep_spec
 from fedbound.sweep.runner import collect
+from fedbound.sweep.spec import Cell
+from fedbound.sweep.store import CellResult
 from fedbound.tasks.base import Task
 from fedbound.theory.evaluation import Evaluation
 from fedbound.theory.registry import get
@@ -202,8 +204,8 @@ class GridCell(NamedTuple):
     """One cell of :func:`sweep_grid`: the :class:`~fedbound.sweep.Cell` (algorithm, options, seed)
     and its ``result`` (``status``, the per-round ``columns``)."""
 
-    cell: Any
-    result: Any
+    cell: Cell
+    result: CellResult
 
 
 def sweep_grid(spec: dict | str | os.PathLike) -> list[GridCell]:

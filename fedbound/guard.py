@@ -374,10 +374,19 @@ def _guard_class(cls) -> None:
             setattr(cls, attr, guarded(raw, qual, fields_of))
 
 
-def public_names(package: str, exported, path) -> list[str]:
+def public_names(package: str, exported: abc.Iterable, path: abc.Iterable) -> list[str]:
     """What ``dir()`` of the package ``package`` lists: its public names ``exported`` (its
     ``__all__``, names loaded on first use included) and its public subpackages (found on ``path``
     without importing them), sorted."""
+    lists = []
+    for what, names in (("exported", exported), ("path", path)):
+        if isinstance(names, (str, bytes)) or not isinstance(names, abc.Iterable):
+            raise InputTypeError(f"{what} must be a list of strings, got {validate.show(names)}")
+        names = list(names)
+        if not all(isinstance(x, str) for x in names):
+            raise InputTypeError(f"{what} must be a list of strings, got {validate.show(names)}")
+        lists.append(names)
+    exported, path = lists
     subpackages = {info.name for info in pkgutil.iter_modules(path)
                    if info.ispkg and not info.name.startswith("_")}
     return sorted({*exported, *subpackages})

@@ -40,52 +40,54 @@ import numbers
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from fedbound.errors import InputTypeError, UnknownNameError
+
 #: the namespaces of names (module doc)
 NAMESPACES = ("option", "constant", "transform")
 
 
 # ---- the values a concept takes ------------------------------------------------------------------
-def _real(x) -> bool:
+def _real(x: object) -> bool:
     return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(float(x))
 
 
-def _count(x) -> bool:
+def _count(x: object) -> bool:
     return _real(x) and float(x) == int(x) and int(x) >= 1
 
 
-def positive(x) -> bool:
+def positive(x: object) -> bool:
     """A real number > 0."""
     return _real(x) and x > 0
 
 
-def nonnegative(x) -> bool:
+def nonnegative(x: object) -> bool:
     """A real number >= 0."""
     return _real(x) and x >= 0
 
 
-def real(x) -> bool:
+def real(x: object) -> bool:
     """A finite real number."""
     return _real(x)
 
 
-def decay(x) -> bool:
+def decay(x: object) -> bool:
     """A factor in [0, 1) (decays, momentum factors)."""
     return _real(x) and 0 <= x < 1
 
 
-def fraction(x) -> bool:
+def fraction(x: object) -> bool:
     """A number in (0, 1] (probabilities of taking part, step decays)."""
     return _real(x) and 0 < x <= 1
 
 
-def count(x) -> bool:
+def count(x: object) -> bool:
     """An integer >= 1 (as a number, or text of one)."""
     if isinstance(x, str):
         return x.strip().isdigit() and int(x) >= 1
     return _count(x)
 
 
-def counts(x) -> bool:
+def counts(x: object) -> bool:
     """A count (:func:`count`) or one per client: a sequence, or comma-separated text, of counts."""
     if isinstance(x, str):
         return all(count(part) for part in x.split(",")) and x.strip() != ""
@@ -94,22 +96,22 @@ def counts(x) -> bool:
     return count(x)
 
 
-def nonnegative_int(x) -> bool:
+def nonnegative_int(x: object) -> bool:
     """An integer >= 0."""
     return _real(x) and float(x) == int(x) and int(x) >= 0
 
 
-def text(x) -> bool:
+def text(x: object) -> bool:
     """A name (choices, file paths): a string."""
     return isinstance(x, str)
 
 
-def switch(x) -> bool:
+def switch(x: object) -> bool:
     """On or off."""
     return isinstance(x, bool)
 
 
-def anything(x) -> bool:
+def anything(x: object) -> bool:
     """Any value (a matrix, a choice that may also be a number); the entry's own check decides."""
     return True
 
@@ -279,7 +281,7 @@ TABLES = {"option": OPTIONS, "constant": CONSTANTS, "transform": TRANSFORMS}
 def table(namespace: str) -> dict[str, Term]:
     """The terms of ``namespace`` (:data:`NAMESPACES`)."""
     if namespace not in TABLES:
-        raise KeyError(f"namespace must be one of {', '.join(NAMESPACES)}, got {namespace!r}")
+        raise UnknownNameError(f"namespace must be one of {', '.join(NAMESPACES)}, got {namespace!r}")
     return TABLES[namespace]
 
 
@@ -299,7 +301,7 @@ def live_name(spelling: str, namespace: str = "option") -> str | None:
     return None
 
 
-def problems(option, namespace: str = "option") -> list[str]:
+def problems(option: object, namespace: str = "option") -> list[str]:
     """What is wrong with ``option`` (a :class:`fedbound.registry.Option`) under the vocabulary of
     ``namespace`` (the option's own namespace is :data:`CONSTANTS` when ``option.constant``):
 
@@ -308,7 +310,9 @@ def problems(option, namespace: str = "option") -> list[str]:
     * an old spelling it accepts is not one of its term's (a rename the vocabulary does not record).
 
     Names the vocabulary does not know are an entry's own (``[]``)."""
-    space = "constant" if getattr(option, "constant", False) else namespace
+    if not all(hasattr(option, a) for a in ("name", "default", "examples", "aliases", "constant")):
+        raise InputTypeError(f"option must be a fedbound.registry.Option, got {type(option).__name__}")
+    space = "constant" if option.constant else namespace
     terms = table(space)
     out = []
     term = terms.get(option.name)

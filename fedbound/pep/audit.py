@@ -23,6 +23,7 @@ from typing import Callable
 
 from fedbound.papers import PAPERS, PaperAudit
 from fedbound.pep.certificate import RTOL, method, worst_case
+from fedbound.pep.method import Method
 from fedbound.theory.audit_report import ClaimReport
 from fedbound.theory.registry import get
 
@@ -66,7 +67,7 @@ class PepClaim:
             found_by="pep", seconds=time.perf_counter() - start)
 
 
-def paper_options(m, point: dict) -> dict:
+def paper_options(m: Method, point: dict) -> dict:
     """The point ``point``, keyed by the papers' letters (the old names of ``m``'s options), as
     ``m``'s options: each letter renamed to its option, without the warning of an old name given
     by a user."""
