@@ -10,7 +10,10 @@ registry with the entry type and the packages that hold the built-in entries::
 
 The first look-up (``get``, ``names``, ``entries``) imports every module of those packages, so a
 module that registers an entry is found by being there: adding an algorithm or a theorem is one
-module, no central list. Plugins register the same way into the same registries (issue 21).
+module, no central list. Plugins register the same way into the same registries (issue 21); what
+each plugin registers is recorded in the on-disk cache per version of its source (:func:`plugin_index`),
+so that a look-up imports a plugin only when it concerns it (issue 33: an installed plugin costs a
+command that does not use it a cache read).
 
 An entry (:class:`Entry`) has a ``name``, a one-line ``summary`` and its :class:`Option` s. An
 option is declared once with its validation (``check``, from :mod:`fedbound.validate`), its text
@@ -304,7 +307,8 @@ class Registry(Generic[E]):
     def get(self, name: str) -> E:
         """The entry ``name`` (UnknownNameError with a did-you-mean): from the module that
         registers it when the cached index knows it (:meth:`_import_indexed`), from the plugin that
-        registers it when a plugin's cached index knows it, else after :meth:`load`."""
+        registers it when a plugin's cached index knows it, else after :meth:`load_own` (an unknown
+        name gets the closest known ones, the plugins' from their indexes)."""
         if self._registered(name):
             return self._entries[name]
         self.load_own()
