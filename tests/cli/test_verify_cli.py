@@ -77,3 +77,16 @@ def test_old_form_verify_check_still_works_and_warns(capsys, monkeypatch):
     assert out["setting"]["K"] == 2
     assert "fedbound: warning: fedbound verify linear-rate is deprecated; use fedbound verify sdgt linear-rate" in captured.err
     assert "fedbound: warning: --K is deprecated; use --local-steps" in captured.err
+
+
+def test_a_check_is_named_with_or_without_its_paper(capsys):
+    """`list checks` shows `sdgt.fixed-point`; verify takes that name as well as `fixed-point`
+    (and `verify sdgt.fixed-point` alone), for the same numbers; a violated check exits 3
+    (EXIT_VIOLATED), not 1, which stays an internal error."""
+    outs = []
+    for argv in (["sdgt", "fixed-point"], ["sdgt", "sdgt.fixed-point"], ["sdgt.fixed-point"]):
+        code = main(["verify", *argv, "--rounds", "60", "--json"])
+        outs.append((code, json.loads(capsys.readouterr().out)))
+    (code, first), *others = outs
+    assert all(o == (code, first) for o in others)
+    assert EXIT_VIOLATED == 3 and code == (EXIT_VIOLATED if first["results"][0]["status"] == "violated" else 0)
