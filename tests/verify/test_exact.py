@@ -48,7 +48,7 @@ def server_momentum_method(task, lr, tau, server_lr, beta, nesterov):
 
 
 # ---- automatic == hand-derived: FedAvg, FedProx, FedNova ------------------------------------------
-SOLVERS = {"sgd": {}, "prox": {"mu": None}, "momentum": {"momentum": None},
+SOLVERS = {"sgd": {}, "prox": {"proximal_mu": None}, "momentum": {"momentum": None},
            "decay": {"lr_decay": None}}
 
 
