@@ -44,7 +44,7 @@ from fedbound.tasks.base import Task
 from fedbound.theory.evaluation import Evaluation
 from fedbound.theory.registry import get
 from fedbound.theory.stepsize import StepSize
-from fedbound.validate import known_names, show, unknown
+from fedbound.validate import known_names, one_of, show, unknown
 
 
 def evaluate(result: str, variant: str | None = None, **constants) -> Evaluation:
@@ -176,7 +176,7 @@ def verify_theory(paper: str, check: str | None = None, *, task: str = "quadrati
     >>> v.check, v.violated
     ('fixed-point', False)
     """
-    from fedbound.verify.registry import CHECKS, of_paper
+    from fedbound.verify.registry import CHECKS, of_paper, verify_problem
 
     if check is None:
         chosen = of_paper(paper)
@@ -184,13 +184,13 @@ def verify_theory(paper: str, check: str | None = None, *, task: str = "quadrati
             raise unknown("paper with checks", paper, sorted({c.paper for c in CHECKS.entries()}))
     else:
         chosen = [CHECKS.get(check if check.startswith(f"{paper}.") else f"{paper}.{check}")]
-    taken = {s for c in chosen for o in c.options for s in (o.name, *o.aliases)}
-    known_names(f"option of verify {paper}", [k for k in options if k not in taken] if len(chosen) > 1
-                else [], sorted({o.name for c in chosen for o in c.options}))
-    topts = {"float64": True, **(task_options or {})}
-    if task == "quadratic" and "data" not in topts:
-        topts.setdefault("d", 5)
-    problem = Problem(task, topts, network_options)
+    if len(chosen) > 1:        # each check takes its own options; one that none takes is an error
+        taken = {s for c in chosen for o in c.options for s in (o.name, *o.aliases)}
+        known_names(f"option of verify {paper}", [k for k in options if k not in taken],
+                    sorted({o.name for c in chosen for o in c.options}))
+    for c in chosen:
+        one_of(f"task of verify {c.name}", task, c.tasks)
+    problem = verify_problem(task, task_options, network_options)
     out = []
     for c in chosen:
         own = {s for o in c.options for s in (o.name, *o.aliases)}

@@ -30,10 +30,6 @@ from fedbound.errors import ValidationError, require
 from fedbound.jsonable import jsonable
 from fedbound.validate import one_of
 
-#: the problem of SD-GT's checks: a small quadratic (its dimension unless --d is given)
-VERIFY_D = 5
-
-
 def _checks():
     from fedbound.verify.registry import CHECKS
 
@@ -73,8 +69,8 @@ def verify_command(args) -> int:
 
 
 def _verify(args) -> int:
-    from fedbound.algorithms.problem import Problem
     from fedbound.sweep.executor import Executor, using
+    from fedbound.verify.registry import verify_problem
 
     checks = _chosen(args)
     on_ray = args.ray or args.ray_address is not None
@@ -93,10 +89,7 @@ def _verify(args) -> int:
                 f"Monte-Carlo checks")
         one_of(f"--task of verify {check.name}", args.task, check.tasks)
         if problem is None:
-            topts = {"float64": True, **task_options(args)}
-            if args.task == "quadratic" and "data" not in topts:
-                topts.setdefault("d", VERIFY_D)
-            problem = Problem(args.task, topts, network_options(args))
+            problem = verify_problem(args.task, task_options(args), network_options(args))
         runner = using(Executor(ray=args.ray, address=args.ray_address)) if on_ray and not \
             check.deterministic else contextlib.nullcontext()
         with runner:

@@ -519,9 +519,6 @@ DEFAULTS = {
     "thm1-bound": (2, 0.3, 100, 50),
     "thm2-bound": (2, 0.3, 100, 50),
 }
-#: SD-GT's verification problem: a small quadratic (its dimension unless --d is given)
-VERIFY_D = 5
-
 _STEP = number_option("lr", "SD-GT's step size gamma (default: the check's, see its summary)",
                       low=0.0, low_open=True, high=1e6, aliases=("gamma",), examples=(0.02, 0.05))
 _K = integer_option("local_steps", "SD-GT's K, D2D rounds per global round (default 3)", low=1,
