@@ -43,6 +43,13 @@ Example: FedAvg with server-side Nesterov momentum, one module::
         (options.LR, options.LOCAL_STEPS, options.CLIENTS_PER_ROUND, options.SERVER_MOMENTUM)))
 
 after which ``fedbound --plugin mymodule run nesterov-avg --lr 0.05`` runs it.
+
+The building blocks load on first use (``import fedbound.extend`` imports neither torch nor sympy
+nor cvxpy; a plugin pays for what it uses), and what a plugin registers is indexed in the on-disk
+cache, so that a command that does not use it never imports it (:mod:`fedbound.registry`).
+Option names come from the one vocabulary (:mod:`fedbound.vocabulary`): ``lr``, ``local_steps``,
+``server_momentum``, ...; a plugin whose option is named as another concept (``gamma`` for ``lr``)
+or takes another concept's name with other values is refused when it registers.
 """
 from __future__ import annotations
 
