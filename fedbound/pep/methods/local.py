@@ -8,7 +8,8 @@ papers/fednova.md 2.4 [L58]), then x <- (1/n) sum_i y_i. Metric
 ||x_R - x*||^2. With zeta = 0 every f_i has x* as minimizer and FedAvg is exactly GD on each:
 worst case rho^(2KR), rho = max(|1 - gamma mu|, |1 - gamma L|) (the theory column; none for
 zeta > 0: the four papers bound FedAvg only for non-convex objectives). Both are round methods
-(:func:`fedbound.pep.rounds.round_method`): FedAvg's round, with the proximal ``mu`` = mu_prox.
+(:func:`fedbound.pep.rounds.round_method`): FedAvg's round, with the proximal coefficient
+``proximal_mu`` (``mu_prox`` before).
 
 FedNova (seed 001, update rule (4) [L93] with vanilla local GD, a_i = (1, ..., 1),
 ||a_i||_1 = tau_i). Client i takes tau_i steps y_i <- y_i - eta grad F_i(y_i) from x, and
@@ -48,7 +49,7 @@ FEDAVG = register(round_method(
     theory=fedavg_theory, doc=__doc__))
 
 FEDPROX = register(round_method(
-    "fedprox", "FedProx: K local GD steps on f_i + (mu_prox/2)||y - x||^2, then averaging",
+    "fedprox", "FedProx: K local GD steps on f_i + (proximal_mu/2)||y - x||^2, then averaging",
     RoundSpec(lr=LR, local_steps=LOCAL_STEPS,
               proximal_mu=option(number_option, "proximal_mu", "proximal coefficient (FedProx's mu)", 0.1,
                                  low=0.0, high=1e6, examples=(0.0, 0.5), aliases=("mu_prox",))),
