@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench setup clean
+.PHONY: demo test test-kernels bench setup clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests
+
+# the numeric tests again with the kernels of other CPUs forced (no AVX, AVX2, AVX-512 where this
+# CPU has them; tests/kernel_sets.py says how)
+test-kernels: $(STAMP)
+	$(BIN)/python tests/kernel_sets.py -- -n 2
 
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
