@@ -102,7 +102,7 @@ def _verify(args) -> int:
                  "results": [r.to_dict() for r in rs]} for c, s, rs in outcomes]
         out = rows[0] if args.check is not None or len(rows) == 1 else \
             {"paper": checks[0].paper, "checks": rows}
-        print(json.dumps(jsonable(out), indent=1, allow_nan=False))
+        print(json.dumps(jsonable(out, nonfinite="named"), indent=1, allow_nan=False))
     else:
         for check, setting, results in outcomes:
             described = ", ".join(f"{k} = {v}" for k, v in setting.items())

@@ -420,6 +420,13 @@ class Statement:
                 raise ValidationError(f"{name} ({c.meaning}) must be a vector with one entry per "
                                       f"client (at least one), got shape {arr.shape}")
             values[name] = arr
+        batched = {nm: arr.shape for nm, arr in values.items() if not seen[nm].ndim}
+        try:
+            np.broadcast_shapes(*batched.values())
+        except ValueError:
+            shapes = ", ".join(f"{nm} {shape}" for nm, shape in batched.items() if shape)
+            raise ValidationError(f"{self.id}: the constants given as arrays must have shapes that "
+                                  f"broadcast together (equal lengths, or 1), got {shapes}") from None
         S.check_values(values, self.scope)
         self._check_requires(values)
         self._check_relations(values)

@@ -75,12 +75,12 @@ class Check:
                 f"{self.predicted:.6g} (ratio {self.ratio:.4g}) -> {self.status}")
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "variant": self.variant, "status": self.status,
-                "holds": self.holds, "measured": jsonable(self.measured),
-                "predicted": jsonable(self.predicted), "relation": self.relation,
-                "ratio": jsonable(self.ratio),
-                "slope": self.slope.to_dict() if self.slope is not None else None,
-                "details": jsonable(self.details)}
+        """Strict JSON: a non-finite number (the measurement of a check that does not apply) is
+        null, named with its value in the object's ``nonfinite`` field."""
+        return jsonable({"name": self.name, "variant": self.variant, "status": self.status,
+                         "holds": self.holds, "measured": self.measured, "predicted": self.predicted,
+                         "relation": self.relation, "ratio": self.ratio, "slope": self.slope,
+                         "details": self.details}, nonfinite="named")
 
 
 def not_applicable(name: str, conditions: Iterable[str], *, variant: str | None = None, **details) -> Check:
