@@ -27,11 +27,12 @@ ratio of a condition to its bound (<= 1: a member of the function class).
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 from scipy.linalg import eigh, null_space
 
-from fedbound.argtypes import Count, NonNegativeInt, Seed
+from fedbound.argtypes import Count, NonNegativeInt, Positive, Seed
 from fedbound.pep.method import Method
 from fedbound.pep.numeric import QuadraticEnv
 
@@ -42,8 +43,9 @@ DIGITS = 9
 MARGIN = 1e-9
 
 
-def climb(f, x: np.ndarray, step: float, low: float = -np.inf, high: float = np.inf,
-          min_step: float = 1e-7, evaluations: int = 1000) -> tuple[np.ndarray, float]:
+def climb(f: Callable[[np.ndarray], float], x: np.ndarray, step: Positive, low: float = -np.inf,
+          high: float = np.inf, min_step: Positive = 1e-7, evaluations: Count = 1000
+          ) -> tuple[np.ndarray, float]:
     """A compass search that maximizes ``f`` from ``x`` (coordinates clipped to [low, high]): try
     x +- step e_k in order and take the first move that improves f by more than MARGIN relative;
     when none does, halve the step; stop below ``min_step`` or after ``evaluations``. Every decision
