@@ -62,14 +62,14 @@ class Problem:
     def check(self, name: str, options: dict, flags: bool = False) -> None:
         """The options of algorithm ``name`` that depend on the problem, checked without building the
         algorithm: ``clients_per_round`` within the task's clients, ``clients_per_subnet`` within
-        every subnet (``flags``: the message names the flag)."""
+        every subnet (``flags``: the message names its flag)."""
         def label(option: str) -> str:
             return "--" + option.replace("_", "-") if flags else option
 
         k = options.get("clients_per_round")
-        if k is not None:
-            require(1 <= k <= self.task.n, f"{label('clients_per_round')} must be an integer in "
-                                           f"[1, n = {self.task.n}] (the task's clients), got {k}")
+        if k is not None:   # worded as the registry's own check, which the build repeats
+            require(1 <= k <= self.task.n, f"clients_per_round must be an integer in [1, {self.task.n}] "
+                                           f"(the task's n clients), got {k}")
         h = options.get("clients_per_subnet")
         if h is not None:
             network = self.network(name)

@@ -101,7 +101,7 @@ def test_participants_beyond_the_tasks_clients_are_refused_when_parsed():
     """clients_per_round above the task's n (known once the task is built) is refused by parse,
     naming the option and the range, before anything runs (issue 31)."""
     with pytest.raises(ValidationError, match=r"grid for fedavg: clients_per_round must be an integer in "
-                                              r"\[1, n = 6\].*got 10"):
+                                              r"\[1, 6\] \(the task's n clients\), got 10"):
         spec(grid={"lr": 0.1, "clients_per_round": 10})
     with pytest.raises(ValidationError, match=r"grid for sdgt: clients_per_subnet must be in \[1, min_s m_s = 3\]"):
         spec(algorithm="sdgt", network={"subnets": 2}, grid={"lr": 0.1, "clients_per_subnet": 4})
