@@ -34,20 +34,22 @@ Shown = Annotated[float, NonFinite()]
 Digits = Annotated[int, Range(1, 17)]
 #: ratios from PLAIN_LOW up to PLAIN_HIGH are written as plain numbers, others as powers of ten
 PLAIN_LOW, PLAIN_HIGH = 1e-2, 1e4
+#: a distance to 1 below this (64 float64 epsilons) is rounding, not a digit that matters
+ROUNDING_GAP = 64 * float(np.finfo(float).eps)
 
 
 def number(value: Shown, digits: Digits = 6) -> str:
     """``value`` with ``digits`` significant digits (``%g``), except where the rounding reads as
     exactly 1 or -1 and the value is not: then 1 and the distance to it, ``1 - 5.0e-08``,
-    ``1 + 2.0e-12``, ``-1 + 5.0e-08`` (a contraction of 0.99999995 is not a rate of 1). inf, -inf
-    and nan by name."""
+    ``1 + 2.0e-12``, ``-1 + 5.0e-08`` (a contraction of 0.99999995 is not a rate of 1); a distance
+    below :data:`ROUNDING_GAP` is float rounding and reads as 1. inf, -inf and nan by name."""
     x = float(value)
     if math.isnan(x):
         return "nan"
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
     text = f"{x:.{digits}g}"
-    if abs(float(text)) == 1.0 and abs(x) != 1.0:
+    if abs(float(text)) == 1.0 and abs(abs(x) - 1.0) >= ROUNDING_GAP:
         one = "1" if x > 0 else "-1"
         gap = abs(x) - 1.0
         # distance to the nearer 1, signed as seen from 1 (-1 + d lies inside [-1, 1])
@@ -119,4 +121,5 @@ def log_axis(values: Measured) -> bool:
     return float(arr.max()) >= 10.0 * float(arr.min())
 
 
-__all__ = ["number", "magnitude", "ratio_words", "by_size", "log_axis", "PLAIN_LOW", "PLAIN_HIGH"]
+__all__ = ["number", "magnitude", "ratio_words", "by_size", "log_axis", "PLAIN_LOW", "PLAIN_HIGH",
+           "ROUNDING_GAP"]

@@ -9,10 +9,17 @@ sensitivity (elasticity) of the bound to a constant c is
 .. math:: S_c = \frac{\partial \log B}{\partial \log c} = \frac{c}{B}\,\frac{\partial B}{\partial c},
 
 the percent change of B per percent change of c: near the given constants B scales like c^{S_c}
-(S_c = -1: ten times larger c, ten times smaller bound; an integer constant such as T or d is
-differentiated as a real one). The derivatives are sympy's, of the bound itself (floor and
-ceiling, piecewise constant, differentiate to 0; a constant that enters through a function sympy
-cannot differentiate is listed in ``undifferentiated``), compiled once per variant to one numpy
+(S_c = -1: ten times larger c, ten times smaller bound). Read as a monomial in its constants,
+log10 B = const + sum_c S_c log10 c, so S_c log10 c is the number of decades of B that constant c
+accounts for at its value (:meth:`Anatomy.decades`: a constant near 1 accounts for none, however
+steep; eps_s = 1e-3 with S = -1 accounts for 3), the first-order reading of which constants make
+a bound large. The derivatives are sympy's, of the bound
+itself, with one reading for integer constants (T, K, d, z): floor(x) and ceiling(x) are read as x,
+the real extension that equals the bound wherever their arguments are whole (ceil(K/z) = K/z at
+z = 1), so that K - ceil(K/z) moves like K - K/z rather than jumping (:func:`relaxed`). A constant
+that enters through a function sympy cannot differentiate is listed in ``undifferentiated``. The
+derivatives are compiled once per variant (and kept in the on-disk cache under the bound's own
+key, :mod:`fedbound.cache`) to one numpy
 function of the whole gradient (:func:`fedbound.theory.compiled.lambdify`, common subexpressions
 shared). At a constant on the boundary 0 of its domain (a momentum b = 0, v0 = 0), where a
 derivative such as d(b^T)/dT = b^T log b is 0 inf in floating point, the derivatives are read as
@@ -30,6 +37,7 @@ from typing import Callable, Mapping
 import numpy as np
 import sympy as sp
 
+from fedbound import cache
 from fedbound.argtypes import Measured
 from fedbound.errors import ValidationError
 from fedbound.jsonable import jsonable
@@ -38,8 +46,10 @@ from fedbound.theory import symbols as S
 from fedbound.theory.compiled import lambdify
 from fedbound.theory.variant import Variant
 
-#: compiled gradients by variant: id -> (variant, function, names, undifferentiated)
+#: compiled gradients by variant: id -> (variant, function, names, differentiated, undifferentiated)
 _GRADIENTS: dict[int, tuple] = {}
+#: the cache kind of which constants a bound's gradient differentiates
+_KIND = "gradient"
 
 
 @dataclass(frozen=True)
@@ -76,48 +86,58 @@ class Anatomy:
     def _point(self) -> int:
         return int(np.argmax(np.atleast_1d(self.bound)))
 
-    def _at(self, value) -> float:
+    def at(self, value: Measured) -> float:
+        """``value`` (broadcast against the bound) at the point where the bound is largest."""
         return float(np.broadcast_to(np.asarray(value, dtype=float), np.shape(self.bound)).flat[self._point]) \
             if np.ndim(self.bound) else float(value)
 
     @property
     def dominant(self) -> Term:
         """The term with the largest share (at the point where the bound is largest)."""
-        return max(self.terms, key=lambda t: self._at(t.share))
+        return max(self.terms, key=lambda t: self.at(t.share))
 
     def ranked(self) -> list[tuple[str, float]]:
         """(constant, sensitivity) pairs, largest |d log B / d log c| first (at the point where the
         bound is largest); constants the bound does not move with (0) last."""
-        pairs = [(name, self._at(s)) for name, s in self.sensitivities.items()]
+        pairs = [(name, self.at(s)) for name, s in self.sensitivities.items()]
+        return sorted(pairs, key=lambda p: -abs(p[1]))
+
+    def decades(self) -> list[tuple[str, float]]:
+        """(constant, S_c log10 c) pairs, largest |value| first (at the point where the bound is
+        largest): the decades of B each constant accounts for (module doc); constants at 0 none."""
+        pairs = []
+        for name, s in self.sensitivities.items():
+            c = self.at(self.constants[name])
+            pairs.append((name, self.at(s) * float(np.log10(c)) if c > 0 else 0.0))
         return sorted(pairs, key=lambda p: -abs(p[1]))
 
     def describe(self, top: int = 6) -> str:
         """In words: the dominant term and its share, then the ``top`` sensitivities."""
         d = self.dominant
         moves = [f"{name} {number(s, 3)}" for name, s in self.ranked()[:top] if s != 0]
-        return (f"dominant term {d.label} = {number(self._at(d.value), 3)}, "
-                f"{self._at(d.share):.1%} of the bound {number(self._at(self.bound), 3)}; "
-                f"d log B / d log c: {', '.join(moves) or 'none'}")
+        decades = [f"{name} {number(x, 2)}" for name, x in self.decades()[:top] if abs(x) >= 0.05]
+        return (f"dominant term {d.label} = {number(self.at(d.value), 3)}, "
+                f"{number(100 * self.at(d.share), 3)}% of the bound {number(self.at(self.bound), 3)}; "
+                f"d log B / d log c: {', '.join(moves) or 'none'}; decades of B (S log10 c): "
+                f"{', '.join(decades) or 'none'}")
 
     def to_dict(self) -> dict:
         return jsonable({"result": self.result_id, "variant": self.variant, "bound": self.bound,
                          "terms": [t.to_dict() for t in self.terms], "dominant": self.dominant.label,
-                         "dominant_share": self._at(self.dominant.share),
+                         "dominant_share": self.at(self.dominant.share),
                          "sensitivities": self.sensitivities,
                          "ranked_sensitivities": [list(p) for p in self.ranked()],
+                         "decades": [list(p) for p in self.decades()],
                          "undifferentiated": list(self.undifferentiated), "words": self.describe()})
 
     def __repr__(self) -> str:
         return f"Anatomy({self.result_id} [{self.variant}]: {self.describe(3)})"
 
 
-def _locally_constant(expr: sp.Expr) -> sp.Expr:
-    """``expr`` with the derivatives of floor and ceiling (0 wherever they are differentiable)
-    replaced by 0."""
-    def steps(e) -> bool:
-        inner = e.expr if isinstance(e, sp.Subs) else e
-        return isinstance(inner, sp.Derivative) and isinstance(inner.expr, (sp.floor, sp.ceiling))
-    return expr.replace(steps, lambda e: sp.Integer(0))
+def relaxed(expr: sp.Expr) -> sp.Expr:
+    """``expr`` with floor(x) and ceiling(x) read as x: the real extension in which integer
+    constants are differentiated (module doc); equal to ``expr`` wherever the arguments are whole."""
+    return expr.replace(lambda e: isinstance(e, (sp.floor, sp.ceiling)), lambda e: e.args[0])
 
 
 def gradient(variant: Variant) -> tuple[Callable, list[str], list[str], tuple[str, ...]]:
@@ -130,15 +150,25 @@ def gradient(variant: Variant) -> tuple[Callable, list[str], list[str], tuple[st
     if variant.bound is None:
         raise ValidationError(f"variant {variant.name!r} states no bound to take apart")
     symbols = sorted(variant.bound.free_symbols, key=S.short_name)
-    derivatives, done, skipped = [], [], []
-    for sym in symbols:
-        d = _locally_constant(sp.diff(variant.bound, sym))
-        if d.has(sp.Derivative, sp.Subs):
-            skipped.append(S.short_name(sym))
-        else:
+    key = cache.key_of(sp.srepr(variant.bound), "gradient")
+    known = cache.read_json(_KIND, key)
+    derivatives: list = []
+    if isinstance(known, dict) and set(known) == {"done", "skipped"}:
+        done, skipped = list(known["done"]), list(known["skipped"])
+    else:
+        done, skipped = [], []
+        for sym in symbols:
+            d = sp.diff(relaxed(variant.bound), sym)
+            (skipped if d.has(sp.Derivative, sp.Subs) else done).append(S.short_name(sym))
             derivatives.append(d)
-            done.append(S.short_name(sym))
-    fn = lambdify(symbols, derivatives, cse=True)
+        cache.store_json(_KIND, key, {"done": done, "skipped": skipped})
+
+    def build() -> list:
+        if not derivatives:
+            derivatives.extend(sp.diff(relaxed(variant.bound), s) for s in symbols)
+        return [d for d, s in zip(derivatives, symbols) if S.short_name(s) in done]
+
+    fn = lambdify(symbols, build, cse=True, key=key)
     out = (fn, [S.short_name(s) for s in symbols], done, tuple(skipped))
     _GRADIENTS[id(variant)] = (variant, *out)
     return out
@@ -197,4 +227,4 @@ def anatomy(result_id: str, variant: Variant, values: Mapping[str, Measured], bo
                    {nm: np.asarray(values[nm]) for nm in names}, skipped)
 
 
-__all__ = ["Term", "Anatomy", "gradient", "term_groups", "anatomy"]
+__all__ = ["Term", "Anatomy", "relaxed", "gradient", "term_groups", "anatomy"]

@@ -14,7 +14,9 @@ the algorithm's options:
    Monte-Carlo mean with a Student-t interval within [0, inf) (:func:`fedbound.stats.mean_ci`: every
    measure is non-negative): for ``last`` and ``average`` the per-seed measure's mean, for ``min``
    (``min_t E[...]``) the minimum over the window of the per-round means and of their interval ends;
-3. per variant, the bound at every horizon is compared (:func:`fedbound.verify.check.bound_check`):
+3. per variant, the bound at every horizon is compared (:func:`fedbound.verify.check.bound_check`),
+   and read against the result's reference and the measurement (``details["reading"]``, a
+   :class:`~fedbound.theory.reading.Reading`: vacuous, tight):
    ``holds`` when the whole interval lies below the bound at every horizon, ``violated`` when at
    some horizon the whole interval lies above it, ``inconclusive`` otherwise; ``not applicable``,
    naming the conditions, when the run is outside the theorem's step conditions or predicates, so
@@ -106,8 +108,9 @@ class Comparison:
                    "constants": self.constants, **details}
         if failing:
             return not_applicable(self.result.id, failing, variant=variant, **details)
+        reading = self.evaluations[self._compared(variant)].reading(self.measured.mean)
         return bound_check(self.result.id, self.measured, self.bound(variant), variant=variant,
-                           rtol=rtol, theorem_applies=True, **details)
+                           rtol=rtol, theorem_applies=True, reading=reading, **details)
 
 
 def compare(result: Result, make: Callable[[int], Algorithm], constants: dict, horizons: Sequence[int],
