@@ -5,7 +5,7 @@ downloads + D2D floats, cumulative, averaged over the seeds), one line per confi
 interval shaded.
 
 The metrics that cannot be negative (:data:`NONNEGATIVE_METRICS`: f - f*, squared distance and
-gradient norm, D2D rounds) get intervals within [0, inf), the method named in the table's header;
+gradient norm) get intervals within [0, inf), the method named in the table's header;
 fewer than :data:`fedbound.stats.FEW_SAMPLES` seeds are marked "few". The curves use a log axis
 when their means are positive and span a decade (:func:`fedbound.readout.log_axis`).
 """
@@ -27,7 +27,7 @@ from fedbound.validate import one_of
 #: metrics a report can show
 REPORT_METRICS = METRICS[:-1]
 #: the metrics that cannot be negative: their intervals stay within [0, inf)
-NONNEGATIVE_METRICS = ("loss_gap", "dist2", "grad_norm2", "K")
+NONNEGATIVE_METRICS = ("loss_gap", "dist2", "grad_norm2")
 FLOATS = ("upload_floats", "download_floats", "d2d_floats")
 
 
@@ -112,33 +112,44 @@ def table(rows: list[dict], metric: str) -> str:
     return "\n".join(lines)
 
 
-def plots(rows: list[dict], metric: str, folder: str | os.PathLike) -> dict[str, str]:
-    """``report-<metric>-rounds.png`` and ``report-<metric>-floats.png`` in ``folder`` (written
-    atomically); returns their paths."""
+AXES = {"rounds": "round", "floats": "communicated floats (uploads + downloads + D2D)"}
+
+
+def figure(rows: list[dict], metric: str, axis: str):
+    """The curves of ``metric`` against ``axis`` ("rounds" or "floats"), one line per configuration
+    with its interval shaded; a log axis where the means are positive and span a decade."""
     from matplotlib.figure import Figure
 
+    axis = one_of("axis", axis, AXES)
+    fig = Figure(figsize=(7, 4.5))
+    ax = fig.add_subplot()
+    shown = [row for row in rows if row["mean"] is not None]
+    for row in shown:
+        line, = ax.plot(row[axis], row["mean"], label=_label(row))
+        ax.fill_between(row[axis], row["low"], row["high"], color=line.get_color(), alpha=0.2)
+    if shown and log_axis(np.concatenate([row["mean"] for row in shown])):
+        ax.set_yscale("log", nonpositive="clip")
+    ax.set_xlabel(AXES[axis])
+    ax.set_ylabel(f"{metric} (mean over seeds, 95% CI)")
+    if ax.lines:
+        ax.legend(fontsize=7)
+    ax.grid(True, which="both", alpha=0.3)
+    return fig
+
+
+def plots(rows: list[dict], metric: str, folder: str | os.PathLike) -> dict[str, str]:
+    """``report-<metric>-rounds.png`` and ``report-<metric>-floats.png`` in ``folder`` (written
+    atomically, :func:`figure`); returns their paths."""
     from fedbound.outputs import atomic_path
 
     paths = {}
-    for axis, xlabel in (("rounds", "round"), ("floats", "communicated floats (uploads + downloads + D2D)")):
-        fig = Figure(figsize=(7, 4.5))
-        ax = fig.add_subplot()
-        shown = [row for row in rows if row["mean"] is not None]
-        for row in shown:
-            line, = ax.plot(row[axis], row["mean"], label=_label(row))
-            ax.fill_between(row[axis], row["low"], row["high"], color=line.get_color(), alpha=0.2)
-        if shown and log_axis(np.concatenate([row["mean"] for row in shown])):
-            ax.set_yscale("log", nonpositive="clip")
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(f"{metric} (mean over seeds, 95% CI)")
-        if ax.lines:
-            ax.legend(fontsize=7)
-        ax.grid(True, which="both", alpha=0.3)
+    for axis in AXES:
         path = Path(folder) / f"report-{metric}-{axis}.png"
         with atomic_path(path) as tmp:
-            fig.savefig(tmp, dpi=100, format="png")
+            figure(rows, metric, axis).savefig(tmp, dpi=100, format="png")
         paths[axis] = str(path)
     return paths
 
 
-__all__ = ["summarize", "summarize_collected", "configurations", "table", "plots", "REPORT_METRICS"]
+__all__ = ["summarize", "summarize_collected", "configurations", "table", "figure", "plots",
+           "REPORT_METRICS", "NONNEGATIVE_METRICS"]

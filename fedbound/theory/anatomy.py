@@ -14,9 +14,10 @@ log10 B = const + sum_c S_c log10 c, so S_c log10 c is the number of decades of 
 accounts for at its value (:meth:`Anatomy.decades`: a constant near 1 accounts for none, however
 steep; eps_s = 1e-3 with S = -1 accounts for 3), the first-order reading of which constants make
 a bound large. The derivatives are sympy's, of the bound
-itself, with one reading for integer constants (T, K, d, z): floor(x) and ceiling(x) are read as x,
-the real extension that equals the bound wherever their arguments are whole (ceil(K/z) = K/z at
-z = 1), so that K - ceil(K/z) moves like K - K/z rather than jumping (:func:`relaxed`). A constant
+itself, with one reading for integer constants (T, K, d, z): floor(x) and ceiling(x) keep their
+values but take the slope 1 of x (:func:`step_slopes`; sympy's own derivative of them is 0 almost
+everywhere and undefined at the whole numbers the constants take), so that K - ceil(K/z) moves
+like K - K/z at z = 1 rather than not at all. A constant
 that enters through a function sympy cannot differentiate is listed in ``undifferentiated``. The
 derivatives are compiled once per variant (and kept in the on-disk cache under the bound's own
 key, :mod:`fedbound.cache`) to one numpy
@@ -134,10 +135,14 @@ class Anatomy:
         return f"Anatomy({self.result_id} [{self.variant}]: {self.describe(3)})"
 
 
-def relaxed(expr: sp.Expr) -> sp.Expr:
-    """``expr`` with floor(x) and ceiling(x) read as x: the real extension in which integer
-    constants are differentiated (module doc); equal to ``expr`` wherever the arguments are whole."""
-    return expr.replace(lambda e: isinstance(e, (sp.floor, sp.ceiling)), lambda e: e.args[0])
+def step_slopes(derivative: sp.Expr) -> sp.Expr:
+    """A derivative taken by sympy with the derivatives of floor and ceiling set to 1, the slope of
+    their argument (module doc), and a substitution into a number read as that number."""
+    def steps(e) -> bool:
+        return isinstance(e, sp.Derivative) and isinstance(e.expr, (sp.floor, sp.ceiling))
+
+    ones = derivative.replace(steps, lambda e: sp.Integer(1))
+    return ones.replace(lambda e: isinstance(e, sp.Subs) and e.expr.is_number, lambda e: e.expr)
 
 
 def gradient(variant: Variant) -> tuple[Callable, list[str], list[str], tuple[str, ...]]:
@@ -158,14 +163,14 @@ def gradient(variant: Variant) -> tuple[Callable, list[str], list[str], tuple[st
     else:
         done, skipped = [], []
         for sym in symbols:
-            d = sp.diff(relaxed(variant.bound), sym)
+            d = step_slopes(sp.diff(variant.bound, sym))
             (skipped if d.has(sp.Derivative, sp.Subs) else done).append(S.short_name(sym))
             derivatives.append(d)
         cache.store_json(_KIND, key, {"done": done, "skipped": skipped})
 
     def build() -> list:
         if not derivatives:
-            derivatives.extend(sp.diff(relaxed(variant.bound), s) for s in symbols)
+            derivatives.extend(step_slopes(sp.diff(variant.bound, s)) for s in symbols)
         return [d for d, s in zip(derivatives, symbols) if S.short_name(s) in done]
 
     fn = lambdify(symbols, build, cse=True, key=key)
@@ -227,4 +232,4 @@ def anatomy(result_id: str, variant: Variant, values: Mapping[str, Measured], bo
                    {nm: np.asarray(values[nm]) for nm in names}, skipped)
 
 
-__all__ = ["Term", "Anatomy", "relaxed", "gradient", "term_groups", "anatomy"]
+__all__ = ["Term", "Anatomy", "step_slopes", "gradient", "term_groups", "anatomy"]

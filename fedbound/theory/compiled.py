@@ -11,6 +11,10 @@ cannot be rebuilt this way is not stored; a cache entry that fails to rebuild is
 expression that is itself costly to build (the derivatives of a bound) may be given as a function
 that builds it, with a ``key`` that names it: it is built only when the cache has no code for
 that key.
+
+Conditions are read as booleans (:func:`_select`): sympy prints a Piecewise nested in a condition
+(the derivative of a Min of three or more arguments) as a ``select`` whose 0/1 float result numpy
+refuses as a condition of the outer ``select``.
 """
 from __future__ import annotations
 
@@ -30,7 +34,8 @@ _KIND = "lambdify"
 
 
 def lambdify(symbols: list, expr: object, *, cse: bool = False, key: str | None = None) -> Callable:
-    """``sympy.lambdify(symbols, expr, modules="numpy", cse=cse)``, its code read from the cache
+    """``sympy.lambdify(symbols, expr, modules="numpy", cse=cse)`` (conditions read as booleans,
+    :func:`_select`), its code read from the cache
     when the same expression was compiled before (module doc). ``expr``: a sympy expression or
     (nested) lists of them, or (with ``key``, a text that names the expression among everything
     compiled) a function without arguments that returns one, called only on a cache miss;
@@ -53,11 +58,26 @@ def lambdify(symbols: list, expr: object, *, cse: bool = False, key: str | None 
     if callable(expr):
         expr = expr()
         _check_leaves(expr)
-    fn = sp.lambdify(symbols, expr, modules="numpy", cse=cse)
+    fn = sp.lambdify(symbols, expr, modules=[{"select": _select}, "numpy"], cse=cse)
     entry = _portable(fn)
     if entry is not None:
         cache.store_json(_KIND, key, entry)
     return fn
+
+
+def _select(condlist, choicelist, default=0):
+    """``numpy.select`` with every condition read as a boolean array (module doc); a float condition
+    that is NaN (a nested Piecewise undefined there) makes the result NaN."""
+    conds, undefined = [], None
+    for c in condlist:
+        c = np.asarray(c)
+        if c.dtype != bool:
+            nan = np.isnan(c)
+            undefined = nan if undefined is None else undefined | nan
+            c = (c != 0) & ~nan
+        conds.append(c)
+    out = np.select(conds, choicelist, default)
+    return out if undefined is None else np.where(undefined, np.nan, out)
 
 
 def _check_leaves(expr: object) -> None:

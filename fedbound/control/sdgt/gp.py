@@ -197,7 +197,8 @@ class _CompiledGP:
         for name, c in zip(names, self.constraints):
             value = c.dual_value
             out[name] = None if value is None else (
-                float(value) if np.size(value) == 1 else np.asarray(value, dtype=float).tolist())
+                float(np.asarray(value).reshape(())) if c.shape == () else
+                np.asarray(value, dtype=float).reshape(-1).tolist())
         return out
 
     def sampled_fractions(self, problem: ControlProblem) -> np.ndarray | None:
