@@ -26,10 +26,13 @@ from typing import Annotated, Callable, Iterable
 
 import numpy as np
 
-from fedbound.argtypes import Measured, NonFinite, Range
+from fedbound.argtypes import NonFinite, Range
 
-#: a number as it reaches a formatter: real, possibly infinite or NaN (a formatter names them)
-Shown = Annotated[float, NonFinite()]
+#: a number given to a formatter: real, possibly infinite (NaN is refused at the boundary; a NaN
+#: computed inside fedbound, such as a 0/0 ratio, is named "nan" or "undefined (0/0)")
+Shown = Annotated[float, NonFinite(), Range(allow_inf=True)]
+#: an array of such numbers
+ShownArray = Annotated[np.ndarray, NonFinite(), Range(allow_inf=True)]
 #: significant digits, 1..17 (float64 holds 17)
 Digits = Annotated[int, Range(1, 17)]
 #: ratios from PLAIN_LOW up to PLAIN_HIGH are written as plain numbers, others as powers of ten
@@ -110,7 +113,7 @@ def by_size(items: Iterable, key: Callable) -> list:
     return sorted(items, key=order)
 
 
-def log_axis(values: Measured) -> bool:
+def log_axis(values: ShownArray) -> bool:
     """Whether ``values`` (an array of any shape; non-finite entries ignored) belong on a log axis:
     every finite value positive and the largest at least 10 times the smallest. A linear axis
     would show the small ones as 0."""

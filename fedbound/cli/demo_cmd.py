@@ -23,7 +23,7 @@ import numpy as np
 
 from fedbound import resources, validate
 from fedbound.cli import demo_page as page
-from fedbound.readout import by_size, log_axis, number, ratio_words
+from fedbound.readout import by_size, number, ratio_words
 from fedbound.outputs import atomic_open, atomic_path, output_folder, write_json, write_text
 
 SECTION = "\n== {} " + "=" * 60
@@ -260,21 +260,29 @@ def _fold(rows: list[dict]) -> list[list[dict]]:
 
 
 def _explain_vacuous(groups: list[list[dict]], evaluations: dict) -> list[tuple]:
-    """For every group whose bound is vacuous: its anatomy at the run (dominant term and share,
-    largest sensitivities), written into the group's rows; the table rows."""
+    """For every group whose bound is vacuous: its anatomy at the run (dominant term and share, the
+    decades of the bound each constant accounts for, the steepest sensitivities), written into the
+    group's rows; the table rows. A bound without a symbolic form says so."""
+    from fedbound.errors import ValidationError
+
     out = []
     for group in groups:
         first = group[0]
         if not first["vacuous"]:
             continue
-        anatomy = evaluations[(first["result"], first["variant"])].anatomy()
+        try:
+            anatomy = evaluations[(first["result"], first["variant"])].anatomy()
+        except ValidationError as error:    # a bound computed numerically (a derived variant)
+            out.append((first["result"], _variants(group), None, None, str(error), None))
+            continue
         words = anatomy.describe(top=5)
         for row in group:
             row["anatomy"] = words
         dominant = anatomy.dominant
-        moves = ", ".join(f"{name} {number(s, 3)}" for name, s in anatomy.ranked()[:6] if s != 0)
+        decades = ", ".join(f"{name} {number(x, 2)}" for name, x in anatomy.decades()[:6] if abs(x) >= 0.05)
+        steep = ", ".join(f"{name} {number(s, 3)}" for name, s in anatomy.ranked()[:4] if s != 0)
         out.append((first["result"], _variants(group), dominant.label,
-                    f"{number(100 * anatomy.at(dominant.share), 3)}%", moves))
+                    f"{number(100 * anatomy.at(dominant.share), 3)}%", decades, steep))
     return out
 
 
@@ -353,7 +361,8 @@ def _bound_and_audit(tour: Tour, paper: str, check: str, title: str, more=None) 
     if vacuous:
         parts.append(page.table(
             ["result", "variants", "dominant term", "its share of the bound",
-             "largest d log B / d log c (B scales like c^S)"], vacuous,
+             "decades of the bound each constant accounts for (S log10 c)",
+             "steepest S = d log B / d log c (B scales like c^S)"], vacuous,
             caption="why each vacuous bound is vacuous: its anatomy at the run (Evaluation.anatomy)"))
     parts.append(page.figure(plot, f"{title}: measured (mean, 95% band) against the bound, per horizon T"))
     if more is not None:

@@ -67,7 +67,7 @@ class Evaluation:
                                   f"to read (its constants: {', '.join(self.values) or 'none'})")
         return self.statement
 
-    def reading(self, measured: Measured | None = None) -> Reading:
+    def reading(self, measured: ExtendedArray | None = None) -> Reading:
         """The bound against the result's reference (where it declares one and its constants are
         given) and against ``measured`` (the measured value of what the bound bounds, broadcast
         against the bound): vacuous, tight (:class:`~fedbound.theory.reading.Reading`)."""

@@ -28,7 +28,7 @@ from typing import Annotated
 import numpy as np
 import sympy as sp
 
-from fedbound.argtypes import Choice, NonFinite
+from fedbound.argtypes import Choice, NonFinite, Range
 from fedbound.jsonable import jsonable
 from fedbound.readout import number, ratio_words
 
@@ -36,8 +36,8 @@ from fedbound.readout import number, ratio_words
 KINDS = {"trivial": "the trivial bound", "initial": "the initial value"}
 #: a bound at most this factor above the measured value is "tight"
 TIGHT_FACTOR = 2.0
-#: a value of a reading: a number or an array, possibly infinite (a bound may overflow)
-Value = Annotated[np.ndarray, NonFinite()]
+#: a value of a reading: a number or an array, possibly infinite (a bound may overflow), not NaN
+Value = Annotated[np.ndarray, NonFinite(), Range(allow_inf=True)]
 
 
 @dataclass(frozen=True)

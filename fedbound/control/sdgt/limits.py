@@ -51,6 +51,9 @@ class Limit:
         return {"name": self.name, "where": self.where, "dual": self.dual, "marginal": self.marginal,
                 "integer_step": self.integer_step, "words": self.words}
 
+    def __repr__(self) -> str:
+        return f"Limit({self.name}: {self.where}, dual {self.dual if self.dual is None else number(self.dual, 3)})"
+
 
 def _percent(dual: float | None, what: str) -> str:
     """``1% more K_cap would lower the relaxation's optimum by 0.0306%`` (or why it is unknown)."""

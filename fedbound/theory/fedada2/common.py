@@ -176,7 +176,8 @@ class c_beta(sp.Function):
     nargs = 1
     _imp_ = staticmethod(c_beta_numeric)
 
-    def fdiff(self, argindex=1):
+    def fdiff(self, argindex: Annotated[int, Range(1, 1)] = 1):
+        """d c(beta)/d beta (sympy's hook; c has one argument)."""
         return c_beta_prime(self.args[0])
 
     def _eval_evalf(self, prec):
