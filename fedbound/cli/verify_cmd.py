@@ -114,6 +114,9 @@ def _verify(args) -> int:
                     note = "  [conditions hold]" if applies else \
                         "  [outside the result's step-size conditions]"
                 print("  " + c.summary() + note)
+                reading = c.details.get("reading")
+                if reading is not None and reading.reference is not None:
+                    print(f"    reading: {reading.words()}")
     return 1 if any(c.violated for _, _, rs in outcomes for c in rs) else 0
 
 

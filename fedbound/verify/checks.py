@@ -293,7 +293,7 @@ def _running_average(est: Estimate, rounds: int, K: int) -> tuple[np.ndarray, Es
         return (np.cumsum(np.asarray(values)[:rounds]) / counts)[T - 1]
 
     return T, Estimate(running(est.mean), running(est.stderr), running(est.low), running(est.high),
-                       est.samples, est.confidence)
+                       est.samples, est.confidence, est.method)
 
 
 def average_bound(setting: SDGTSetting, result_id: str, rounds: int = 100, seeds: int = 50,
@@ -392,7 +392,8 @@ def noise_floor(setting: SDGTSetting, mc_gamma: Positive | None = None, seeds: i
     require(burn <= max_rounds // 2, f"mc_gamma = {mc.gamma:g} mixes too slowly for a Monte-Carlo "
             f"check (needs {2 * burn} > {max_rounds} rounds); give a larger mc_gamma")
     checks.append(interval_check(
-        "noise-floor:monte-carlo", monte_carlo(functools.partial(_stationary_dist2, mc, burn), seeds),
+        "noise-floor:monte-carlo", monte_carlo(functools.partial(_stationary_dist2, mc, burn), seeds,
+                                                nonnegative=True),
         mc_exact.dist2,
         quantity="stationary E||x_g - x*||^2: Monte-Carlo mean vs exact", seeds=seeds,
         rounds=2 * burn, burn_in=burn, setting=mc.describe()))
