@@ -43,7 +43,7 @@ nb_merge_streams = True
 fedbound_audit = {"samples": 1000, "iterations": 0, "seed": 0}
 
 # -- the API reference -------------------------------------------------------------------------------
-autodoc_default_options = {"members": True, "member-order": "bysource"}
+autodoc_default_options = {"member-order": "bysource"}   # pages: fedbound_docs._api_pages
 autodoc_typehints = "signature"
 autodoc_preserve_defaults = True
 

@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import inspect
 import io
 import os
 import re
 import shlex
 import shutil
 import tempfile
+import types
 from pathlib import Path
 
 from docutils import nodes
@@ -46,6 +48,8 @@ DOCS = Path(__file__).resolve().parents[1]
 ROOT = DOCS.parent
 #: the folders of generated pages (git ignores them; every build writes them again)
 GENERATED = ("papers", "api", "gallery")
+#: plain values among the public names: listed by name, without a docstring of their own
+VALUES = (bool, int, float, str, bytes, tuple, list, dict, set, frozenset, type(None))
 #: the packages and ground-floor modules that get an API page, in the order of the floors
 API_MODULES = ("fedbound", "fedbound.errors", "fedbound.registry", "fedbound.papers",
                "fedbound.network", "fedbound.tasks", "fedbound.theory", "fedbound.algorithms",
@@ -100,17 +104,38 @@ def _api_pages(folder: Path) -> None:
         again = {}
         for member in public:
             obj = getattr(module, member)
-            if isinstance(obj, (bool, int, float, str, bytes, tuple, type(None))):
+            if isinstance(obj, VALUES):
                 continue        # values are not identities: documented wherever they are listed
             if id(obj) in first:
                 again[member] = first[id(obj)]
             else:
                 first[id(obj)] = f"{name}.{member}"
-        text = f"{_title(name)}\n.. automodule:: {name}\n   :members:\n"
+        # one directive per public name (autodoc's own member discovery reads dir(), which does not
+        # list the names a package loads on first use, PEP 562)
+        text = f"{_title(name)}\n.. automodule:: {name}\n"
+        modules = [m for m in public if isinstance(getattr(module, m), types.ModuleType)]
+        values = []
+        for member in public:
+            if member in again or member in modules:
+                continue
+            obj = getattr(module, member)
+            if inspect.isclass(obj):
+                text += f"\n.. autoclass:: {name}.{member}\n   :members:\n"
+            elif inspect.isroutine(obj):
+                text += f"\n.. autofunction:: {name}.{member}\n"
+            elif isinstance(obj, VALUES):
+                values.append(member)
+            else:
+                text += f"\n.. autodata:: {name}.{member}\n   :no-value:\n"
+        if values:      # a dict or a number has no docstring of its own (autodoc would show dict's)
+            text += "\nValues public here (their meaning is in the module's source): " + ", ".join(
+                f"``{m}``" for m in values) + ".\n"
+        if modules:
+            text += "\nModules public here: " + ", ".join(
+                f":py:mod:`{m} <{getattr(module, m).__name__}>`" for m in modules) + ".\n"
         if again:
-            text += f"   :exclude-members: {', '.join(again)}\n\nAlso public here, documented " \
-                    "where they are first listed: " + ", ".join(
-                        f":py:obj:`{m} <{where}>`" for m, where in again.items()) + ".\n"
+            text += "\nAlso public here, documented where they are first listed: " + ", ".join(
+                f":py:obj:`{m} <{where}>`" for m, where in again.items()) + ".\n"
         _write(folder / f"{name}.rst", text)
 
 
