@@ -65,9 +65,14 @@ def _write(path: Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
 
 
+def _escape(text: str) -> str:
+    """``text`` with its RST markup characters escaped."""
+    return re.sub(r"([\\`*_|<>\[\]])", r"\\\1", text)
+
+
 def _title(text: str) -> str:
-    """An RST section title: ``text`` with its RST markup escaped, underlined."""
-    text = re.sub(r"([\\`*_|<>\[\]])", r"\\\1", text)
+    """An RST section title: ``text`` escaped, underlined."""
+    text = _escape(text)
     return f"{text}\n{'=' * len(text)}\n"
 
 
@@ -80,8 +85,14 @@ def _paper_pages(folder: Path) -> None:
              "variants and known issues, and the verdicts of ``fedbound audit`` on its claims. "
              "``fedbound list papers`` lists the same registry "
              "(:data:`fedbound.papers.PAPERS`); a plugin's paper gets a page too.\n",
-             ".. toctree::\n   :maxdepth: 1\n"]
+             ".. toctree::\n   :maxdepth: 1\n   :hidden:\n"]
     index += [f"   {p.name}" for p in papers]
+    index.append("")
+    for p in papers:
+        c = p.citation
+        cited = "" if c is None else _escape(f" — {', '.join(c.authors)} ({c.year}, {c.venue})") + (
+            f", `arXiv:{c.arxiv} <{c.url}>`__" if c.arxiv else "")
+        index.append(f"* :doc:`{p.name}`{cited}. Audited: {_escape(p.summary)}.")
     _write(folder / "index.rst", "\n".join(index) + "\n")
     for p in papers:
         heading = f"{p.name}: {p.citation.title}" if p.citation else f"{p.name}: {p.summary}"
