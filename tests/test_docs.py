@@ -68,11 +68,10 @@ def _lines(block: str) -> list[str]:
     return [line.split("  #")[0].strip() for line in block.splitlines() if line.strip()]
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    """The site built with warnings as errors; (html folder, build log)."""
-    out = tmp_path_factory.mktemp("docs") / "html"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+def build_site(out: Path) -> Path:
+    """The site built into ``out`` with warnings as errors."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
+                                                                     os.environ.get("PYTHONPATH")]))}
     start = time.perf_counter()
     build = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html",
                             str(DOCS), str(out)], capture_output=True, text=True, env=env,
@@ -81,16 +80,27 @@ def site(tmp_path_factory):
     log = f"{build.stdout[-4000:]}\n{build.stderr[-8000:]}"
     assert build.returncode == 0, f"the site does not build with -W ({seconds:.0f} s):\n{log}"
     print(f"documentation built in {seconds:.0f} s")
-    return out, log
+    return out
 
 
 @pytest.mark.slow
-def test_every_example_of_the_pages_runs(site):
+def test_the_site(tmp_path):
+    """One test, so that the site is built once (pytest-xdist would build it once per worker for
+    a fixture shared by several tests): the build, then each check below on its pages."""
+    out = build_site(tmp_path / "html")
+    for check in (every_example_of_the_pages_runs, one_page_per_job_and_the_guide,
+                  one_page_per_paper_with_its_citation_results_and_verdicts,
+                  the_cli_reference_has_every_command_and_flag,
+                  the_api_reference_has_every_public_name, the_gallery_has_every_notebook):
+        check(out)
+
+
+def every_example_of_the_pages_runs(out: Path) -> None:
     """Each fenced block of a hand-written page is executed while building (a ``{code-cell}`` by
     MyST-NB, a ``{fedbound-cli}`` by the extension) or each of its lines is in NOT_RUN_HERE; the
     executed ones show in the HTML: every cell, the output of every cell that prints, every
-    command line with what it printed."""
-    out, _ = site
+    command line with what it printed; no output warns of a deprecated spelling (a command's
+    warning is a build error already, a cell's only prints)."""
     kinds = {}
     for page in PAGES:
         source = page.read_text(encoding="utf-8")
@@ -110,6 +120,8 @@ def test_every_example_of_the_pages_runs(site):
                 unexplained = [line for line in _lines(block) if line not in NOT_RUN_HERE]
                 assert not unexplained, f"{page.name}: a {language or 'plain'} block that is not " \
                                         f"run: {unexplained}"
+        assert "is deprecated" not in _text(built), \
+            f"{page.name}: an example uses a deprecated spelling (its output warns)"
         if cells:
             page_html = built.read_text(encoding="utf-8")
             printing = sum("print(" in b for lang, b in FENCE.findall(source) if lang == "{code-cell}")
@@ -119,9 +131,9 @@ def test_every_example_of_the_pages_runs(site):
     assert kinds.get("{code-cell}", 0) >= 30 and kinds.get("{fedbound-cli}", 0) >= 15, kinds
 
 
-@pytest.mark.slow
-def test_one_page_per_job_and_the_guide(site):
-    out, _ = site
+def one_page_per_job_and_the_guide(out: Path) -> None:
+    """A page per job of the issue, each with its Python entry and its command line; the guide
+    writes each piece of an extension as code."""
     jobs = {"bound": "evaluate", "stepsize": "max_step", "rounds": "rounds_to_eps", "plan": "plan(",
             "run": "run(", "audit": "run_audit", "verify": "check.run", "pep": "certify(",
             "sweep": "sweep.evaluate", "testing": "assert_matches_theory"}
@@ -137,12 +149,12 @@ def test_one_page_per_job_and_the_guide(site):
     assert "worst case" in _text(out / "extending.html")
 
 
-@pytest.mark.slow
-def test_one_page_per_paper_with_its_citation_results_and_verdicts(site):
+def one_page_per_paper_with_its_citation_results_and_verdicts(out: Path) -> None:
+    """Each registered paper's page: its citation, each of its results (id and title) and the
+    audit's verdicts."""
     from fedbound.papers import PAPERS
     from fedbound.theory import results
 
-    out, _ = site
     for paper in PAPERS:
         text = _text(out / "papers" / f"{paper.name}.html")
         if paper.citation is not None:
@@ -157,13 +169,12 @@ def test_one_page_per_paper_with_its_citation_results_and_verdicts(site):
             assert claim in text or paper.name == "pep"
 
 
-@pytest.mark.slow
-def test_the_cli_reference_has_every_command_and_flag(site):
+def the_cli_reference_has_every_command_and_flag(out: Path) -> None:
+    """Every command and subcommand, and every flag that --help shows, on the reference page."""
     import argparse
 
     from fedbound.cli.main import _parsers, build_parser
 
-    out, _ = site
     text = _text(out / "cli.html")
     for parser in _parsers(build_parser([])):
         assert parser.prog in text, parser.prog
@@ -173,23 +184,21 @@ def test_the_cli_reference_has_every_command_and_flag(site):
                     assert flag in text, (parser.prog, flag)
 
 
-@pytest.mark.slow
-def test_the_api_reference_has_every_public_name(site):
+def the_api_reference_has_every_public_name(out: Path) -> None:
+    """Every name of each package's ``__all__`` documented on its page, or linked from it."""
     sys.path.insert(0, str(DOCS / "_ext"))
     try:
         from fedbound_docs import API_MODULES
     finally:
         sys.path.remove(str(DOCS / "_ext"))
-    out, _ = site
     for name in API_MODULES:
         page = (out / "api" / f"{name}.html").read_text(encoding="utf-8")
         for member in getattr(importlib.import_module(name), "__all__", ()):
             assert f'id="{name}.{member}"' in page or f">{member}<" in page, (name, member)
 
 
-@pytest.mark.slow
-def test_the_gallery_has_every_notebook(site):
-    out, _ = site
+def the_gallery_has_every_notebook(out: Path) -> None:
+    """Every executed notebook of notebooks/ has its page."""
     notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
     assert notebooks
     for nb in notebooks:
