@@ -253,13 +253,23 @@ def run_list_algorithms(args) -> int:
 def run_list_papers(args) -> int:
     from fedbound.papers import PAPERS
 
-    entries = [{"name": p.name, "summary": p.summary, "seed": p.seed, "origin": PAPERS.origin(p.name)}
-               for p in sorted(PAPERS, key=lambda p: p.name)]   # the order of `fedbound audit all`
+    def cited(c) -> dict:
+        """The paper's title, authors, year, venue and arXiv id (null where there is none)."""
+        if c is None:
+            return dict.fromkeys(("title", "authors", "year", "venue", "arxiv"))
+        return {"title": c.title, "authors": list(c.authors), "year": c.year, "venue": c.venue,
+                "arxiv": c.arxiv or None}
+
+    papers = sorted(PAPERS, key=lambda p: p.name)   # the order of `fedbound audit all`
+    entries = [{"name": p.name, "summary": p.summary, "seed": p.seed, "origin": PAPERS.origin(p.name),
+                **cited(p.citation)} for p in papers]
     if args.json:
         _print_json(entries)
         return 0
-    for e in entries:
+    for p, e in zip(papers, entries):
         print(f"{e['name']}: {e['summary']}" + (f" (seed {e['seed']})" if e["seed"] else ""))
+        if p.citation is not None:
+            print(f"    {p.citation}")
     return 0
 
 

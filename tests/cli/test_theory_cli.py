@@ -243,7 +243,9 @@ def test_list_papers_from_the_registry(capsys):
     assert [e["name"] for e in listed] == sorted(PAPERS.names())
     assert all(e["summary"] == PAPERS.get(e["name"]).summary for e in listed)
     assert main(["list", "papers"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1].startswith("sdgt: SD-GT")
+    lines = capsys.readouterr().out.splitlines()     # a paper's line, then its citation indented
+    assert [line for line in lines if not line.startswith(" ")][-1].startswith("sdgt: SD-GT")
+    assert lines[-1] == f"    {PAPERS.get('sdgt').citation}"
 
 
 def test_list_algorithms_from_the_registry(capsys):
