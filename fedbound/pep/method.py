@@ -92,7 +92,7 @@ class ResultTheory:
     ("conditions fail: <names>", their names in the result).
 
     ``constants`` maps the options to the result's constants: a dict option name -> constant name
-    (``{"gamma": "gamma", "K": "K", "R": "T"}``), or a callable cfg -> {constant: value} for
+    (``{"lr": "gamma", "local_steps": "K", "rounds": "T"}``), or a callable cfg -> {constant: value} for
     constants computed from several options; ``fixed`` gives further constants fixed values
     (``{"sigma": 0.0}``). The result must bound the method's metric (for a round method
     ||x_R - x*||^2 with ||x0 - x*||^2 <= 1, :mod:`fedbound.pep.rounds`); every variable of its step

@@ -253,7 +253,8 @@ def _report(claim: Claim, phases: dict[str, _Points], seconds: float) -> ClaimRe
         tests=claim.tests, regime=claim.regime.description if claim.regime else None,
         interior_ratio=interior_ratio, interior_worst=interior_worst,
         n_inadmissible=int(np.sum(~admissible)),
-        inadmissible=sorted({b for p in phases.values() for b in p.broken}), growth=growth)
+        inadmissible=sorted({b for p in phases.values() for b in p.broken}), growth=growth,
+        worst_unit=[float(x) for x in z[i]])
 
 
 def _point(claim: Claim, z: np.ndarray) -> dict[str, float]:

@@ -8,8 +8,9 @@ Beside the verdict a report carries what a referee reads (:mod:`fedbound.theory.
 ratio inside the regime of use), ``n_inadmissible`` (sampled points that broke a relation of the
 result: excluded, never counterexamples) with the relations they broke, ``growth`` (the fitted
 exponent of the violation ratio along each scaling parameter at the counterexample), ``scaling``
-(an order claim's fitted exponent, interval and curve) and ``monte_carlo`` (an expectation claim's
-estimate and interval)."""
+(an order claim's fitted exponent, interval and curve), ``monte_carlo`` (an expectation claim's
+estimate and interval) and ``worst_unit`` (a sampled claim's worst point as the unit-cube coordinates
+of its sampler, from which :func:`fedbound.theory.audit.evaluate_claim` evaluates it again)."""
 from __future__ import annotations
 
 import math
@@ -56,6 +57,7 @@ class ClaimReport:
     growth: dict[str, float] = field(default_factory=dict)
     scaling: dict[str, object] | None = None
     monte_carlo: dict[str, object] | None = None
+    worst_unit: list[float] | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready dict with numbers only (strict JSON): a non-finite number is ``null``, and

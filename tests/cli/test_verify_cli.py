@@ -90,3 +90,16 @@ def test_a_check_is_named_with_or_without_its_paper(capsys):
     (code, first), *others = outs
     assert all(o == (code, first) for o in others)
     assert EXIT_VIOLATED == 3 and code == (EXIT_VIOLATED if first["results"][0]["status"] == "violated" else 0)
+
+
+def test_json_is_strict_and_names_what_is_not_a_number(capsys):
+    """A check that does not apply has no measurement: its JSON holds null, named with the value in
+    the object's ``nonfinite`` field, never NaN or the string "nan" (issue 31)."""
+    code, out = _json(capsys, "linear-rate", "--rounds", "2")
+    skipped = [r for r in out["results"] if r["status"] == "not applicable"]
+    assert skipped
+    for r in skipped:
+        assert r["measured"] is None and r["ratio"] is None
+        assert r["nonfinite"] == {"measured": "nan", "predicted": "nan", "ratio": "nan"}
+    text = json.dumps(out)
+    assert "NaN" not in text and "Infinity" not in text
