@@ -337,6 +337,25 @@ class Task:
     def _stochastic_on(self, X: torch.Tensor, data, generator: torch.Generator) -> torch.Tensor:
         return self.add_noise(self._sampled_grad_on(X, data, generator), [generator])
 
+    #: whether the stochastic gradients take their samples by client, round and local step (a
+    #: batch order, :mod:`fedbound.tasks.batches`): the local steps' oracle then calls
+    #: ``_keyed_grad_on`` with them
+    keyed_batches = False
+
+    def _keyed_grad_on(self, X: torch.Tensor, data, generator: torch.Generator, clients: torch.Tensor,
+                       round_index: int | None, step: int) -> torch.Tensor:
+        """The stochastic gradients of the clients ``clients`` of ``data`` at local step ``step``
+        of round ``round_index`` (tasks with ``keyed_batches``)."""
+        raise NotImplementedError
+
+    def _descend_on(self, X: torch.Tensor, data, lr: float, steps: int, generator: torch.Generator,
+                    clients: torch.Tensor | None, round_index: int | None, step: int) -> torch.Tensor:
+        """X (k, d) after ``steps`` plain SGD steps X <- X - lr g(X) of the clients of ``data``,
+        from local step ``step`` of round ``round_index`` (``clients``: their ids, given with
+        ``keyed_batches``), drawing the randomness of as many stochastic gradients; a task that
+        runs them fused implements it (:class:`Oracle`'s ``descend``)."""
+        raise NotImplementedError
+
     @property
     def noises(self) -> tuple[tuple[float, str], ...]:
         """The added gradient noises (sigma, kind) (:meth:`with_noise`), in the order
@@ -498,13 +517,73 @@ class ClientView:
     def local_losses(self, X: torch.Tensor, rows: torch.Tensor | None = None) -> torch.Tensor:
         return self.task._losses_on(X, self._on(rows))
 
-    def oracle(self, generator: torch.Generator):
-        """The local steps' gradient oracle: ``oracle(X, rows)`` = ``stochastic_grad(X, generator,
-        rows)``. A task that draws no randomness (exact gradients, no added noise) gets its
-        gradient function itself on the gathered data, one Python call per local step instead of
-        five (the fixed cost of a small round is its Python calls)."""
-        task = self.task
-        if task.samples_gradients or task.noises or type(task)._stochastic_on is not Task._stochastic_on:
-            return lambda X, rows: task._stochastic_on(X, self._on(rows), generator)
-        data, grad_on = self.data, task._grad_on
-        return lambda X, rows: grad_on(X, data if rows is None else gather(data, rows))
+    @property
+    def ids(self) -> torch.Tensor:
+        """The clients' ids (int64, (n,))."""
+        idx = self.idx
+        if idx is None:
+            return torch.arange(self.task.n, device=self.task.device)
+        if isinstance(idx, slice):
+            return torch.arange(self.task.n, device=self.task.device)[idx]
+        return idx
+
+    def oracle(self, generator: torch.Generator, round_index: NonNegativeInt | None = None) -> "Oracle":
+        """The gradient oracle of the local steps of round ``round_index`` (:class:`Oracle`)."""
+        return Oracle(self, generator, round_index)
+
+
+class Oracle:
+    """The local steps' gradient oracle of a :class:`ClientView` in round ``round_index`` (0, 1,
+    ...: the rounds completed before; None: a gradient outside a federated round).
+
+    ``oracle(X, rows)`` = ``stochastic_grad(X, generator, rows)`` of the view's rows ``rows``
+    (None: all), its k-th call being local step k: a task whose batches are given per client,
+    round and step (``keyed_batches``, :mod:`fedbound.tasks.batches`) takes them from there. A
+    task that draws no randomness (exact gradients, no added noise) gets its gradient function
+    itself on the gathered data, one Python call per local step instead of five (the fixed cost
+    of a small round is its Python calls).
+
+    ``descend``: None, or ``descend(X, lr, steps)`` -> X after ``steps`` plain SGD steps
+    X <- X - lr g(X) of every row, run by the task itself in one call (a task that implements
+    ``_descend_on``: the MLP's layers stay apart between steps), drawing the randomness of
+    ``steps`` calls of the oracle; offered only where the task adds no noise."""
+
+    __slots__ = ("view", "generator", "round_index", "step", "_call")
+
+    def __init__(self, view: ClientView, generator: torch.Generator,
+                 round_index: NonNegativeInt | None = None):
+        self.view, self.generator, self.round_index, self.step = view, generator, round_index, 0
+        task = view.task
+        if task.keyed_batches:
+            self._call = self._keyed
+        elif task.samples_gradients or task.noises or type(task)._stochastic_on is not Task._stochastic_on:
+            self._call = lambda X, rows: task._stochastic_on(X, view._on(rows), generator)
+        else:
+            data, grad_on = view.data, task._grad_on
+            self._call = lambda X, rows: grad_on(X, data if rows is None else gather(data, rows))
+
+    def __call__(self, X: torch.Tensor, rows: torch.Tensor | None) -> torch.Tensor:
+        G = self._call(X, rows)
+        self.step += 1
+        return G
+
+    def _keyed(self, X, rows):
+        ids = self.view.ids
+        return self.view.task._keyed_grad_on(X, self.view._on(rows), self.generator,
+                                             ids if rows is None else ids.index_select(0, rows),
+                                             self.round_index, self.step)
+
+    @property
+    def descend(self):
+        task = self.view.task
+        if type(task)._descend_on is Task._descend_on or task.noises:
+            return None
+        return self._descend
+
+    def _descend(self, X: torch.Tensor, lr: float, steps: int) -> torch.Tensor:
+        view = self.view
+        ids = view.ids if view.task.keyed_batches else None
+        X = view.task._descend_on(X, view.data, lr, steps, self.generator, ids, self.round_index,
+                                  self.step)
+        self.step += steps
+        return X

@@ -3,8 +3,10 @@
 Client i holds sizes[i] samples; rows beyond that are padding with mask 0. Losses are masked averages
 sum_s mask_is loss_is / sum_s mask_is, so padding never changes a value or a gradient.
 Minibatches: every client draws min(B, m_i) of its own samples uniformly without replacement,
-independently across clients and calls (seeded torch.Generator). :class:`ClientDataTask` is the
-Task over such data (full gradients over each client's samples, or minibatch gradients).
+independently across clients and calls (seeded torch.Generator), or takes the samples a batch
+order gives for its client, round and local step (:mod:`fedbound.tasks.batches`).
+:class:`ClientDataTask` is the Task over such data (full gradients over each client's samples, or
+minibatch gradients).
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from fedbound import validate
 from fedbound.argtypes import Count
 from fedbound.errors import require
 from fedbound.tasks.base import Task, as_float64
+from fedbound.tasks.batches import BatchOrder, batch_order
 
 
 @dataclass(frozen=True)
@@ -72,17 +75,29 @@ class ClientData:
         feats = torch.gather(self.features, 1, idx[:, :, None].expand(-1, -1, self.features.shape[2]))
         return ClientData(feats, torch.gather(self.labels, 1, idx), mask, torch.clamp(self.sizes, max=B))
 
+    def select(self, positions: torch.Tensor, valid: torch.Tensor) -> "ClientData":
+        """The samples at ``positions`` (k, B) of every client, those where ``valid`` is False
+        weighing 0 (:meth:`fedbound.tasks.batches.BatchOrder.positions`)."""
+        feats = torch.gather(self.features, 1,
+                             positions[:, :, None].expand(-1, -1, self.features.shape[2]))
+        mask = valid.to(self.mask.dtype)
+        return ClientData(feats, torch.gather(self.labels, 1, positions), mask,
+                          valid.sum(dim=1))
+
 
 class ClientDataTask(Task):
     """A task over per-client samples ``self.data`` (:class:`ClientData`): ``grad`` uses every
     sample of each client, ``stochastic_grad`` a minibatch of ``batch_size`` samples per client
-    (None: full gradients). Subclasses set ``data`` and ``batch_size`` and implement
+    (None: full gradients), drawn from the run's generator or, with a batch order ``batches``
+    (:mod:`fedbound.tasks.batches`), the samples it gives for the client, round and local step.
+    Subclasses set ``data``, ``batch_size`` and ``batches`` (:meth:`set_batches`) and implement
     ``_grad_on(X, data)`` and ``_losses_on(X, data)`` for the clients of ``data`` (all, or a subset
     gathered by :func:`fedbound.tasks.base.gather`), and set ``_sizes_np`` (the m_i) before calling
     ``Task.__init__``."""
 
     data: ClientData
     batch_size: int | None
+    batches: BatchOrder | None = None
 
     @staticmethod
     def check_batch_size(batch_size: int | None) -> int | None:
@@ -98,7 +113,37 @@ class ClientDataTask(Task):
     def client_data(self) -> ClientData:
         return self.data
 
-    def _sampled_grad_on(self, X, data: ClientData, generator):
+    def set_batches(self, batches) -> None:
+        """The batch order (:func:`fedbound.tasks.batches.batch_order`: None, a seed, explicit
+        indices or a BatchOrder); an order needs a ``batch_size``."""
+        batches = batch_order(batches)
+        require(batches is None or self.batch_size is not None,
+                "a batch order (batches) needs a batch_size: full gradients use every sample")
+        self.batches = batches
+
+    @property
+    def keyed_batches(self) -> bool:
+        return self.batches is not None and self.batch_size is not None
+
+    def batch(self, data: ClientData, generator: torch.Generator, clients: torch.Tensor | None = None,
+              round_index: int | None = None, step: int = 0) -> ClientData:
+        """The samples of one stochastic gradient of the clients of ``data``: all of them (no
+        ``batch_size``), a minibatch from ``generator``, or those the batch order gives for
+        ``clients`` (their ids) at local step ``step`` of round ``round_index``."""
         if self.batch_size is None:
-            return self._grad_on(X, data)
-        return self._grad_on(X, data.minibatch(self.batch_size, generator))
+            return data
+        if self.batches is None:
+            return data.minibatch(self.batch_size, generator)
+        require(round_index is not None and clients is not None,
+                f"the task's batch order {self.batches!r} picks samples per client, round and local "
+                "step: it serves the local steps of a federated round, which give them; this "
+                "gradient has no round (use batches=None here)")
+        return data.select(*self.batches.positions(clients, data.sizes, round_index, step,
+                                                   self.batch_size))
+
+    def _sampled_grad_on(self, X, data: ClientData, generator):
+        return self._grad_on(X, self.batch(data, generator))
+
+    def _keyed_grad_on(self, X, data: ClientData, generator, clients, round_index, step):
+        return self.add_noise(self._grad_on(X, self.batch(data, generator, clients, round_index, step)),
+                              [generator])
