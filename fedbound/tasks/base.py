@@ -165,6 +165,10 @@ class Task:
         w = np.full(self.n, 1.0 / self.n) if weights is None else check_weights(weights, self.n)
         self._weights_np = w
         self.weights = torch.as_tensor(w, dtype=dtype)
+        if x0 is not None:
+            shape = tuple(np.shape(x0))
+            require(shape == (self.d,), f"x0 must have shape ({self.d},) (d = {self.d} parameters), "
+                                        f"got {shape}")
         self.x0 = torch.zeros(self.d, dtype=dtype) if x0 is None else self.point(x0)
 
     @property

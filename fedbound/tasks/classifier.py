@@ -18,6 +18,7 @@ and the presets ``mlp-gmm`` and ``mlp-digits`` take the same from a ``--data`` .
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from typing import Annotated, Callable, Literal
@@ -179,30 +180,38 @@ class MLPClassifier(ClientDataTask):
 
     def logits(self, x: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
         """The logits (m, C) of the model x (d,) on ``features`` (m, D)."""
-        layers = mlp.layers_of(x.reshape(1, -1), self.parameter_shapes)
-        return mlp.forward(layers, features.unsqueeze(0), self.activation)[-1].squeeze(0)
+        layers = mlp.augmented(x.reshape(1, -1), self.parameter_shapes)
+        return mlp.forward(layers, mlp.with_ones(features.unsqueeze(0)), self.activation,
+                           differentiable=True)[-1].squeeze(0)
 
     def _losses_on(self, X, data: ClientData) -> torch.Tensor:
-        return mlp.losses(mlp.layers_of(X, self.parameter_shapes), data.features, data.labels,
-                          data.mask, self.activation)
+        return mlp.losses(mlp.augmented(X, self.parameter_shapes), mlp.with_ones(data.features),
+                          data.labels, data.mask, self.activation)
 
+    @torch.no_grad()   # the backward pass is written out: nothing for autograd to record
     def _grad_on(self, X, data: ClientData) -> torch.Tensor:
-        grads = mlp.gradient(mlp.layers_of(X, self.parameter_shapes), data.features, data.labels,
-                             mlp.sample_weights(data.mask), self.activation)
+        grads = mlp.gradient(mlp.augmented(X, self.parameter_shapes), *self._passes(data), self.activation)
         return mlp.flatten(grads)
 
+    def _passes(self, data: ClientData, padded: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(features with ones, targets, sample weights) of a batch, as
+        :func:`fedbound.tasks.mlp.gradient` takes them (``padded``: the features have their ones)."""
+        w = mlp.sample_weights(data.mask)
+        features = data.features if padded else mlp.with_ones(data.features)
+        return features, mlp.targets(data.labels, w, self.num_classes), w
+
+    @torch.no_grad()
     def _descend_on(self, X, data: ClientData, lr, steps, generator, clients, round_index, step):
-        """``steps`` plain SGD steps of the clients of ``data`` from X, the layers held apart
+        """``steps`` plain SGD steps of the clients of ``data`` from X, on the augmented layers
         (:func:`fedbound.tasks.mlp.descend`), each step's samples drawn as ``steps`` gradient
-        calls draw them."""
-        full = (data.features, data.labels, mlp.sample_weights(data.mask))
+        calls draw them (the ones appended to the features once)."""
+        data = dataclasses.replace(data, features=mlp.with_ones(data.features))
+        full = self._passes(data, padded=True) if self.batch_size is None else None
 
         def batch(s):
-            if self.batch_size is None:
-                return full
-            b = self.batch(data, generator, clients, round_index, step + s)
-            return b.features, b.labels, mlp.sample_weights(b.mask)
-        layers = mlp.descend(mlp.layers_of(X, self.parameter_shapes), lr, steps, batch, self.activation)
+            return full or self._passes(self.batch(data, generator, clients, round_index, step + s),
+                                        padded=True)
+        layers = mlp.descend(mlp.augmented(X, self.parameter_shapes), lr, steps, batch, self.activation)
         return mlp.flatten(layers)
 
     @property
