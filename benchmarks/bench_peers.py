@@ -610,6 +610,12 @@ def main() -> int:
     parser.add_argument("--no-peers", action="store_true", help="fedbound's figures only")
     parser.add_argument("--peers-python", metavar="PYTHON",
                         help="a Python with flwr[simulation] and pfl installed")
+    parser.add_argument("--task", choices=("all", "lsq", "mlp"), default="all",
+                        help="least squares (lsq), the neural race on MLP classifiers "
+                             "(mlp, benchmarks/neural_race.py) or both (default)")
+    parser.add_argument("--device", default="cpu",
+                        help="also run the neural race's fedbound side on this device (cuda): "
+                             "says so where torch sees no GPU")
     args = parser.parse_args()
     from fedbound.algorithms.threads import threads_for
 
@@ -623,6 +629,18 @@ def main() -> int:
     pythons = peer_pythons(args)
     for peer, (python, info) in pythons.items():
         print(f"{LABEL[peer]}: " + (f"{info} ({python})" if python else f"not available ({info})"))
+    if args.task != "mlp":
+        lsq_race(args, pythons)
+    if args.task != "lsq":
+        import neural_race
+
+        neural_race.main(args, pythons)
+    print(f"\n{machine_line()} (at the end)")
+    return 0
+
+
+def lsq_race(args, pythons) -> None:
+    """The least-squares race (the module doc)."""
     sizes = QUICK_SIZES if args.quick else SIZES
     repeats = 3 if args.quick else 5
     results: list[Measured] = []
@@ -662,8 +680,6 @@ def main() -> int:
         fixed = fixed_cost(tmp, repeats)
         linear = linearity(kept, repeats)
     summary(results, fixed, linear, pythons, args.quick)
-    print(f"\n{machine_line()} (at the end)")
-    return 0
 
 
 if __name__ == "__main__":

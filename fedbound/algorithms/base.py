@@ -25,7 +25,7 @@ import torch
 
 from fedbound.algorithms.accounting import CommCounts
 from fedbound.algorithms.client_rows import ClientRows
-from fedbound.algorithms.threads import per_round
+from fedbound.algorithms.threads import per_round, step_flops
 from fedbound.argtypes import NonFinite, NonNegativeInt, Range, Seed
 from fedbound.deprecation import renamed_attributes
 from fedbound.errors import DivergenceError, require
@@ -148,12 +148,13 @@ def _init_work(alg: Algorithm, *args, **kwargs) -> float:
 
 
 def _step_work(alg: Algorithm, state: State | None = None, *args, **kwargs) -> float:
-    """The work the thread policy weighs for ``step(state)``: the round before it (its gradient
-    evaluations times the task's gradient flops), none before the first."""
+    """The work the thread policy weighs for ``step(state)``: a local step of the round before it
+    (its gradient evaluations times the task's gradient flops, over its local steps), none before
+    the first."""
     last = getattr(state, "last_comm", None)
     if last is None or not getattr(state, "t", 0):
         return 0.0
-    return last.gradient_evaluations * alg.task.gradient_flops
+    return step_flops(last.gradient_evaluations, state.K, alg.task.gradient_flops)
 
 
 def check_finite(state: State, name: str = "algorithm") -> None:

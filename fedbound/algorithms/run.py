@@ -14,7 +14,7 @@ from tqdm import tqdm  # text bars: tqdm.auto warns in notebooks without ipywidg
 
 from fedbound.algorithms.accounting import COUNTERS
 from fedbound.algorithms.base import Algorithm, State, StateTensor, check_finite
-from fedbound.algorithms.threads import Threads, round_threads, torch_threads
+from fedbound.algorithms.threads import Threads, round_threads, step_flops, torch_threads
 from fedbound.argtypes import Count, Measured, NonNegativeInt
 from fedbound.errors import DivergenceError, require
 from fedbound.tasks.base import Task
@@ -166,7 +166,7 @@ def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict
     over all n clients on others, often dearer than the round) only every ``eval_every`` rounds and
     at the last round (:class:`Trajectory`).
     ``threads``: torch threads of the run; by default one for the first round, then as many as
-    the work of that round can use (:mod:`fedbound.algorithms.threads`: one for small rounds, so
+    the work of its local steps can use (:mod:`fedbound.algorithms.threads`: one for small rounds, so
     that a busy machine cannot stall them), at most torch's setting when the run starts; a
     ``torch.set_num_threads`` of the caller's (or an enclosing sweep's) stands instead. torch's
     setting is restored afterwards.
@@ -192,7 +192,8 @@ def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict
                 recorder.evaluate()   # an earlier round whose metric overflowed is named first
                 raise
             if r == 1:
-                policy.measured((state.comm.gradient_evaluations - evaluations) * alg.task.gradient_flops)
+                policy.measured(step_flops(state.comm.gradient_evaluations - evaluations, state.K,
+                                           alg.task.gradient_flops))
             recorder.record(state, evaluate=r % eval_every == 0 or r == rounds)
             overrides = (callback(state) if callback is not None else None) or {}
     return recorder.trajectory(alg.name, state, eval_every)

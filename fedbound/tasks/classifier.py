@@ -203,16 +203,26 @@ class MLPClassifier(ClientDataTask):
     @torch.no_grad()
     def _descend_on(self, X, data: ClientData, lr, steps, generator, clients, round_index, step):
         """``steps`` plain SGD steps of the clients of ``data`` from X, on the augmented layers
-        (:func:`fedbound.tasks.mlp.descend`), each step's samples drawn as ``steps`` gradient
-        calls draw them (the ones appended to the features once)."""
+        (:func:`fedbound.tasks.mlp.descend`). Minibatches: the positions of every step drawn first,
+        in the order ``steps`` gradient calls draw them (nothing else is drawn between), then the
+        samples of all steps gathered at once and sliced step by step."""
         data = dataclasses.replace(data, features=mlp.with_ones(data.features))
-        full = self._passes(data, padded=True) if self.batch_size is None else None
+        if self.batch_size is None:
+            full = self._passes(data, padded=True)
+            return mlp.flatten(mlp.descend(mlp.augmented(X, self.parameter_shapes), lr, steps,
+                                           lambda s: full, self.activation))
+        drawn = [self.batch_positions(data, generator, clients, round_index, step + s)
+                 for s in range(steps)]
+        batch = data.select(torch.cat([p for p, _ in drawn], 1), torch.cat([v for _, v in drawn], 1))
+        k, width = batch.mask.shape[0], drawn[0][0].shape[1]
+        w = mlp.sample_weights(batch.mask.view(k * steps, width)).view(k, steps * width, 1)
+        T = mlp.targets(batch.labels, w, self.num_classes)
 
-        def batch(s):
-            return full or self._passes(self.batch(data, generator, clients, round_index, step + s),
-                                        padded=True)
-        layers = mlp.descend(mlp.augmented(X, self.parameter_shapes), lr, steps, batch, self.activation)
-        return mlp.flatten(layers)
+        def at(s):
+            part = slice(s * width, (s + 1) * width)
+            return batch.features[:, part], T[:, part], w[:, part]
+        return mlp.flatten(mlp.descend(mlp.augmented(X, self.parameter_shapes), lr, steps, at,
+                                       self.activation))
 
     @property
     def gradient_flops(self) -> float:

@@ -66,14 +66,19 @@ class ClientData:
 
     def minibatch(self, batch_size: Count, generator: torch.Generator) -> "ClientData":
         """min(batch_size, m_i) samples of every client, uniformly without replacement."""
+        return self.select(*self.minibatch_positions(batch_size, generator))
+
+    def minibatch_positions(self, batch_size: Count,
+                            generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """The positions (k, B') and validity (k, B') of :meth:`minibatch`'s samples, B' =
+        min(batch_size, max m_i): the first min(batch_size, m_i) of a uniform shuffle of each
+        client's samples."""
         B = min(int(batch_size), self.features.shape[1])
         keys = torch.rand(self.mask.shape, generator=generator, dtype=torch.float64,
                           device=generator.device).to(self.mask.device)
         keys = torch.where(self.mask > 0, keys, torch.full_like(keys, 2.0))
-        idx = torch.argsort(keys, dim=1)[:, :B]
-        mask = (torch.arange(B)[None, :] < torch.clamp(self.sizes, max=B)[:, None]).to(self.mask.dtype)
-        feats = torch.gather(self.features, 1, idx[:, :, None].expand(-1, -1, self.features.shape[2]))
-        return ClientData(feats, torch.gather(self.labels, 1, idx), mask, torch.clamp(self.sizes, max=B))
+        valid = torch.arange(B, device=self.sizes.device)[None, :] < torch.clamp(self.sizes, max=B)[:, None]
+        return torch.argsort(keys, dim=1)[:, :B], valid
 
     def select(self, positions: torch.Tensor, valid: torch.Tensor) -> "ClientData":
         """The samples at ``positions`` (k, B) of every client, those where ``valid`` is False
@@ -132,14 +137,19 @@ class ClientDataTask(Task):
         ``clients`` (their ids) at local step ``step`` of round ``round_index``."""
         if self.batch_size is None:
             return data
+        return data.select(*self.batch_positions(data, generator, clients, round_index, step))
+
+    def batch_positions(self, data: ClientData, generator: torch.Generator,
+                        clients: torch.Tensor | None = None, round_index: int | None = None,
+                        step: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """The positions and validity of :meth:`batch`'s minibatch (a ``batch_size`` is set)."""
         if self.batches is None:
-            return data.minibatch(self.batch_size, generator)
+            return data.minibatch_positions(self.batch_size, generator)
         require(round_index is not None and clients is not None,
                 f"the task's batch order {self.batches!r} picks samples per client, round and local "
                 "step: it serves the local steps of a federated round, which give them; this "
                 "gradient has no round (use batches=None here)")
-        return data.select(*self.batches.positions(clients, data.sizes, round_index, step,
-                                                   self.batch_size))
+        return self.batches.positions(clients, data.sizes, round_index, step, self.batch_size)
 
     def _sampled_grad_on(self, X, data: ClientData, generator):
         return self._grad_on(X, self.batch(data, generator))

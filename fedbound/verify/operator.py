@@ -120,9 +120,9 @@ def sdgt_operator(algorithm: SDGT, affine_tol: Positive = 1e-9) -> LinearOperato
     task, net, K = algorithm.task, algorithm.net, algorithm.K
     n, d, S = task.n, task.d, net.S
     shapes = {"X": (n, d), "Y": (n, d), "Z": (n, d), "x_g": (d,), "psi": (S, d)}
-    # the thread policy of runs (fedbound.algorithms.threads): the Jacobian weighs one round of
-    # K n gradients per entry of the state
-    with round_threads((3 * n + S + 1) * d * K * n * task.gradient_flops):
+    # the thread policy of runs (fedbound.algorithms.threads): the Jacobian weighs a local step
+    # (n gradients) per entry of the state
+    with round_threads((3 * n + S + 1) * d * n * task.gradient_flops):
         return _operator(algorithm, affine_tol, shapes)
 
 

@@ -12,7 +12,7 @@ import torch
 from fedbound.algorithms import registry, run, threads
 from fedbound.algorithms.base import Algorithm, State
 from fedbound.algorithms.accounting import CommCounts
-from fedbound.algorithms.threads import FLOPS_PER_THREAD, threads_for
+from fedbound.algorithms.threads import FLOPS_PER_THREAD, step_flops, threads_for
 from fedbound.cli.main import main
 from fedbound.tasks import LeastSquares, Quadratic
 
@@ -52,10 +52,12 @@ def _threads_seen(task, threads=None):
     return seen
 
 
-def test_threads_grow_with_the_work_of_a_round_up_to_the_cores():
+def test_threads_grow_with_the_work_of_a_local_step_up_to_the_cores():
     assert threads_for(0, 8) == threads_for(1.9 * FLOPS_PER_THREAD, 8) == 1
     assert threads_for(2 * FLOPS_PER_THREAD, 8) == 2
     assert threads_for(1e15, 8) == 8 and threads_for(1e15, 1) == 1
+    # a round of many steps of small operations stays on one thread (each operation is small)
+    assert threads_for(step_flops(500, 5, 0.15e6), 8) == 1 == threads_for(step_flops(1, 0, 1.5e7), 8)
 
 
 def test_a_small_run_runs_on_one_thread_and_an_override_wins(torch_default):
@@ -72,9 +74,9 @@ def test_a_users_torch_setting_wins_over_the_policy(torch_default):
 
 def test_a_large_round_takes_more_threads_but_no_more_than_allowed(torch_default, monkeypatch):
     task = LeastSquares.generate(20, 10, 5, seed=0)
-    # 4 participants x 2 steps = 8 gradients per round at 10 FLOPS_PER_THREAD each: 80 -> all cores
+    # 4 participants per local step at 10 FLOPS_PER_THREAD each: 40 -> all cores
     monkeypatch.setattr(LeastSquares, "gradient_flops", property(lambda self: 10 * FLOPS_PER_THREAD))
-    expected = min(threads_for(80 * FLOPS_PER_THREAD), DEFAULT)   # set after round 1
+    expected = min(threads_for(40 * FLOPS_PER_THREAD), DEFAULT)   # set after round 1
     assert expected >= 1 and _threads_seen(task) == [expected] * 3
     monkeypatch.setattr(threads, "FOUND", 1)       # torch's own setting of one thread caps it
     torch.set_num_threads(1)
@@ -99,7 +101,7 @@ def test_a_bare_step_loop_of_large_rounds_takes_the_threads_of_their_work(torch_
     state = alg.init()
     for _ in range(3):
         state = alg.step(state)
-    many = min(threads_for(80 * FLOPS_PER_THREAD), DEFAULT)   # measured from the round before
+    many = min(threads_for(40 * FLOPS_PER_THREAD), DEFAULT)   # measured from the round before
     assert gradient_threads == [1, 1] + [many] * 4 and torch.get_num_threads() == DEFAULT
 
 

@@ -154,8 +154,8 @@ def _run_seeds(algs: list[Federated], rounds: int, policy: RoundThreads) -> list
         # no gossip: one group of n clients, so a round's counters depend on k alone (cached)
         part = Participation(clients[0], weights[0], full=k == task.n)
         record.add(t, x, list(alg.counts(part, k * steps, k, steps).as_dict().values()), steps)
-        if t == 1:
-            policy.measured(B * k * steps * task.gradient_flops)
+        if t == 1:   # a local step of the batch: every seed's k participants
+            policy.measured(B * k * task.gradient_flops)
     return record.columns()
 
 
