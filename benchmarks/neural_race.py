@@ -24,7 +24,10 @@ initial model on every side; fedbound built as ``fedbound run fedavg --task mlp-
    fedbound.testing and notebooks run it) and ``run(alg, R, eval_every=R)`` (``fedbound run
    --eval-every R``: the global model's metrics, a pass over every client's data, at the last
    round only); medians of interleaved repetitions. The peers: median of rounds 2..R in their
-   own processes (round 1 warms up).
+   own processes (round 1 warms up). Threads: fedbound by its thread policy (one thread for these
+   rounds), Flower one CPU per ClientApp (torch at one thread in each), pfl one torch thread (at
+   the first job also with torch's default threads, for information: on a loaded machine its
+   default threads stall, and the ratio is taken against its faster setting).
 3. Arithmetic: a round's flops (K c times the task's ``gradient_flops``: per sample 4 per weight
    and 2 per weight of the later layers) at this machine's one-thread float32 rate of the same
    products stacked into dense ones (the round as one model on c m samples: an upper bound on any
@@ -77,11 +80,13 @@ SIZES = [(100, 10), (100, 100), (1000, 10), (1000, 100), (10000, 10), (10000, 10
 QUICK_SIZES = [(100, 10), (1000, 100)]
 #: (data set, algorithm, minibatch): the jobs
 CONFIGS = [("digits", "fedavg", False), ("digits", "fedavg", True), ("digits", "fedadam", False),
-           ("gmm", "fedavg", False), ("gmm", "fedavg", True), ("gmm", "fedadam", True)]
+           ("gmm", "fedavg", False), ("gmm", "fedadam", True)]
 QUICK_CONFIGS = [("digits", "fedavg", False), ("digits", "fedavg", True)]
 TARGETS = {"flower": 300.0, "pfl": 20.0}
 STARTUP_TARGET_S, ARITH_TARGET, FLAT_TARGET = 2.0, 2.0, 1.5
 PEER_SCRIPTS = {"flower": "flower_mlp.py", "pfl": "pfl_mlp.py"}
+#: rounds each peer runs (its time per round: the median of rounds 2..R)
+PEER_ROUNDS = {"flower": 4, "pfl": 5}
 GPU_SIZES = [(10000, 100), (10000, 1000), (100000, 1000)]
 
 
@@ -313,13 +318,17 @@ def write_job(folder: Path, job: Job, algorithm: str, participants: np.ndarray,
         "batch_size": B if batches is not None else None, "algorithm": algorithm, **ADAM}))
 
 
-def run_peer(peer: str, python: str, folder: Path, ref1: np.ndarray) -> dict:
+def run_peer(peer: str, python: str, folder: Path, ref1: np.ndarray, threads: int | None = 1) -> dict:
     """One peer on the job ``folder``: its per-round seconds, start-up, and whether its round-1
-    model equals the reference's (``equal``, ``err``), or ``error``."""
+    model equals the reference's (``equal``, ``err``), or ``error``. pfl runs with ``threads``
+    torch threads (None: torch's default); Flower's ClientApps take one each."""
     t0 = time.time()
+    env = {k: v for k, v in os.environ.items() if k != "FEDBOUND_BENCH_TORCH_THREADS"}
+    if threads is not None:
+        env["FEDBOUND_BENCH_TORCH_THREADS"] = str(threads)
     try:
         res = lsq.run_group([python, str(HERE / "peers" / PEER_SCRIPTS[peer]), str(folder), repr(t0)],
-                            lsq.PEER_TIMEOUT_S, cwd=tempfile.gettempdir())
+                            lsq.PEER_TIMEOUT_S, cwd=tempfile.gettempdir(), env=env)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {lsq.PEER_TIMEOUT_S} s"}
     except OSError as err:
@@ -361,7 +370,7 @@ class Cell:
 
 
 def measure(job: Job, algorithm: str, minibatch: bool, c: int, pythons: dict, tmp: Path,
-            repeats: int) -> Cell:
+            repeats: int, default_threads: bool = False) -> Cell:
     cell = Cell(job.dataset, algorithm, minibatch, job.n, c)
     rounds = 20 if c <= 10 else 10
     alg = build(job, algorithm, minibatch, c)
@@ -382,9 +391,11 @@ def measure(job: Job, algorithm: str, minibatch: bool, c: int, pythons: dict, tm
     for peer, (python, _) in pythons.items():
         if python is None:
             continue
-        r = {"flower": 4, "pfl": 6}[peer]
+        r = PEER_ROUNDS[peer]
         write_job(folder, job, algorithm, participants[:r], None if batches is None else batches[:r])
         cell.peers[peer] = run_peer(peer, python, folder, refs[conventions[peer]])
+        if peer == "pfl" and default_threads:   # information: pfl as it comes, torch's default threads
+            cell.peers["pfl default threads"] = run_peer(peer, python, folder, refs[conventions[peer]], None)
     cell.bare_s, cell.run_s = (t / rounds for t in lsq.median_times(
         [lambda: bare_loop(alg, rounds), lambda: sparse_run(alg, rounds)], repeats))
     flops = K * c * alg.task.gradient_flops
@@ -395,27 +406,32 @@ def measure(job: Job, algorithm: str, minibatch: bool, c: int, pythons: dict, tm
 def print_cell(cell: Cell, pythons: dict) -> None:
     print(f"\n-- {cell.label}, n x c = {cell.n} x {cell.c} (m = {M}, K = {K}, lr = {LR}, float32) --")
     print(f"equality: max |x_fedbound - x_torch| after round 1 = {cell.err:.1e} (<= {TOL:g}: proven)")
-    print(f"{'':30}{'per round':>12}{'fedbound is':>16}   note")
-    print(f"{'fedbound bare step loop':30}{lsq.fmt_ms(cell.bare_s):>12}{'':>16}   init/step from "
+    print(f"{'':42}{'per round':>12}{'fedbound is':>16}   note")
+    print(f"{'fedbound bare step loop':42}{lsq.fmt_ms(cell.bare_s):>12}{'':>16}   init/step from "
           f"Python; the round's arithmetic {lsq.fmt_ms(cell.arith_s)} ({cell.bare_s / cell.arith_s:.1f}x)")
-    print(f"{'fedbound run(), eval 1/R':30}{lsq.fmt_ms(cell.run_s):>12}{'':>16}   "
+    print(f"{'fedbound run(), eval 1/R':42}{lsq.fmt_ms(cell.run_s):>12}{'':>16}   "
           "`fedbound run --eval-every R`")
-    for peer, (python, info) in pythons.items():
-        label = f"{lsq.LABEL[peer]} {info}" if python else lsq.LABEL[peer]
+    for peer, (python, info) in [*pythons.items(), *(
+            [("pfl default threads", pythons["pfl"])] if "pfl default threads" in cell.peers else [])]:
+        name = lsq.LABEL.get(peer, "pfl")
+        label = (f"{name} {info}" if python else name) + (
+            ", torch's default threads" if peer == "pfl default threads" else
+            ", 1 torch thread" if peer == "pfl" else ", 1 CPU per ClientApp")
         p = cell.peers.get(peer)
         if python is None:
-            print(f"{label:30}{'':>12}{'':>16}   not available ({info[:160]})")
+            print(f"{label:42}{'':>12}{'':>16}   not available ({info[:160]})")
         elif p is None or "error" in p:
-            print(f"{label:30}{'':>12}{'':>16}   not available (run failed: "
+            print(f"{label:42}{'':>12}{'':>16}   not available (run failed: "
                   f"{(p or {}).get('error', 'not run')[:300]})")
         elif not p["equal"]:
             why = ("participants not verified" if not p["participants_verified"]
                    else f"round-1 model differs from the reference by {p['err']:.2e} > {TOL:g}")
-            print(f"{label:30}{lsq.fmt_ms(p['per_round_s']):>12}{'no ratio':>16}   EQUALITY NOT SHOWN ({why})")
+            print(f"{label:42}{lsq.fmt_ms(p['per_round_s']):>12}{'no ratio':>16}   EQUALITY NOT SHOWN ({why})")
         else:
             ratio = p["per_round_s"] / cell.bare_s
-            print(f"{label:30}{lsq.fmt_ms(p['per_round_s']):>12}{f'{ratio:.1f}x faster':>16}   round 1 "
-                  f"= the reference's to {p['err']:.1e}; start-up {lsq.fmt_s(p['startup_s'])}")
+            print(f"{label:42}{lsq.fmt_ms(p['per_round_s']):>12}{f'{ratio:.1f}x faster':>16}   round 1 "
+                  f"= the reference's to {p['err']:.1e}; start-up {lsq.fmt_s(p['startup_s'])}; "
+                  f"peak RSS {p.get('max_rss_mb') or float('nan'):.0f} MB")
     sys.stdout.flush()
 
 
@@ -515,7 +531,8 @@ def main(args, pythons: dict) -> int:
             for dataset, algorithm, minibatch in configs:
                 if dataset not in jobs:
                     jobs[dataset] = make_job(dataset, n, tmp)
-                cell = measure(jobs[dataset], algorithm, minibatch, c, pythons, tmp, repeats)
+                cell = measure(jobs[dataset], algorithm, minibatch, c, pythons, tmp, repeats,
+                               default_threads=not cells)
                 cells.append(cell)
                 print_cell(cell, pythons)
             if "digits" in jobs and n not in fresh:

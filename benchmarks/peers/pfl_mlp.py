@@ -8,6 +8,7 @@ participants' models; every user weighs 1) or ``torch.optim.Adam`` (FedAdam; pfl
 negated mean difference as the gradient: Adam with Kingma and Ba's bias correction).
 
 The participants of each round are the benchmark's (the user sampler returns them in order).
+Torch threads: $FEDBOUND_BENCH_TORCH_THREADS if set, else torch's default.
 
 Usage (by benchmarks/neural_race.py, with the peers' Python):
     python pfl_mlp.py JOB_DIR [PARENT_WALL_CLOCK]
@@ -77,6 +78,8 @@ class Clock(TrainingProcessCallback):
 
 def main():
     t0 = process_start()
+    if os.environ.get("FEDBOUND_BENCH_TORCH_THREADS"):   # the benchmark's choice, else torch's default
+        torch.set_num_threads(int(os.environ["FEDBOUND_BENCH_TORCH_THREADS"]))
     spec, features, labels, x0, participants, batches = load_job(sys.argv[1])
     rounds, c = participants.shape
     users = {}
