@@ -41,9 +41,15 @@ The peers are never dependencies of fedbound: their Python is ``--peers-python``
 that cannot be installed or run is reported as "not available (reason)"; fedbound's figures are
 printed regardless.
 
+The neural race (issue 35: FedAvg and FedAdam on MLP classifiers, full-batch and minibatch local
+steps, n up to 10000) is benchmarks/neural_race.py, run here after the least-squares race.
+
 Usage: python benchmarks/bench_peers.py [--quick] [--no-peers] [--peers-python PYTHON]
+       [--task all|lsq|mlp] [--device cpu|cuda]
 (--quick: 100 x 10 and 1000 x 10 only, fewer repetitions: 1-2 minutes once the peers are
-installed, most of it Flower's start-up; the full run: 3-5 minutes).
+installed, most of it Flower's start-up; the full run: 3-5 minutes; the neural race adds 10-60
+minutes, most of it Flower's; --device cuda adds fedbound's neural rounds on the GPU, or says
+that there is none).
 """
 from __future__ import annotations
 
@@ -622,10 +628,6 @@ def main() -> int:
     torch.set_num_threads(threads_for(0))   # the bare rounds as run() takes them: small, one thread
     print(__doc__.splitlines()[0])
     print(machine_line())
-    print(f"fedbound timings use {torch.get_num_threads()} torch thread(s), as run() chooses for these rounds; "
-          "the peers run with their own defaults (Flower: one CPU per ClientApp, Ray actors on "
-          f"all cores; pfl: torch's default threads). Compare ratios, not absolute times.",
-          flush=True)
     pythons = peer_pythons(args)
     for peer, (python, info) in pythons.items():
         print(f"{LABEL[peer]}: " + (f"{info} ({python})" if python else f"not available ({info})"))
@@ -641,6 +643,10 @@ def main() -> int:
 
 def lsq_race(args, pythons) -> None:
     """The least-squares race (the module doc)."""
+    print(f"fedbound timings use {torch.get_num_threads()} torch thread(s), as run() chooses for these rounds; "
+          "the peers run with their own defaults (Flower: one CPU per ClientApp, Ray actors on "
+          f"all cores; pfl: torch's default threads). Compare ratios, not absolute times.",
+          flush=True)
     sizes = QUICK_SIZES if args.quick else SIZES
     repeats = 3 if args.quick else 5
     results: list[Measured] = []

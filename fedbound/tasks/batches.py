@@ -42,7 +42,7 @@ from fedbound.errors import InputTypeError, ValidationError, require
 _GOLDEN, _M1, _M2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 
 
-def mix(z: np.ndarray) -> np.ndarray:
+def _mix(z: np.ndarray) -> np.ndarray:
     """SplitMix64's mixer of uint64 values, element-wise (module doc), wrapping modulo 2^64."""
     z = np.asarray(z, dtype=np.uint64) + _GOLDEN
     z = (z ^ (z >> np.uint64(30))) * _M1
@@ -65,15 +65,15 @@ class SeededBatches:
 
     def __init__(self, seed: Seed):
         self.seed = validate.seed(seed, "batch_seed")
-        self._key = mix(np.array([self.seed], dtype=np.uint64))[0]
+        self._key = _mix(np.array([self.seed], dtype=np.uint64))[0]
         self._cache: tuple | None = None   # (round, clients, sizes) -> permutations, for a round's steps
 
     def permutations(self, clients: np.ndarray, sizes: np.ndarray, round_index: int) -> np.ndarray:
         """(k, max m_i) int64: row j the permutation pi_{i_j, t} of client i_j's samples (then the
         padding positions, in order)."""
         width = int(sizes.max()) if sizes.size else 0
-        base = mix(mix(self._key + clients.astype(np.uint64)) + np.uint64(round_index))
-        keys = mix(base[:, None] + np.arange(width, dtype=np.uint64)[None, :])
+        base = _mix(_mix(self._key + clients.astype(np.uint64)) + np.uint64(round_index))
+        keys = _mix(base[:, None] + np.arange(width, dtype=np.uint64)[None, :])
         keys[np.arange(width)[None, :] >= sizes[:, None]] = np.iinfo(np.uint64).max
         return np.argsort(keys, axis=1, kind="stable")
 
@@ -158,4 +158,4 @@ def batch_order(value: object) -> BatchOrder | None:
                          f"function or a BatchOrder, got {validate.show(value)}")
 
 
-__all__ = ["BatchOrder", "SeededBatches", "GivenBatches", "batch_order", "mix"]
+__all__ = ["BatchOrder", "SeededBatches", "GivenBatches", "batch_order"]

@@ -61,7 +61,7 @@ class MLPClassifier(ClientDataTask):
                  test_labels: np.ndarray, *, hidden: Count | list[Count] = (32,),
                  activation: Literal["tanh", "relu"] = "tanh", num_classes: _Classes | None = None,
                  batch_size: int | None = None, init_seed: Seed = 0, weights: Weights | None = None,
-                 x0: Points | None = None, dtype: torch.dtype = torch.float64, batches=None):
+                 x0: Points | None = None, dtype: torch.dtype = torch.float64, batches: object = None):
         data = ClientData.from_lists(features, labels, dtype=check_dtype(dtype))
         test_x = as_float64("test_features", test_features, 2)
         test_y = np.asarray(test_labels)
@@ -103,7 +103,7 @@ class MLPClassifier(ClientDataTask):
                  num_samples: Count = 2000, dim: Count = 32, num_classes: _Classes = 10,
                  test_fraction: _TestFraction = 0.2, batch_size: int | None = None, seed: Seed = 0,
                  dtype: torch.dtype = torch.float64, weights: Weights | None = None,
-                 batches=None) -> "MLPClassifier":
+                 batches: object = None) -> "MLPClassifier":
         """A seeded task: ``dataset`` "gaussian_mixture" (num_samples, dim, num_classes) or "digits"
         (sklearn's bundled 8x8 digits), split into train/test, the train part partitioned over n clients by
         ``partition`` "dirichlet" (Dir(alpha) label skew) or "one_class"; ``weights`` and ``batches``
@@ -246,7 +246,8 @@ class MLPClassifier(ClientDataTask):
 NPZ_KEYS = ("features", "labels", "partition", "x0", "test_features", "test_labels")
 
 
-def read_npz(path, n: int | None, seed: int, preset_split: Callable[[], tuple], **options) -> MLPClassifier:
+def read_npz(path: str | os.PathLike, n: Count | None, seed: Seed, preset_split: Callable[[], tuple],
+             **options) -> MLPClassifier:
     """The task of a preset on a user's .npz file ``path`` (:data:`NPZ_KEYS`, each optional):
     ``features`` (N, D) and ``labels`` (N,) replace the preset's training data
     (``preset_split()``: its train and test arrays), ``partition`` (N,) the client of each row

@@ -118,7 +118,7 @@ class ClientDataTask(Task):
     def client_data(self) -> ClientData:
         return self.data
 
-    def set_batches(self, batches) -> None:
+    def set_batches(self, batches: object) -> None:
         """The batch order (:func:`fedbound.tasks.batches.batch_order`: None, a seed, explicit
         indices or a BatchOrder); an order needs a ``batch_size``."""
         batches = batch_order(batches)

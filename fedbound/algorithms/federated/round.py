@@ -258,7 +258,9 @@ class Federated(Algorithm):
                    client: Transform | None = None,
                    round_index: NonNegativeInt | None = None) -> tuple[torch.Tensor, int]:
         """Stage 2 for the rows ``rows`` (None: all n clients): (X after the local steps, number of
-        gradients computed), with the round's ``client`` (default ``self.client``).
+        gradients computed), with the round's ``client`` (default ``self.client``), in round
+        ``round_index`` (the rounds completed before: what a task's batch order per client and
+        round reads, :mod:`fedbound.tasks.batches`).
 
         Unless every client computes, the clients are independent, so the rows run in blocks of
         ``block_bytes`` of data, all local steps of one block before the next: a block's data
@@ -293,7 +295,10 @@ class Federated(Algorithm):
                          gossip: StackedNetwork | None = None) -> tuple[torch.Tensor, int]:
         """The local steps of the clients of ``view`` from their models X (see the module
         docstring), gradients from ``oracle``, mixing with ``gossip`` (a StackedNetwork over the
-        rows of ``view``; default ``self.gossip``)."""
+        rows of ``view``; default ``self.gossip``). Plain SGD clients (``client.sgd_lr``) with
+        the same steps for every row, no correction, compute sets or gossip hand their steps to
+        the task when the oracle offers to run them fused (``oracle.descend``: the MLP's layers
+        stay apart between steps; the same numbers up to float rounding)."""
         gossip = self.gossip if gossip is None else gossip
         k = view.n
         if client.for_clients is not None:   # heterogeneous clients: bind to these rows' ids
