@@ -75,10 +75,11 @@ def activate(Z: torch.Tensor, activation: str, out: torch.Tensor | None = None) 
 
 
 def forward(layers: list[torch.Tensor], features: torch.Tensor, activation: str,
-            differentiable: bool = False) -> list[torch.Tensor]:
+            differentiable: bool = False, buffers: dict | None = None) -> list[torch.Tensor]:
     """[[A_0 | 1], ..., [A_{L-1} | 1], Z_L]: each layer's input with its column of ones
     (``features`` has it), then the logits (k, m, C). ``differentiable``: by operations autograd
-    can differentiate (the hidden inputs padded), else written into buffers of ones."""
+    can differentiate (the hidden inputs padded), else written into buffers of ones (those of
+    ``buffers``, by layer, reused from call to call: the SGD steps of a round)."""
     A = [features]
     for i, V in enumerate(layers):
         Z = torch.bmm(A[-1], V.transpose(1, 2))
@@ -87,7 +88,12 @@ def forward(layers: list[torch.Tensor], features: torch.Tensor, activation: str,
         elif differentiable:
             A.append(with_ones(activate(Z, activation)))
         else:
-            buffer = torch.ones(*Z.shape[:2], Z.shape[2] + 1, dtype=Z.dtype, device=Z.device)
+            shape = (*Z.shape[:2], Z.shape[2] + 1)
+            buffer = None if buffers is None else buffers.get(i)
+            if buffer is None or buffer.shape != shape:
+                buffer = torch.ones(shape, dtype=Z.dtype, device=Z.device)
+                if buffers is not None:
+                    buffers[i] = buffer
             activate(Z, activation, out=buffer[:, :, :-1])
             A.append(buffer)
     return A
@@ -114,11 +120,11 @@ def losses(layers: list[torch.Tensor], features: torch.Tensor, labels: torch.Ten
 
 
 def gradient(layers: list[torch.Tensor], features: torch.Tensor, target: torch.Tensor,
-             weights: torch.Tensor, activation: str) -> list[torch.Tensor]:
+             weights: torch.Tensor, activation: str, buffers: dict | None = None) -> list[torch.Tensor]:
     """[grad V_l] of each client's weighted cross-entropy (module doc) on a batch: ``features``
     with their column of ones, ``target`` from :func:`targets`, ``weights`` from
-    :func:`sample_weights`."""
-    A = forward(layers, features, activation)
+    :func:`sample_weights` (``buffers``: :func:`forward`'s)."""
+    A = forward(layers, features, activation, buffers=buffers)
     Z = A.pop()
     E = torch.exp(Z.sub_(Z.amax(dim=2, keepdim=True)))
     dZ = torch.addcmul(target, E, weights / E.sum(dim=2, keepdim=True))   # w (softmax - onehot)
@@ -140,8 +146,9 @@ def descend(layers: list[torch.Tensor], lr: float, steps: int,
             activation: str) -> list[torch.Tensor]:
     """``steps`` SGD steps V <- V - lr grad V of the augmented ``layers`` (updated in place);
     ``batch(s)`` gives step s's (features with ones, targets, sample weights)."""
+    buffers: dict = {}
     for s in range(steps):
-        for V, G in zip(layers, gradient(layers, *batch(s), activation)):
+        for V, G in zip(layers, gradient(layers, *batch(s), activation, buffers)):
             V.add_(G, alpha=-lr)
     return layers
 
