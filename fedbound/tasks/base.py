@@ -57,6 +57,9 @@ from fedbound.tasks.noise import check_noise, noise_from_normals
 #: entries up to 1e100 stay far inside the float64 range
 DATA_MAX_ABS = 1e100
 
+#: bytes of client gradients and data one block of :meth:`Task.global_grad` holds (16 MiB)
+METRIC_BLOCK_BYTES = 1 << 24
+
 #: a point x (d,) or stacked points X (k, d): a tensor, or anything numpy turns into a real array
 Points = torch.Tensor | np.ndarray
 #: client indices (int64, repeats allowed)
@@ -323,8 +326,19 @@ class Task:
         return float(self.weights @ self.local_losses(self.point(x)))
 
     def global_grad(self, x: Points) -> torch.Tensor:
-        """grad f(x) = sum_i p_i grad f_i(x), shape (d,)."""
-        return self.weights @ self.grad(self.point(x))
+        """grad f(x) = sum_i p_i grad f_i(x), shape (d,): over blocks of clients whose gradients
+        and data take at most :data:`METRIC_BLOCK_BYTES` (the metrics of a run of 10^4 clients
+        held their (n, d) gradients at once: memory grew with n); one block where all fit."""
+        x = self.point(x)
+        per_client = self.d * x.element_size() + self.client_bytes
+        rows = max(1, METRIC_BLOCK_BYTES // per_client)
+        if rows >= self.n:
+            return self.weights @ self.grad(x)
+        total = torch.zeros(self.d, dtype=self.dtype, device=self.device)
+        for start in range(0, self.n, rows):
+            view = self.clients(slice(start, min(start + rows, self.n)))
+            total += view.weights @ view.grad(x.expand(view.n, self.d))
+        return total
 
     def global_metrics(self, X: Points) -> tuple[torch.Tensor, torch.Tensor]:
         """f(x_r) (R,) and grad f(x_r) (R, d) for the rows x_r of ``X`` (R, d), what a run records

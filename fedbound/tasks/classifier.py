@@ -19,6 +19,7 @@ and the presets ``mlp-gmm`` and ``mlp-digits`` take the same from a ``--data`` .
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 from typing import Annotated, Callable, Literal
@@ -130,7 +131,8 @@ class MLPClassifier(ClientDataTask):
         every client must hold a row; client i's rows in their order in the data set), tested on
         (test_features, test_labels) (default: the training rows). ``options``: the constructor's
         (hidden, activation, num_classes, batch_size, batches, x0, weights, dtype, ...)."""
-        X = as_float64("features", features, 2)
+        X = np.asarray(features)   # checked client by client (ClientData.from_lists): no copy here
+        require(X.ndim == 2 and X.shape[0] >= 1, f"features must have shape (N, D), got {validate.show(features)}")
         y = np.asarray(labels)
         require(y.shape == (X.shape[0],) and y.dtype.kind in "iu",
                 f"labels must be {X.shape[0]} integers (one per row of features), got "
@@ -164,7 +166,7 @@ class MLPClassifier(ClientDataTask):
                                                     device=gen.device) - 1.0) * bound)
         return torch.cat(pieces).to(self.dtype)
 
-    @property
+    @functools.cached_property
     def parameter_shapes(self) -> tuple[tuple[int, ...], ...]:
         """Each layer's weight (out, in) then bias (out,), in the order of x (``unflatten``)."""
         return tuple(tuple(shape) for _, shape in self._shapes)
@@ -224,7 +226,7 @@ class MLPClassifier(ClientDataTask):
         return mlp.flatten(mlp.descend(mlp.augmented(X, self.parameter_shapes), lr, steps, at,
                                        self.activation))
 
-    @property
+    @functools.cached_property
     def gradient_flops(self) -> float:
         """Flops of one client's gradient: per sample 2 per weight forward, 2 for its gradient and
         2 for the backward product of every layer after the first, on the padded samples (all
@@ -233,7 +235,6 @@ class MLPClassifier(ClientDataTask):
         per_sample = 4 * sum(sizes) + 2 * sum(sizes[1:])
         rows = self.data.features.shape[1]
         return float(per_sample * (rows if self.batch_size is None else min(rows, self.batch_size)))
-
 
     def accuracy(self, x: Points) -> float:
         """Fraction of the held-out test samples classified correctly by the model x (d,)."""

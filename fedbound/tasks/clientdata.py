@@ -35,24 +35,26 @@ class ClientData:
         """From per-client arrays features[i] (m_i, D) and labels[i] (m_i,) of integers, m_i >= 1."""
         require(len(features) == len(labels) and len(features) >= 1,
                 f"features and labels must list the same number >= 1 of clients, got {len(features)} and {len(labels)}")
-        feats = [as_float64(f"features[{i}]", f, np.ndim(f)) for i, f in enumerate(features)]
-        labs = [np.asarray(y) for y in labels]
-        dim = feats[0].shape[-1] if feats[0].ndim == 2 else -1
-        for i, (f, y) in enumerate(zip(feats, labs)):
-            require(f.ndim == 2 and f.shape[1] == dim and f.shape[0] >= 1,
-                    f"features[{i}] must have shape (m_i >= 1, {dim}), got {f.shape}")
+        shapes = [np.shape(f) for f in features]
+        dim = shapes[0][-1] if len(shapes[0]) == 2 else -1
+        for i, shape in enumerate(shapes):
+            require(len(shape) == 2 and shape[1] == dim and shape[0] >= 1,
+                    f"features[{i}] must have shape (m_i >= 1, {dim}), got {shape}")
+        sizes = np.array([shape[0] for shape in shapes])
+        n, m_max = len(shapes), int(sizes.max())
+        # packed straight into the task's dtype, one client at a time (the data set is not held
+        # twice more in float64: 10^4 clients of the digits were 0.6 GB on the way)
+        np_dtype = np.float32 if dtype == torch.float32 else np.float64
+        X = np.zeros((n, m_max, dim), dtype=np_dtype)
+        Y = np.zeros((n, m_max), dtype=np.int64)
+        M = np.zeros((n, m_max), dtype=np_dtype)
+        for i, (f, y) in enumerate(zip(features, labels)):   # one-off packing at construction
+            f = as_float64(f"features[{i}]", f, 2, copy=False)
+            y = np.asarray(y)
             require(y.shape == (f.shape[0],), f"labels[{i}] must have shape ({f.shape[0]},), got {y.shape}")
             require(y.dtype.kind in "iu" and bool(np.all(y >= 0)), f"labels[{i}] must be integers >= 0")
-            require(bool(np.all(np.isfinite(f))), f"features[{i}] must be finite")
-        sizes = np.array([f.shape[0] for f in feats])
-        n, m_max = len(feats), int(sizes.max())
-        X = np.zeros((n, m_max, dim))
-        Y = np.zeros((n, m_max), dtype=np.int64)
-        M = np.zeros((n, m_max))
-        for i, (f, y) in enumerate(zip(feats, labs)):   # one-off packing at construction
             X[i, : len(y)], Y[i, : len(y)], M[i, : len(y)] = f, y, 1.0
-        return cls(torch.as_tensor(X, dtype=dtype), torch.as_tensor(Y), torch.as_tensor(M, dtype=dtype),
-                   torch.as_tensor(sizes))
+        return cls(torch.from_numpy(X), torch.from_numpy(Y), torch.from_numpy(M), torch.as_tensor(sizes))
 
     @property
     def n(self) -> int:
