@@ -15,7 +15,7 @@ samples per client, float32). Three settings, interleaved in every repetition:
   policy avoids.
 
 Busy processes: one pure-Python spinning process per core (``os.cpu_count()``), started before the
-first repetition and stopped after the last. Per repetition, each setting's median over 5 chunks
+first repetition and stopped after the last. Per repetition, each setting's median over 7 chunks
 of rounds, the settings taking turns chunk by chunk; the ratio default / one thread of every
 repetition and the worst of them (target <= 1.5x). Without the busy processes too (``--quiet-machine`` adds that run).
 
@@ -111,7 +111,7 @@ def measure(algs: dict, repeats: int, rounds: int, busy: bool) -> None:
             loop(alg, 5)
             ratios, rows = [], []
             for r in range(repeats):
-                t = settings(alg, rounds, 5)
+                t = settings(alg, rounds, 7)
                 ratios.append(t["default"] / t["one thread"])
                 rows.append(t)
                 print(f"  {label}, repetition {r + 1}: default {t['default'] * 1e3:.3f} ms, one thread "
@@ -132,7 +132,7 @@ def measure(algs: dict, repeats: int, rounds: int, busy: bool) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=8)
-    parser.add_argument("--rounds", type=int, default=20, help="rounds per chunk (5 chunks per setting)")
+    parser.add_argument("--rounds", type=int, default=20, help="rounds per chunk (7 chunks per setting)")
     parser.add_argument("--quiet-machine", action="store_true",
                         help="also measure without the busy processes")
     args = parser.parse_args()

@@ -295,8 +295,7 @@ class Task:
         """Flops of one client's exact gradient, about 4 per number of its data (a residual pass
         and a transposed pass, as for least squares); what the thread policy of a run weighs
         (:mod:`fedbound.algorithms.threads`)."""
-        itemsize = torch.empty((), dtype=self.dtype).element_size()
-        return 4.0 * self.client_bytes / itemsize
+        return 4.0 * self.client_bytes / self.dtype.itemsize
 
     # ---- objectives ---------------------------------------------------------------------------
     def _losses_on(self, X: torch.Tensor, data) -> torch.Tensor:
