@@ -47,7 +47,6 @@ import contextlib
 import io
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -271,9 +270,11 @@ WRAPPER = textwrap.dedent('''
         return _step2(self, state, **kw)
     _round.Federated.step = step2
     code = main(sys.argv[2:])
+    def peak_mb():   # VmHWM: ru_maxrss keeps the parent's peak across fork and exec
+        with open("/proc/self/status") as fh:
+            return next(int(ln.split()[1]) for ln in fh if ln.startswith("VmHWM")) / 1024
     print("FRESH", _first[1] - T0 if _first else "nan", _first[0] if _first else "nan", rss_mb(),
-          resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, len(sys.modules),
-          _first[2] if _first else "nan", code)
+          peak_mb(), len(sys.modules), _first[2] if _first else "nan", code)
 ''')
 
 

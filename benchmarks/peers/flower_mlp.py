@@ -10,7 +10,6 @@ prints one line "RESULT {json}" (benchmarks/peers/common.py) with the model afte
 from __future__ import annotations
 
 import os
-import resource
 import sys
 import time
 
@@ -31,6 +30,7 @@ import flwr  # noqa: E402
 from flwr.simulation import run_simulation  # noqa: E402
 
 import flower_mlp_app  # noqa: E402
+from mlp_common import peak_rss_mb  # noqa: E402
 
 
 def main():
@@ -46,7 +46,7 @@ def main():
         raise SystemExit("the ServerApp did not finish (see the log above)")
     report("flower", flwr.__version__, t0, res["starts"], res["ends"], res["x"],
            x1=res["x1"].tolist(), participants_verified=res["verified"], t_import=T_IMPORT,
-           driver_max_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+           driver_max_rss_mb=peak_rss_mb())
 
 
 if __name__ == "__main__":

@@ -70,3 +70,13 @@ def local_sgd(model: torch.nn.Module, feats: torch.Tensor, labels: torch.Tensor,
         opt.zero_grad()
         torch.nn.functional.cross_entropy(model(f), y).backward()
         opt.step()
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory (VmHWM of /proc/self/status; getrusage's ru_maxrss
+    keeps the parent's peak across fork and exec), nan where there is no /proc."""
+    try:
+        with open("/proc/self/status") as fh:
+            return next(int(ln.split()[1]) for ln in fh if ln.startswith("VmHWM")) / 1024
+    except (OSError, StopIteration):
+        return float("nan")

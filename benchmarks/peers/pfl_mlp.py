@@ -16,7 +16,6 @@ prints one line "RESULT {json}" (benchmarks/peers/common.py) with the model afte
 """
 from __future__ import annotations
 
-import resource
 import sys
 import time
 
@@ -26,7 +25,7 @@ import os  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import process_start, report  # noqa: E402
-from mlp_common import build_model, client_data, get_flat, load_job, set_flat  # noqa: E402
+from mlp_common import build_model, client_data, get_flat, load_job, peak_rss_mb, set_flat  # noqa: E402
 
 import torch  # noqa: E402
 
@@ -131,7 +130,7 @@ def main():
     report("pfl", pfl.__version__ if hasattr(pfl, "__version__") else "?", t0,
            clock.starts[:rounds], clock.ends[:rounds], get_flat(module), x1=clock.first.tolist(),
            t_import=T_IMPORT, torch_threads=torch.get_num_threads(),
-           max_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+           max_rss_mb=peak_rss_mb())
 
 
 if __name__ == "__main__":

@@ -321,23 +321,37 @@ class Task:
         return self._grad_on(self.points(X, clients), self._data(clients))
 
     def loss(self, x: Points) -> float:
-        """f(x) = sum_i p_i f_i(x) for x of shape (d,)."""
-        return float(self.weights @ self.local_losses(self.point(x)))
+        """f(x) = sum_i p_i f_i(x) for x of shape (d,) (over blocks of clients, as
+        :meth:`global_grad`)."""
+        return float(self._weighted_loss(self.point(x)))
+
+    def _weighted_loss(self, x: torch.Tensor) -> torch.Tensor:
+        """sum_i p_i f_i(x), a 0-d tensor, over blocks of clients as :meth:`global_grad`."""
+        blocks = self._metric_blocks(x)
+        if blocks is None:
+            return self.weights @ self.local_losses(x)
+        return sum(view.weights @ view.local_losses(x.expand(view.n, self.d)) for view in blocks)
 
     def global_grad(self, x: Points) -> torch.Tensor:
         """grad f(x) = sum_i p_i grad f_i(x), shape (d,): over blocks of clients whose gradients
         and data take at most :data:`METRIC_BLOCK_BYTES` (the metrics of a run of 10^4 clients
         held their (n, d) gradients at once: memory grew with n); one block where all fit."""
         x = self.point(x)
-        per_client = self.d * x.element_size() + self.client_bytes
-        rows = max(1, METRIC_BLOCK_BYTES // per_client)
-        if rows >= self.n:
+        blocks = self._metric_blocks(x)
+        if blocks is None:
             return self.weights @ self.grad(x)
         total = torch.zeros(self.d, dtype=self.dtype, device=self.device)
-        for start in range(0, self.n, rows):
-            view = self.clients(slice(start, min(start + rows, self.n)))
+        for view in blocks:
             total += view.weights @ view.grad(x.expand(view.n, self.d))
         return total
+
+    def _metric_blocks(self, x: torch.Tensor):
+        """The clients in blocks of at most METRIC_BLOCK_BYTES of gradients and data (views), or
+        None where all fit in one."""
+        rows = max(1, METRIC_BLOCK_BYTES // (self.d * x.element_size() + self.client_bytes))
+        if rows >= self.n:
+            return None
+        return (self.clients(slice(start, min(start + rows, self.n))) for start in range(0, self.n, rows))
 
     def global_metrics(self, X: Points) -> tuple[torch.Tensor, torch.Tensor]:
         """f(x_r) (R,) and grad f(x_r) (R, d) for the rows x_r of ``X`` (R, d), what a run records
@@ -347,7 +361,7 @@ class Task:
         X = torch.as_tensor(X, dtype=self.dtype, device=self.device)
         require(X.ndim == 2 and X.shape[1] == self.d,
                 f"X must have shape (R, {self.d}), got {tuple(X.shape)}")
-        losses = torch.stack([self.weights @ self.local_losses(x) for x in X])
+        losses = torch.stack([self._weighted_loss(x) for x in X])
         return losses, torch.stack([self.global_grad(x) for x in X])
 
     # ---- stochastic gradients and noise ---------------------------------------------------------

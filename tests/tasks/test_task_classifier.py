@@ -210,12 +210,14 @@ def test_the_presets_read_a_users_npz(tmp_path):
 
 
 def test_the_global_gradient_in_blocks_of_clients_is_the_whole_one(monkeypatch):
-    """global_grad holds at most METRIC_BLOCK_BYTES of client gradients (memory flat in n)."""
+    """global_grad and loss hold at most METRIC_BLOCK_BYTES of client gradients (memory flat in n)."""
     from fedbound.tasks import LeastSquares, base
 
     for task in (MLPClassifier.generate(7, num_samples=140, dim=3, num_classes=3, hidden=(4,), seed=1),
                  LeastSquares.generate(9, 4, 3, seed=0)):
         whole = task.weights @ task.grad(task.x0)
+        loss = float(task.weights @ task.local_losses(task.x0))
         monkeypatch.setattr(base, "METRIC_BLOCK_BYTES", 2 * (task.d * 8 + task.client_bytes))
         assert torch.allclose(task.global_grad(task.x0), whole, rtol=0, atol=1e-13)
+        assert task.loss(task.x0) == pytest.approx(loss, rel=1e-13, abs=0)
         monkeypatch.undo()
