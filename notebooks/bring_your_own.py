@@ -30,7 +30,6 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
 from fedbound import sweep
 from fedbound.algorithms import registry
@@ -44,7 +43,6 @@ from fedbound.verify import exact_round
 from fedbound.verify.theorem import theorem_checks
 
 warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")
 FULL = SCALE == "full"
 SEEDS = 40 if FULL else 8

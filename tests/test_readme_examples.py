@@ -1,7 +1,7 @@
 """The command lines of the README run as written (issue 20: "the CLI examples of the README keep
 working"), scaled down where they would take minutes (fewer rounds, seeds and audit samples; Ray
 left out: tests/sweep/test_ray.py covers it), with the data files the README describes (mine.npz,
-quad.npz, and its net.json and grid.json blocks). The commands of "Extending fedbound" run in a
+quad.npz, clients.npz, and its net.json and grid.json blocks). The commands of "Extending fedbound" run in a
 subprocess with the plugin the README writes (`fedbound new plugin mine --name nesterov`) on
 PYTHONPATH and in FEDBOUND_PLUGINS, so that it registers nothing in this process."""
 import json
@@ -58,6 +58,8 @@ def folder(tmp_path_factory):
     np.savez(path / "mine.npz", A=rng.normal(size=(12, 8, 5)), y=rng.normal(size=(12, 8)))
     np.savez(path / "quad.npz", H=np.stack([np.diag(rng.uniform(0.5, 2.0, 3)) for _ in range(5)]),
              b=rng.normal(size=(5, 3)))
+    np.savez(path / "clients.npz", features=rng.uniform(0, 1, size=(60, 64)), labels=np.arange(60) % 10,
+             partition=np.arange(60) % 12)
     net, grid = JSON_BLOCKS
     (path / "net.json").write_text(json.dumps(net))
     (path / "grid.json").write_text(json.dumps({**grid, "rounds": 5}))

@@ -14,7 +14,7 @@ from tqdm import tqdm  # text bars: tqdm.auto warns in notebooks without ipywidg
 
 from fedbound.algorithms.accounting import COUNTERS
 from fedbound.algorithms.base import Algorithm, State, StateTensor, check_finite
-from fedbound.algorithms.threads import Threads, threads_for, torch_threads
+from fedbound.algorithms.threads import Threads, round_threads, step_flops, torch_threads
 from fedbound.argtypes import Count, Measured, NonNegativeInt
 from fedbound.errors import DivergenceError, require
 from fedbound.tasks.base import Task
@@ -181,9 +181,10 @@ def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict
     over all n clients on others, often dearer than the round) only every ``eval_every`` rounds and
     at the last round (:class:`Trajectory`).
     ``threads``: torch threads of the run; by default one for the first round, then as many as
-    the work of that round can use (:mod:`fedbound.algorithms.threads`: one for small rounds, so
-    that a busy machine cannot stall them), at most torch's setting when the run starts (a sweep's
-    worker allows one); that setting is restored afterwards.
+    the work of its local steps can use (:mod:`fedbound.algorithms.threads`: one for small rounds, so
+    that a busy machine cannot stall them), at most torch's setting when the run starts; a
+    ``torch.set_num_threads`` of the caller's (or an enclosing sweep's) stands instead. torch's
+    setting is restored afterwards.
     The run computes on the task's device (:meth:`fedbound.tasks.Task.to`).
     Raises DivergenceError naming the round as soon as any state tensor is non-finite (checked
     every round), or naming the first round whose evaluated loss or gradient norm is not finite
@@ -191,8 +192,7 @@ def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict
     """
     require(isinstance(rounds, (int, np.integer)) and rounds >= 0,
             f"rounds must be an integer >= 0, got {rounds!r}")
-    allowed = torch.get_num_threads()
-    with torch_threads(threads or 1), alg.task.computing():   # the task's device
+    with round_threads(threads=threads) as policy, alg.task.computing():   # the task's device
         state = alg.init() if state is None else state
         check_finite(state, alg.name)
         recorder = _Recorder(alg.task)
@@ -206,9 +206,9 @@ def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict
             except DivergenceError:
                 recorder.evaluate()   # an earlier round whose metric overflowed is named first
                 raise
-            if r == 1 and threads is None:
-                work = (state.comm.gradient_evaluations - evaluations) * alg.task.gradient_flops
-                torch.set_num_threads(min(threads_for(work), allowed))
+            if r == 1:
+                policy.measured(step_flops(state.comm.gradient_evaluations - evaluations, state.K,
+                                           alg.task.gradient_flops))
             recorder.record(state, evaluate=r % eval_every == 0 or r == rounds)
             overrides = (callback(state) if callback is not None else None) or {}
     return recorder.trajectory(alg.name, state, eval_every)

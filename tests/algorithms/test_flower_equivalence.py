@@ -236,7 +236,7 @@ def server_cases(draw, method: str, participation: str):
 def stub_local_work(alg, models: list):
     """Replace the algorithm's local work by client models x + D_t (D_t drawn per round); the
     returned rows are kept in ``models`` to be handed to Flower."""
-    def local_work(x, rows, tau, correction, gen, reporters=None, client=None):
+    def local_work(x, rows, tau, correction, gen, reporters=None, client=None, round_index=None):
         D = models.pop(0)
         ids = torch.arange(alg.task.n) if rows is None else rows
         X = x.expand(ids.shape[0], x.shape[0]) + D.index_select(0, ids)
