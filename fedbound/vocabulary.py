@@ -226,6 +226,10 @@ OPTIONS: dict[str, Term] = _table("option", [
     Term("weights", "the aggregation weights p_i: uniform or examples", text),
     Term("sigma", "the standard deviation of the gradient noise added to the task", nonnegative,
          synonyms=("noise", "noise_std")),
+    Term("batch_size", "samples per minibatch of each client's stochastic gradients (full gradients "
+         "without it)", count, synonyms=("minibatch_size", "batchsize", "bs")),
+    Term("batch_seed", "the seed of the clients' minibatch order", nonnegative_int,
+         synonyms=("minibatch_seed",)),
     # -- networks
     Term("subnets", "the number of subnets", count, aliases=("S",), synonyms=("num_subnets",)),
     Term("per_subnet", "clients per subnet", count, aliases=("m",)),
