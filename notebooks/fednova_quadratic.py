@@ -63,7 +63,7 @@ print(f"scale={SCALE}: {ROUNDS} rounds, stages (eta, rounds) = {STAGES}")
 # %%
 def methods(lr, steps):
     return {"FedAvg": FedAvg(task, lr=lr, local_steps=steps),
-            "FedProx (mu=1)": FedProx(task, lr=lr, mu=MU, local_steps=steps),
+            "FedProx (mu=1)": FedProx(task, lr=lr, proximal_mu=MU, local_steps=steps),
             "VRLSGD (FedAvg-VR)": FedAvgVR(task, lr=lr, local_steps=steps),
             "FedNova": FedNova(task, lr=lr, local_steps=steps, tau_eff="steps")}
 

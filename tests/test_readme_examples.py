@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fedbound.cli.commands import EXIT_VIOLATED
 from fedbound.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,5 +103,32 @@ def test_readme_command_runs(command, folder, monkeypatch, capsys, request):
         argv.append("--overwrite")
     code = main(argv)
     err = capsys.readouterr().err
-    assert code == 0 or (code == 1 and argv[0] == "verify"), f"{command}: exit {code}\n{err[-800:]}"
+    assert code == 0 or (code == EXIT_VIOLATED and argv[0] == "verify"), f"{command}: exit {code}\n{err[-800:]}"
     assert "warning" not in err, f"{command}: {err[-800:]}"   # the README uses no deprecated spelling
+
+
+PYTHON_BLOCKS = re.findall(r"```python\n(.*?)```", README, re.S)
+
+
+def test_the_readme_has_a_python_example_per_job():
+    """Issue 33, item 2: a Python example of every job's entry, and the Result example."""
+    code = "\n".join(PYTHON_BLOCKS)
+    import fedbound
+
+    assert all(f"fedbound.{job}(" in code for job in fedbound.JOBS), [j for j in fedbound.JOBS
+                                                                      if f"fedbound.{j}(" not in code]
+    assert "Result(" in code
+
+
+@pytest.mark.parametrize("index", range(len(PYTHON_BLOCKS)))
+def test_readme_python_runs(index, tmp_path, monkeypatch, capsys):
+    """Every Python block of the README runs as written (in a scratch folder), without a
+    deprecation warning (the README uses no old spelling)."""
+    import warnings
+
+    from fedbound.deprecation import FedboundDeprecationWarning
+
+    monkeypatch.chdir(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FedboundDeprecationWarning)
+        exec(compile(PYTHON_BLOCKS[index], f"README python block {index}", "exec"), {})

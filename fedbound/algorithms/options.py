@@ -19,13 +19,15 @@ beta1, beta2, tau             an adaptive optimizer's decays and adaptivity cons
 bias_correction               the adaptive server's bias correction: none, adam or flower
 v0, eps_inside_sqrt           an adaptive optimizer's initial second moment; tau inside the root
 nesterov                      Nesterov momentum instead of heavy ball
-mu                            the proximal coefficient (FedProx; FedNova's proximal solver)
+proximal_mu                   the proximal coefficient (FedProx's mu; FedNova's proximal solver)
 momentum, lr_decay            the local solver's momentum and per-step step-size decay
 ============================  ==============================================================
 
-The theory keeps each paper's notation (gamma, K, h, eta, eta_l, ...); the per-paper adapters
-(``fedbound.theory.<paper>.adapter``) map a run's options to it. Old spellings (``gamma``, ``K``,
-``h`` / ``--sample``, AFGA's ``eps`` / ``--amsgrad-eps`` and ``server``) still work and warn.
+The names come from :mod:`fedbound.vocabulary`, where every concept has one name. The theory keeps
+each paper's notation (gamma, K, h, eta, eta_l, ...; ``mu`` is strong convexity there and in the
+tasks); the per-paper adapters (``fedbound.theory.<paper>.adapter``) map a run's options to it.
+Old spellings (``gamma``, ``K``, ``h`` / ``--sample``, AFGA's ``eps`` / ``--amsgrad-eps`` and
+``server``, ``mu`` for ``proximal_mu``) still work and warn.
 """
 from __future__ import annotations
 
@@ -135,7 +137,8 @@ TAU = positive("tau", "adaptivity epsilon tau > 0 (the server's; DAdam: every cl
 #: takes it, V0 and SM3's carry_over as client_bias_correction, client_v0 and carry_over)
 
 # ---- local solvers ---------------------------------------------------------------------------------------
-MU = number_option("mu", "proximal coefficient mu >= 0", low=0.0, required=True, examples=(0.0, 0.3))
+MU = number_option("proximal_mu", "proximal coefficient >= 0 (FedProx's mu)", low=0.0, required=True,
+                   aliases=("mu",), examples=(0.0, 0.3))
 ALPHA = positive("alpha", "FedDyn's dynamic regularization coefficient alpha > 0", required=True,
                  examples=(0.1, 1.0))
 

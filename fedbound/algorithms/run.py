@@ -20,15 +20,16 @@ from fedbound.errors import DivergenceError, require
 from fedbound.tasks.base import Task
 
 
-@dataclass
+@dataclass(repr=False)
 class Trajectory:
     """Per-round record of a run; index r = after r rounds (r = 0 is the initial state).
 
     loss: f(x_g); loss_gap: f(x_g) - f* (nan when f* unknown); dist2: ||x_g - x*||^2 (nan when
     x* unknown); grad_norm2: ||grad f(x_g)||^2; K: local steps of round r (0 at r = 0);
-    comm: cumulative counters (CommCounts field name -> array (T+1,)); metrics: the algorithm's
-    extra per-round metrics (``state.metrics``, e.g. AFGA's consensus errors; name -> array (T+1,),
-    nan in rounds that do not report one, such as r = 0); eval_every: the metrics of the global
+    comm: cumulative counters (CommCounts field name -> array (T+1,)); algorithm_metrics: the
+    algorithm's own per-round metrics (``state.metrics``, e.g. AFGA's consensus errors; name ->
+    array (T+1,), nan in rounds that do not report one, such as r = 0); :attr:`metrics`: every
+    per-round metric by name, the global model's four and the algorithm's; eval_every: the metrics of the global
     model (loss, loss_gap, dist2, grad_norm2) are evaluated at the rounds r with r % eval_every == 0
     and at the last round, nan elsewhere (x_g, K and the counters are recorded every round).
     """
@@ -43,14 +44,27 @@ class Trajectory:
     K: np.ndarray
     comm: dict[str, Measured]
     final_state: State = field(repr=False)
-    metrics: dict[str, Measured] = field(default_factory=dict)
+    algorithm_metrics: dict[str, Measured] = field(default_factory=dict)
     eval_every: Count = 1
+
+    #: the metrics of the global model, evaluated every ``eval_every`` rounds
+    GLOBAL_METRICS = ("loss", "loss_gap", "dist2", "grad_norm2")
+
+    @property
+    def metrics(self) -> dict[str, Measured]:
+        """Every per-round metric by name: the global model's (loss, loss_gap, dist2, grad_norm2)
+        and the algorithm's own (:attr:`algorithm_metrics`), each an array (T+1,)."""
+        return {**{m: getattr(self, m) for m in self.GLOBAL_METRICS}, **self.algorithm_metrics}
+
+    def __repr__(self) -> str:
+        last = {m: float(getattr(self, m)[-1]) for m in ("loss", "dist2")}
+        return (f"Trajectory({self.algorithm!r}, rounds={int(self.rounds[-1])}, "
+                + ", ".join(f"{m}={v:.4g}" for m, v in last.items()) + ")")
 
     def columns(self) -> dict[str, np.ndarray]:
         """The per-round columns: the metrics of the global model, K and the cumulative counters
         (:data:`fedbound.algorithms.accounting.COUNTERS`), as float arrays (K as int)."""
-        out = {m: np.asarray(getattr(self, m), dtype=float)
-               for m in ("loss", "loss_gap", "dist2", "grad_norm2")}
+        out = {m: np.asarray(getattr(self, m), dtype=float) for m in self.GLOBAL_METRICS}
         out["K"] = np.asarray(self.K)
         out.update({c: np.asarray(self.comm[c], dtype=float) for c in COUNTERS})
         return out
@@ -66,7 +80,8 @@ class Trajectory:
             "grad_norm2": self.grad_norm2.tolist(),
             "K": self.K.tolist(),
             "comm": {k: v.tolist() for k, v in self.comm.items()},
-            **({"metrics": {k: v.tolist() for k, v in self.metrics.items()}} if self.metrics else {}),
+            **({"algorithm_metrics": {k: v.tolist() for k, v in self.algorithm_metrics.items()}}
+               if self.algorithm_metrics else {}),
             **({"eval_every": self.eval_every} if self.eval_every != 1 else {}),
         }
 
@@ -148,7 +163,7 @@ class _Recorder:
             loss_gap=gap.copy(), dist2=dist2.copy(), grad_norm2=grad2.copy(),
             K=np.array(K), comm={k: np.array([c[k] for c in comm]) for k in comm[0]},
             final_state=state, eval_every=eval_every,
-            metrics={k: np.array([e.get(k, np.nan) for e in extra], dtype=float) for k in names})
+            algorithm_metrics={k: np.array([e.get(k, np.nan) for e in extra], dtype=float) for k in names})
 
 
 _NOT_EVALUATED = np.full(4, np.nan)

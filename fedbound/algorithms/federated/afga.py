@@ -53,7 +53,7 @@ network average after each gossip, x_{t+1} = x_t - eta_l (1/N) sum_{i in S_{r,t}
 centralized local SGD with step eta_l M/N on the M-client mini-batch mean; gossip preserves the
 average (1/N) 1^T X; each round evaluates I M gradients (R I M in total, ``comm["gradient_evaluations"]``).
 
-**Per-round metrics** (``Trajectory.metrics``; :func:`round_statistics`), at the end of the round
+**Per-round metrics** (``Trajectory.algorithm_metrics``, and in ``Trajectory.metrics``; :func:`round_statistics`), at the end of the round
 (t = I), over the rows that ran local steps (all N clients, or S_r in the (a) variants and
 FedAMSGrad), k(i) the cluster of client i:
 
