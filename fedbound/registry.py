@@ -555,10 +555,10 @@ def request_plugin(spec: str) -> None:
     if not isinstance(spec, str) or not spec.strip():
         raise PluginError(f"--plugin: a plugin is a module name or a .py file, got {spec!r}")
     spec = spec.strip()
+    if plugin_index(spec) is None:
+        load_plugin(spec, "--plugin")     # a plugin that fails to load is not remembered
     if spec not in _requested:
         _requested.append(spec)
-    if plugin_index(spec) is None:
-        load_plugin(spec, "--plugin")
 
 
 def plugin_specs() -> list[str]:
