@@ -8,8 +8,12 @@ Beside the verdict a report carries what a referee reads (:mod:`fedbound.theory.
 ratio inside the regime of use), ``n_inadmissible`` (sampled points that broke a relation of the
 result: excluded, never counterexamples) with the relations they broke, ``growth`` (the fitted
 exponent of the violation ratio along each scaling parameter at the counterexample), ``scaling``
-(an order claim's fitted exponent, interval and curve) and ``monte_carlo`` (an expectation claim's
-estimate and interval)."""
+(an order claim's fitted exponent, interval and curve), ``monte_carlo`` (an expectation claim's
+estimate and interval), and what backs the verdict (issue 32): ``evidence``, one of proved,
+proved-on-box, refuted, not-refuted, statistical, numeric
+(:mod:`fedbound.theory.certify.evidence`), with its ``certificate`` (the method and what backs it:
+an unsat query's hash, the boxes, an exact counterexample and ratio, the points sampled, an interval
+and its confidence, a tolerance)."""
 from __future__ import annotations
 
 import math
@@ -56,6 +60,8 @@ class ClaimReport:
     growth: dict[str, float] = field(default_factory=dict)
     scaling: dict[str, object] | None = None
     monte_carlo: dict[str, object] | None = None
+    evidence: str = ""
+    certificate: dict[str, object] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """JSON-ready dict with numbers only (strict JSON): a non-finite number is ``null``, and

@@ -76,9 +76,9 @@ def _sampling(c: dict) -> None:
     """p from its primitives (module doc), in place; q = 1 for a single client."""
     if "h_p position" in c:
         if "m_p position" in c:
-            top = np.asarray(c["n"] if "n" in c else c["m_max"], dtype=float)
+            top = c["n"] if "n" in c else c["m_max"]
             c["m_p"] = np.clip(np.round(top ** c.pop("m_p position")), 1, top)
-        m = np.asarray(c["m_p"], dtype=float)
+        m = c["m_p"]
         c["h_p"] = np.clip(np.round(m ** c.pop("h_p position")), 1, m)
         c["p"] = p_from_h(c["h_p"], m)
     if "n" in c and "q" in c:

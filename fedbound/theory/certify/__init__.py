@@ -1,0 +1,1 @@
+"""Certificates for the audit's verdicts (issue 32): placeholder, filled below."""

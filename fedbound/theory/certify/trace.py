@@ -1,0 +1,523 @@
+r"""A claim's own numpy code run on exact or symbolic numbers (issue 32).
+
+A claim's ``build`` and ``check`` (:mod:`fedbound.theory.claim`) are numpy code over arrays of
+constants. Run on object arrays of :class:`Traced` numbers, the same code computes
+
+* **exactly**, when each :class:`Traced` holds a sympy number (a rational, or an algebraic or
+  transcendental number such as sqrt(2)/3 or log(3)): a float literal of the code is read as the
+  exact binary rational it is, ``np.log`` becomes sympy's ``log``, and every comparison (``<``,
+  ``np.where``, ``np.minimum``, ``np.argmax``, ``if``) is decided exactly (a difference that sympy
+  cannot sign is :class:`Undecided`);
+* **symbolically**, when they hold sympy expressions in the claim's parameters: every comparison
+  whose truth depends on the parameters is a branch, and :func:`trace` runs the code once per
+  feasible path (depth-first over the decisions, at most ``max_paths``), each path giving its
+  condition and its outputs. The paths together are the claim as a formula (:class:`Path`), what
+  the decision procedures and the interval method of :mod:`fedbound.theory.certify` read.
+
+What the code cannot do exactly raises :class:`Untraceable` (loudly: never a silent float): converting
+a traced number to float (``np.asarray(x, dtype=float)``, ``math.log``), ``int`` of a non-integer or
+of a symbol (a loop whose length is a parameter), a scipy ufunc, ``np.isnan``. A rounding of a
+transcendental expression of the parameters (``round(n^z)``: an integer drawn through a continuous
+position) becomes a fresh integer variable (:attr:`Tracer.fresh`), a relaxation that keeps a proof
+sound: the paths then hold for every integer the rounding could give and more.
+
+Numeric helpers that cannot run on traced numbers give an exact twin with :func:`exact_twin`.
+"""
+from __future__ import annotations
+
+import contextvars
+import math
+import operator
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+import numpy as np
+import sympy as sp
+
+from fedbound.errors import FedboundError
+
+
+class Untraceable(FedboundError):
+    """The claim's code does something exact or symbolic evaluation cannot follow."""
+
+
+class Undecided(Untraceable):
+    """A comparison of two exact numbers that sympy cannot decide."""
+
+
+class Invalid(FedboundError):
+    """The point is invalid for the claim (a division by zero or nan reaches a comparison)."""
+
+
+_TRACER: contextvars.ContextVar = contextvars.ContextVar("fedbound_tracer", default=None)
+_BAD = (sp.zoo, sp.nan)
+
+
+def to_sympy(x) -> sp.Basic:
+    """A number of the code as sympy: a :class:`Traced` its expression, an int as an Integer, a
+    float as the exact binary rational it is (inf as oo), a bool as 0 or 1."""
+    if isinstance(x, Traced):
+        return x.e
+    if isinstance(x, (bool, np.bool_)):
+        return sp.Integer(int(x))
+    if isinstance(x, (int, np.integer)):
+        return sp.Integer(int(x))
+    if isinstance(x, (float, np.floating)):
+        f = float(x)
+        if math.isnan(f):
+            raise Invalid("nan")
+        if math.isinf(f):
+            return sp.oo if f > 0 else -sp.oo
+        return sp.Rational(f)
+    if isinstance(x, sp.Basic):
+        return x
+    raise Untraceable(f"cannot read a {type(x).__name__} exactly")
+
+
+def _binary(op):
+    def forward(self, other):
+        return Traced(op(self.e, to_sympy(other)))
+
+    def backward(self, other):
+        return Traced(op(to_sympy(other), self.e))
+
+    return forward, backward
+
+
+def _truediv(a, b):
+    if b == 0 and not a.free_symbols:
+        return sp.zoo if a == 0 else sp.oo * sp.sign(a)
+    return a / b
+
+
+class Traced:
+    """An exact or symbolic number inside numpy's object arrays (module doc)."""
+
+    __slots__ = ("e",)
+
+    def __init__(self, e):
+        self.e = to_sympy(e)
+
+    __add__, __radd__ = _binary(operator.add)
+    __sub__, __rsub__ = _binary(operator.sub)
+    __mul__, __rmul__ = _binary(operator.mul)
+    __truediv__, __rtruediv__ = _binary(_truediv)
+    __mod__, __rmod__ = _binary(sp.Mod)
+
+    def __pow__(self, other):
+        return Traced(_power(self.e, to_sympy(other)))
+
+    def __rpow__(self, other):
+        return Traced(_power(to_sympy(other), self.e))
+
+    def __neg__(self):
+        return Traced(-self.e)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return Traced(sp.Abs(self.e))
+
+    def __floordiv__(self, other):
+        return Traced(sp.floor(self.e / to_sympy(other)))
+
+    # comparisons are decided (exact numbers) or branched on (symbols)
+    def __lt__(self, other):
+        return decide(sp.Lt(self.e, _comparable(other), evaluate=False))
+
+    def __le__(self, other):
+        return decide(sp.Le(self.e, _comparable(other), evaluate=False))
+
+    def __gt__(self, other):
+        return decide(sp.Gt(self.e, _comparable(other), evaluate=False))
+
+    def __ge__(self, other):
+        return decide(sp.Ge(self.e, _comparable(other), evaluate=False))
+
+    def __eq__(self, other):
+        return decide(sp.Eq(self.e, _comparable(other), evaluate=False))
+
+    def __ne__(self, other):
+        return decide(sp.Ne(self.e, _comparable(other), evaluate=False))
+
+    __hash__ = None
+
+    def __bool__(self):
+        return decide(sp.Ne(self.e, 0, evaluate=False))
+
+    def __float__(self):
+        raise Untraceable("a traced number converted to float")
+
+    def __int__(self):
+        if self.e.is_Integer:
+            return int(self.e)
+        raise Untraceable(f"int() of {'a symbolic' if self.e.free_symbols else 'a non-integer'} number")
+
+    __index__ = __int__
+
+    # what numpy's object loops call
+    def log(self):
+        return Traced(sp.log(self.e))
+
+    def log1p(self):
+        return Traced(sp.log(1 + self.e))
+
+    def log10(self):
+        return Traced(sp.log(self.e, 10))
+
+    def log2(self):
+        return Traced(sp.log(self.e, 2))
+
+    def exp(self):
+        return Traced(sp.exp(self.e))
+
+    def expm1(self):
+        return Traced(sp.exp(self.e) - 1)
+
+    def sqrt(self):
+        return Traced(sp.sqrt(self.e))
+
+    def cbrt(self):
+        return Traced(sp.real_root(self.e, 3))
+
+    def fabs(self):
+        return abs(self)
+
+    def rint(self):
+        return Traced(_rounded(self.e, "rint"))
+
+    def __round__(self, ndigits=None):
+        if ndigits not in (None, 0):
+            raise Untraceable("round to digits")
+        return Traced(_rounded(self.e, "rint"))
+
+    def __floor__(self):
+        return Traced(_rounded(self.e, "floor"))
+
+    def __ceil__(self):
+        return Traced(_rounded(self.e, "ceiling"))
+
+    def __trunc__(self):
+        return Traced(_rounded(self.e, "trunc"))
+
+    def __repr__(self):
+        return f"Traced({self.e})"
+
+
+def _comparable(other) -> sp.Basic:
+    e = to_sympy(other)
+    if e in _BAD:
+        raise Invalid("a comparison with an undefined number")
+    return e
+
+
+def _power(base: sp.Basic, exponent: sp.Basic) -> sp.Basic:
+    if base == 0 and exponent.is_number and exponent.is_negative:
+        return sp.zoo
+    return sp.Pow(base, exponent)
+
+
+def _rounded(e: sp.Basic, how: str) -> sp.Basic:
+    """floor / ceiling / nearest integer (half to even, numpy's rint) / truncation of ``e``; of a
+    transcendental expression of the parameters inside a trace, a fresh integer (module doc)."""
+    if e.is_integer:
+        return e
+    if not e.free_symbols:
+        if e in _BAD or e.is_infinite:
+            return e
+        if how == "floor":
+            return sp.floor(e)
+        if how == "ceiling":
+            return sp.ceiling(e)
+        if how == "trunc":
+            return sp.floor(e) if decide(sp.Ge(e, 0, evaluate=False)) else sp.ceiling(e)
+        low = sp.floor(e)
+        twice = 2 * (e - low)
+        if decide(sp.Lt(twice, 1, evaluate=False)):
+            return low
+        if decide(sp.Gt(twice, 1, evaluate=False)):
+            return low + 1
+        return low if low % 2 == 0 else low + 1
+    tracer = _TRACER.get()
+    if tracer is None:
+        raise Untraceable("rounding of a symbolic number outside a trace")
+    if _transcendental(e):
+        return tracer.fresh_integer(e)
+    if how == "rint":   # half-way points: either neighbour, a relaxation
+        return tracer.fresh_integer(e, within=sp.Rational(1, 2))
+    return {"floor": sp.floor, "ceiling": sp.ceiling}.get(how, lambda x: tracer.fresh_integer(x, within=1))(e)
+
+
+def _transcendental(e: sp.Basic) -> bool:
+    return any(isinstance(a, (sp.exp, sp.log)) or (isinstance(a, sp.Pow) and a.exp.free_symbols)
+               for a in sp.preorder_traversal(e))
+
+
+# -- deciding comparisons ----------------------------------------------------------------------
+
+def decide(relation: sp.Basic) -> bool:
+    """The truth of a comparison: exactly for numbers, by the current :class:`Tracer` (a branch)
+    for expressions of the parameters."""
+    if relation in (sp.true, True):
+        return True
+    if relation in (sp.false, False):
+        return False
+    lhs, rhs = relation.lhs, relation.rhs
+    if lhs in _BAD or rhs in _BAD:
+        raise Invalid("a comparison with an undefined number")
+    if not (lhs.free_symbols or rhs.free_symbols):
+        return _decide_numbers(relation)
+    tracer = _TRACER.get()
+    if tracer is None:
+        raise Untraceable(f"a branch on the symbolic condition {relation} outside a trace")
+    return tracer.branch(relation)
+
+
+def sign_of(d: sp.Basic) -> int:
+    """The exact sign of a real number given by a sympy expression (-1, 0, 1); :class:`Undecided`
+    when sympy cannot tell (a difference it can neither sign nor simplify to zero)."""
+    if d.is_infinite:
+        return 1 if d.is_extended_positive else -1
+    if d.is_zero:
+        return 0
+    if d.is_extended_positive:
+        return 1
+    if d.is_extended_negative:
+        return -1
+    simple = sp.simplify(d)
+    if simple.is_zero:
+        return 0
+    if simple.is_extended_positive:
+        return 1
+    if simple.is_extended_negative:
+        return -1
+    raise Undecided(f"cannot decide the sign of {d}")
+
+
+def _decide_numbers(relation: sp.Basic) -> bool:
+    lhs, rhs = relation.lhs, relation.rhs
+    if lhs.is_infinite or rhs.is_infinite:
+        if lhs == rhs:
+            s = 0
+        else:
+            s = 1 if (lhs == sp.oo or rhs == -sp.oo) else -1
+    else:
+        s = sign_of(lhs - rhs)
+    return {sp.Lt: s < 0, sp.Le: s <= 0, sp.Gt: s > 0, sp.Ge: s >= 0, sp.Eq: s == 0,
+            sp.Ne: s != 0}[type(relation)]
+
+
+# -- symbolic tracing ------------------------------------------------------------------------------
+
+class PathLimit(Untraceable):
+    """More feasible paths than the trace allows."""
+
+
+@dataclass
+class Path:
+    """One path of a traced computation: its ``condition`` (relations, all true on the path) and
+    its ``outputs`` (what the traced function returned, as sympy)."""
+
+    condition: tuple
+    outputs: object
+
+
+class Tracer:
+    """Decides the branches of one run of a traced function (:func:`trace`): the first
+    ``len(prefix)`` as the prefix says, later ones True (each a new branch point). A relation
+    implied by the path so far, or decided by ``prune`` (relation -> True / False / None, e.g. an
+    interval test over the domain), is no branch. ``fresh``: the integers introduced for roundings
+    (symbol -> (expression, half-width)), shared by every run of a trace."""
+
+    def __init__(self, prefix: list[bool], prune: Callable | None, fresh: dict):
+        self.prefix, self.prune, self.fresh = prefix, prune, fresh
+        self.taken: list[tuple[sp.Basic, bool]] = []
+        self.branches: list[int] = []
+        self.decisions: list[bool] = []
+
+    def branch(self, relation: sp.Basic) -> bool:
+        for known, truth in self.taken:
+            if known == relation:
+                return truth
+            if known == relation.negated:
+                return not truth
+        verdict = self.prune(relation) if self.prune is not None else None
+        if verdict is not None:
+            return verdict
+        i = len(self.decisions)
+        if i < len(self.prefix):
+            truth = self.prefix[i]
+        else:
+            truth = True
+            self.branches.append(i)
+        self.decisions.append(truth)
+        self.taken.append((relation, truth))
+        return truth
+
+    def fresh_integer(self, e: sp.Basic, within: sp.Basic | None = None) -> sp.Symbol:
+        for symbol, (known, _) in self.fresh.items():
+            if known == e:
+                return symbol
+        symbol = sp.Symbol(f"_int{len(self.fresh)}", integer=True)
+        self.fresh[symbol] = (e, within)
+        return symbol
+
+    def fresh_real(self, name: str) -> sp.Symbol:
+        for symbol, (known, _) in self.fresh.items():
+            if known == name:
+                return symbol
+        symbol = sp.Symbol(f"_{name}{len(self.fresh)}", real=True)
+        self.fresh[symbol] = (name, None)
+        return symbol
+
+    def assume(self, relation: sp.Basic) -> None:
+        self.taken.append((relation, True))
+
+    def condition(self) -> tuple:
+        return tuple(r if t else r.negated for r, t in self.taken)
+
+
+def trace(fn: Callable[[], object], *, prune: Callable | None = None, max_paths: int = 64
+          ) -> tuple[list[Path], dict]:
+    """Every feasible path of ``fn()`` (a function of traced symbolic numbers, module doc), and
+    the fresh integers of its roundings. :class:`PathLimit` beyond ``max_paths`` paths."""
+    paths, fresh = [], {}
+    stack: list[list[bool]] = [[]]
+    while stack:
+        prefix = stack.pop()
+        tracer = Tracer(prefix, prune, fresh)
+        token = _TRACER.set(tracer)
+        try:
+            outputs = fn()
+        finally:
+            _TRACER.reset(token)
+        paths.append(Path(tracer.condition(), outputs))
+        if len(paths) + len(stack) + len(tracer.branches) > max_paths:
+            raise PathLimit(f"more than {max_paths} paths")
+        for i in reversed(tracer.branches):
+            stack.append(tracer.decisions[:i] + [False])
+    return paths, fresh
+
+
+def symbolic(*values) -> bool:
+    """Whether any of ``values`` holds traced numbers that depend on symbols (inside a trace)."""
+    for v in values:
+        items = [v] if isinstance(v, Traced) else (
+            list(v.reshape(-1)) if isinstance(v, np.ndarray) and v.dtype == object else [])
+        if any(isinstance(x, Traced) and x.e.free_symbols for x in items):
+            return True
+    return False
+
+
+def witness(name: str, conditions: Callable[[sp.Symbol], list]) -> Traced:
+    """Inside a trace, a fresh real variable ``name`` assumed to satisfy ``conditions(symbol)`` (a
+    list of sympy relations), for a value a numeric helper finds (the largest rho a condition admits)
+    whose defining property is simpler than its closed form. The caller states why the paths then
+    range over the same values (e.g. a condition that holds on an interval (0, largest])."""
+    tracer = _TRACER.get()
+    if tracer is None:
+        raise Untraceable(f"a witness {name} outside a trace")
+    symbol = tracer.fresh_real(name)
+    for relation in conditions(symbol):
+        tracer.assume(relation)
+    return Traced(symbol)
+
+
+def exactly(fn: Callable[[], object]):
+    """``fn()`` with no tracer: every comparison must be between numbers (decided exactly)."""
+    token = _TRACER.set(None)
+    try:
+        return fn()
+    finally:
+        _TRACER.reset(token)
+
+
+# -- values in and out -------------------------------------------------------------------------
+
+def array(values) -> np.ndarray:
+    """An object array of :class:`Traced` numbers (a scalar as shape (1,), the batch the code
+    expects)."""
+    a = np.asarray(values, dtype=object)
+    flat = [v if isinstance(v, Traced) else Traced(v) for v in a.reshape(-1)]
+    out = np.empty(len(flat), dtype=object)
+    out[:] = flat
+    return out.reshape(a.shape if a.ndim else (1,))
+
+
+def is_traced(*values) -> bool:
+    """Whether any of ``values`` holds traced numbers (an object array or a :class:`Traced`)."""
+    return any(isinstance(v, Traced) or (isinstance(v, np.ndarray) and v.dtype == object
+                                          and v.size and isinstance(v.flat[0], Traced))
+               for v in values)
+
+
+def to_expressions(value) -> np.ndarray:
+    """The outputs of traced code as an object array of sympy expressions (floats exact)."""
+    a = np.asarray(value, dtype=object)
+    out = np.empty(a.shape, dtype=object)
+    for i, v in np.ndenumerate(a):
+        out[i] = to_sympy(v)
+    return out
+
+
+def substitute(expr: sp.Basic, values: Mapping[sp.Symbol, object]) -> np.ndarray:
+    """``expr`` (sympy) at traced values (object arrays, broadcast together): an object array of
+    :class:`Traced`. Used by compiled expressions (:class:`fedbound.theory.claim.Compiled`) when
+    the claim's code runs on traced numbers."""
+    symbols = list(values)
+    arrays = np.broadcast_arrays(*(np.asarray(values[s], dtype=object) for s in symbols)) if symbols \
+        else []
+    shape = arrays[0].shape if arrays else ()
+    out = np.empty(shape, dtype=object)
+    for i in np.ndindex(shape):
+        mapping = {s: to_sympy(a[i]) for s, a in zip(symbols, arrays)}
+        out[i] = Traced(_evaluated(expr.xreplace(mapping)))
+    return out
+
+
+def _evaluated(e: sp.Basic) -> sp.Basic:
+    """A substituted expression with its Min, Max and Piecewise over numbers decided exactly (sympy
+    leaves some of them unevaluated)."""
+    if e.free_symbols or not e.has(sp.Min, sp.Max, sp.Piecewise):
+        return e
+    return e.replace(lambda a: isinstance(a, (sp.Min, sp.Max)),
+                     lambda a: _extreme(a)).replace(lambda a: isinstance(a, sp.Piecewise), _piece)
+
+
+def _extreme(a: sp.Basic) -> sp.Basic:
+    args = list(a.args)
+    best = args[0]
+    for x in args[1:]:
+        if isinstance(a, sp.Min) and _decide_numbers(sp.Lt(x, best, evaluate=False)):
+            best = x
+        elif isinstance(a, sp.Max) and _decide_numbers(sp.Gt(x, best, evaluate=False)):
+            best = x
+    return best
+
+
+def _piece(a: sp.Piecewise) -> sp.Basic:
+    for value, cond in a.args:
+        if cond in (sp.true, True) or decide(cond):
+            return value
+    return sp.nan
+
+
+@dataclass(frozen=True)
+class exact_twin:
+    """A numeric helper with an exact twin: ``numeric(*args)`` for numbers, ``exact(*args)`` when
+    an argument holds traced numbers (used as ``helper = exact_twin(numeric, exact)``)."""
+
+    numeric: Callable
+    exact: Callable
+    name: str = field(default="")
+
+    def __call__(self, *args, **kwargs):
+        if is_traced(*args, *kwargs.values()):
+            return self.exact(*args, **kwargs)
+        return self.numeric(*args, **kwargs)
+
+
+__all__ = ["Traced", "Untraceable", "Undecided", "Invalid", "PathLimit", "Path", "Tracer", "trace",
+           "exactly", "symbolic", "witness", "decide", "sign_of", "array", "is_traced", "to_sympy", "to_expressions",
+           "substitute", "exact_twin"]
