@@ -368,8 +368,9 @@ def papers(name: str) -> list[str]:
 
 
 def run_audit(paper: str = "sdgt", samples: Count = 20000, seed: Seed = 0, iterations: Iterations = 40,
-              only: list[str] | None = None) -> list[ClaimReport]:
-    """Audit every claim of ``paper`` (or those whose id starts with one of ``only``)."""
+              only: list[str] | None = None, prove: Level = 1) -> list[ClaimReport]:
+    """Audit every claim of ``paper`` (or those whose id starts with one of ``only``), each verdict
+    with its evidence at the ``prove`` level (:func:`audit_claim`)."""
     every = claims_of(paper)
     for prefix in only or ():
         require(isinstance(prefix, str) and prefix.strip() != "",
@@ -377,7 +378,8 @@ def run_audit(paper: str = "sdgt", samples: Count = 20000, seed: Seed = 0, itera
     chosen = [c for c in every if not only or any(c.id.startswith(o) for o in only)]
     if only and not chosen:
         raise ValidationError(f"no claim of {paper} matches {', '.join(only)}")
-    reports = [audit_claim(c, samples=samples, seed=seed, iterations=iterations) for c in chosen]
+    reports = [audit_claim(c, samples=samples, seed=seed, iterations=iterations, prove=prove)
+               for c in chosen]
     by_id = {c.id: r for c, r in zip(chosen, reports)}
     for claim, report in zip(chosen, reports):
         corrected = getattr(claim, "corrected", "")
@@ -387,21 +389,23 @@ def run_audit(paper: str = "sdgt", samples: Count = 20000, seed: Seed = 0, itera
             reading = [c for c in every if c.id == corrected]
             require(reading, f"claim {claim.id}: its corrected reading {corrected!r} is not a claim "
                              f"of {paper}")
-            by_id[corrected] = audit_claim(reading[0], samples=samples, seed=seed, iterations=iterations)
+            by_id[corrected] = audit_claim(reading[0], samples=samples, seed=seed, iterations=iterations,
+                                           prove=prove)
         if by_id[corrected].verdict == "holds":
             report.severity = "typo"
     return reports
 
 
 def run_audits(paper: str = "all", samples: Count = 20000, seed: Seed = 0, iterations: Iterations = 40,
-               only: list[str] | None = None) -> dict[str, list[ClaimReport]]:
+               only: list[str] | None = None, prove: Level = 1) -> dict[str, list[ClaimReport]]:
     """{paper: reports} for one paper or ``"all"``; with ``only``, papers without a matching claim
     are skipped (an error if no paper has one)."""
     out = {}
     for name in papers(paper):
         if only and not any(c.id.startswith(o) for c in claims_of(name) for o in only):
             continue
-        out[name] = run_audit(name, samples=samples, seed=seed, iterations=iterations, only=only)
+        out[name] = run_audit(name, samples=samples, seed=seed, iterations=iterations, only=only,
+                              prove=prove)
     if not out:
         raise ValidationError(f"no claim of {paper} matches {', '.join(only or [])}")
     return out

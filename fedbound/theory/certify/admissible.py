@@ -17,7 +17,7 @@ from typing import Mapping
 import sympy as sp
 
 from fedbound.theory import symbols as S
-from fedbound.theory.certify.trace import decide
+from fedbound.theory.certify.trace import decide, is_integer_number
 from fedbound.theory.registry import RESULTS
 
 _COMPARE = {"<=": sp.Le, "<": sp.Lt, ">=": sp.Ge, ">": sp.Gt}
@@ -74,7 +74,7 @@ def check(result_id: str, constants: Mapping[str, sp.Basic]) -> tuple[bool, list
     broken = []
     for req in requirements(result_id, constants):
         if req.integer is not None:
-            good = bool(req.integer.is_integer) if not req.integer.free_symbols else False
+            good = not req.integer.free_symbols and is_integer_number(req.integer)
         else:
             good = decide(req.relation)
         if not good and req.name not in broken:

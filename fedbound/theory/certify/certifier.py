@@ -43,30 +43,33 @@ from fedbound.theory.certify.evidence import exact_number
 
 @dataclass(frozen=True)
 class Budget:
-    """What a level spends per claim: exact re-checks of the audit's worst ``points``, the symbolic
-    trace (at most ``paths`` paths, ``trace_seconds``), z3 (``smt_seconds`` over all its queries) and
-    interval branch and bound (``interval_seconds``, at most ``boxes`` boxes)."""
+    """What a level spends per claim: exact re-checks of the audit's worst points (``points`` for a
+    claim the float audit found failing, ``closest`` for one it found holding; each within
+    ``point_seconds``), the symbolic trace
+    (at most ``paths`` paths), z3 (``rlimit`` resource units per query, z3's deterministic measure
+    of work) and interval branch and bound (at most ``boxes`` boxes); ``seconds`` only caps the wall
+    clock of the proof search, far above what the counts cost, so that the evidence does not depend
+    on the machine's load."""
 
     points: int
+    closest: int
+    point_seconds: float
     paths: int
-    trace_seconds: float
-    smt_seconds: float
-    interval_seconds: float
+    rlimit: int
     boxes: int
+    seconds: float
 
 
 #: the budget of each ``--prove`` level: 0 re-checks the audit's points exactly and proves nothing,
-#: 1 (the default) tries a quick proof, 2 and 3 spend ten and sixty times more
-BUDGETS = {0: Budget(4, 0, 0.0, 0.0, 0.0, 0),
-           1: Budget(6, 16, 0.6, 0.6, 0.6, 4_000),
-           2: Budget(12, 64, 6.0, 6.0, 10.0, 100_000),
-           3: Budget(24, 256, 40.0, 40.0, 60.0, 1_000_000)}
+#: 1 (the default) tries a quick proof, 2 and 3 spend about ten and a hundred times more
+BUDGETS = {0: Budget(4, 2, 1.0, 0, 0, 0, 0.0),
+           1: Budget(4, 2, 1.0, 8, 4_000_000, 2_000, 4.0),
+           2: Budget(12, 6, 10.0, 64, 60_000_000, 50_000, 60.0),
+           3: Budget(32, 16, 60.0, 256, 600_000_000, 1_000_000, 600.0)}
 #: a ``--prove`` level
 Level = Annotated[int, Range(0, max(BUDGETS))]
 #: the tolerance the float audit decides with (module doc of :mod:`fedbound.theory.audit`)
 FLOAT_RTOL = 1e-12
-
-
 @dataclass
 class Certified:
     """The outcome of :func:`certify`: ``evidence`` (one of
@@ -83,26 +86,25 @@ class Certified:
 def certify(claim, report, candidates: Sequence[dict], level: Level = 1) -> Certified:
     """Evidence for ``report`` (the float audit of ``claim``) from the raw points ``candidates``
     (parameter name -> value, worst first) within the budget of ``level`` (module doc)."""
-    started = time.perf_counter()
     budget = BUDGETS[level]
-    whole, box = F.variables(claim)
+    whole, _ = F.variables(claim)
+    wanted = budget.points if (report.verdict == "fails" or claim.tests == "nonvacuous") else budget.closest
     points, error = [], None
-    for raw in candidates[:budget.points]:
+    for raw in candidates[:wanted]:
         try:
-            points.append(F.exact_point(claim, raw, whole))
+            point = F.exact_point(claim, raw, whole, budget.point_seconds)
         except (T.Untraceable, T.Invalid) as exc:
             error = f"{type(exc).__name__}: {exc}"
             break
+        points.append(point)
+        if point.counterexample and claim.tests != "nonvacuous":
+            return _refuted(claim, [point])
+        if claim.tests == "nonvacuous" and point.admissible and point.inside and not any(point.violated):
+            break
     if claim.tests == "nonvacuous":
-        out = _nonvacuous(claim, report, points, error)
-    else:
-        out = _refuted(claim, points)
-        if out is None and level > 0:
-            out = _prove(claim, budget, whole)
-        if out is None:
-            out = _sampled(claim, report, points, error)
-    out.certificate["seconds"] = round(time.perf_counter() - started, 4)
-    return out
+        return _nonvacuous(claim, report, points, error)
+    out = _prove(claim, budget, whole) if level > 0 and error is None else None
+    return out if out is not None else _sampled(claim, report, points, error)
 
 
 def _names(claim) -> list:
@@ -175,19 +177,21 @@ def _nonvacuous(claim, report, points: list, error: str | None) -> Certified:
 # -- proofs ------------------------------------------------------------------------------------
 
 def _prove(claim, budget: Budget, whole) -> Certified | None:
+    deadline = time.perf_counter() + budget.seconds
     try:
-        form = F.symbolic_form(claim, max_paths=budget.paths, seconds=budget.trace_seconds)
-    except (T.Untraceable, T.Invalid, RecursionError):
+        form = F.symbolic_form(claim, max_paths=budget.paths, seconds=budget.seconds)
+    except (T.Untraceable, T.Invalid):
         return None
     if not form.transcendental:
-        out = _smt(claim, form, budget, whole)
+        out = _smt(claim, form, budget, whole, deadline)
         if out is not None:
             return out
-    if budget.interval_seconds > 0:
+    remaining = deadline - time.perf_counter()
+    if budget.boxes and remaining > 0:
         from fedbound.theory.certify import interval
 
         try:
-            answer = interval.prove(form, seconds=budget.interval_seconds, max_boxes=budget.boxes)
+            answer = interval.prove(form, seconds=remaining, max_boxes=budget.boxes)
         except interval.Unsupported:
             return None
         if answer.proved:
@@ -195,23 +199,22 @@ def _prove(claim, budget: Budget, whole) -> Certified | None:
     return None
 
 
-def _smt(claim, form, budget: Budget, whole) -> Certified | None:
+def _smt(claim, form, budget: Budget, whole, deadline: float) -> Certified | None:
     from fedbound.theory.certify import smt
 
-    spent = 0.0
     for box in (False, True):
-        remaining = budget.smt_seconds - spent
+        remaining = deadline - time.perf_counter()
         if remaining <= 0:
             return None
         try:
-            answer = smt.decide(form, box=box, timeout=remaining)
-        except (smt.Unsupported, FedboundError):
+            answer = smt.decide(form, box=box, rlimit=budget.rlimit, timeout=remaining)
+        except smt.Unsupported:
             return None
-        spent += answer.seconds
-        domain = "; ".join(v.describe() for v in (form.box if box else form.variables))
+        variables = form.box if box else form.variables
+        domain = "; ".join(v.describe() for v in variables)
         if answer.status == "unsat":
-            return Certified("proved-on-box" if box else "proved", answer.certificate(domain, False),
-                             "holds")
+            kind = "proved-on-box" if box or any(v.sampled for v in variables) else "proved"
+            return Certified(kind, answer.certificate(domain, False), "holds")
         if answer.status == "sat" and not form.fresh:
             refuted = _model(claim, form, answer, whole)
             if refuted is not None:

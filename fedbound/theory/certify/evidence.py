@@ -28,6 +28,18 @@ import sympy as sp
 EVIDENCE = ("proved", "proved-on-box", "refuted", "not-refuted", "statistical", "numeric")
 #: the evidence kinds that back a "holds" and a "fails" verdict of a universal claim
 HOLDS, FAILS = ("proved", "proved-on-box", "not-refuted"), ("refuted",)
+#: what each kind of evidence means, for a reader (the referee's document's legend)
+MEANINGS = {
+    "proved": "proved on the whole admissible domain (a decision procedure's unsat answer, its query "
+              "kept; or an exact witness for a claim 'somewhere')",
+    "proved-on-box": "proved on the box of constants the audit samples (interval branch and bound, "
+                     "or the decision procedure on the box)",
+    "refuted": "an admissible counterexample that violates the claim in exact arithmetic",
+    "not-refuted": "no counterexample among the points sampled and searched (evidence, not proof)",
+    "statistical": "an exponent fitted by least squares or a Monte-Carlo mean: an interval at a "
+                   "confidence level",
+    "numeric": "floating point or a numerical solver only, decided up to a stated tolerance",
+}
 #: digits of the decimal form of an exact number in a certificate
 DIGITS = 50
 #: longest exact form (characters) kept beside the decimal one
@@ -39,14 +51,20 @@ def exact_number(value: sp.Basic) -> dict:
     omitted beyond :data:`MAX_EXACT_CHARS`), ``decimal`` (:data:`DIGITS` significant digits) and
     ``float``; infinities as ``"oo"``/``"-oo"`` with float None."""
     value = sp.sympify(value)
-    if value.is_infinite:
-        return {"exact": "oo" if value.is_extended_positive else "-oo", "decimal": None, "float": None}
-    text = str(value)
+    if value in (sp.oo, -sp.oo, sp.zoo, sp.nan):
+        return {"exact": str(value), "decimal": None, "float": None}
     decimal = sp.N(value, DIGITS)
     out = {"decimal": str(decimal), "float": float(decimal)}
-    if len(text) <= MAX_EXACT_CHARS:
-        out["exact"] = text
+    if _size(value) <= MAX_EXACT_CHARS:
+        out["exact"] = str(value)
     return out
+
+
+def _size(value: sp.Basic) -> int:
+    """About how many characters sympy prints for ``value`` (without printing a huge integer)."""
+    if value.is_Rational:
+        return (int(value.p).bit_length() + int(value.q).bit_length()) * 3 // 10 + 2
+    return sum(_size(a) if a.is_Rational else 4 for a in sp.preorder_traversal(value))
 
 
 def counts(evidence: list[str]) -> dict[str, int]:
@@ -54,4 +72,4 @@ def counts(evidence: list[str]) -> dict[str, int]:
     return {kind: sum(e == kind for e in evidence) for kind in EVIDENCE}
 
 
-__all__ = ["EVIDENCE", "HOLDS", "FAILS", "DIGITS", "exact_number", "counts"]
+__all__ = ["EVIDENCE", "MEANINGS", "HOLDS", "FAILS", "DIGITS", "exact_number", "counts"]

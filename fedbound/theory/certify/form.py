@@ -41,8 +41,9 @@ from fedbound.theory.registry import RESULTS
 @dataclass(frozen=True)
 class Variable:
     """A variable of a claim's form: ``name`` (the raw parameter's), its sympy ``symbol``, the
-    interval [low, high] (open ends where said; infinite ends as +-oo) and whether it is an
-    integer."""
+    interval [low, high] (open ends where said; infinite ends as +-oo), whether it is an integer and
+    whether the interval is only the box the audit samples (``sampled``: no wider domain is known;
+    a proof over it is a proof on the box)."""
 
     name: str
     symbol: sp.Symbol
@@ -51,6 +52,7 @@ class Variable:
     low_open: bool = False
     high_open: bool = False
     integer: bool = False
+    sampled: bool = False
 
     def relations(self, value: sp.Basic | None = None) -> list:
         """The interval as relations on ``value`` (default: the symbol)."""
@@ -64,7 +66,7 @@ class Variable:
 
     def contains(self, value: sp.Basic) -> bool:
         """Whether an exact number lies in the interval (an integer where said)."""
-        if self.integer and not value.is_integer:
+        if self.integer and not T.is_integer_number(value):
             return False
         return all(T.decide(r) for r in self.relations(value))
 
@@ -75,8 +77,8 @@ class Variable:
 
 
 def _show(x: sp.Basic) -> str:
-    if x.is_infinite:
-        return "inf" if x.is_extended_positive else "-inf"
+    if x in (sp.oo, -sp.oo):
+        return "inf" if x == sp.oo else "-inf"
     return f"{float(x):g}" if not x.is_Integer else str(x)
 
 
@@ -92,6 +94,7 @@ def variables(claim) -> tuple[tuple[Variable, ...], tuple[Variable, ...]]:
     seen = S.visible(result.scope) if result is not None else {}
     whole, box = [], []
     for p in claim.sampler.params:
+        sampled = False
         if p.domain is not None:
             d = p.domain
         elif p.name in seen and not seen[p.name].ndim:
@@ -99,7 +102,7 @@ def variables(claim) -> tuple[tuple[Variable, ...], tuple[Variable, ...]]:
         elif p.log and p.low > 0 and p.high == 1:
             d = S.Domain(0.0, 1.0, low_open=True, high_open=False)
         else:
-            d = S.Domain(p.low, p.high, low_open=False, high_open=False)
+            d, sampled = S.Domain(p.low, p.high, low_open=False, high_open=False), True
         integer = p.integer or d.integer
         assumptions = {"real": True}
         if integer:
@@ -110,9 +113,9 @@ def variables(claim) -> tuple[tuple[Variable, ...], tuple[Variable, ...]]:
             assumptions["nonnegative"] = True
         symbol = sp.Symbol(p.name, **assumptions)
         whole.append(Variable(p.name, symbol, _rational(d.low), _rational(d.high), d.low_open,
-                              d.high_open, integer))
+                              d.high_open, integer, sampled))
         box.append(Variable(p.name, symbol, _rational(p.low), _rational(p.high), False, False,
-                            p.integer))
+                            p.integer, True))
     return tuple(whole), tuple(box)
 
 
@@ -193,19 +196,25 @@ class ExactPoint:
         return out
 
 
+_INFINITE = (sp.oo, -sp.oo)
+#: digits of a log claim's ratio exp(lhs - rhs) (its sides and their comparison stay exact)
+RATIO_DIGITS = 60
+
+
 def _greater(a: sp.Basic, b: sp.Basic) -> bool:
     if a == b:
         return False
-    if a.is_infinite or b.is_infinite:
+    if a in _INFINITE or b in _INFINITE:
         return a == sp.oo or b == -sp.oo
     return T.sign_of(a - b) > 0
 
 
-def exact_point(claim, raw: Mapping[str, object], whole: tuple[Variable, ...] | None = None
-                ) -> ExactPoint:
+def exact_point(claim, raw: Mapping[str, object], whole: tuple[Variable, ...] | None = None,
+                seconds: float | None = None) -> ExactPoint:
     """The claim at the raw point ``raw`` (parameter name -> a float of the sampler or an exact
-    number) in exact arithmetic (module doc). Raises :class:`~fedbound.theory.certify.trace.Untraceable`
-    where the claim's code cannot be followed exactly."""
+    number) in exact arithmetic (module doc), within ``seconds``. Raises
+    :class:`~fedbound.theory.certify.trace.Untraceable` where the claim's code cannot be followed
+    exactly (or not in time)."""
     values = {k: T.to_sympy(v) for k, v in raw.items()}
     whole = whole if whole is not None else variables(claim)[0]
 
@@ -220,7 +229,7 @@ def exact_point(claim, raw: Mapping[str, object], whole: tuple[Variable, ...] | 
         return constants, out, inside
 
     with np.errstate(all="ignore"):
-        constants, out, inside = T.exactly(run)
+        constants, out, inside = T.exactly(run, seconds)
     lhs, rhs = sides(claim, out)
     lhs, rhs = tuple(lhs[0]), tuple(rhs[0])
     scalars = _scalars(constants)
@@ -244,7 +253,7 @@ def exact_point(claim, raw: Mapping[str, object], whole: tuple[Variable, ...] | 
 
 
 def _compare(a: sp.Basic, b: sp.Basic) -> int:
-    if a.is_infinite or b.is_infinite:
+    if a in _INFINITE or b in _INFINITE:
         if a == b:
             return 0
         return 1 if (a == sp.oo or b == -sp.oo) else -1
@@ -254,9 +263,11 @@ def _compare(a: sp.Basic, b: sp.Basic) -> int:
 def _ratio(lhs: sp.Basic, rhs: sp.Basic, s: int, log: bool) -> sp.Basic:
     """The violation ratio of one part, as the audit defines it (module doc of
     :mod:`fedbound.theory.audit`), exactly."""
-    if log:
-        return sp.exp(lhs - rhs) if not (lhs.is_infinite or rhs.is_infinite) else (sp.oo if s > 0 else 0)
-    if rhs.is_infinite:
+    if log:     # exp of the exact difference, to its guaranteed digits (exp(T log r) is a huge r^T)
+        if lhs in _INFINITE or rhs in _INFINITE:
+            return sp.oo if s > 0 else sp.Integer(0)
+        return sp.exp(sp.N(lhs - rhs, RATIO_DIGITS))
+    if rhs in _INFINITE:
         return sp.Integer(0) if rhs == sp.oo else sp.oo
     if T.sign_of(rhs) > 0:
         return lhs / rhs

@@ -176,8 +176,7 @@ class Outcome:
         return {"method": f"interval branch and bound (python-flint arb balls, {PRECISION}-bit "
                           "midpoints): every box's ball of lhs - rhs certainly <= 0, faces by "
                           "monotonicity (the sign of a derivative's ball), points decided exactly",
-                "box": self.box, "boxes": self.boxes, "faces": self.faces, "exact_points": self.points,
-                "seconds": round(self.seconds, 4)}
+                "box": self.box, "boxes": self.boxes, "faces": self.faces, "exact_points": self.points}
 
 
 def _split(low: sp.Rational, high: sp.Rational, integer: bool) -> sp.Rational | None:

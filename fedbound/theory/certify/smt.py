@@ -212,17 +212,18 @@ class Answer:
                "solver": f"z3 {z3.get_version_string()}", "result": self.status,
                "domain": domain, "branches": self.branches,
                "integers": "as integers" if integers else "relaxed to reals (a proof covers the integers)",
-               "query_sha256": hashlib.sha256(raw).hexdigest(), "query_bytes": len(raw),
-               "seconds": round(self.seconds, 4)}
+               "query_sha256": hashlib.sha256(raw).hexdigest(), "query_bytes": len(raw)}
         if len(self.text) <= MAX_QUERY_CHARS:
             out["query"] = self.text
         return out
 
 
 def decide(form: SymbolicForm, *, box: bool = False, integers: bool = False,
-           timeout: float = 1.0) -> Answer:
+           rlimit: int = 4_000_000, timeout: float = 10.0) -> Answer:
     """Ask z3 whether some admissible point of ``form`` (over its whole domains, or its ``box``)
-    violates the claim (module doc). :class:`Unsupported` where the form is not real algebra."""
+    violates the claim (module doc): each branch's query with at most ``rlimit`` of z3's resource
+    units (deterministic), all of them within ``timeout`` seconds (a safety cap).
+    :class:`Unsupported` where the form is not real algebra."""
     z3 = _z3()
     started = time.perf_counter()
     variables = form.box if box else form.variables
@@ -249,7 +250,7 @@ def decide(form: SymbolicForm, *, box: bool = False, integers: bool = False,
         plain = z3.Solver()
         plain.add(assertions + t.side)
         texts.append(plain.to_smt2())
-        answer, solver = _solve(z3, assertions + t.side, remaining, reals=not integers)
+        answer, solver = _solve(z3, assertions + t.side, rlimit, remaining, reals=not integers)
         if answer == z3.unsat:
             decided += 1
             continue
@@ -265,28 +266,28 @@ def decide(form: SymbolicForm, *, box: bool = False, integers: bool = False,
     return Answer(status, model, "".join(texts), time.perf_counter() - started, decided)
 
 
-def _solve(z3, assertions: list, seconds: float, reals: bool):
+def _solve(z3, assertions: list, rlimit: int, seconds: float, reals: bool):
     """(answer, solver): for real arithmetic nlsat after simplification first (it decides in
     milliseconds what the default QF_NRA strategy may not in seconds), then the QF_NRA strategy;
-    with integers z3's default solver."""
+    with integers z3's default solver; each with ``rlimit`` resource units."""
     ms = max(1, int(seconds * 1000))
+    tried = []
     if reals:
-        first = z3.TryFor(z3.Then("simplify", "purify-arith", "propagate-values", "nlsat"),
-                          max(1, ms // 2)).solver()
-        first.add(assertions)
+        tried.append(z3.Then("simplify", "purify-arith", "propagate-values", "nlsat").solver())
+        tried.append(z3.SolverFor("QF_NRA"))
+    else:
+        tried.append(z3.Solver())
+    for solver in tried:
+        solver.set("rlimit", rlimit)
+        solver.set("timeout", ms)
+        solver.add(assertions)
         try:
-            answer = first.check()
+            answer = solver.check()
         except z3.Z3Exception:
             answer = z3.unknown
         if answer != z3.unknown:
-            return answer, first
-        solver = z3.SolverFor("QF_NRA")
-        ms -= ms // 2
-    else:
-        solver = z3.Solver()
-    solver.set("timeout", max(1, ms))
-    solver.add(assertions)
-    return solver.check(), solver
+            return answer, solver
+    return answer, solver
 
 
 def _value(z3, v) -> Fraction:

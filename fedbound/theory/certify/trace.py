@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextvars
 import math
 import operator
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
@@ -51,6 +52,7 @@ class Invalid(FedboundError):
 
 _TRACER: contextvars.ContextVar = contextvars.ContextVar("fedbound_tracer", default=None)
 _BAD = (sp.zoo, sp.nan)
+_INFINITE = (sp.oo, -sp.oo)
 
 
 def to_sympy(x) -> sp.Basic:
@@ -74,11 +76,23 @@ def to_sympy(x) -> sp.Basic:
     raise Untraceable(f"cannot read a {type(x).__name__} exactly")
 
 
+_DEADLINE: contextvars.ContextVar = contextvars.ContextVar("fedbound_exact_deadline", default=None)
+
+
+def _tick() -> None:
+    """Out of time (:func:`exactly` with ``seconds``): Untraceable."""
+    deadline = _DEADLINE.get()
+    if deadline is not None and time.perf_counter() > deadline:
+        raise Untraceable("the exact evaluation ran out of its time")
+
+
 def _binary(op):
     def forward(self, other):
+        _tick()
         return Traced(op(self.e, to_sympy(other)))
 
     def backward(self, other):
+        _tick()
         return Traced(op(to_sympy(other), self.e))
 
     return forward, backward
@@ -94,8 +108,10 @@ class Traced:
     """An exact or symbolic number inside numpy's object arrays (module doc)."""
 
     __slots__ = ("e",)
+    #: how numeric helpers below the theory (which cannot import this module) recognize it
+    __fedbound_traced__ = True
 
-    def __init__(self, e):
+    def __init__(self, e: object):
         self.e = to_sympy(e)
 
     __add__, __radd__ = _binary(operator.add)
@@ -105,6 +121,7 @@ class Traced:
     __mod__, __rmod__ = _binary(sp.Mod)
 
     def __pow__(self, other):
+        _tick()
         return Traced(_power(self.e, to_sympy(other)))
 
     def __rpow__(self, other):
@@ -170,10 +187,10 @@ class Traced:
         return Traced(sp.log(self.e, 2))
 
     def exp(self):
-        return Traced(sp.exp(self.e))
+        return Traced(_exp(self.e))
 
     def expm1(self):
-        return Traced(sp.exp(self.e) - 1)
+        return Traced(_exp(self.e) - 1)
 
     def sqrt(self):
         return Traced(sp.sqrt(self.e))
@@ -205,6 +222,11 @@ class Traced:
         return f"Traced({self.e})"
 
 
+def _exp(e: sp.Basic) -> sp.Basic:
+    """exp of a number kept as it is (sympy would turn exp(T log r) into r^T, a huge rational)."""
+    return sp.exp(e, evaluate=False) if not e.free_symbols and not e.is_Rational else sp.exp(e)
+
+
 def _comparable(other) -> sp.Basic:
     e = to_sympy(other)
     if e in _BAD:
@@ -212,33 +234,44 @@ def _comparable(other) -> sp.Basic:
     return e
 
 
+#: the largest root (denominator of a rational exponent) evaluated or used in a minimal polynomial
+MAX_ROOT = 64
+#: bits beyond which an exact power of a rational is kept unevaluated (compared through sympy's
+#: evalf with its error bounds, not expanded into a huge rational)
+MAX_POWER_BITS = 20_000
+
+
 def _power(base: sp.Basic, exponent: sp.Basic) -> sp.Basic:
     if base == 0 and exponent.is_number and exponent.is_negative:
         return sp.zoo
+    if base in (0, 1) or exponent == 0:
+        return sp.Pow(base, exponent)
+    if base.is_number and exponent.is_Rational and not exponent.is_Integer and exponent.q > MAX_ROOT:
+        return sp.Pow(base, exponent, evaluate=False)   # sympy would search a 2^52-th root
+    if base.is_Rational and exponent.is_Integer and not base.is_Integer or (
+            base.is_Integer and exponent.is_Integer and abs(base) > 1):
+        bits = abs(int(exponent)) * max(int(base.p).bit_length(), int(base.q).bit_length())
+        if bits > MAX_POWER_BITS:
+            return sp.Pow(base, exponent, evaluate=False)
     return sp.Pow(base, exponent)
 
 
 def _rounded(e: sp.Basic, how: str) -> sp.Basic:
     """floor / ceiling / nearest integer (half to even, numpy's rint) / truncation of ``e``; of a
     transcendental expression of the parameters inside a trace, a fresh integer (module doc)."""
-    if e.is_integer:
+    if e.is_Integer:
         return e
     if not e.free_symbols:
-        if e in _BAD or e.is_infinite:
+        if e in _BAD or e in _INFINITE:
             return e
-        if how == "floor":
-            return sp.floor(e)
-        if how == "ceiling":
-            return sp.ceiling(e)
-        if how == "trunc":
-            return sp.floor(e) if decide(sp.Ge(e, 0, evaluate=False)) else sp.ceiling(e)
-        low = sp.floor(e)
-        twice = 2 * (e - low)
-        if decide(sp.Lt(twice, 1, evaluate=False)):
+        low, above = _floor(e)              # above: e - low as 0, 1/2 or a sign of e - low - 1/2
+        if how == "floor" or (how == "trunc" and low >= 0):
             return low
-        if decide(sp.Gt(twice, 1, evaluate=False)):
-            return low + 1
-        return low if low % 2 == 0 else low + 1
+        if how in ("ceiling", "trunc"):
+            return low if above == 0 else low + 1
+        if above == sp.Rational(1, 2):
+            return low if low % 2 == 0 else low + 1
+        return low + 1 if above > sp.Rational(1, 2) else low
     tracer = _TRACER.get()
     if tracer is None:
         raise Untraceable("rounding of a symbolic number outside a trace")
@@ -247,6 +280,34 @@ def _rounded(e: sp.Basic, how: str) -> sp.Basic:
     if how == "rint":   # half-way points: either neighbour, a relaxation
         return tracer.fresh_integer(e, within=sp.Rational(1, 2))
     return {"floor": sp.floor, "ceiling": sp.ceiling}.get(how, lambda x: tracer.fresh_integer(x, within=1))(e)
+
+
+def is_integer_number(e: sp.Basic) -> bool:
+    """Whether an exact number is an integer (decided exactly)."""
+    if e.is_Rational:
+        return bool(e.is_Integer)
+    if e in _BAD or e in _INFINITE:
+        return False
+    return _floor(e)[1] == 0
+
+
+def _floor(e: sp.Basic) -> tuple[sp.Integer, sp.Basic]:
+    """(floor(e), e - floor(e)) of a real number: a rational exactly; any other from sympy's
+    guaranteed digits (never combined into a new expression: an exact power such as 1000^(p/2^52)
+    would be re-evaluated), the fraction then 1/4 or 3/4 for a side of 1/2 (enough to round),
+    refused within 10^-40 of an integer or of a half-integer."""
+    if e.is_Rational:
+        low = sp.Integer(int(e.p) // int(e.q))
+        return low, e - low
+    value = e.evalf(SIGN_DIGITS)
+    if not value.is_Float or value._prec <= 1:
+        raise Undecided("cannot evaluate a number to round it")
+    low = sp.floor(value)
+    fraction = value - low
+    margin = sp.Float(10, SIGN_DIGITS) ** -40 * max(1, abs(value))
+    if fraction < margin or fraction > 1 - margin or abs(fraction - sp.Rational(1, 2)) < margin:
+        raise Undecided("a number too close to an integer or a half-integer to round from its digits")
+    return sp.Integer(int(low)), (sp.Rational(3, 4) if fraction > sp.Rational(1, 2) else sp.Rational(1, 4))
 
 
 def _transcendental(e: sp.Basic) -> bool:
@@ -274,30 +335,42 @@ def decide(relation: sp.Basic) -> bool:
     return tracer.branch(relation)
 
 
+#: digits of the evaluation that signs a difference sympy's assumptions cannot (sympy's evalf
+#: tracks its error: a result with significant digits has the right sign)
+SIGN_DIGITS = 60
+
+
 def sign_of(d: sp.Basic) -> int:
     """The exact sign of a real number given by a sympy expression (-1, 0, 1); :class:`Undecided`
-    when sympy cannot tell (a difference it can neither sign nor simplify to zero)."""
-    if d.is_infinite:
-        return 1 if d.is_extended_positive else -1
-    if d.is_zero:
-        return 0
-    if d.is_extended_positive:
-        return 1
-    if d.is_extended_negative:
-        return -1
-    simple = sp.simplify(d)
-    if simple.is_zero:
-        return 0
-    if simple.is_extended_positive:
-        return 1
-    if simple.is_extended_negative:
-        return -1
-    raise Undecided(f"cannot decide the sign of {d}")
+    when sympy cannot tell. A rational is signed directly; anything else by sympy's evalf, whose
+    digits are guaranteed (a result with significant digits has the right sign), and an exact zero
+    by its minimal polynomial (an algebraic number) or sympy's own ``is_zero``."""
+    if d.is_Rational:
+        return (int(d.p) > 0) - (int(d.p) < 0)
+    if d in (sp.oo, -sp.oo):
+        return 1 if d == sp.oo else -1
+    if d in _BAD:
+        raise Invalid("the sign of an undefined number")
+    value = d.evalf(SIGN_DIGITS)
+    if value in (sp.oo, -sp.oo):
+        return 1 if value == sp.oo else -1
+    if value.is_Float and value._prec > 1 and value != 0:
+        return 1 if value > 0 else -1
+    roots = [a.exp.q for a in sp.preorder_traversal(d) if isinstance(a, sp.Pow) and a.exp.is_Rational]
+    if d.count_ops() <= 400 and max(roots, default=1) <= MAX_ROOT:
+        if d.is_algebraic:
+            x = sp.Dummy("x")
+            if sp.minimal_polynomial(d, x) == x:
+                return 0
+        elif d.is_zero:
+            return 0
+    raise Undecided("cannot decide the sign of an exact difference (sympy can neither sign it nor "
+                    "show it is zero)")
 
 
 def _decide_numbers(relation: sp.Basic) -> bool:
     lhs, rhs = relation.lhs, relation.rhs
-    if lhs.is_infinite or rhs.is_infinite:
+    if lhs in _INFINITE or rhs in _INFINITE:
         if lhs == rhs:
             s = 0
         else:
@@ -389,7 +462,7 @@ def trace(fn: Callable[[], object], *, prune: Callable | None = None, max_paths:
         tracer = Tracer(prefix, prune, fresh)
         token = _TRACER.set(tracer)
         try:
-            outputs = fn()
+            outputs = _followed(fn)
         finally:
             _TRACER.reset(token)
         paths.append(Path(tracer.condition(), outputs))
@@ -424,13 +497,35 @@ def witness(name: str, conditions: Callable[[sp.Symbol], list]) -> Traced:
     return Traced(symbol)
 
 
-def exactly(fn: Callable[[], object]):
-    """``fn()`` with no tracer: every comparison must be between numbers (decided exactly)."""
-    token = _TRACER.set(None)
+#: what numpy, scipy and Python raise where code meets a number it cannot handle (a traced one)
+FOREIGN = (TypeError, AttributeError, ValueError, ZeroDivisionError, OverflowError, IndexError,
+           RecursionError)
+
+
+def _followed(fn: Callable[[], object]):
+    """``fn()``, with what its code raises on traced numbers as :class:`Untraceable` (its own
+    errors at an invalid point as :class:`Invalid`)."""
     try:
         return fn()
+    except (Untraceable, Invalid):
+        raise
+    except FedboundError as exc:
+        raise Invalid(f"the claim's code refused the point: {exc}") from exc
+    except FOREIGN as exc:
+        raise Untraceable(f"{type(exc).__name__}: {str(exc)[:200]}") from exc
+
+
+def exactly(fn: Callable[[], object], seconds: float | None = None):
+    """``fn()`` with no tracer: every comparison must be between numbers (decided exactly); within
+    ``seconds`` (else :class:`Untraceable`: a recursion of a thousand steps over 53-bit rationals
+    grows numbers of 50 000 digits)."""
+    token = _TRACER.set(None)
+    deadline = _DEADLINE.set(None if seconds is None else time.perf_counter() + seconds)
+    try:
+        return _followed(fn)
     finally:
         _TRACER.reset(token)
+        _DEADLINE.reset(deadline)
 
 
 # -- values in and out -------------------------------------------------------------------------
@@ -464,7 +559,10 @@ def to_expressions(value) -> np.ndarray:
 def substitute(expr: sp.Basic, values: Mapping[sp.Symbol, object]) -> np.ndarray:
     """``expr`` (sympy) at traced values (object arrays, broadcast together): an object array of
     :class:`Traced`. Used by compiled expressions (:class:`fedbound.theory.claim.Compiled`) when
-    the claim's code runs on traced numbers."""
+    the claim's code runs on traced numbers: at exact numbers evaluated bottom-up (min, max and
+    Piecewise decided by exact comparisons, powers as :class:`Traced` keeps them), at symbols
+    substituted without sympy's evaluation (which compares the arguments of a min pairwise through
+    its assumptions, seconds on large caps)."""
     symbols = list(values)
     arrays = np.broadcast_arrays(*(np.asarray(values[s], dtype=object) for s in symbols)) if symbols \
         else []
@@ -472,35 +570,56 @@ def substitute(expr: sp.Basic, values: Mapping[sp.Symbol, object]) -> np.ndarray
     out = np.empty(shape, dtype=object)
     for i in np.ndindex(shape):
         mapping = {s: to_sympy(a[i]) for s, a in zip(symbols, arrays)}
-        out[i] = Traced(_evaluated(expr.xreplace(mapping)))
+        if any(v.free_symbols for v in mapping.values()):
+            with sp.evaluate(False):
+                out[i] = Traced(expr.xreplace(mapping))
+        else:
+            out[i] = Traced(_value(expr, mapping, {}))
     return out
 
 
-def _evaluated(e: sp.Basic) -> sp.Basic:
-    """A substituted expression with its Min, Max and Piecewise over numbers decided exactly (sympy
-    leaves some of them unevaluated)."""
-    if e.free_symbols or not e.has(sp.Min, sp.Max, sp.Piecewise):
-        return e
-    return e.replace(lambda a: isinstance(a, (sp.Min, sp.Max)),
-                     lambda a: _extreme(a)).replace(lambda a: isinstance(a, sp.Piecewise), _piece)
+def _value(e: sp.Basic, env: Mapping, memo: dict) -> sp.Basic:
+    """The exact value of ``e`` with its symbols at the numbers ``env`` (module doc of
+    :func:`substitute`)."""
+    if e in memo:
+        return memo[e]
+    if e in env:
+        out = env[e]
+    elif not e.args:
+        out = e
+    elif isinstance(e, (sp.Min, sp.Max)):
+        out = _extreme(e.func, [_value(a, env, memo) for a in e.args])
+    elif isinstance(e, sp.Piecewise):
+        out = sp.nan
+        for value, cond in e.args:
+            if _value(cond, env, memo) in (sp.true, True):
+                out = _value(value, env, memo)
+                break
+    elif isinstance(e, sp.Pow):
+        out = _power(_value(e.base, env, memo), _value(e.exp, env, memo))
+    elif isinstance(e, sp.exp):
+        out = _exp(_value(e.args[0], env, memo))
+    elif isinstance(e, sp.core.relational.Relational):
+        out = sp.true if decide(e.func(_value(e.lhs, env, memo), _value(e.rhs, env, memo),
+                                       evaluate=False)) else sp.false
+    elif isinstance(e, (sp.And, sp.Or, sp.Not)):
+        args = [_value(a, env, memo) in (sp.true, True) for a in e.args]
+        truth = all(args) if isinstance(e, sp.And) else any(args) if isinstance(e, sp.Or) else not args[0]
+        out = sp.true if truth else sp.false
+    else:
+        out = e.func(*(_value(a, env, memo) for a in e.args))
+    memo[e] = out
+    return out
 
 
-def _extreme(a: sp.Basic) -> sp.Basic:
-    args = list(a.args)
+def _extreme(func, args: list) -> sp.Basic:
     best = args[0]
     for x in args[1:]:
-        if isinstance(a, sp.Min) and _decide_numbers(sp.Lt(x, best, evaluate=False)):
+        if func is sp.Min and _decide_numbers(sp.Lt(x, best, evaluate=False)):
             best = x
-        elif isinstance(a, sp.Max) and _decide_numbers(sp.Gt(x, best, evaluate=False)):
+        elif func is sp.Max and _decide_numbers(sp.Gt(x, best, evaluate=False)):
             best = x
     return best
-
-
-def _piece(a: sp.Piecewise) -> sp.Basic:
-    for value, cond in a.args:
-        if cond in (sp.true, True) or decide(cond):
-            return value
-    return sp.nan
 
 
 @dataclass(frozen=True)
@@ -519,5 +638,5 @@ class exact_twin:
 
 
 __all__ = ["Traced", "Untraceable", "Undecided", "Invalid", "PathLimit", "Path", "Tracer", "trace",
-           "exactly", "symbolic", "witness", "decide", "sign_of", "array", "is_traced", "to_sympy", "to_expressions",
+           "exactly", "symbolic", "witness", "decide", "sign_of", "is_integer_number", "array", "is_traced", "to_sympy", "to_expressions",
            "substitute", "exact_twin"]
