@@ -55,7 +55,8 @@ class Param:
     ``domain`` is the whole range the parameter stands for, where a proof may go beyond the sampled
     interval (:mod:`fedbound.theory.certify`): by default the domain of the constant of that name
     for the claim's result, (0, 1] for a fraction (not a constant, sampled log-uniformly up to 1,
-    such as gamma/cap) and [low, high] otherwise."""
+    such as gamma/cap), [0, 1] for a position sampled uniformly on [0, 1], and [low, high]
+    otherwise."""
 
     name: str
     low: float

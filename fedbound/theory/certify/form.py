@@ -18,7 +18,8 @@ that same code on exact or symbolic numbers:
 The variables are the raw parameters, each with its sampled box and its *whole* domain
 (:func:`variables`): what ``Param.domain`` declares, else the domain of the constant of that name
 for the claim's result (L > 0, K an integer >= 1, ...), else (0, 1] for a fraction sampled
-log-uniformly up to 1 (gamma/cap, mu/L), else the box itself. A proof over the whole domains is a
+log-uniformly up to 1 (gamma/cap, mu/L), [0, 1] for a position sampled uniformly on [0, 1], else
+the box itself (``sampled``: then a proof is one on the box). A proof over the whole domains is a
 proof on the claim's admissible domain ("proved"); over the boxes, "proved-on-box".
 """
 from __future__ import annotations
@@ -101,6 +102,8 @@ def variables(claim) -> tuple[tuple[Variable, ...], tuple[Variable, ...]]:
             d, _ = result.domain(p.name)
         elif p.log and p.low > 0 and p.high == 1:
             d = S.Domain(0.0, 1.0, low_open=True, high_open=False)
+        elif not p.log and (p.low, p.high) == (0, 1):      # a position in the unit interval
+            d = S.Domain(0.0, 1.0, low_open=False, high_open=False)
         else:
             d, sampled = S.Domain(p.low, p.high, low_open=False, high_open=False), True
         integer = p.integer or d.integer

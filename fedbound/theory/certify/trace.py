@@ -224,7 +224,7 @@ class Traced:
 
 def _exp(e: sp.Basic) -> sp.Basic:
     """exp of a number kept as it is (sympy would turn exp(T log r) into r^T, a huge rational)."""
-    return sp.exp(e, evaluate=False) if not e.free_symbols and not e.is_Rational else sp.exp(e)
+    return Kept(sp.exp(e, evaluate=False)) if not e.free_symbols and not e.is_Rational else sp.exp(e)
 
 
 def _comparable(other) -> sp.Basic:
@@ -241,18 +241,46 @@ MAX_ROOT = 64
 MAX_POWER_BITS = 20_000
 
 
+class Kept(sp.Function):
+    """An exact number sympy must not evaluate (1000^(p/2^52), r^(10^6), exp(T log r)): the
+    expression it wraps, built unevaluated, is only ever evaluated numerically (evalf, with sympy's
+    guaranteed digits); arithmetic treats it as an opaque real number (sympy would otherwise search
+    a 2^52-th root or expand a million-fold power whenever it meets it in a sum or product)."""
+
+    is_real = True
+
+    @classmethod
+    def eval(cls, e):
+        return None
+
+    def _eval_evalf(self, prec):
+        return self.args[0]._eval_evalf(prec)
+
+    def _eval_is_extended_positive(self):
+        value = self.args[0].evalf(SIGN_DIGITS)
+        if value.is_Float and value._prec > 1 and value != 0:
+            return bool(value > 0)
+        return None
+
+    def _eval_is_extended_negative(self):
+        value = self.args[0].evalf(SIGN_DIGITS)
+        if value.is_Float and value._prec > 1 and value != 0:
+            return bool(value < 0)
+        return None
+
+
 def _power(base: sp.Basic, exponent: sp.Basic) -> sp.Basic:
     if base == 0 and exponent.is_number and exponent.is_negative:
         return sp.zoo
     if base in (0, 1) or exponent == 0:
         return sp.Pow(base, exponent)
     if base.is_number and exponent.is_Rational and not exponent.is_Integer and exponent.q > MAX_ROOT:
-        return sp.Pow(base, exponent, evaluate=False)   # sympy would search a 2^52-th root
+        return Kept(sp.Pow(base, exponent, evaluate=False))    # sympy would search a 2^52-th root
     if base.is_Rational and exponent.is_Integer and not base.is_Integer or (
             base.is_Integer and exponent.is_Integer and abs(base) > 1):
         bits = abs(int(exponent)) * max(int(base.p).bit_length(), int(base.q).bit_length())
         if bits > MAX_POWER_BITS:
-            return sp.Pow(base, exponent, evaluate=False)
+            return Kept(sp.Pow(base, exponent, evaluate=False))
     return sp.Pow(base, exponent)
 
 
@@ -325,6 +353,7 @@ def decide(relation: sp.Basic) -> bool:
     if relation in (sp.false, False):
         return False
     lhs, rhs = relation.lhs, relation.rhs
+    _tick()
     if lhs in _BAD or rhs in _BAD:
         raise Invalid("a comparison with an undefined number")
     if not (lhs.free_symbols or rhs.free_symbols):
@@ -351,11 +380,12 @@ def sign_of(d: sp.Basic) -> int:
         return 1 if d == sp.oo else -1
     if d in _BAD:
         raise Invalid("the sign of an undefined number")
-    value = d.evalf(SIGN_DIGITS)
-    if value in (sp.oo, -sp.oo):
-        return 1 if value == sp.oo else -1
-    if value.is_Float and value._prec > 1 and value != 0:
-        return 1 if value > 0 else -1
+    for working in (100, 2000):             # sympy's working precision (digits) for cancellations
+        value = d.evalf(SIGN_DIGITS, maxn=working)
+        if value in (sp.oo, -sp.oo):
+            return 1 if value == sp.oo else -1
+        if value.is_Float and value._prec > 1 and value != 0:
+            return 1 if value > 0 else -1
     roots = [a.exp.q for a in sp.preorder_traversal(d) if isinstance(a, sp.Pow) and a.exp.is_Rational]
     if d.count_ops() <= 400 and max(roots, default=1) <= MAX_ROOT:
         if d.is_algebraic:
@@ -583,6 +613,7 @@ def _value(e: sp.Basic, env: Mapping, memo: dict) -> sp.Basic:
     :func:`substitute`)."""
     if e in memo:
         return memo[e]
+    _tick()
     if e in env:
         out = env[e]
     elif not e.args:
