@@ -249,15 +249,15 @@ def _distinct(points: np.ndarray, count: int, rng: np.random.Generator) -> np.nd
 
 
 def _candidates(claim: Claim, z: np.ndarray, ranked: np.ndarray, violated: np.ndarray,
-                inside: np.ndarray, worst: int) -> np.ndarray:
+                inside: np.ndarray, random: np.ndarray, worst: int) -> np.ndarray:
     """What the certifier re-checks exactly (at most :data:`MAX_CANDIDATES` distinct points): the
     worst point, then the violations, then by their largest badness; for a "nonvacuous" claim, whose
-    verdict "holds" needs one witness, the points of the regime below the trivial bound first, the
-    lowest first."""
+    verdict "holds" needs one witness, the random points of the regime below the trivial bound
+    first (its verdict reads the random points only), the lowest first."""
     score, bad = np.max(ranked, axis=1), violated.any(axis=1)
-    if claim.tests == "nonvacuous":
-        witness = inside & ~bad
-        order = np.lexsort((np.where(witness, score, -score), ~witness))
+    if claim.tests == "nonvacuous":          # its verdict reads the random points only
+        witness, idx = inside & ~bad, np.flatnonzero(random)
+        order = idx[np.lexsort((np.where(witness, score, -score)[idx], ~witness[idx]))]
     else:
         order = np.concatenate([[worst], np.lexsort((-score, ~bad))])
     _, first = np.unique(z[order], axis=0, return_index=True)
@@ -287,7 +287,7 @@ def _report(claim: Claim, phases: dict[str, _Points], seconds: float) -> tuple[C
         j = int(np.flatnonzero(inside)[np.argmax(np.max(ranked[inside], axis=1))])
         interior_ratio, interior_worst = _ratio(float(np.max(ranked[j]))), _point(claim, z[j])
     growth = _growth(claim, z[i]) if verdict == "fails" and claim.tests == "bound" else {}
-    candidates = _candidates(claim, z, ranked, violated, inside, i)
+    candidates = _candidates(claim, z, ranked, violated, inside, labels == "random", i)
     return ClaimReport(
         claim=claim.id, result_id=claim.result_id, variant=claim.variant, statement=claim.statement,
         flag=claim.flag, verdict=verdict,

@@ -103,8 +103,17 @@ def certify(claim, report, candidates: Sequence[dict], level: Level = 1) -> Cert
             break
     if claim.tests == "nonvacuous":
         return _nonvacuous(claim, report, points, error)
-    out = _prove(claim, budget, whole) if level > 0 and error is None else None
-    return out if out is not None else _sampled(claim, report, points, error)
+    out, failure = None, None
+    if level > 0 and error is None:
+        try:
+            out = _prove(claim, budget, whole)
+        except Exception as exc:    # noqa: BLE001 - a proof search that breaks proves nothing; the
+            failure = f"{type(exc).__name__}: {exc}"[:300]   # sampled evidence stands, and says so
+    if out is None:
+        out = _sampled(claim, report, points, error)
+        if failure:
+            out.certificate["proof_search"] = failure
+    return out
 
 
 def _names(claim) -> list:

@@ -17,7 +17,8 @@ that same code on exact or symbolic numbers:
 
 The variables are the raw parameters, each with its sampled box and its *whole* domain
 (:func:`variables`): what ``Param.domain`` declares, else the domain of the constant of that name
-for the claim's result (L > 0, K an integer >= 1, ...), else (0, 1] for a fraction sampled
+for the claim's result (L > 0, K an integer >= 1, ...; for a claim about a formula of a proof, a
+result that is not registered, the domain of the shared or unambiguous constant of that name), else (0, 1] for a fraction sampled
 log-uniformly up to 1 (gamma/cap, mu/L), [0, 1] for a position sampled uniformly on [0, 1], else
 the box itself (``sampled``: then a proof is one on the box). A proof over the whole domains is a
 proof on the claim's admissible domain ("proved"); over the boxes, "proved-on-box".
@@ -92,14 +93,14 @@ def variables(claim) -> tuple[tuple[Variable, ...], tuple[Variable, ...]]:
     boxes (module doc); the same symbols, whose assumptions (real, positive, integer) hold on the
     whole domain."""
     result = RESULTS.get(claim.result_id) if claim.result_id in RESULTS else None
-    seen = S.visible(result.scope) if result is not None else {}
+    seen = S.visible(result.scope) if result is not None else S.visible(None)
     whole, box = [], []
     for p in claim.sampler.params:
         sampled = False
         if p.domain is not None:
             d = p.domain
         elif p.name in seen and not seen[p.name].ndim:
-            d, _ = result.domain(p.name)
+            d = result.domain(p.name)[0] if result is not None else seen[p.name].domain
         elif p.log and p.low > 0 and p.high == 1:
             d = S.Domain(0.0, 1.0, low_open=True, high_open=False)
         elif not p.log and (p.low, p.high) == (0, 1):      # a position in the unit interval
@@ -114,7 +115,7 @@ def variables(claim) -> tuple[tuple[Variable, ...], tuple[Variable, ...]]:
             assumptions["positive"] = True
         elif d.low >= 0:
             assumptions["nonnegative"] = True
-        symbol = sp.Symbol(p.name, **assumptions)
+        symbol = sp.Dummy(p.name, **assumptions)      # unique: no other claim's symbol of that name
         whole.append(Variable(p.name, symbol, _rational(d.low), _rational(d.high), d.low_open,
                               d.high_open, integer, sampled))
         box.append(Variable(p.name, symbol, _rational(p.low), _rational(p.high), False, False,

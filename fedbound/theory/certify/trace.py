@@ -26,6 +26,7 @@ Numeric helpers that cannot run on traced numbers give an exact twin with :func:
 from __future__ import annotations
 
 import contextvars
+import functools
 import math
 import operator
 import time
@@ -462,7 +463,7 @@ class Tracer:
         for symbol, (known, _) in self.fresh.items():
             if known == e:
                 return symbol
-        symbol = sp.Symbol(f"_int{len(self.fresh)}", integer=True)
+        symbol = sp.Dummy(f"int{len(self.fresh)}", integer=True)
         self.fresh[symbol] = (e, within)
         return symbol
 
@@ -470,7 +471,7 @@ class Tracer:
         for symbol, (known, _) in self.fresh.items():
             if known == name:
                 return symbol
-        symbol = sp.Symbol(f"_{name}{len(self.fresh)}", real=True)
+        symbol = sp.Dummy(f"{name}{len(self.fresh)}", real=True)
         self.fresh[symbol] = (name, None)
         return symbol
 
@@ -598,6 +599,7 @@ def substitute(expr: sp.Basic, values: Mapping[sp.Symbol, object]) -> np.ndarray
         else []
     shape = arrays[0].shape if arrays else ()
     out = np.empty(shape, dtype=object)
+    expr = _rationalized(expr)
     for i in np.ndindex(shape):
         mapping = {s: to_sympy(a[i]) for s, a in zip(symbols, arrays)}
         if any(v.free_symbols for v in mapping.values()):
@@ -606,6 +608,14 @@ def substitute(expr: sp.Basic, values: Mapping[sp.Symbol, object]) -> np.ndarray
         else:
             out[i] = Traced(_value(expr, mapping, {}))
     return out
+
+
+@functools.lru_cache(maxsize=512)
+def _rationalized(expr: sp.Basic) -> sp.Basic:
+    """``expr`` with its floats (a factor 1.00000000000001 typed into a theorem) as the exact binary
+    rationals they are."""
+    floats = expr.atoms(sp.Float)
+    return expr.xreplace({f: sp.Rational(f) for f in floats}) if floats else expr
 
 
 def _value(e: sp.Basic, env: Mapping, memo: dict) -> sp.Basic:
