@@ -67,10 +67,10 @@ def _run(args: argparse.Namespace) -> int:
             print()
         print(f"audit of {paper}: {len(rs)} claims, {_how(paper, args)}")
         print(format_by_severity(rs))
+        print(evidence_line(rs))
         failing = [r for r in rs if r.verdict == "fails"]
         severities = sorted({r.severity for r in failing})
         print(f"{len(failing)} of {len(rs)} claims fail" + (f" ({', '.join(severities)})" if failing else ""))
-        print(evidence_line(rs))
     return 0
 
 

@@ -95,8 +95,10 @@ def _exact_quantities(A: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
     (I - A)^{-1} b by exact elimination where rho(A) < 1."""
     import sympy as sp
 
-    from fedbound.theory.certify.trace import Traced, array, decide, to_sympy
+    from fedbound.theory.certify.trace import Traced, Untraceable, array, decide, to_sympy
 
+    if any(to_sympy(x).free_symbols for x in A.reshape(-1)):
+        raise Untraceable("the eigenvalues of a symbolic matrix: a numeric procedure")
     b = b[..., 0] if b.ndim == A.ndim else b
     shape, r = A.shape[:-2], A.shape[-1]
     A = A.reshape(-1, r, r)

@@ -22,3 +22,30 @@ def test_a_run_imports_no_heavy_module(tmp_path):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().splitlines()[-1] == "[]"
+
+
+#: the certifier's solvers: imported by the audit only when it proves
+SOLVERS = ("z3", "flint")
+
+
+def _imported(code: str) -> list[str]:
+    code += f"\nimport sys\nprint(sorted({{m.split('.')[0] for m in sys.modules}} & set({SOLVERS!r})))\n"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    return eval(res.stdout.strip().splitlines()[-1])
+
+
+def test_the_solvers_are_imported_only_where_the_audit_proves():
+    assert _imported("import fedbound") == []
+    assert _imported("import contextlib, io\nfrom fedbound.cli.main import main\n"
+                     "with contextlib.redirect_stdout(io.StringIO()):\n"
+                     "    for argv in (['--help'], ['audit', '--help']):\n"
+                     "        try:\n            main(argv)\n        except SystemExit:\n            pass") == []
+    # level 0 re-checks points exactly and runs no solver (sympy may load flint for its own
+    # polynomial arithmetic where it is installed)
+    assert "z3" not in _imported("import contextlib, io\nfrom fedbound.cli.main import main\n"
+                                 "with contextlib.redirect_stdout(io.StringIO()):\n"
+                                 "    main(['audit', 'sdgt', '--only', 'lemma3.alpha_K', '--samples', '50',"
+                                 " '--iterations', '0', '--prove', '0'])")
+    assert "z3" in _imported("from fedbound.theory.audit import run_audit\n"
+                             "run_audit('sdgt', samples=50, iterations=0, only=['lemma2'])")

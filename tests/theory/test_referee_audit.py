@@ -152,6 +152,12 @@ def test_the_referee_report(tmp_path):
     assert (tmp_path / "plots" / "order.png").stat().st_size > 1000
     assert "data:image/png;base64," in page and "<h2>rate (2)</h2>" in page
     assert [r["severity"] for r in json.loads(files["json"].read_text())] == ["rate", "rate"]
+    # it leads with what backs the verdicts: a refutation (exact) and a fitted order (statistical)
+    lead = md.split("## ")[0]
+    assert lead.index("What backs each verdict") < lead.index("claims:")
+    assert "| toy | 2 | 0 | 0 | 1 | 0 | 1 | 0 |" in lead
+    assert "| refuted | an admissible counterexample" in lead and "<th>statistical</th>" in page
+    assert "exact ratio" in md and "| evidence | refuted:" in md and "| interval |" in md
 
 
 def test_audit_report_from_the_command_line(tmp_path, capsys):

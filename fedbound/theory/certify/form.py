@@ -351,7 +351,7 @@ def symbolic_form(claim, *, max_paths: int = 32, seconds: float = 2.0) -> Symbol
             out = claim.check(constants)
         return constants, out
 
-    paths, fresh = T.trace(run, prune=deadline, max_paths=max_paths)
+    paths, fresh = T.trace(run, prune=deadline, max_paths=max_paths, seconds=seconds)
     branches = []
     for path in paths:
         constants, out = path.outputs

@@ -65,6 +65,7 @@ class Translation:
 
     def __init__(self, variables: tuple[Variable, ...], fresh: dict, integers: bool):
         self.z3 = _z3()
+        self.ctx = self.z3.Context()     # one per query: its printed form does not depend on others
         self.side: list = []
         self.used: set = set()
         self.cache: dict = {}
@@ -72,14 +73,14 @@ class Translation:
         self.vars = {}
         for v in variables:
             sort = self.z3.Int if (integers and v.integer) else self.z3.Real
-            self.vars[v.symbol] = sort(_name(v.name, self.used))
+            self.vars[v.symbol] = sort(_name(v.name, self.used), self.ctx)
         for symbol in fresh:
             sort = self.z3.Int if integers else self.z3.Real
-            self.vars[symbol] = sort(_name(str(symbol), self.used))
+            self.vars[symbol] = sort(_name(str(symbol), self.used), self.ctx)
 
     def aux(self, prefix: str, integer: bool = False):
         z3 = self.z3
-        return (z3.Int if integer and self.integers else z3.Real)(_name(prefix, self.used))
+        return (z3.Int if integer and self.integers else z3.Real)(_name(prefix, self.used), self.ctx)
 
     def domain(self, variables: tuple[Variable, ...]) -> list:
         return [self.formula(r) for v in variables for r in v.relations()]
@@ -99,9 +100,9 @@ class Translation:
         if isinstance(e, sp.Symbol):
             raise Unsupported(f"an unknown symbol {e}")
         if e.is_Integer:
-            return z3.RealVal(int(e)) if not self.integers else z3.IntVal(int(e))
+            return z3.RealVal(int(e), self.ctx) if not self.integers else z3.IntVal(int(e), self.ctx)
         if e.is_Rational:
-            return z3.Q(int(e.p), int(e.q))
+            return z3.Q(int(e.p), int(e.q), self.ctx)
         if e.is_infinite or e in (sp.nan, sp.zoo):
             raise Unsupported("an infinite value")
         if isinstance(e, sp.Add):
@@ -119,16 +120,16 @@ class Translation:
             args = [self.term(a) for a in e.args]
             m = self.aux("min" if isinstance(e, sp.Min) else "max")
             self.side += [(m <= a) if isinstance(e, sp.Min) else (m >= a) for a in args]
-            self.side.append(z3.Or([m == a for a in args]))
+            self.side.append(z3.Or(*(m == a for a in args), self.ctx))
             return m
         if isinstance(e, sp.Piecewise):
             p = self.aux("piece")
             taken = []
             for value, cond in e.args:
                 c = self.formula(cond)
-                self.side.append(z3.Implies(z3.And(*taken, c), p == self.term(value)))
+                self.side.append(z3.Implies(z3.And(*taken, c, self.ctx), p == self.term(value)))
                 taken.append(z3.Not(c))
-            self.side.append(z3.Not(z3.And(*taken)))      # some case applies
+            self.side.append(z3.Not(z3.And(*taken, self.ctx)))      # some case applies
             return p
         if isinstance(e, (sp.floor, sp.ceiling)):
             x = self.term(e.args[0])
@@ -149,7 +150,7 @@ class Translation:
         p, q = int(exponent.p), int(exponent.q)
         if q == 1:
             if p == 0:
-                return z3.RealVal(1)
+                return z3.RealVal(1, self.ctx)
             if p < 0:
                 r = self.aux("inverse")
                 self.side.append(r * x == 1)
@@ -175,13 +176,13 @@ class Translation:
     def formula(self, r: sp.Basic):
         z3 = self.z3
         if r in (sp.true, True):
-            return z3.BoolVal(True)
+            return z3.BoolVal(True, self.ctx)
         if r in (sp.false, False):
-            return z3.BoolVal(False)
+            return z3.BoolVal(False, self.ctx)
         if isinstance(r, sp.And):
-            return z3.And([self.formula(a) for a in r.args])
+            return z3.And(*(self.formula(a) for a in r.args), self.ctx)
         if isinstance(r, sp.Or):
-            return z3.Or([self.formula(a) for a in r.args])
+            return z3.Or(*(self.formula(a) for a in r.args), self.ctx)
         if isinstance(r, sp.Not):
             return z3.Not(self.formula(r.args[0]))
         ops = {sp.Lt: lambda a, b: a < b, sp.Le: lambda a, b: a <= b, sp.Gt: lambda a, b: a > b,
@@ -246,11 +247,11 @@ def decide(form: SymbolicForm, *, box: bool = False, integers: bool = False,
         for a, b in zip(branch.lhs, branch.rhs):
             x, y = t.term(a), t.term(b)
             violated.append(x >= y if form.strict else x > y)
-        assertions.append(z3.Or(violated))
-        plain = z3.Solver()
+        assertions.append(z3.Or(*violated, t.ctx))
+        plain = z3.Solver(ctx=t.ctx)
         plain.add(assertions + t.side)
         texts.append(plain.to_smt2())
-        answer, solver = _solve(z3, assertions + t.side, rlimit, remaining, reals=not integers)
+        answer, solver = _solve(z3, t.ctx, assertions + t.side, rlimit, remaining, reals=not integers)
         if answer == z3.unsat:
             decided += 1
             continue
@@ -266,17 +267,17 @@ def decide(form: SymbolicForm, *, box: bool = False, integers: bool = False,
     return Answer(status, model, "".join(texts), time.perf_counter() - started, decided)
 
 
-def _solve(z3, assertions: list, rlimit: int, seconds: float, reals: bool):
+def _solve(z3, ctx, assertions: list, rlimit: int, seconds: float, reals: bool):
     """(answer, solver): for real arithmetic nlsat after simplification first (it decides in
     milliseconds what the default QF_NRA strategy may not in seconds), then the QF_NRA strategy;
     with integers z3's default solver; each with ``rlimit`` resource units."""
     ms = max(1, int(seconds * 1000))
     tried = []
     if reals:
-        tried.append(z3.Then("simplify", "purify-arith", "propagate-values", "nlsat").solver())
-        tried.append(z3.SolverFor("QF_NRA"))
+        tried.append(z3.Then("simplify", "purify-arith", "propagate-values", "nlsat", ctx=ctx).solver())
+        tried.append(z3.SolverFor("QF_NRA", ctx=ctx))
     else:
-        tried.append(z3.Solver())
+        tried.append(z3.Solver(ctx=ctx))
     for solver in tried:
         solver.set("rlimit", rlimit)
         solver.set("timeout", ms)

@@ -482,26 +482,37 @@ class Tracer:
         return tuple(r if t else r.negated for r, t in self.taken)
 
 
-def trace(fn: Callable[[], object], *, prune: Callable | None = None, max_paths: int = 64
-          ) -> tuple[list[Path], dict]:
+def trace(fn: Callable[[], object], *, prune: Callable | None = None, max_paths: int = 64,
+          seconds: float | None = None) -> tuple[list[Path], dict]:
     """Every feasible path of ``fn()`` (a function of traced symbolic numbers, module doc), and
-    the fresh integers of its roundings. :class:`PathLimit` beyond ``max_paths`` paths."""
+    the fresh integers of its roundings. :class:`PathLimit` beyond ``max_paths`` paths,
+    :class:`Untraceable` beyond ``seconds``."""
     paths, fresh = [], {}
     stack: list[list[bool]] = [[]]
-    while stack:
-        prefix = stack.pop()
-        tracer = Tracer(prefix, prune, fresh)
-        token = _TRACER.set(tracer)
-        try:
-            outputs = _followed(fn)
-        finally:
-            _TRACER.reset(token)
-        paths.append(Path(tracer.condition(), outputs))
-        if len(paths) + len(stack) + len(tracer.branches) > max_paths:
-            raise PathLimit(f"more than {max_paths} paths")
-        for i in reversed(tracer.branches):
-            stack.append(tracer.decisions[:i] + [False])
+    deadline = _DEADLINE.set(None if seconds is None else time.perf_counter() + seconds)
+    try:
+        while stack:
+            paths.append(_run_path(fn, stack, prune, fresh, len(paths), max_paths))
+    finally:
+        _DEADLINE.reset(deadline)
     return paths, fresh
+
+
+def _run_path(fn, stack: list, prune, fresh: dict, done: int, max_paths: int) -> Path:
+    """One run of a trace (:func:`trace`): the next prefix of decisions, and the branch points it
+    opens pushed on the stack."""
+    prefix = stack.pop()
+    tracer = Tracer(prefix, prune, fresh)
+    token = _TRACER.set(tracer)
+    try:
+        outputs = _followed(fn)
+    finally:
+        _TRACER.reset(token)
+    if done + 1 + len(stack) + len(tracer.branches) > max_paths:
+        raise PathLimit(f"more than {max_paths} paths")
+    for i in reversed(tracer.branches):
+        stack.append(tracer.decisions[:i] + [False])
+    return Path(tracer.condition(), outputs)
 
 
 def symbolic(*values) -> bool:
