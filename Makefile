@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench setup clean
+.PHONY: demo test test-kernels bench setup clean docs
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,8 +22,24 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests
 
+# the numeric tests again with the kernels of other CPUs forced (no AVX, AVX2, AVX-512 where this
+# CPU has them; tests/kernel_sets.py says how)
+test-kernels: $(STAMP)
+	$(BIN)/python tests/kernel_sets.py -- -n 2
+
+# the documentation site into docs/_build/html, warnings as errors (docs/about.md): the docs extra
+# on top of the same setup, then Sphinx, which runs every example of the pages while it builds
+DOCS_STAMP := $(VENV)/.installed-docs
+
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
+
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) demo_out .pytest_cache .hypothesis
+	rm -rf $(VENV) demo_out .pytest_cache .hypothesis docs/_build docs/papers docs/api docs/gallery

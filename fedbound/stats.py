@@ -12,10 +12,24 @@ where :math:`s` is the sample standard deviation and :math:`c` the confidence le
 interval has zero width: this is meant for deterministic runs (full participation, sigma = 0), where
 every seed gives the same value.
 
+A non-negative quantity (a squared distance, a loss gap, a squared gradient norm) has a non-negative
+mean, and its interval says so: with ``nonnegative=True`` the t-interval is intersected with
+[0, inf) (method :data:`CLIPPED`). The mean lies in [0, inf) whatever the samples, so the
+intersection contains it exactly when the t-interval does: the coverage is the t-interval's, and no
+end reads below 0 (a 95% interval ``[-0.00085, 0.00127]`` for a squared distance becomes
+``[0, 0.00127]``). Each estimate names its ``method``.
+
+Few samples are said to be few (:attr:`Estimate.few`): below :data:`FEW_SAMPLES` samples the
+interval's width rests on a standard deviation estimated from so few values that its own relative
+error, about 1/sqrt(2 (R - 1)), exceeds 24%, and on the mean being near normal.
+
 >>> import numpy as np
 >>> est = mean_ci(np.array([1.0, 2.0, 3.0, 4.0]))
 >>> float(est.mean), bool(est.contains(2.5))
 (2.5, True)
+>>> est = mean_ci(np.array([0.0, 0.0, 1e-3]), nonnegative=True)
+>>> float(est.low), est.method, est.few
+(0.0, 'Student-t, clipped to [0, inf)', True)
 """
 from __future__ import annotations
 
@@ -27,10 +41,17 @@ from scipy import stats
 from fedbound import validate
 from fedbound.errors import require
 
+#: the interval methods of :func:`mean_ci`: the Student-t interval, and the same intersected with
+#: [0, inf) for a non-negative quantity (module doc)
+STUDENT_T, CLIPPED = "Student-t", "Student-t, clipped to [0, inf)"
+#: fewer samples than this are "few" (module doc)
+FEW_SAMPLES = 10
+
 
 @dataclass(frozen=True)
 class Estimate:
-    """A Monte-Carlo mean with its standard error and a two-sided confidence interval.
+    """A Monte-Carlo mean with its standard error and a two-sided confidence interval, computed by
+    ``method`` (:data:`STUDENT_T` or :data:`CLIPPED`).
 
     Arrays broadcast elementwise: an estimate of a whole trajectory has ``mean.shape == (T,)``.
     """
@@ -41,6 +62,18 @@ class Estimate:
     high: np.ndarray
     samples: int
     confidence: float
+    method: str = STUDENT_T
+
+    @property
+    def few(self) -> bool:
+        """Whether the interval rests on few samples: more than one (one sample is a deterministic
+        run's, with nothing to estimate) and fewer than :data:`FEW_SAMPLES` (module doc)."""
+        return 1 < self.samples < FEW_SAMPLES
+
+    def describe(self) -> str:
+        """How the interval was computed, in words: ``95% Student-t interval over 3 samples (few)``."""
+        few = " (few)" if self.few else ""
+        return f"{self.confidence:.0%} {self.method} interval over {self.samples} samples{few}"
 
     def contains(self, value: float | np.ndarray) -> np.ndarray:
         """Whether ``value`` lies in the confidence interval (elementwise)."""
@@ -48,7 +81,7 @@ class Estimate:
 
     def __getitem__(self, index) -> "Estimate":
         return Estimate(self.mean[index], self.stderr[index], self.low[index], self.high[index],
-                        self.samples, self.confidence)
+                        self.samples, self.confidence, self.method)
 
     def to_dict(self) -> dict:
         """JSON-ready dictionary (arrays as lists)."""
@@ -56,12 +89,17 @@ class Estimate:
             a = np.asarray(a, dtype=float)
             return a.tolist() if a.ndim else float(a)
         return {"mean": plain(self.mean), "stderr": plain(self.stderr), "low": plain(self.low),
-                "high": plain(self.high), "samples": self.samples, "confidence": self.confidence}
+                "high": plain(self.high), "samples": self.samples, "confidence": self.confidence,
+                "method": self.method, "few": self.few}
 
 
-def mean_ci(samples: np.ndarray, confidence: float = 0.95, axis: int = 0) -> Estimate:
-    """Mean of ``samples`` along ``axis`` with a Student-t confidence interval (see module doc)."""
+def mean_ci(samples: np.ndarray, confidence: float = 0.95, axis: int = 0,
+            nonnegative: bool = False) -> Estimate:
+    """Mean of ``samples`` along ``axis`` with a Student-t confidence interval; with
+    ``nonnegative`` (the samples measure a quantity that cannot be negative) the interval
+    intersected with [0, inf) (see module doc)."""
     confidence = validate.number("confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
+    validate.boolean("nonnegative", nonnegative)
     x = validate.real_array("samples", samples)
     require(x.ndim >= 1, f"samples must have at least 1 dimension, got shape {x.shape}")
     axis = validate.integer("axis", axis, low=-x.ndim, high=x.ndim - 1)
@@ -85,7 +123,10 @@ def mean_ci(samples: np.ndarray, confidence: float = 0.95, axis: int = 0) -> Est
     require(np.all(np.isfinite(low)) and np.all(np.isfinite(high)),
             f"the confidence interval of samples of magnitude up to {float(np.max(np.abs(x))):.3g} "
             f"overflows float64; rescale the samples")
+    if nonnegative:
+        return Estimate(mean, stderr, np.maximum(low, 0.0), np.maximum(high, 0.0), r, confidence,
+                        CLIPPED)
     return Estimate(mean, stderr, low, high, r, confidence)
 
 
-__all__ = ["Estimate", "mean_ci"]
+__all__ = ["Estimate", "mean_ci", "STUDENT_T", "CLIPPED", "FEW_SAMPLES"]

@@ -59,20 +59,33 @@ class Problem:
                 default_subnets=algo.default_subnets, **self.network_options)
         return self._networks[algo.default_subnets]
 
+    def check(self, name: str, options: dict, flags: bool = False) -> None:
+        """The options of algorithm ``name`` that depend on the problem, checked without building the
+        algorithm: ``clients_per_round`` within the task's clients, ``clients_per_subnet`` within
+        every subnet (``flags``: the message names its flag)."""
+        def label(option: str) -> str:
+            return "--" + option.replace("_", "-") if flags else option
+
+        k = options.get("clients_per_round")
+        if k is not None:   # worded as the registry's own check, which the build repeats
+            require(1 <= k <= self.task.n, f"clients_per_round must be an integer in [1, {self.task.n}] "
+                                           f"(the task's n clients), got {k}")
+        h = options.get("clients_per_subnet")
+        if h is not None:
+            network = self.network(name)
+            top = self.task.n if network is None else int(network.m.min())
+            where = "n" if network is None else "min_s m_s"
+            require(all(1 <= v <= top for v in np.atleast_1d(h)),
+                    f"{label('clients_per_subnet')} must be in [1, {where} = {top}] (clients sampled "
+                    f"per subnet), got {h}")
+
     def algorithm(self, name: str, options: dict, *, seed: Seed = 0, sigma: NonNegative = 0.0,
                   rounds: NonNegativeInt | None = None, flags: bool = False) -> Algorithm:
         """The algorithm ``name`` with ``options`` (by option name) on the task with gradient noise
         of std ``sigma`` (an algorithm without a network ignores the network options); ``rounds``
         given: refused up front if the run's memory exceeds the budget. ``clients_per_subnet`` is
         checked against the network (``flags``: the message names the flag)."""
-        h = options.get("clients_per_subnet")
-        if h is not None:
-            network = self.network(name)
-            top = self.task.n if network is None else int(network.m.min())
-            where = "n" if network is None else "min_s m_s"
-            label = "--clients-per-subnet" if flags else "clients_per_subnet"
-            require(all(1 <= v <= top for v in np.atleast_1d(h)),
-                    f"{label} must be in [1, {where} = {top}] (clients sampled per subnet), got {h}")
+        self.check(name, options, flags)
         if rounds is not None:
             require_run_memory(f"run {name}", rounds, self.task.n, self.task.d)
         task = self.task.with_noise(sigma) if sigma > 0 else self.task

@@ -2,7 +2,9 @@
 
 ``fedbound control plan --spec NET.json [--H VALUE] [--lambdas l1,l2,l3] [--kcap N]
 [--variant V] [--method M] [--json]`` prints the certified integer plan: K, h_s, beta_s, p, the
-objective, the energy per round, the continuous lower bound and the certificate.
+objective, the energy per round, the continuous lower bound, the certificate, and the limits the
+plan sits on (K = K_cap, every device sampled) with what raising each would buy
+(:mod:`fedbound.control.sdgt.limits`; JSON ``active_constraints``).
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from fedbound.cli.commands import SUMMARIES
 import argparse
 import json
 import math
+import textwrap
 
 from fedbound import validate
 from fedbound.control.sdgt.objective import (DEFAULT_K_CAP, DEFAULT_LAMBDAS, METHOD_NAMES, VARIANTS,
@@ -98,6 +101,13 @@ def _run_plan(args: argparse.Namespace) -> int:
     print(f"  certificate: {cert.levels} level configurations, {cert.evaluations} objective "
           f"evaluations, search space 10^{cert.search_space_log10:.1f} integer points")
     print(f"    {cert.argument}")
+    if result.limits:
+        print("  active limits (the optimum sits on them):")
+        for lim in result.limits:
+            print(textwrap.fill(f"{lim.name}: {lim.words}", width=100, initial_indent="    ",
+                                subsequent_indent="      "))
+    else:
+        print("  active limits: none (the optimum is inside 1 <= K <= K_cap, 1 <= h_s <= m_s)")
     return 0
 
 

@@ -6,12 +6,17 @@ number or a text for a table), :func:`paragraph`, :func:`table`, :func:`figure` 
 PNG file beside the page, by relative path), :func:`section` and :func:`page` (header, table of
 contents, the sections in order). Nothing here computes: the numbers come from the tour
 (:mod:`fedbound.cli.demo_cmd`).
+
+Tables fit the page: a table wider than the page scrolls inside its own box, and a long cell (a
+list of variants) folds onto several lines. Numbers keep the digits that matter
+(:func:`fedbound.readout.number`: a contraction of 0.99999995 shows as ``1 - 5.0e-08``).
 """
 from __future__ import annotations
 
 import html
-import math
 from typing import Iterable, Sequence
+
+from fedbound.readout import number as readout_number
 
 CSS = """
 body { font-family: system-ui, sans-serif; max-width: 70rem; margin: 2rem auto; padding: 0 1rem;
@@ -19,8 +24,10 @@ body { font-family: system-ui, sans-serif; max-width: 70rem; margin: 2rem auto; 
 header { border-bottom: 2px solid #345; margin-bottom: 1rem; }
 nav ol { columns: 2; }
 section { border-top: 1px solid #ccd; margin-top: 2rem; padding-top: 0.5rem; }
-table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.9rem; }
-th, td { border: 1px solid #ccd; padding: 0.2rem 0.5rem; text-align: left; vertical-align: top; }
+div.scroll { max-width: 100%; overflow-x: auto; margin: 0.8rem 0; }
+table { border-collapse: collapse; font-size: 0.9rem; }
+th, td { border: 1px solid #ccd; padding: 0.2rem 0.5rem; text-align: left; vertical-align: top;
+         max-width: 26rem; overflow-wrap: anywhere; }
 th { background: #eef; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 caption { caption-side: top; text-align: left; font-weight: 600; padding-bottom: 0.2rem; }
@@ -39,8 +46,9 @@ def esc(value: object) -> str:
 
 
 def number(value: object) -> str:
-    """A value for a table: integers as such, floats with 4 significant digits, inf and nan by
-    name, None as a dash, booleans as yes / no, anything else as its text."""
+    """A value for a table: integers as such, floats with 4 significant digits (the digits that
+    matter near 1: :func:`fedbound.readout.number`), inf and nan by name, None as a dash, booleans
+    as yes / no, anything else as its text."""
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -48,11 +56,7 @@ def number(value: object) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return f"{value:.4g}"
+        return readout_number(value, 4)
     return str(value)
 
 
@@ -76,11 +80,12 @@ def code(text: str) -> str:
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[object]], caption: str | None = None) -> str:
-    """A table with a header row and one row per item of ``rows`` (values through :func:`cell`)."""
+    """A table with a header row and one row per item of ``rows`` (values through :func:`cell`), in
+    a box that scrolls when the table is wider than the page."""
     head = "".join(f"<th>{esc(h)}</th>" for h in header)
     body = "\n".join("<tr>" + "".join(cell(v) for v in row) + "</tr>" for row in rows)
     title = f"<caption>{esc(caption)}</caption>" if caption else ""
-    return f"<table>{title}\n<tr>{head}</tr>\n{body}\n</table>"
+    return (f'<div class="scroll"><table>{title}\n<tr>{head}</tr>\n{body}\n</table></div>')
 
 
 def figure(src: str, caption: str) -> str:

@@ -35,6 +35,7 @@ from fedbound.cli.problem import add_problem_arguments, problem_from
 from fedbound.cli.run_cmd import algorithm_options, algorithm_table
 from fedbound.errors import require
 from fedbound.jsonable import jsonable
+from fedbound.readout import number
 
 #: the algorithms of the hand-derived maps (quadratic_rounds), and their aggregation rules
 HAND_DERIVED = {"fedavg": "mean", "fedprox": "mean", "fednova": "normalized"}
@@ -86,8 +87,8 @@ def fixed_point_command(args) -> int:
           + (f" ({out['conserved']} conserved directions factored out)" if out["conserved"] else "")
           + ":")
     print(f"  fixed point          {np.array2string(exact.fixed_point, precision=6)}")
-    print(f"  distance to x*       {out['distance_to_x_star']:.6g}")
-    print(f"  spectral radius      {out['spectral_radius']:.6g}  ({verdict})")
+    print(f"  distance to x*       {number(out['distance_to_x_star'])}")
+    print(f"  spectral radius      {number(out['spectral_radius'])}  ({verdict})")
     if "limit_lr_to_0" in out:
         print(f"  lr -> 0 limit, distance to x*  {out['limit_distance_to_x_star']:.6g}")
     return 0

@@ -8,12 +8,17 @@ line.
   ``fedbound verify``, ``tasks``, ``pep-methods``, ``participation`` schemes, ``client-optimizers``,
   ``server-optimizers``) with their options. Every entry names its ``origin``, the module that
   registered it (a plugin's entries are listed like fedbound's own).
-* ``fedbound bound ID --set NAME=VALUE ... [--variant V] [--json]``: the bound, every step-size
+* ``fedbound bound ID --set NAME=VALUE ... [--variant V] [--terms] [--json]``: the bound read
+  against the result's reference (its trivial bound or the initial value: "vacuous" with the
+  factor in powers of ten, :meth:`fedbound.theory.evaluation.Evaluation.reading`), every step-size
   condition with its variable and cap (and whether it holds when the variable is set), every
-  predicate (holds / fails), the bound's terms and every extra. Expressions whose constants are
-  not all given are skipped and listed with the constants they lack (partial evaluation); only
-  when nothing can be computed is it an error. In JSON each extra (matrices as nested lists) is a
-  top-level key, the skipped ones are under ``missing``.
+  predicate (holds / fails), the bound's terms and every extra. With ``--terms`` its anatomy: the
+  additive terms with their shares, the dominant one, and d log B / d log c for every constant
+  (:meth:`~fedbound.theory.evaluation.Evaluation.anatomy`). Expressions whose constants are not
+  all given are skipped and listed with the constants they lack (partial evaluation); only when
+  nothing can be computed is it an error. In JSON each extra (matrices as nested lists) is a
+  top-level key, the skipped ones are under ``missing``, the reading under ``reading`` and the
+  anatomy (with ``--terms``) under ``anatomy``.
 * ``fedbound stepsize ID --set ... [--var NAME] [--variant V] [--json]``: the largest admissible
   value of the variable NAME (gamma, eta_l, ...; needed only when the variant constrains several)
   and the binding condition; implicit conditions are solved numerically.
@@ -25,7 +30,8 @@ line.
   (:meth:`fedbound.theory.Result.constant_info`).
 * ``fedbound rounds --eps E --set ... [--json]``: rounds to eps of every method of SD-GT's Table I;
   with ``--result ID`` the smallest value of that result's rounds variable (T or R) at which its
-  bound is <= eps.
+  bound is <= eps. Table I's comparison says which regime makes SD-GT's guarantee the weaker one
+  (:func:`fedbound.theory.sdgt.table1.regime`).
 
 Constants are the short names a result sees in its paper's scope (``K`` for SD-GT's K); a vector
 input (one entry per client) is given as comma-separated numbers, ``--set p_i=0.2,0.3,0.5``.
@@ -41,11 +47,13 @@ from fedbound.cli.commands import SUMMARIES
 import argparse
 import functools
 import json
+import textwrap
 
 import numpy as np
 
 from fedbound.errors import UnknownNameError, ValidationError
 from fedbound.jsonable import jsonable
+from fedbound.readout import number
 
 #: sympy and the theory registry, bound by :func:`_with_theory` when a command runs (their ~0.3 s
 #: import is not needed for ``--help``)
@@ -77,7 +85,8 @@ LISTS = ("results", "algorithms", "papers", *REGISTRY_LISTS)
 
 #: top-level JSON keys of ``fedbound bound`` that an extra may not take
 RESERVED_KEYS = ("result", "variant", "title", "lhs", "provenance", "constants", "bound",
-                 "conditions", "all_conditions_hold", "terms", "predicates", "missing")
+                 "conditions", "all_conditions_hold", "terms", "predicates", "missing", "reading",
+                 "anatomy")
 
 
 def register(subparsers) -> None:
@@ -101,6 +110,10 @@ def register(subparsers) -> None:
         if name == "stepsize":
             p.add_argument("--var", metavar="NAME", help="the variable to maximize (default: the one "
                                                          "the variant's conditions constrain)")
+        else:
+            p.add_argument("--terms", action="store_true",
+                           help="the bound's anatomy: its additive terms with their shares, the "
+                                "dominant one, and d log B / d log c for every constant")
         p.set_defaults(func=func)
 
     p = subparsers.add_parser("constants", help=SUMMARIES["constants"],
@@ -166,11 +179,15 @@ def parse_constants(pairs: list[str], result=None) -> dict[str, float | list[flo
 
 
 def _fmt(value, indent: int = 0) -> str:
-    """A number as %.6g; an array on aligned lines (continuation lines indented by ``indent``)."""
+    """A number with 6 significant digits (:func:`fedbound.readout.number`: 0.99999995 is
+    ``1 - 5.0e-08``); an array on aligned lines (continuation lines indented by ``indent``)."""
     arr = np.asarray(value)
     if arr.ndim == 0:
-        return str(bool(arr)) if arr.dtype == bool else f"{float(arr):.6g}"
-    return np.array2string(arr, precision=6, separator=", ", prefix=" " * indent)
+        return str(bool(arr)) if arr.dtype == bool else number(float(arr))
+    if arr.dtype == bool:
+        return np.array2string(arr, separator=", ", prefix=" " * indent)
+    return np.array2string(arr, separator=", ", prefix=" " * indent,
+                           formatter={"float_kind": number, "int_kind": str})
 
 
 def _print_json(data) -> None:
@@ -236,13 +253,23 @@ def run_list_algorithms(args) -> int:
 def run_list_papers(args) -> int:
     from fedbound.papers import PAPERS
 
-    entries = [{"name": p.name, "summary": p.summary, "seed": p.seed, "origin": PAPERS.origin(p.name)}
-               for p in sorted(PAPERS, key=lambda p: p.name)]   # the order of `fedbound audit all`
+    def cited(c) -> dict:
+        """The paper's title, authors, year, venue and arXiv id (null where there is none)."""
+        if c is None:
+            return dict.fromkeys(("title", "authors", "year", "venue", "arxiv"))
+        return {"title": c.title, "authors": list(c.authors), "year": c.year, "venue": c.venue,
+                "arxiv": c.arxiv or None}
+
+    papers = sorted(PAPERS, key=lambda p: p.name)   # the order of `fedbound audit all`
+    entries = [{"name": p.name, "summary": p.summary, "seed": p.seed, "origin": PAPERS.origin(p.name),
+                **cited(p.citation)} for p in papers]
     if args.json:
         _print_json(entries)
         return 0
-    for e in entries:
+    for p, e in zip(papers, entries):
         print(f"{e['name']}: {e['summary']}" + (f" (seed {e['seed']})" if e["seed"] else ""))
+        if p.citation is not None:
+            print(f"    {p.citation}")
     return 0
 
 
@@ -304,6 +331,8 @@ def run_bound(args) -> int:
     predicates = [{"name": pr.name, "statement": str(pr),
                    "holds": jsonable(ev.predicates[pr.name]) if pr.name in ev.predicates else None}
                   for pr in variant.predicates]
+    reading = None if ev.bound is None else ev.reading()
+    anatomy = _anatomy(result, variant, ev) if args.terms else None
     if args.json:
         data = {"result": result.id, "variant": variant.name, "title": result.title, "lhs": result.lhs,
                 "provenance": str(result.provenance), "constants": constants,
@@ -311,6 +340,10 @@ def run_bound(args) -> int:
                 "conditions": conditions,
                 "all_conditions_hold": jsonable(ev.all_conditions_hold) if ev.conditions_hold else None,
                 "terms": {k: jsonable(v) for k, v in ev.terms.items()}}
+        if reading is not None:
+            data["reading"] = reading.to_dict()
+        if anatomy is not None:
+            data["anatomy"] = anatomy.to_dict()
         if predicates:
             data["predicates"] = predicates
         if ev.missing:
@@ -325,6 +358,13 @@ def run_bound(args) -> int:
     print(f"  {result.provenance}")
     if ev.bound is not None:
         print(f"  {result.lhs or 'lhs'} <= {_fmt(ev.bound)}")
+        if reading.reference is not None:
+            print(f"  reading: {reading.words()}")
+        elif result.reference is not None:
+            print(f"  reading: set {', '.join(_reference_needs(result, ev))} to read the bound against "
+                  f"{result.reference.describe()}")
+    if anatomy is not None:
+        _print_anatomy(anatomy)
     if conditions:
         variables = variant.variables()
         given = [f"{x} = {constants[x]:g}" for x in variables if x in constants]
@@ -339,7 +379,7 @@ def run_bound(args) -> int:
         for pr in predicates:
             status = "not computed" if pr["holds"] is None else ("holds" if np.all(pr["holds"]) else "FAILS")
             print(f"    {pr['name']}: {pr['statement']}  {status}")
-    if ev.terms:
+    if ev.terms and anatomy is None:
         print("  terms:")
         for k, v in ev.terms.items():
             print(f"    {k} = {_fmt(v)}")
@@ -352,6 +392,41 @@ def run_bound(args) -> int:
         for key, names in ev.missing.items():
             print(f"    {key}: set {', '.join(names)}")
     return 0
+
+
+def _reference_needs(result, ev) -> list[str]:
+    """The constants of the result's reference that the evaluation was not given."""
+    return sorted(S.short_name(s) for s in result.reference.expr.free_symbols
+                  if S.short_name(s) not in ev.values)
+
+
+def _anatomy(result, variant, ev):
+    """``--terms``: the evaluation's anatomy; an error naming what is missing when the bound was not
+    computed."""
+    if ev.bound is None:
+        raise ValidationError(f"--terms needs the bound of {result.id} ({variant.name}); set "
+                              f"{', '.join(ev.missing.get('bound', ev.missing_constants))}")
+    return ev.anatomy()
+
+
+def _print_anatomy(anatomy) -> None:
+    """The terms by share (largest first), the dominant one, the sensitivities by size."""
+    print(f"  terms (largest share first; dominant: {anatomy.dominant.label}):")
+    terms = sorted(anatomy.terms, key=lambda t: -abs(anatomy.at(t.share)))
+    width = min(max(len(t.label) for t in terms), 60)
+    for t in terms:
+        label = t.label if len(t.label) <= 60 else t.label[:57] + "..."
+        print(f"    {label:<{width}}  {_fmt(t.value)}  ({number(100 * anatomy.at(t.share), 3)}% of the bound)")
+        if t.label != t.expression:
+            print(f"    {'':<{width}}  = {t.expression}")
+    print("  sensitivities S = d log B / d log c (B scales like c^S near these constants) and the "
+          "decades of B each constant accounts for at its value (S log10 c), largest first:")
+    slopes = dict(anatomy.ranked())
+    for name, decades in anatomy.decades():
+        print(f"    {name:<12} S = {number(slopes[name], 4):<14} {number(decades, 3)} decades")
+    if anatomy.undifferentiated:
+        print(f"    not differentiated (a function sympy cannot differentiate): "
+              f"{', '.join(anatomy.undifferentiated)}")
 
 
 # -- stepsize --------------------------------------------------------------------------------------
@@ -447,7 +522,7 @@ def run_rounds(args) -> int:
             print(f"{result.id} [variant: {variant.name}] smallest {t} with bound <= {args.eps:g}: "
                   f"{_fmt(rounds)}")
         return 0
-    from fedbound.theory.sdgt.table1 import METHODS, table1_rounds
+    from fedbound.theory.sdgt.table1 import METHODS, regime, table1_rounds
 
     constants = parse_constants(args.sets, METHODS["SD-GT"])
     if "eps" in constants:
@@ -455,11 +530,14 @@ def run_rounds(args) -> int:
     if args.variant:
         raise ValidationError("--variant needs --result (Table I has only the printed rows)")
     rounds = table1_rounds(args.eps, **constants)
+    reading = regime(args.eps, **constants)
     if args.json:
         _print_json({"table": "sdgt Table I", "variant": "printed", "eps": args.eps,
-                     "constants": constants, "rounds": {k: jsonable(v) for k, v in rounds.items()}})
+                     "constants": constants, "rounds": {k: jsonable(v) for k, v in rounds.items()},
+                     "regime": jsonable(reading)})
         return 0
     print(f"SD-GT Table I [variant: printed]: rounds to eps = {args.eps:g} (O-constants set to 1)")
     for method, value in rounds.items():
         print(f"    {method:<12} {_fmt(value)}")
+    print(textwrap.fill(reading["words"], width=100, initial_indent="  ", subsequent_indent="  "))
     return 0

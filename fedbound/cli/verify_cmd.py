@@ -102,7 +102,7 @@ def _verify(args) -> int:
                  "results": [r.to_dict() for r in rs]} for c, s, rs in outcomes]
         out = rows[0] if args.check is not None or len(rows) == 1 else \
             {"paper": checks[0].paper, "checks": rows}
-        print(json.dumps(jsonable(out), indent=1, allow_nan=False))
+        print(json.dumps(jsonable(out, nonfinite="named"), indent=1, allow_nan=False))
     else:
         for check, setting, results in outcomes:
             described = ", ".join(f"{k} = {v}" for k, v in setting.items())
@@ -114,6 +114,9 @@ def _verify(args) -> int:
                     note = "  [conditions hold]" if applies else \
                         "  [outside the result's step-size conditions]"
                 print("  " + c.summary() + note)
+                reading = c.details.get("reading")
+                if reading is not None and reading.reference is not None:
+                    print(f"    reading: {reading.words()}")
     return 1 if any(c.violated for _, _, rs in outcomes for c in rs) else 0
 
 

@@ -5,18 +5,18 @@ What a plugin registers goes into the same registries as fedbound's own entries
 options are validated, become flags with ``--help``, appear in ``--json``, in sweeps and in the
 registry-driven fuzz suite.
 
-=========================  ===============================================  ==========================
-function                   takes (the type the built-ins use)               reaches
-=========================  ===============================================  ==========================
-:func:`register_algorithm` :class:`fedbound.algorithms.registry.AlgorithmSpec`  run, sweep, fixed-point
-:func:`register_result`    :class:`fedbound.theory.result.Result`            bound, stepsize, rounds,
-                                                                             constants, list
-:func:`register_paper`     :class:`fedbound.papers.PaperAudit`               audit, verify
-:func:`register_check`     :class:`fedbound.verify.registry.VerifyCheck`     verify PAPER CHECK
-:func:`register_pep_method` :class:`fedbound.pep.method.Method`              pep
-:func:`register_task`      :class:`fedbound.tasks.registry.TaskSpec`         run, verify, sweep
-:func:`declare_constant`   a theorem's constant: domain, meaning, source     bound --set, constants
-=========================  ===============================================  ==========================
+===========================  ===================================================  =======================
+function                     takes (the type the built-ins use)                   reaches
+===========================  ===================================================  =======================
+:func:`register_algorithm`   :class:`fedbound.algorithms.registry.AlgorithmSpec`  run, sweep, fixed-point
+:func:`register_result`      :class:`fedbound.theory.result.Result`               bound, stepsize, rounds,
+                                                                                  constants, list
+:func:`register_paper`       :class:`fedbound.papers.PaperAudit`                  audit, verify
+:func:`register_check`       :class:`fedbound.verify.registry.VerifyCheck`        verify PAPER CHECK
+:func:`register_pep_method`  :class:`fedbound.pep.method.Method`                  pep
+:func:`register_task`        :class:`fedbound.tasks.registry.TaskSpec`            run, verify, sweep
+:func:`declare_constant`     a theorem's constant: domain, meaning, source        bound --set, constants
+===========================  ===================================================  =======================
 
 A plugin is a module that calls these at import. fedbound loads plugins from the entry-point
 group ``fedbound.plugins`` (an installed package: ``[project.entry-points."fedbound.plugins"]

@@ -51,8 +51,9 @@ def metropolis_weights(adjacency: np.ndarray) -> np.ndarray:
 
     :math:`w_{ij} = 1/(1 + \max(d_i, d_j))` for each edge (i, j), :math:`w_{ii} = 1 - \sum_{j\ne i}
     w_{ij}`, where :math:`d_i` counts the neighbours of i.  Edges are the nonzero off-diagonal entries
-    of ``adjacency`` (the diagonal is ignored); the pattern must be symmetric.  Connectivity is not
-    checked here (see :func:`~fedbound.network.mixing.validate_mixing_matrix`).
+    of ``adjacency`` (the diagonal is ignored); the pattern must be symmetric, with at least one edge
+    when there are two or more nodes.  Connectivity is not checked here (see
+    :func:`~fedbound.network.mixing.validate_mixing_matrix`).
     """
     raw = as_square_matrix(adjacency, "adjacency")
     if np.any(raw < 0):
@@ -65,6 +66,9 @@ def metropolis_weights(adjacency: np.ndarray) -> np.ndarray:
         i, j = np.argwhere(A != A.T)[0]
         raise ValidationError(f"adjacency must be symmetric (undirected graph); "
                               f"edge ({i}, {j}) has no reverse edge ({j}, {i})")
+    if len(A) > 1 and not A.any():
+        raise ValidationError(f"adjacency has no edges between its {len(A)} nodes: Metropolis weights "
+                              f"would be the identity (no mixing); give a graph with edges")
     degree = A.sum(axis=1)
     W = np.where(A, 1.0 / (1.0 + np.maximum.outer(degree, degree)), 0.0)
     np.fill_diagonal(W, 1.0 - W.sum(axis=1))

@@ -9,7 +9,10 @@ For a method of :data:`fedbound.pep.method.PEP_METHODS` and its options it
 2. replays the SDP's worst function through the algorithm (:class:`fedbound.pep.numeric.ReplayEnv`):
    ``replay_value`` must equal ``worst_case`` within solver accuracy, ``replay_mismatch`` is the
    largest distance between a point the algorithm queried and the recorded one;
-3. searches explicit quadratic instances (:func:`fedbound.pep.lower_bound.search`): ``lower_bound``;
+3. searches explicit quadratic instances (:func:`fedbound.pep.lower_bound.search`): ``lower_bound``
+   and its instance, re-evaluated (:func:`fedbound.pep.lower_bound.check_instance`):
+   ``lower_bound_worst_condition``, the largest ratio of a condition of the class to its bound at the
+   instance (<= 1: it belongs to the class), its metric equal to ``lower_bound``;
 4. evaluates the papers' bound where one exists (``theory``, its ``theory_source``, whether its
    conditions hold: ``theory_applies``).
 
@@ -18,7 +21,8 @@ For a method of :data:`fedbound.pep.method.PEP_METHODS` and its options it
 exceeds the bound) / "; theory does not apply (<why>)" (plus "and its bound is exceeded <ratio>x"
 where the worst case is above it) appended where there is a theory. A
 lower bound above the worst case beyond solver tolerance means the PEP does not model the
-algorithm: it raises (an internal error, never a silent answer).
+algorithm, and an instance that breaks a condition or does not give its value means the search is
+wrong: both raise (an internal error, never a silent answer).
 """
 from __future__ import annotations
 
@@ -37,6 +41,8 @@ from fedbound.validate import suggest
 
 #: relative slack of solver accuracy in comparisons (Clarabel reaches ~1e-8; SCS less)
 RTOL = 1e-5
+#: relative slack of a re-evaluated lower-bound instance (float64 arithmetic of the same run)
+INSTANCE_RTOL = 1e-9
 
 
 @dataclass
@@ -52,6 +58,7 @@ class Certificate:
     duality_gap: float
     lower_bound: float
     lower_bound_instance: dict
+    lower_bound_worst_condition: float
     theory: float | None
     theory_source: str | None
     theory_applies: bool | None
@@ -102,6 +109,11 @@ def certify(name: str, lower_bound_starts: Count = 24, **options) -> Certificate
     scale = max(abs(sol.value), 1e-12)
     if lower > sol.value + RTOL * scale + 1e-9:
         raise AssertionError(f"{name}: quadratic lower bound {lower} above the PEP worst case {sol.value}")
+    check = lb.check_instance(m, cfg, instance)
+    if check["worst_condition"] > 1 + INSTANCE_RTOL or \
+            abs(check["value"] - lower) > INSTANCE_RTOL * max(abs(lower), 1e-300):
+        raise AssertionError(f"{name}: the lower bound's instance re-evaluates to {check['value']} with a "
+                             f"condition at {check['worst_condition']} of its bound (reported {lower})")
     th = m.theory(cfg)
     verdict = "tight" if lower >= (1 - 1e-3) * sol.value else "gap"
     if th is not None:
@@ -118,6 +130,7 @@ def certify(name: str, lower_bound_starts: Count = 24, **options) -> Certificate
     return Certificate(
         method=name, options=cfg, worst_case=sol.value, status=sol.status, solver=sol.solver,
         gram_size=sol.gram_size, duality_gap=sol.duality_gap, lower_bound=lower, lower_bound_instance=instance,
+        lower_bound_worst_condition=check["worst_condition"],
         theory=None if th is None else th.value, theory_source=None if th is None else th.source,
         theory_applies=None if th is None else th.applies, theory_note="" if th is None else th.note,
         replay_value=float(replay.metric), replay_mismatch=replay.mismatch, verdict=verdict,

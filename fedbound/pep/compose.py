@@ -31,16 +31,22 @@ def _cfg(options: dict) -> dict:
     return method("fedavg").config(**options)
 
 
+def _one_round(options: dict) -> dict:
+    """``options`` validated as given (a bad R is named even though one round is certified), then
+    set to one round."""
+    return {**_cfg(options), "R": 1}
+
+
 def one_round(options: dict, e: Positive) -> float:
     """phi(e): the worst ||x_1 - x*||^2 after one round from ||x_0 - x*||^2 <= e (e > 0)."""
-    cfg = _cfg({**options, "R": 1})
+    cfg = _one_round(options)
     cfg["zeta"] = cfg["zeta"] / math.sqrt(e)
     return e * _solved(method("fedavg"), cfg)[0].value
 
 
 def contraction(options: dict) -> float:
     """W(0): the certified contraction factor of ||x - x*||^2 per round without heterogeneity."""
-    return _solved(method("fedavg"), {**_cfg({**options, "R": 1}), "zeta": 0.0})[0].value
+    return _solved(method("fedavg"), {**_one_round(options), "zeta": 0.0})[0].value
 
 
 def composed(options: dict, e0: Positive = 1.0) -> list[float]:

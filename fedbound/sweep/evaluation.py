@@ -109,15 +109,16 @@ class Measurements:
         tuple of arrays for dict or tuple outputs."""
         return _stack(f"outputs of {configuration!r}", self.values(**configuration))
 
-    def estimate(self, confidence: float = 0.95, **configuration):
+    def estimate(self, confidence: float = 0.95, nonnegative: bool = False, **configuration):
         """The mean over seeds with its Student-t interval (an Estimate; a dict or tuple of them for
-        dict or tuple outputs)."""
+        dict or tuple outputs), within [0, inf) for outputs that cannot be negative
+        (``nonnegative``, :func:`fedbound.stats.mean_ci`)."""
         def est(stacked):
             if isinstance(stacked, dict):
                 return {k: est(v) for k, v in stacked.items()}
             if isinstance(stacked, tuple):
                 return tuple(est(v) for v in stacked)
-            return mean_ci(stacked, confidence)
+            return mean_ci(stacked, confidence, nonnegative=nonnegative)
         return est(self.stack(**configuration))
 
     def items(self):

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from fedbound.errors import OutputError, require
+from fedbound.errors import InputTypeError, OutputError, ValidationError, require
 from fedbound.resources import require_run_memory
 from fedbound.sweep import spec as spec_mod
 from fedbound.sweep.batch import batchable, run_cells, seeds_per_batch
@@ -111,6 +111,7 @@ def prepare(spec: spec_mod.Spec, store: Store, extend: bool = False) -> list[lis
                 "--extend adds cells to a sweep of the same task, network, rounds and batching; "
                 "these differ from the stored SPEC, so choose another folder")
     known = store.keys()
+    _check_stored(store)
     if stored == spec.canonical and store.meta("extended") is None:
         stray = set(known) - {c.key for c in spec.cells}
         require(not stray, f"{store.path.parent} holds {len(stray)} cells that its SPEC does not define "
@@ -133,6 +134,22 @@ def prepare(spec: spec_mod.Spec, store: Store, extend: bool = False) -> list[lis
         if status not in FINISHED:
             pending.setdefault(batch, []).append((cell_id, key))
     return [pending[b] for b in sorted(pending)]
+
+
+def _check_stored(store: Store) -> None:
+    """Every stored cell is one a sweep writes (:meth:`fedbound.sweep.spec.Cell.from_key`), with the
+    configuration, algorithm, seed and sigma columns of its key: a store edited or written by
+    something else is refused, never resumed."""
+    for row in store.cells():
+        try:
+            cell = spec_mod.Cell.from_key(row["key"])
+        except (ValidationError, InputTypeError) as exc:
+            raise ValidationError(f"{store.path.parent} holds a cell this version of fedbound does not "
+                                  f"write ({exc}): choose another folder") from None
+        require((row["config"], row["algorithm"], row["seed"], row["sigma"]) ==
+                (cell.config, cell.algorithm, cell.seed, cell.sigma),
+                f"{store.path.parent} stores cell {row['key']:.120} with columns that disagree with its key "
+                "(the store does not match its SPEC): choose another folder")
 
 
 def collect(spec: spec_mod.Spec) -> list[tuple[spec_mod.Cell, CellResult]]:

@@ -126,8 +126,21 @@ class Cell:
 
     @staticmethod
     def from_key(key: str) -> "Cell":
-        raw = json.loads(key)
-        return Cell(raw["algorithm"], raw["options"], raw["seed"], raw["sigma"])
+        """The cell of a stored ``key``, refused unless it is one :attr:`key` writes: exactly its four
+        fields, a registered algorithm whose check leaves the options as they are (no foreign or
+        missing option), a valid seed and sigma."""
+        from fedbound.algorithms import registry
+
+        raw = parse_json("cell key", key)
+        require(isinstance(raw, dict) and set(raw) == {"algorithm", "options", "seed", "sigma"},
+                f"a cell key has the fields algorithm, options, seed and sigma, got {key:.120}")
+        name = one_of("cell algorithm", raw["algorithm"], registry.names())
+        options = _object("cell options", raw["options"])
+        require(registry.get(name).check(options) == options,
+                f"cell {key:.120} has options that {name} does not take as they are")
+        cell = Cell(name, options, check_seed(raw["seed"], "cell seed"), number("cell sigma", raw["sigma"], low=0.0))
+        require(cell.key == key, f"cell key {key:.120} is not in canonical form")
+        return cell
 
 
 @dataclass(frozen=True)
@@ -189,7 +202,20 @@ def parse(raw: dict) -> Spec:
     require(spec.network is None or any(registry.get(a).network != "none" for a in algorithms),
             f"network is given but none of {', '.join(algorithms)} takes a network")
     require(len(spec.cells) >= 1, "the sweep spec has no cells")   # every cell's options checked now
+    _check_on_problem(spec)
     return spec
+
+
+def _check_on_problem(spec: Spec) -> None:
+    """The options that depend on the task and network (participants per round within the task's
+    clients, per subnet within each subnet), checked on the built problem for each configuration,
+    so that a SPEC is refused before anything runs, naming the option."""
+    problem = spec.build_problem()
+    for cell in {c.config: c for c in spec.cells}.values():
+        try:
+            problem.check(cell.algorithm, cell.options)
+        except (ValidationError, InputTypeError) as exc:
+            raise type(exc)(f"grid for {cell.algorithm}: {exc}") from None
 
 
 def load(path: str | os.PathLike) -> Spec:

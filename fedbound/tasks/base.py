@@ -392,7 +392,7 @@ class Task:
 
     @property
     def G_inf(self) -> float | None:
-        """Coordinate-wise sup |[stochastic gradient]_j| (FedAda2 A2), with added noise as for G."""
+        """Coordinate-wise sup ``|[stochastic gradient]_j|`` (FedAda2 A2), with added noise as for G."""
         return self._bound_with_noise(self._G_inf_own)
 
     def _bound_with_noise(self, own: float | None) -> float | None:

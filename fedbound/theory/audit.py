@@ -302,7 +302,8 @@ def _report(claim: Claim, phases: dict[str, _Points], seconds: float) -> tuple[C
         tests=claim.tests, regime=claim.regime.description if claim.regime else None,
         interior_ratio=interior_ratio, interior_worst=interior_worst,
         n_inadmissible=int(np.sum(~admissible)),
-        inadmissible=sorted({b for p in phases.values() for b in p.broken}), growth=growth), candidates
+        inadmissible=sorted({b for p in phases.values() for b in p.broken}), growth=growth,
+        worst_unit=[float(x) for x in z[i]]), candidates
 
 
 def _point(claim: Claim, z: np.ndarray) -> dict[str, float]:

@@ -9,11 +9,12 @@ ratio inside the regime of use), ``n_inadmissible`` (sampled points that broke a
 result: excluded, never counterexamples) with the relations they broke, ``growth`` (the fitted
 exponent of the violation ratio along each scaling parameter at the counterexample), ``scaling``
 (an order claim's fitted exponent, interval and curve), ``monte_carlo`` (an expectation claim's
-estimate and interval), and what backs the verdict (issue 32): ``evidence``, one of proved,
-proved-on-box, refuted, not-refuted, statistical, numeric
-(:mod:`fedbound.theory.certify.evidence`), with its ``certificate`` (the method and what backs it:
-an unsat query's hash, the boxes, an exact counterexample and ratio, the points sampled, an interval
-and its confidence, a tolerance)."""
+estimate and interval), ``worst_unit`` (a sampled claim's worst point as the unit-cube coordinates
+of its sampler, from which :func:`fedbound.theory.audit.evaluate_claim` evaluates it again), and
+what backs the verdict (issue 32): ``evidence``, one of proved, proved-on-box, refuted,
+not-refuted, statistical, numeric (:mod:`fedbound.theory.certify.evidence`), with its
+``certificate`` (the method and what backs it: an unsat query's hash, the boxes, an exact
+counterexample and ratio, the points sampled, an interval and its confidence, a tolerance)."""
 from __future__ import annotations
 
 import math
@@ -60,6 +61,7 @@ class ClaimReport:
     growth: dict[str, float] = field(default_factory=dict)
     scaling: dict[str, object] | None = None
     monte_carlo: dict[str, object] | None = None
+    worst_unit: list[float] | None = None
     evidence: str = ""
     certificate: dict[str, object] = field(default_factory=dict)
 

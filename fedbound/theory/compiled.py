@@ -7,7 +7,14 @@ generated source and the names it reads (numpy functions, ``functools.reduce``, 
 on-disk cache (:mod:`fedbound.cache`, invalidated by fedbound's version and source), keyed by the
 expression itself (``sympy.srepr`` of the arguments and the expression, and the versions of sympy
 and numpy), and later rebuilds the same function by compiling that source. A function whose names
-cannot be rebuilt this way is not stored; a cache entry that fails to rebuild is recomputed.
+cannot be rebuilt this way is not stored; a cache entry that fails to rebuild is recomputed. An
+expression that is itself costly to build (the derivatives of a bound) may be given as a function
+that builds it, with a ``key`` that names it: it is built only when the cache has no code for
+that key.
+
+Conditions are read as booleans (:func:`_select`): sympy prints a Piecewise nested in a condition
+(the derivative of a Min of three or more arguments) as a ``select`` whose 0/1 float result numpy
+refuses as a condition of the outer ``select``.
 """
 from __future__ import annotations
 
@@ -26,29 +33,57 @@ from fedbound.errors import ValidationError
 _KIND = "lambdify"
 
 
-def lambdify(symbols: list, expr: object, *, cse: bool = False) -> Callable:
-    """``sympy.lambdify(symbols, expr, modules="numpy", cse=cse)``, its code read from the cache
+def lambdify(symbols: list, expr: object, *, cse: bool = False, key: str | None = None) -> Callable:
+    """``sympy.lambdify(symbols, expr, modules="numpy", cse=cse)`` (conditions read as booleans,
+    :func:`_select`), its code read from the cache
     when the same expression was compiled before (module doc). ``expr``: a sympy expression or
-    (nested) lists of them; ``symbols``: the sympy symbols of the arguments, in order."""
+    (nested) lists of them, or (with ``key``, a text that names the expression among everything
+    compiled) a function without arguments that returns one, called only on a cache miss;
+    ``symbols``: the sympy symbols of the arguments, in order."""
     # the messages are formatted only on failure: showing a large expression costs milliseconds
     if not all(isinstance(s, sp.Symbol) for s in symbols):
         raise ValidationError(f"symbols must be sympy Symbols, got {validate.show(symbols)}")
-    if not all(isinstance(leaf, sp.Basic) for leaf in _leaves(expr)):
-        raise ValidationError(f"expr must be a sympy expression or lists of them, got "
-                              f"{validate.show(expr)}")
-    key = cache.key_of(sp.srepr(list(symbols)), sp.srepr(expr), str(cse), sp.__version__,
-                       np.__version__)
+    if key is None and callable(expr):
+        raise ValidationError("an expression given as a function that builds it needs a key")
+    if key is None:
+        _check_leaves(expr)
+    named = sp.srepr(expr) if key is None else f"named:{key}"
+    key = cache.key_of(sp.srepr(list(symbols)), named, str(cse), sp.__version__, np.__version__)
     entry = cache.read_json(_KIND, key)
     if isinstance(entry, dict):
         try:
             return _rebuild(entry, key)
         except Exception:   # noqa: BLE001 - a damaged entry is recomputed (and overwritten)
             pass
-    fn = sp.lambdify(symbols, expr, modules="numpy", cse=cse)
+    if callable(expr):
+        expr = expr()
+        _check_leaves(expr)
+    fn = sp.lambdify(symbols, expr, modules=[{"select": _select}, "numpy"], cse=cse)
     entry = _portable(fn)
     if entry is not None:
         cache.store_json(_KIND, key, entry)
     return fn
+
+
+def _select(condlist, choicelist, default=0):
+    """``numpy.select`` with every condition read as a boolean array (module doc); a float condition
+    that is NaN (a nested Piecewise undefined there) makes the result NaN."""
+    conds, undefined = [], None
+    for c in condlist:
+        c = np.asarray(c)
+        if c.dtype != bool:
+            nan = np.isnan(c)
+            undefined = nan if undefined is None else undefined | nan
+            c = (c != 0) & ~nan
+        conds.append(c)
+    out = np.select(conds, choicelist, default)
+    return out if undefined is None else np.where(undefined, np.nan, out)
+
+
+def _check_leaves(expr: object) -> None:
+    if not all(isinstance(leaf, sp.Basic) for leaf in _leaves(expr)):
+        raise ValidationError(f"expr must be a sympy expression or lists of them, got "
+                              f"{validate.show(expr)}")
 
 
 def _leaves(expr: object):
@@ -89,7 +124,10 @@ def _portable(fn: Callable) -> dict | None:
         else:
             module, attr = getattr(value, "__module__", None), getattr(value, "__name__", None)
             try:
-                same = getattr(importlib.import_module(module), attr) is value
+                found = getattr(importlib.import_module(module), attr)
+                # the module's attribute may be the guard's wrapper of it (fedbound.guard): the
+                # same function with its arguments checked at the boundary
+                same = found is value or getattr(found, "__wrapped__", None) is value
             except (ImportError, TypeError, AttributeError, ValueError):
                 same = False
             if not same:

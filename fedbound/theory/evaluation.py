@@ -6,6 +6,11 @@ constants (numpy broadcasting): see :func:`evaluate`. Every value is checked fir
 (:meth:`~fedbound.theory.statement.Statement.check`); a NaN produced from valid constants (a formula
 undefined there) is an error too, never an answer. :func:`exact` gives the exact sympy value
 instead, at rational constants.
+
+An :class:`Evaluation` reads its bound for a reader: :meth:`Evaluation.reading` against the
+result's reference (a trivial bound or the initial value) and a measured value
+(:mod:`fedbound.theory.reading`: vacuous, tight), :meth:`Evaluation.anatomy` as its additive terms,
+the dominant one and the sensitivities d log B / d log c (:mod:`fedbound.theory.anatomy`).
 """
 from __future__ import annotations
 
@@ -20,8 +25,10 @@ from fedbound import validate
 from fedbound.argtypes import Measured
 from fedbound.errors import UnknownNameError, ValidationError
 from fedbound.theory import symbols as S
+from fedbound.theory.anatomy import Anatomy, anatomy
 from fedbound.theory.argtypes import ExtendedArray
 from fedbound.theory.certify.trace import Untraceable, is_traced, substitute
+from fedbound.theory.reading import Reading
 from fedbound.theory.statement import Statement
 from fedbound.theory.variant import RELATIONS, Variant
 
@@ -30,7 +37,8 @@ from fedbound.theory.variant import RELATIONS, Variant
 class Evaluation:
     """Numbers of one variant at given constants (arrays broadcast together). ``predicates`` maps
     each predicate to whether it holds; ``missing`` (partial evaluation) maps each expression that
-    was not computed to the constants it lacked."""
+    was not computed to the constants it lacked; ``statement`` is the result evaluated (for
+    :meth:`reading` and :meth:`anatomy`)."""
 
     result_id: str
     variant: str
@@ -42,6 +50,7 @@ class Evaluation:
     terms: dict[str, ExtendedArray]
     predicates: dict[str, np.ndarray] = field(default_factory=dict)
     missing: dict[str, list[str]] = field(default_factory=dict)
+    statement: Statement | None = field(default=None, repr=False, compare=False)
 
     @property
     def all_conditions_hold(self) -> np.ndarray | bool:
@@ -52,6 +61,29 @@ class Evaluation:
     def missing_constants(self) -> list[str]:
         """Every constant some uncomputed expression lacked, sorted."""
         return sorted({nm for names in self.missing.values() for nm in names})
+
+    def _result(self) -> Statement:
+        if self.statement is None or self.bound is None:
+            raise ValidationError(f"{self.result_id} ({self.variant}): this evaluation holds no bound "
+                                  f"to read (its constants: {', '.join(self.values) or 'none'})")
+        return self.statement
+
+    def reading(self, measured: ExtendedArray | None = None) -> Reading:
+        """The bound against the result's reference (where it declares one and its constants are
+        given) and against ``measured`` (the measured value of what the bound bounds, broadcast
+        against the bound): vacuous, tight (:class:`~fedbound.theory.reading.Reading`)."""
+        result = self._result()
+        ref = result.reference
+        value = result.reference_value(self.values)
+        return Reading(np.asarray(self.bound, dtype=float), value,
+                       ref.text if ref is not None else "", ref.kind if ref is not None else "trivial",
+                       None if measured is None else np.asarray(measured, dtype=float))
+
+    def anatomy(self) -> Anatomy:
+        """The bound's additive terms, the dominant one and its share, and d log B / d log c for
+        every constant, by symbolic differentiation (:mod:`fedbound.theory.anatomy`)."""
+        result = self._result()
+        return anatomy(self.result_id, result.variant(self.variant), self.values, self.bound, self.terms)
 
 
 def call(result: Statement, variant: Variant, key: str, values: Mapping[str, np.ndarray],
@@ -136,7 +168,8 @@ def evaluate(result: Statement, /, variant: str | None = None, partial: bool = F
     terms = {sp.sstr(t): computed[f"term:{i}"]
              for i, t in enumerate(sp.Add.make_args(v.bound)) if f"term:{i}" in computed} \
         if v.bound is not None else {}
-    return Evaluation(result.id, v.name, values, bound_value, caps, hold, extras, terms, predicates, missing)
+    return Evaluation(result.id, v.name, values, bound_value, caps, hold, extras, terms, predicates, missing,
+                      result)
 
 
 def bound(result: Statement, /, variant: str | None = None, **constants) -> np.ndarray:
@@ -175,7 +208,7 @@ def traced(result: Statement, v: Variant, constants: Mapping[str, object]) -> Ev
         raise Untraceable(f"{result.id} ({v.name}): a derived (numeric) bound")
     caps = {c.name: computed[f"cap:{c.name}"] for c in v.conditions if f"cap:{c.name}" in computed}
     return Evaluation(result.id, v.name, values, computed.get("bound"), caps, {},
-                      {k: computed[k] for k in v.extras if k in computed}, {})
+                      {k: computed[k] for k in v.extras if k in computed}, {}, statement=result)
 
 
 def _substituted(expr, symbols: Mapping, values: Mapping) -> np.ndarray:

@@ -14,7 +14,9 @@ delegate to it:
   :class:`Preparation` of vector inputs) and the checking of inputs (:meth:`Result.check`);
 * :mod:`fedbound.theory.evaluation`: numbers, the compiled expressions evaluated vectorized over
   arrays of constants (:meth:`Result.evaluate`, :meth:`Result.bound`) and exact values
-  (:meth:`Result.exact`);
+  (:meth:`Result.exact`); an evaluation read against the result's :class:`Reference`
+  (:mod:`fedbound.theory.reading`) and taken apart into its terms and sensitivities
+  (:mod:`fedbound.theory.anatomy`);
 * :mod:`fedbound.theory.stepsize`: solving for a step size (:meth:`Result.max_step`, implicit
   conditions included) or a number of rounds (:meth:`Result.rounds_to_eps`);
 * :mod:`fedbound.theory.symbolic`: rates of the bound's terms (:meth:`Result.rate_exponents`) and
@@ -32,6 +34,7 @@ import sympy as sp
 from fedbound.argtypes import Positive, PositiveArray
 from fedbound.theory import evaluation, stepsize, symbolic
 from fedbound.theory.evaluation import Evaluation
+from fedbound.theory.reading import Reading, Reference
 from fedbound.theory.statement import Flag, Preparation, Provenance, Statement, as_values
 from fedbound.theory.stepsize import IMPLICIT_RTOL, ROUNDS_MAX, RoundsLimit, Rtol
 from fedbound.theory.variant import (Deferred, Predicate, StepCondition, Switch, Variant,
@@ -84,4 +87,5 @@ class Result(Statement):
 
 
 __all__ = ["Provenance", "Flag", "StepCondition", "Predicate", "Variant", "Deferred", "Switch",
-           "switch_variants", "Preparation", "Evaluation", "Result", "as_values", "IMPLICIT_RTOL"]
+           "switch_variants", "Preparation", "Evaluation", "Reading", "Reference", "Result", "as_values",
+           "IMPLICIT_RTOL"]

@@ -8,8 +8,9 @@ adds the computations to it.
 Constants are scoped (:mod:`fedbound.theory.symbols`): a result of scope ``"sdgt"`` (the prefix of
 its id) sees the shared constants and SD-GT's under their short names. A result may declare
 ``requires`` (a narrower domain for a constant where its theorem needs it, e.g. mu > 0), its
-``rounds`` variable (T or R) and a :class:`Preparation` that reduces vector inputs (one entry per
-client) to scalar constants.
+``rounds`` variable (T or R), a :class:`Preparation` that reduces vector inputs (one entry per
+client) to scalar constants, and the :class:`~fedbound.theory.reading.Reference` its bound is read
+against (a trivial bound, or the quantity's initial value).
 
 Every value is checked (:meth:`Statement.check`, :mod:`fedbound.validate`) before anything is
 computed: wrong kinds raise :class:`~fedbound.errors.InputTypeError`, NaN and out-of-domain values
@@ -32,6 +33,7 @@ from fedbound.errors import InputTypeError, UnknownNameError, ValidationError
 from fedbound.theory.compiled import lambdify
 from fedbound.theory import symbols as S
 from fedbound.theory.argtypes import ExtendedArray
+from fedbound.theory.reading import Reference
 from fedbound.theory.variant import Deferred, Predicate, Variant
 
 
@@ -254,7 +256,8 @@ class Statement:
                  known_issues: tuple[Flag, ...] = (), default_variant: str | None = None,
                  requires: Mapping[str, tuple[S.Domain, str]] | None = None, rounds: str = "T",
                  preparation: Preparation | None = None, scope: str | None = None,
-                 measure: Measure | None = None, relations: Iterable[Predicate] = ()):
+                 measure: Measure | None = None, relations: Iterable[Predicate] = (),
+                 reference: Reference | None = None):
         if not variants:
             raise S.DeclarationError(f"{id}: a result needs at least one variant")
         self.id = id
@@ -274,6 +277,10 @@ class Statement:
             raise S.DeclarationError(f"{id}: measure must be a fedbound.theory.statement.Measure, "
                                      f"got {type(measure).__name__}")
         self.measure = measure
+        if reference is not None and not isinstance(reference, Reference):
+            raise S.DeclarationError(f"{id}: reference must be a fedbound.theory.reading.Reference, "
+                                     f"got {type(reference).__name__}")
+        self.reference = reference
         self.relations = tuple(relations)
         for relation in self.relations:
             if not isinstance(relation, Predicate):
@@ -287,10 +294,34 @@ class Statement:
         imports a paper's module for one result, and the others are never checked."""
         return [(r, compile_relation(r)) for r in self.relations]
 
+    @functools.cached_property
+    def _reference_function(self) -> tuple[Callable, list[str]]:
+        """The reference compiled (on first use) and the short names of its constants."""
+        symbols = sorted(self.reference.expr.free_symbols, key=S.short_name)
+        return lambdify(symbols, self.reference.expr), [S.short_name(s) for s in symbols]
+
+    def reference_value(self, values: Mapping[str, np.ndarray]) -> np.ndarray | None:
+        """The reference at the checked constants ``values`` (None without a reference, or when a
+        constant it needs is not given)."""
+        if self.reference is None:
+            return None
+        fn, names = self._reference_function
+        if any(nm not in values for nm in names):
+            return None
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(*(values[nm] for nm in names)), dtype=float)
+
     def _check_scope(self) -> None:
         """The constants the result names (requires, rounds, preparation) must be its scope's, and
-        so must every symbol of every variant built now (:meth:`_check_variant`)."""
+        so must every symbol of every variant built now (:meth:`_check_variant`) and of its
+        reference."""
         seen = S.visible(self.scope)
+        if self.reference is not None:
+            for sym in self.reference.expr.free_symbols:
+                c = S.all_constants()[S.name_of(sym)]
+                if seen.get(c.name) is not c:
+                    raise S.DeclarationError(f"{self.id}: its reference uses {c.key}, not a constant "
+                                             f"of scope {self.scope}")
         for v in self.variants.built():
             self._check_variant(v)
         prep = self.preparation
@@ -420,6 +451,13 @@ class Statement:
                 raise ValidationError(f"{name} ({c.meaning}) must be a vector with one entry per "
                                       f"client (at least one), got shape {arr.shape}")
             values[name] = arr
+        batched = {nm: arr.shape for nm, arr in values.items() if not seen[nm].ndim}
+        try:
+            np.broadcast_shapes(*batched.values())
+        except ValueError:
+            shapes = ", ".join(f"{nm} {shape}" for nm, shape in batched.items() if shape)
+            raise ValidationError(f"{self.id}: the constants given as arrays must have shapes that "
+                                  f"broadcast together (equal lengths, or 1), got {shapes}") from None
         S.check_values(values, self.scope)
         self._check_requires(values)
         self._check_relations(values)

@@ -15,7 +15,9 @@ variant carries sympy expressions, the single source of truth:
 * ``extras``: further named expressions (witness step sizes, the D coefficients, the matrix A, ...),
   scalars or :class:`sympy.Matrix`;
 * ``derived``: an optional numeric post-processing of the evaluated expressions (e.g. the norm of
-  ``(I - A)^{-1} b``), for quantities that have no useful closed form.
+  ``(I - A)^{-1} b``), for quantities that have no useful closed form;
+* ``term_names``: names for groups of the bound's additive terms, ``{"Psi3/Psi6": Psi3/Psi6}``
+  (:mod:`fedbound.theory.anatomy` shows a named group under its name, others as their formula).
 
 Each expression is compiled once with :func:`sympy.lambdify` to numpy (:meth:`Variant.compiled`,
 the generated code kept on disk by :mod:`fedbound.theory.compiled`). A variant whose expressions
@@ -94,7 +96,8 @@ class Predicate:
 class Variant:
     """One version of a result's formulas (see the module docstring). ``derived_needs`` names the
     extras the ``derived`` hook needs (partial evaluation calls it only when they are computed);
-    ``settings`` are the switch settings of a generated variant (:func:`switch_variants`)."""
+    ``settings`` are the switch settings of a generated variant (:func:`switch_variants`);
+    ``term_names`` names groups of the bound's additive terms (module doc)."""
 
     name: str
     description: str
@@ -105,6 +108,7 @@ class Variant:
     predicates: tuple[Predicate, ...] = ()
     derived_needs: tuple[str, ...] = ()
     settings: Mapping[str, str] = field(default_factory=dict)
+    term_names: Mapping[str, sp.Expr] = field(default_factory=dict)
     _compiled: dict = field(default_factory=dict, repr=False, compare=False)
 
     def expressions(self) -> dict[str, sp.Expr | sp.Matrix]:

@@ -12,6 +12,10 @@ by Monte Carlo with a confidence interval [low, high] (see :mod:`fedbound.verify
 
 For deterministic measurements the interval has zero width and the verdict is exact up to a
 relative rounding tolerance ``rtol`` (default 1e-10, far below any bound's slack that matters).
+
+:meth:`Check.summary` writes the numbers with the digits that matter and an upper bound's ratio
+as a size (:mod:`fedbound.readout`: "the bound is a factor of 10^15 above the measurement"), and
+says when its interval rests on few seeds (:attr:`fedbound.stats.Estimate.few`).
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from fedbound import validate
 from fedbound.argtypes import NonFinite, NonNegative
 from fedbound.errors import ValidationError
 from fedbound.jsonable import jsonable
+from fedbound.readout import PLAIN_LOW, number, ratio_words
 from fedbound.stats import Estimate
 from fedbound.verify.rates import SlopeFit
 
@@ -65,22 +70,31 @@ class Check:
         return self.status == "violated"
 
     def summary(self) -> str:
-        """One line: name [variant]: measured relation predicted (ratio) -> status (``not
-        applicable: CONDITION`` for a run outside the theorem's conditions)."""
+        """One line: name [variant]: measured relation predicted (ratio, for an upper bound in
+        words) -> status, and the seeds when few (``not applicable: CONDITION`` for a run outside
+        the theorem's conditions)."""
         tag = f" [{self.variant}]" if self.variant else ""
         if self.status == "not applicable":
             failing = self.details.get("conditions") or ["its conditions"]
             return f"{self.name}{tag}: not applicable: {'; '.join(map(str, failing))} fails"
-        return (f"{self.name}{tag}: measured {self.measured:.6g} {self.relation} predicted "
-                f"{self.predicted:.6g} (ratio {self.ratio:.4g}) -> {self.status}")
+        size = ""   # the size in words where it needs reading: above the bound, or far below it
+        if self.relation == "<=" and self.ratio > 1:
+            size = f": measured {ratio_words(self.ratio)} above the bound"
+        elif self.relation == "<=" and 0 < self.ratio < PLAIN_LOW:
+            size = f": the bound is {ratio_words(1 / self.ratio)} above the measurement"
+        few = [e for e in (self.details.get("measured"), self.details.get("estimate"))
+               if isinstance(e, Estimate) and e.few and np.any(np.asarray(e.stderr) > 0)]
+        seeds = f" [{few[0].samples} seeds: few]" if few else ""
+        return (f"{self.name}{tag}: measured {number(self.measured)} {self.relation} predicted "
+                f"{number(self.predicted)} (ratio {number(self.ratio, 4)}{size}) -> {self.status}{seeds}")
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "variant": self.variant, "status": self.status,
-                "holds": self.holds, "measured": jsonable(self.measured),
-                "predicted": jsonable(self.predicted), "relation": self.relation,
-                "ratio": jsonable(self.ratio),
-                "slope": self.slope.to_dict() if self.slope is not None else None,
-                "details": jsonable(self.details)}
+        """Strict JSON: a non-finite number (the measurement of a check that does not apply) is
+        null, named with its value in the object's ``nonfinite`` field."""
+        return jsonable({"name": self.name, "variant": self.variant, "status": self.status,
+                         "holds": self.holds, "measured": self.measured, "predicted": self.predicted,
+                         "relation": self.relation, "ratio": self.ratio, "slope": self.slope,
+                         "details": self.details}, nonfinite="named")
 
 
 def not_applicable(name: str, conditions: Iterable[str], *, variant: str | None = None, **details) -> Check:

@@ -152,7 +152,7 @@ def server_recursion(setting: SDGTSetting, rounds: int = 20, seeds: int = 200,
     Full participation: u^t = 0 for every realisation (also with noise), checked to ``tol`` x
     scale. Partial participation: every coordinate's Monte-Carlo mean must be within the
     Bonferroni-corrected Student-t critical value of 0 (family-wise level 5%); the measured number is
-    the largest |t| statistic, the predicted one the critical value.
+    the largest ``|t|`` statistic, the predicted one the critical value.
     """
     seeds = 1 if setting.full_participation and setting.sigma == 0 else seeds
     record = record_sdgt(lambda s: setting.algorithm(s, record_inner=True), rounds, seeds)
@@ -180,7 +180,7 @@ def linear_rate(setting: SDGTSetting, rounds: int = 400, tol: float = 1e-6,
     """Measured contraction vs the operator's spectral radius vs Theorem 3's 1 - mu K gamma/4.
 
     Forces full participation and sigma = 0 (the operator is exact there). Returns three checks:
-    ``linear-rate:operator`` (|c - rho(M|_V)| <= tol, c the per-round contraction of SD-GT's own
+    ``linear-rate:operator`` (``|c - rho(M|_V)|`` <= tol, c the per-round contraction of SD-GT's own
     steps measured by the power method over ``power_rounds`` rounds,
     :func:`~fedbound.verify.contraction.renormalized_contraction`; a plain run of ``rounds`` rounds
     gives the log-linear slope fit down to ``floor``) and
@@ -293,7 +293,7 @@ def _running_average(est: Estimate, rounds: int, K: int) -> tuple[np.ndarray, Es
         return (np.cumsum(np.asarray(values)[:rounds]) / counts)[T - 1]
 
     return T, Estimate(running(est.mean), running(est.stderr), running(est.low), running(est.high),
-                       est.samples, est.confidence)
+                       est.samples, est.confidence, est.method)
 
 
 def average_bound(setting: SDGTSetting, result_id: str, rounds: int = 100, seeds: int = 50,
@@ -392,7 +392,8 @@ def noise_floor(setting: SDGTSetting, mc_gamma: Positive | None = None, seeds: i
     require(burn <= max_rounds // 2, f"mc_gamma = {mc.gamma:g} mixes too slowly for a Monte-Carlo "
             f"check (needs {2 * burn} > {max_rounds} rounds); give a larger mc_gamma")
     checks.append(interval_check(
-        "noise-floor:monte-carlo", monte_carlo(functools.partial(_stationary_dist2, mc, burn), seeds),
+        "noise-floor:monte-carlo", monte_carlo(functools.partial(_stationary_dist2, mc, burn), seeds,
+                                                nonnegative=True),
         mc_exact.dist2,
         quantity="stationary E||x_g - x*||^2: Monte-Carlo mean vs exact", seeds=seeds,
         rounds=2 * burn, burn_in=burn, setting=mc.describe()))

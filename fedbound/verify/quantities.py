@@ -23,7 +23,8 @@ Estimation. :math:`\bar x_g^t` is the Monte-Carlo mean of :math:`x_g^t` over R s
 and noise), as the notes prescribe (4.3, "Numerical checks"). Functions of :math:`\bar x_g^t`
 alone (:math:`\mathcal{E}_t, D_t, G_t`) get a jackknife confidence interval. The expectations
 :math:`\Gamma_t, \mathcal{Y}_t, \mathcal{Z}_t, \Delta_t` are per-seed averages with a Student-t
-interval; plugging in the estimated :math:`\bar x_g^t` biases them by O(1/R) relative to their
+interval. Every quantity is non-negative, and so is every interval: each is intersected with
+[0, inf), which keeps its coverage (:mod:`fedbound.stats`); plugging in the estimated :math:`\bar x_g^t` biases them by O(1/R) relative to their
 spread, which the interval does not include. Runs with full participation and sigma = 0 are
 deterministic: one seed gives exact values.
 """
@@ -142,25 +143,30 @@ class ErrorQuantities:
         low = sum(w * p.low for w, p in zip(weights, parts))
         high = sum(w * p.high for w, p in zip(weights, parts))
         stderr = sum(w * p.stderr for w, p in zip(weights, parts))
-        return Estimate(mean, stderr, low, high, self.D.samples, self.D.confidence)
+        return Estimate(mean, stderr, low, high, self.D.samples, self.D.confidence, self.D.method)
+
+
+#: the interval of a function of the mean (:func:`_jackknife`)
+JACKKNIFE = "jackknife Student-t, clipped to [0, inf)"
 
 
 def _per_seed(values: np.ndarray, confidence: float) -> Estimate:
-    return mean_ci(values, confidence, axis=0)
+    return mean_ci(values, confidence, axis=0, nonnegative=True)
 
 
 def _jackknife(samples: np.ndarray, fn: Callable[[np.ndarray], np.ndarray],
                confidence: float) -> Estimate:
-    """Estimate of fn(E[samples]) (fn applied to the mean over axis 0) with a jackknife interval."""
+    """Estimate of fn(E[samples]) (fn applied to the mean over axis 0, a non-negative quantity) with
+    a jackknife interval within [0, inf)."""
     r = samples.shape[0]
     value = fn(samples.mean(axis=0))
     if r == 1:
-        return mean_ci(value[None], confidence)
+        return mean_ci(value[None], confidence, nonnegative=True)
     loo = (samples.sum(axis=0)[None] - samples) / (r - 1)        # leave-one-out means
     thetas = np.stack([fn(m) for m in loo])
     stderr = np.sqrt((r - 1) / r * np.sum((thetas - thetas.mean(axis=0)) ** 2, axis=0))
     half = stats.t.ppf(0.5 + confidence / 2, r - 1) * stderr
-    return Estimate(value, stderr, value - half, value + half, r, confidence)
+    return Estimate(value, stderr, np.maximum(value - half, 0.0), value + half, r, confidence, JACKKNIFE)
 
 
 def error_quantities(record: SDGTRecord, task: Task, confidence: float = 0.95) -> ErrorQuantities:

@@ -11,10 +11,12 @@ the algorithm's options:
    K, ...), plus the ``constants`` a run does not fix (the paper's absolute constants);
 2. the algorithm runs for ``seeds`` seeds (batched where the round allows it,
    :func:`fedbound.sweep.runs`), and the expectation of the measure at each horizon T is a
-   Monte-Carlo mean with a Student-t interval (:func:`fedbound.stats.mean_ci`): for ``last`` and
-   ``average`` the per-seed measure's mean, for ``min`` (``min_t E[...]``) the minimum over the
-   window of the per-round means and of their interval ends;
-3. per variant, the bound at every horizon is compared (:func:`fedbound.verify.check.bound_check`):
+   Monte-Carlo mean with a Student-t interval within [0, inf) (:func:`fedbound.stats.mean_ci`: every
+   measure is non-negative): for ``last`` and ``average`` the per-seed measure's mean, for ``min``
+   (``min_t E[...]``) the minimum over the window of the per-round means and of their interval ends;
+3. per variant, the bound at every horizon is compared (:func:`fedbound.verify.check.bound_check`),
+   and read against the result's reference and the measurement (``details["reading"]``, a
+   :class:`~fedbound.theory.reading.Reading`: vacuous, tight):
    ``holds`` when the whole interval lies below the bound at every horizon, ``violated`` when at
    some horizon the whole interval lies above it, ``inconclusive`` otherwise; ``not applicable``,
    naming the conditions, when the run is outside the theorem's step conditions or predicates, so
@@ -63,12 +65,12 @@ def measured(measure: Measure, per_round: np.ndarray, horizons: Sequence[int],
     """``measure`` at each horizon from the per-round values of each seed (``per_round``: shape
     (seeds, rounds + 1)), as an Estimate over the horizons (module doc, step 2)."""
     if measure.over == "min":
-        per = mean_ci(per_round, confidence)
+        per = mean_ci(per_round, confidence, nonnegative=True)
         pick = lambda a: np.array([measure.of(a, T) for T in horizons])   # noqa: E731
         return Estimate(pick(per.mean), pick(per.stderr), pick(per.low), pick(per.high),
-                        per.samples, confidence)
+                        per.samples, confidence, per.method)
     values = np.stack([measure.of(per_round.T, T) for T in horizons], axis=-1)   # (seeds, H)
-    return mean_ci(values, confidence)
+    return mean_ci(values, confidence, nonnegative=True)
 
 
 @dataclass(frozen=True)
@@ -106,8 +108,9 @@ class Comparison:
                    "constants": self.constants, **details}
         if failing:
             return not_applicable(self.result.id, failing, variant=variant, **details)
+        reading = self.evaluations[self._compared(variant)].reading(self.measured.mean)
         return bound_check(self.result.id, self.measured, self.bound(variant), variant=variant,
-                           rtol=rtol, theorem_applies=True, **details)
+                           rtol=rtol, theorem_applies=True, reading=reading, **details)
 
 
 def compare(result: Result, make: Callable[[int], Algorithm], constants: dict, horizons: Sequence[int],

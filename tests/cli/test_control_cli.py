@@ -66,3 +66,17 @@ def test_usage_errors_exit_2(tmp_path, capsys):
             main(argv)
         assert exc.value.code == 2
     assert main(["control", "plan", "--spec", str(tmp_path / "missing.json")]) == 2
+
+
+def test_plan_names_the_caps_it_sits_on(tmp_path, capsys):
+    """The README's network: K = K_cap and every device sampled, said in the text and the JSON."""
+    path = write(tmp_path, {"subnets": [{"m": 10, "E": 42.0, "E_d2d": 0.4}, {"m": 10, "E": 17.0, "E_d2d": 0.2},
+                                        {"m": 10, "E": 80.0, "E_d2d": 1.0}]})
+    assert main(["control", "plan", "--spec", path]) == 0
+    out = capsys.readouterr().out
+    assert "active limits (the optimum sits on them):" in out
+    assert "K <= K_cap: K sits on its cap K_cap = 49" in out and "every device sampled" in out
+    assert main(["control", "plan", "--spec", path, "--kcap", "500", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [c["name"] for c in data["active_constraints"]] == ["K <= K_cap", "every device sampled"]
+    assert data["active_constraints"][0]["where"] == "K = K_cap = 500"

@@ -5,6 +5,7 @@ import io
 import json
 from html.parser import HTMLParser
 
+import numpy as np
 import pytest
 
 from fedbound.cli.main import main
@@ -155,3 +156,44 @@ def test_demo_rejects_bad_options_with_one_line(argv, tmp_path, capsys):
     assert main(["demo", "--out", str(tmp_path / "out"), *argv]) == 2
     assert capsys.readouterr().err.count("\n") == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_fedada2_section_names_the_dominant_term_and_shows_the_corollarys_schedule(demo):
+    """FedAda2 Theorem 20 is read against its trivial bound (vacuous, with its factor), taken apart
+    (the dominant term Psi3/Psi6 named, the decades each constant accounts for) and shown under
+    Corollary 24's schedule, where it falls with T while at fixed steps it rises."""
+    _, _, summary, page = demo
+    text = page.sections["fedada2"]["text"]
+    anatomy, schedule = summary["fedada2"]["anatomy"], summary["fedada2"]["schedule"]
+    assert anatomy["dominant"] == "Psi3/Psi6" and anatomy["dominant_share"] > 0.99
+    assert "Its dominant term is Psi3/Psi6" in text and "vacuous: a factor of 10^" in text
+    assert "Corollary 24's step-size schedule" in text and "eta_l = c_l T^-1/2" in text
+    assert "fedada2-schedule.png" in page.sections["fedada2"]["images"]
+    printed = np.asarray(schedule["schedule"]["printed"])
+    fixed = np.asarray(schedule["fixed_steps"]["printed"])
+    assert np.all(np.diff(printed) < 0) and np.all(np.diff(fixed) > 0)
+    assert schedule["printed_slope"] == pytest.approx(-0.5, abs=0.01)
+    assert schedule["reaches_trivial_at"]["printed"] > schedule["T"][-1]
+    rows = summary["fedada2"]["bound"]
+    assert all(r["vacuous"] and r["anatomy"] for r in rows if r["bound"] is not None)
+    # the 16 variants fold to one table row per distinct bound
+    distinct = {f"{r['bound']:.6g}" for r in rows if r["bound"] is not None}
+    assert f"{len(rows)} variants in {len(distinct)} rows" in text
+
+
+def test_intervals_plans_and_tables_read_as_they_should(demo):
+    out, _, summary, page = demo
+    for c in summary["sweep"]["configurations"]:            # a squared distance's interval
+        assert c["95% low"] >= 0
+    assert summary["sweep"]["interval"].endswith("clipped to [0, inf)") and summary["sweep"]["few_seeds"]
+    assert "seeds: few" in page.sections["sweep"]["text"]
+    plans = summary["controller"]["plans"]
+    cheapest = plans[min(plans, key=float)]
+    assert cheapest["K"] == cheapest["K_cap"]
+    assert cheapest["active_constraints"][0]["name"] == "K <= K_cap"
+    assert "K sits on its cap" in page.sections["controller"]["text"]
+    assert "SD-GT's guarantee is the weaker one" in page.sections["sdgt"]["text"]
+    html = (out / "index.html").read_text(encoding="utf-8")
+    assert html.count('<div class="scroll"><table>') == html.count("<table>")
+    sizes = [line for line in page.sections["fedada2"]["text"].splitlines() if "a factor of 10^" in line]
+    assert sizes                                             # audit failures read as sizes

@@ -243,7 +243,9 @@ def test_list_papers_from_the_registry(capsys):
     assert [e["name"] for e in listed] == sorted(PAPERS.names())
     assert all(e["summary"] == PAPERS.get(e["name"]).summary for e in listed)
     assert main(["list", "papers"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1].startswith("sdgt: SD-GT")
+    lines = capsys.readouterr().out.splitlines()     # a paper's line, then its citation indented
+    assert [line for line in lines if not line.startswith(" ")][-1].startswith("sdgt: SD-GT")
+    assert lines[-1] == f"    {PAPERS.get('sdgt').citation}"
 
 
 def test_list_algorithms_from_the_registry(capsys):
@@ -341,3 +343,54 @@ def test_constants_of_one_variant_and_of_vector_inputs(capsys):
     assert {"kind": "predicate", "name": "(100) C <= a1_max^2", "on": "", "source": "(100) [L627]",
             "variants": ["sufficient"]} in by_name["C"]["uses"]
     assert all(u["variants"] == ["sufficient"] for c in data["constants"] for u in c["uses"])
+
+
+# -- numbers a reader can trust (issue 34) -----------------------------------------------------------
+FEDADA2_DEMO = ["eta_l=0.1", "K=3", "z=1", "eps=0.1", "eps_s=0.001", "v0=0", "eta=1", "tau=0.01",
+                "vtilde0=0.0001", "beta1_tilde=0", "G=25.656", "L=1", "d=5", "f_gap=1.838", "T=20"]
+
+
+def test_bound_terms_json_sums_to_the_bound_and_names_the_dominant_term(capsys):
+    code, out, _ = run(capsys, "bound", "fedada2.thm20", *sets(FEDADA2_DEMO), "--terms", "--json")
+    data = json.loads(out)
+    anatomy = data["anatomy"]
+    assert code == 0 and anatomy["dominant"] == "Psi3/Psi6" and anatomy["dominant_share"] > 0.99
+    values = [t["value"] for t in anatomy["terms"]]
+    assert abs(sum(values) - data["bound"]) <= 1e-12 * sum(abs(v) for v in values)
+    assert set(anatomy["sensitivities"]) == {"G", "K", "L", "T", "beta1_tilde", "d", "eps", "eps_s",
+                                             "eta", "eta_l", "f_gap", "tau", "v0", "vtilde0", "z"}
+    assert data["reading"]["vacuous"] is True and "10^15" in data["reading"]["words"]
+
+
+def test_bound_terms_text_and_the_reading(capsys):
+    code, out, _ = run(capsys, "bound", "fedada2.thm20", *sets(FEDADA2_DEMO), "--terms")
+    assert code == 0
+    assert "reading: vacuous: a factor of 10^15 above the trivial bound min(d G^2, 2 L f_gap)" in out
+    assert "terms (largest share first; dominant: Psi3/Psi6):" in out
+    assert "d log B / d log c" in out and "decades" in out
+    # without --terms the reading is there, the anatomy is not
+    code, out, _ = run(capsys, "bound", "fedada2.thm20", *sets(FEDADA2_DEMO))
+    assert "reading: vacuous" in out and "dominant" not in out
+
+
+def test_bound_terms_needs_the_bound_constants(capsys):
+    code, _, err = run(capsys, "bound", "sdgt.thm2", *sets(THM2[:3]), "--terms")
+    assert code == 2 and err.count("\n") == 1 and "--terms needs the bound" in err
+
+
+def test_a_rate_near_one_keeps_its_digits(capsys):
+    """Theorem 3's contraction 1 - mu K gamma/4 at a tiny step is printed as 1 - x, never 1."""
+    code, out, _ = run(capsys, "bound", "sdgt.thm3", *sets(["L=1", "mu=0.1", "K=5", "p=0.5", "q=0.5",
+                                                           "n=10", "sigma=0.1", "gamma=1e-7", "T=100"]))
+    rate = next(line for line in out.splitlines() if line.strip().startswith("rate ="))
+    assert rate.strip() == "rate = 1 - 1.3e-08"
+
+
+def test_rounds_says_which_regime_makes_sdgt_the_weaker_guarantee(capsys):
+    code, out, _ = run(capsys, "rounds", "--eps", "1e-3", *sets(["sigma=1", "n=30", "K=5", "p=0.64",
+                                                                "q=0.5", "rho=0.5", "eta=1", "eta_s=1"]))
+    assert code == 0 and "SD-GT's guarantee is the weaker one" in out and "SCAFFOLD" in out
+    code, out, _ = run(capsys, "rounds", "--eps", "1e-3", "--json",
+                       *sets(["sigma=1", "n=30", "K=5", "p=0.64", "q=0.5", "rho=0.5", "eta=1", "eta_s=1"]))
+    regime = json.loads(out)["regime"]
+    assert regime["best"] == "SCAFFOLD" and regime["factor"] > 1 and regime["agree_below"] < 1e-3

@@ -76,3 +76,16 @@ def test_old_form_verify_check_still_works_and_warns(capsys, monkeypatch):
     assert out["setting"]["K"] == 2
     assert "fedbound: warning: fedbound verify linear-rate is deprecated; use fedbound verify sdgt linear-rate" in captured.err
     assert "fedbound: warning: --K is deprecated; use --local-steps" in captured.err
+
+
+def test_json_is_strict_and_names_what_is_not_a_number(capsys):
+    """A check that does not apply has no measurement: its JSON holds null, named with the value in
+    the object's ``nonfinite`` field, never NaN or the string "nan" (issue 31)."""
+    code, out = _json(capsys, "linear-rate", "--rounds", "2")
+    skipped = [r for r in out["results"] if r["status"] == "not applicable"]
+    assert skipped
+    for r in skipped:
+        assert r["measured"] is None and r["ratio"] is None
+        assert r["nonfinite"] == {"measured": "nan", "predicted": "nan", "ratio": "nan"}
+    text = json.dumps(out)
+    assert "NaN" not in text and "Infinity" not in text

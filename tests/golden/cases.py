@@ -374,7 +374,9 @@ def pep_certificates() -> dict:
         cert = certify(name, **options)
         d = cert.to_dict()
         out[f"{name} {json.dumps(options, sort_keys=True)}"] = {
-            k: d[k] for k in ("worst_case", "lower_bound", "theory", "verdict") if k in d}
+            k: d[k] for k in ("worst_case", "lower_bound", "theory", "verdict", "status", "duality_gap",
+                              "replay_value", "lower_bound_instance", "lower_bound_worst_condition")
+            if k in d}
     return out
 
 
@@ -386,7 +388,8 @@ def audits() -> dict:
         for r in run_audit(paper, samples=400, iterations=2):
             out[f"{paper}/{r.claim}/{r.variant}"] = {
                 "verdict": r.verdict, "violation_ratio": r.violation_ratio,
-                "random_violation_fraction": r.random_violation_fraction, "worst": r.worst}
+                "random_violation_fraction": r.random_violation_fraction, "worst": r.worst,
+                "worst_unit": r.worst_unit}
     return out
 
 
@@ -424,7 +427,24 @@ VERIFY = [
 def verify_checks() -> dict:
     out = {}
     for argv in VERIFY:
-        out[" ".join(argv)] = cli_json(["verify", *argv, "--json"])
+        out[" ".join(argv)] = _nonfinite_restored(cli_json(["verify", *argv, "--json"]))
+    return out
+
+
+def _nonfinite_restored(value):
+    """``verify --json`` writes a non-finite number as null named in its object's ``nonfinite``
+    (strict JSON, issue 31); the golden recorded it as the string "nan" / "inf": put it back."""
+    if isinstance(value, list):
+        return [_nonfinite_restored(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: _nonfinite_restored(v) for k, v in value.items() if k != "nonfinite"}
+    for path, text in value.get("nonfinite", {}).items():
+        field, *index = path.replace("]", "").split("[")
+        if index:
+            out[field][int(index[0])] = text
+        else:
+            out[field] = text
     return out
 
 

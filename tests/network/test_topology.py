@@ -17,6 +17,10 @@ SETTINGS = settings(max_examples=40, deadline=None)
 @given(st.integers(1, 15), st.floats(0.0, 1.0), st.integers(0, 2**32 - 1))
 def test_metropolis_weights_symmetric_doubly_stochastic_positive_diagonal(m, prob, seed):
     adjacency = nx.to_numpy_array(nx.gnp_random_graph(m, prob, seed=seed))
+    if m > 1 and not adjacency.any():   # a graph without edges has no Metropolis mixing: refused
+        with pytest.raises(ValidationError, match="no edges"):
+            metropolis_weights(adjacency)
+        return
     W = metropolis_weights(adjacency)
     assert np.array_equal(W, W.T)
     assert np.allclose(W.sum(axis=0), 1, atol=1e-13) and np.allclose(W.sum(axis=1), 1, atol=1e-13)
@@ -88,3 +92,11 @@ def test_names_sizes_and_options_are_checked():
         topology_weights("ring", 5, prob=0.5)
     assert topology_options("erdos_renyi") == ("prob", "max_tries")
     assert topology_options("complete") == ()
+
+
+def test_metropolis_refuses_a_graph_without_edges():
+    """Two or more nodes and no edge: no mixing at all, refused by name (it was the identity,
+    silently; issue 31). A single node is its own (trivial) graph."""
+    with pytest.raises(ValidationError, match="no edges between its 3 nodes"):
+        metropolis_weights(np.zeros((3, 3)))
+    assert metropolis_weights(np.zeros((1, 1))).tolist() == [[1.0]]

@@ -56,3 +56,14 @@ def test_cli_json_keys(capsys):
 def test_cli_bad_input_exit_2(argv, capsys):
     code, _, err = run(argv, capsys)
     assert code == 2 and err.count("\n") == 1 and err.startswith("fedbound: error:")
+
+
+def test_one_round_options_are_checked_as_given():
+    """contraction and one_round certify one round, but a bad R is still refused by name (issue 31)."""
+    from fedbound.errors import ValidationError
+    from fedbound.pep import compose
+
+    with pytest.raises(ValidationError, match=r"R must be an integer in \[1, "):
+        compose.contraction({"R": 0})
+    with pytest.raises(ValidationError, match=r"R must be an integer in \[1, "):
+        compose.one_round({"R": 0}, 1.0)

@@ -4,6 +4,7 @@ RLIMIT_FSIZE, makes the kernel refuse its writes: a real write error, no root ne
 moved away mid-run, a corrupt and a foreign database. After each: a one-line error with exit status
 2, the store passes ``PRAGMA integrity_check``, every finished cell is present exactly once, and a
 rerun completes with the database of an undisturbed sweep."""
+import json
 import os
 import resource
 import signal
@@ -165,3 +166,24 @@ def test_a_foreign_database_is_refused_and_left_as_it_is(tmp_path, spec_file):
     message = one_line_error(cli("report", out))
     assert "is not a fedbound sweep database (its tables: notes)" in message, message
     assert (out / DB_NAME).read_bytes() == before
+
+
+def test_a_store_with_foreign_cells_is_refused_not_resumed(tmp_path):
+    """A store whose cells carry keys a sweep does not write (edited, or written by something else)
+    is refused with a clear error, never resumed with exit 0 (issue 31)."""
+    from fedbound.errors import ValidationError
+    from fedbound.sweep import spec as S
+    from fedbound.sweep.runner import run_sweep
+
+    spec = S.parse({"algorithm": "fedavg", "task": {"name": "lsq", "n": 6, "d": 3, "rows": 5},
+                    "rounds": 2, "grid": {"lr": 0.1, "seed": [0, 1]}})
+    run_sweep(spec, tmp_path / "s")
+    db = sqlite3.connect(tmp_path / "s" / DB_NAME)
+    key = db.execute("SELECT key FROM cells ORDER BY id LIMIT 1").fetchone()[0]
+    foreign = json.dumps({**json.loads(key), "foreign": 1}, sort_keys=True)
+    db.execute("UPDATE cells SET key = ? WHERE key = ?", (foreign, key))
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('extended', '1')")
+    db.commit()
+    db.close()
+    with pytest.raises(ValidationError, match="holds a cell this version of fedbound does not write"):
+        run_sweep(spec, tmp_path / "s")

@@ -95,3 +95,30 @@ def test_a_file_that_is_not_json_is_refused(tmp_path):
     bad.write_text('{"algorithm": NaN}')
     with pytest.raises(ValidationError, match="NaN"):
         S.load(bad)
+
+
+def test_participants_beyond_the_tasks_clients_are_refused_when_parsed():
+    """clients_per_round above the task's n (known once the task is built) is refused by parse,
+    naming the option and the range, before anything runs (issue 31)."""
+    with pytest.raises(ValidationError, match=r"grid for fedavg: clients_per_round must be an integer in "
+                                              r"\[1, 6\] \(the task's n clients\), got 10"):
+        spec(grid={"lr": 0.1, "clients_per_round": 10})
+    with pytest.raises(ValidationError, match=r"grid for sdgt: clients_per_subnet must be in \[1, min_s m_s = 3\]"):
+        spec(algorithm="sdgt", network={"subnets": 2}, grid={"lr": 0.1, "clients_per_subnet": 4})
+    assert len(spec(grid={"lr": 0.1, "clients_per_round": 6}).cells) == 1
+
+
+@pytest.mark.parametrize("key", [
+    '{"algorithm": "fedavg", "options": {}, "seed": 0, "sigma": 0.0, "foreign": 1}',
+    '{"algorithm": "nope", "options": {}, "seed": 0, "sigma": 0.0}',
+    '{"algorithm": "fedavg", "options": {"bogus": 1}, "seed": 0, "sigma": 0.0}',
+    '{"algorithm": "fedavg", "options": {}, "seed": -1, "sigma": 0.0}',
+    'not json'])
+def test_a_cell_key_fedbound_does_not_write_is_refused(key):
+    with pytest.raises(FedboundError):
+        S.Cell.from_key(key)
+
+
+def test_cell_keys_round_trip():
+    for cell in spec(grid={"lr": [0.1, 0.2], "seed": [0, 3], "sigma": 0.5}).cells:
+        assert S.Cell.from_key(cell.key) == cell

@@ -93,3 +93,43 @@ def test_table1_rounds_rejects_bad_constants():
         table1_rounds(-1.0, **ALL)
     with pytest.raises(UnknownNameError, match="unknown constant 'zeta'"):
         table1_rounds(1e-2, **ALL, zeta=1.0)
+
+
+# -- which regime makes SD-GT's guarantee the weaker one (issue 34) ------------------------------------
+from fedbound.theory.sdgt.table1 import AGREE_FACTOR, TABLE1, regime  # noqa: E402
+
+
+@settings(max_examples=25)
+@given(st.floats(0.05, 1.0), st.floats(0.05, 1.0), st.floats(0.0, 3.0), st.floats(1e-5, 1e-1))
+def test_sdgt_is_never_stronger_than_scaffold_with_unit_constants(p, q, sigma, eps):
+    """SD-GT's row minus SCAFFOLD's is sigma/(p^2 q sqrt K) eps^-3/2 + (1/(p^2 q) - 1)/eps >= 0."""
+    values = dict(sigma=sigma, n=10, K=5, p=p, q=q, rho=0.5, eta=1.0, eta_s=1.0)
+    r = regime(eps, **values)
+    assert r["rounds"]["SD-GT"] >= r["rounds"]["SCAFFOLD"] * (1 - 1e-12)
+    assert r["best"] != "SD-GT" or r["rounds"]["SD-GT"] == pytest.approx(r["rounds"]["SCAFFOLD"])
+    assert sum(r["terms"].values()) == pytest.approx(r["rounds"]["SD-GT"], rel=1e-12)
+    assert r["terms"][r["dominant"]] == max(r["terms"].values())
+
+
+def test_the_eps_where_sdgt_comes_within_a_factor_of_2():
+    values = dict(sigma=1.0, n=30, K=5, p=0.64, q=0.5, rho=0.5, eta=1.0, eta_s=1.0)
+    r = regime(1e-3, **values)
+    assert r["best"] == "SCAFFOLD" and r["factor"] == pytest.approx(r["rounds"]["SD-GT"] / r["rounds"]["SCAFFOLD"])
+    e = r["agree_below"]
+
+    def ratio(eps):
+        return float(TABLE1["SD-GT"].bound(**values, eps=eps) / TABLE1["SCAFFOLD"].bound(**values, eps=eps))
+
+    assert ratio(e) <= AGREE_FACTOR < ratio(e * 1.001)
+    assert "weaker one" in r["words"] and "SCAFFOLD" in r["words"]
+
+
+def test_without_noise_the_gap_stays():
+    r = regime(1e-3, sigma=0.0, n=30, K=5, p=0.64, q=0.5, rho=0.5, eta=1.0, eta_s=1.0)
+    assert r["agree_below"] is None and r["factor"] == pytest.approx(1 / (0.64 ** 2 * 0.5))
+    assert "gap stays about 1/(p^2 q)" in r["words"]
+
+
+def test_regime_needs_one_point():
+    with pytest.raises(ValidationError, match="one point"):
+        regime(1e-3, sigma=np.array([0.5, 1.0]), n=30, K=5, p=0.64, q=0.5, rho=0.5, eta=1.0, eta_s=1.0)

@@ -195,3 +195,14 @@ def test_errors_about_a_constant_say_what_it_means():
         get("fednova.thm1").bound(p_i=[0.5, 0.5], tau_i=[1, 2], tau_eff=2.0)
     assert S.explain("K", "sdgt") == "K (local steps (D2D rounds) per global round)"
     assert S.explain("nonsense", "sdgt") == "nonsense"
+
+
+def test_constants_of_unequal_lengths_are_named():
+    """Per-element constants of lengths that do not broadcast (K of 2, p of 3) are one error naming
+    both, never numpy's broadcasting ValueError (issue 31)."""
+    with pytest.raises(ValidationError, match=r"broadcast together.*K \(2,\), p \(3,\)"):
+        get("sdgt.thm3").evaluate("main", L=1, mu=0.1, K=[2, 3], p=[0.5, 0.6, 0.7], q=0.5, n=30,
+                                  sigma=0, gamma=1e-6, T=100, Lyap1=1)
+    ev = get("sdgt.thm3").evaluate("main", L=1, mu=0.1, K=[2, 3], p=[0.5], q=0.5, n=30, sigma=0,
+                                   gamma=1e-6, T=100, Lyap1=1)   # a length-1 array broadcasts
+    assert np.shape(ev.bound) == (2,)

@@ -42,3 +42,21 @@ def test_equality_and_interval_checks():
 def test_status_is_validated():
     with pytest.raises(ValueError):
         Check("x", "maybe", 1.0, 1.0, 1.0)
+
+
+def test_summary_says_the_size_of_a_ratio_and_few_seeds():
+    """A bound far above the measurement says by how much (powers of ten), a measurement above the
+    bound by what factor; an interval over few seeds says so; 1 - x keeps its digits."""
+    import numpy as np
+
+    from fedbound.stats import mean_ci
+    from fedbound.verify.check import bound_check
+
+    est = mean_ci(np.array([[1.0], [1.2], [0.9]]), nonnegative=True)
+    loose = bound_check("t", est[0], 2.0e15)
+    assert "the bound is a factor of 10^15 above the measurement" in loose.summary()
+    assert loose.summary().endswith("-> holds [3 seeds: few]")
+    over = bound_check("t", 2.5, 1.0)
+    assert "measured a factor of 2.5 above the bound" in over.summary() and "few" not in over.summary()
+    near = bound_check("t", 0.99999995, 1.0)
+    assert "measured 1 - 5.0e-08 <= predicted 1" in near.summary()

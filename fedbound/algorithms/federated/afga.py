@@ -228,7 +228,7 @@ class AFGA(_Logged, Federated):
     ``server`` still work and warn), the server's ``bias_correction``, ``eps_inside_sqrt`` (None:
     the server's own placement) and ``v0`` (Adam's; None: 0) as :func:`server_transform`'s,
     ``resample`` (S_{r,t} fresh, else S_{r,t} = S_r), ``comm_adapted`` (the "(a)"
-    variant) with ``adapted_compute`` (|S_{r,t}| within S_r, per cluster for CAFGA; default all)."""
+    variant) with ``adapted_compute`` (``|S_{r,t}|`` within S_r, per cluster for CAFGA; default all)."""
 
     name = "AFGA"
     per_cluster = False

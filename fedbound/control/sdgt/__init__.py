@@ -7,6 +7,8 @@
   by default grouped by subnet size (one term per distinct m_s), or per subnet;
 * :mod:`~fedbound.control.sdgt.reduced`    the fast exact nested 1-D route to the same optimum;
 * :mod:`~fedbound.control.sdgt.integer`    certified integer (K, h_s) and the :class:`Plan`;
+* :mod:`~fedbound.control.sdgt.limits`     the limits a plan sits on (K = K_cap, every device sampled)
+  and what raising each would buy (the GP's dual values);
 * :mod:`~fedbound.control.sdgt.estimators` Y-hat (28), Gamma-hat (29), H-hat (30);
 * :mod:`~fedbound.control.sdgt.baseline`   the released code's grid search, for comparison.
 """
@@ -28,7 +30,7 @@ _WHERE = {
     "estimate_Gamma": "estimators", "estimate_H": "estimators", "estimate_Y": "estimators",
     "ContinuousSolution": "gp", "compiled_gp": "gp", "solve_gp": "gp",
     "Certificate": "integer", "IntegerOptimum": "integer", "Plan": "integer",
-    "integer_optimum": "integer", "plan": "integer",
+    "integer_optimum": "integer", "plan": "integer", "Limit": "limits", "active_limits": "limits",
     "solve_reduced": "reduced",
     "ClosedLoop": "closed_loop", "ClosedLoopState": "closed_loop",
     "ClosedLoopTrajectory": "closed_loop", "RoundLog": "closed_loop",
@@ -41,7 +43,7 @@ __all__ = [
     "reduced_objective", "energy_per_round", "best_u", "participation", "k_stationary_root",
     "k_minimizer",
     "ContinuousSolution", "solve_gp", "compiled_gp", "solve_reduced",
-    "Certificate", "IntegerOptimum", "Plan", "integer_optimum", "plan",
+    "Certificate", "IntegerOptimum", "Plan", "integer_optimum", "plan", "Limit", "active_limits",
     "estimate_Y", "estimate_Gamma", "estimate_H", "GridChoice", "official_grid",
 ]
 __all__ += ["METHOD_NAMES", "ClosedLoop", "ClosedLoopState", "ClosedLoopTrajectory", "RoundLog",

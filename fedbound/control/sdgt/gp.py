@@ -64,6 +64,14 @@ used are reported in ``settings``. Integer decisions are never modelled inside t
 finite-set constraint is silently relaxed by cvxpy when no mixed-integer solver is chosen
 (anchors.md 4.3).
 
+Dual values. Every constraint is written as posynomial / limit <= 1, and cvxpy solves the GP in
+log variables, so the dual value lambda_i of constraint i is the elasticity of the optimum to its
+limit: relaxing the limit by the factor e^delta lowers log J* by lambda_i delta to first order,
+lambda_i = -d log J* / d log(limit_i) (for K <= K_cap: -d log J*/d log K_cap, checked against
+J* at K_cap +- 1 and against the envelope derivative -K dJ/dK / J at K = K_cap by the tests).
+:attr:`ContinuousSolution.duals` holds them by :data:`CONSTRAINTS` name; what binds and what raising
+a limit would buy is read from them by :mod:`fedbound.control.sdgt.limits`.
+
 The compiled problems are shared module state: do not solve from several threads at once.
 """
 from __future__ import annotations
@@ -71,7 +79,7 @@ from __future__ import annotations
 import functools
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cvxpy as cp
 import numpy as np
@@ -86,6 +94,9 @@ ACCEPTED_STATUSES = ("optimal", "optimal_inaccurate")
 CLARABEL_RETRIES = ({}, {"max_step_fraction": 0.9}, {"equilibrate_enable": False})
 #: the two exact DGP forms of (31) (module docstring); the first is the default
 FORMS = ("grouped", "per_subnet")
+#: the constraints of both forms by name, in the order they are built (the per-subnet form adds
+#: "h_s >= 1", u_s >= 1/m_s); "u <= 1" and "h_s >= 1" are per subnet in the per-subnet form
+CONSTRAINTS = ("p <= u (2 - u)", "u <= 1", "p <= 1", "K >= 1", "K <= K_cap")
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,7 +104,10 @@ class ContinuousSolution:
     """Optimum of the continuous relaxation of (31): K, p, u (shape (S,)) and the objective
     ``value`` (recomputed by :func:`fedbound.control.sdgt.objective.objective` at the returned point),
     the ``method`` ("gp" or "reduced"), the solver ``status``, the largest constraint violation,
-    the wall time of the solve in seconds and the solver ``settings`` that produced it."""
+    the wall time of the solve in seconds, the solver ``settings`` that produced it and the
+    ``duals`` of the constraints by :data:`CONSTRAINTS` name (module docstring: the elasticity
+    -d log J*/d log(limit); a list per subnet for the per-subnet constraints; empty for a route
+    without duals)."""
 
     K: float
     p: float
@@ -104,6 +118,7 @@ class ContinuousSolution:
     max_violation: float
     seconds: float
     settings: str = ""
+    duals: dict = field(default_factory=dict)
 
     @property
     def beta(self) -> np.ndarray:
@@ -119,7 +134,7 @@ class ContinuousSolution:
         return {"K": self.K, "p": self.p, "u": self.u.tolist(), "value": self.value,
                 "method": self.method, "status": self.status,
                 "max_violation": self.max_violation, "seconds": self.seconds,
-                "settings": self.settings}
+                "settings": self.settings, "duals": dict(self.duals)}
 
 
 class _CompiledGP:
@@ -173,6 +188,18 @@ class _CompiledGP:
             self.cE.value = cost
         if self.cD is not None:
             self.cD.value = t.lam3 * problem.E_d2d_sum
+
+    def duals(self) -> dict:
+        """The dual value of each constraint by :data:`CONSTRAINTS` name (module docstring), a float,
+        or a list per subnet for a vector constraint; None where the solver returned none."""
+        names = CONSTRAINTS + (("h_s >= 1",) if self.form == "per_subnet" else ())
+        out = {}
+        for name, c in zip(names, self.constraints):
+            value = c.dual_value
+            out[name] = None if value is None else (
+                float(np.asarray(value).reshape(())) if c.shape == () else
+                np.asarray(value, dtype=float).reshape(-1).tolist())
+        return out
 
     def sampled_fractions(self, problem: ControlProblem) -> np.ndarray | None:
         """Per-subnet u (shape (S,)) of the solution, u_s = max(v, 1/m_s) in the grouped form;
@@ -271,4 +298,4 @@ def _checked_solve(gp: _CompiledGP, problem: ControlProblem, solver: str, option
     return ContinuousSolution(K=K, p=p, u=u, value=float(objective(K, p, u, problem)), method="gp",
                               status=status, max_violation=violation,
                               seconds=time.perf_counter() - start,
-                              settings=f"{solver} {gp.form}: {settings}")
+                              settings=f"{solver} {gp.form}: {settings}", duals=gp.duals())

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedbound.control.sdgt.gp import ContinuousSolution, solve_gp
+from fedbound.control.sdgt.limits import Limit, active_limits
 from fedbound.control.sdgt.objective import (METHOD_NAMES, ControlProblem, energy_per_round, k_terms,
                                              objective)
 from fedbound.control.sdgt.reduced import solve_reduced
@@ -156,7 +157,9 @@ class Plan:
     K, h (sample counts), beta (= 1 - h/m), p (= min_s 1 - beta_s^2), the objective J at the
     integer point, the energy per round (sum_s E_s h_s/m_s + K sum_s E_s^D2D), the continuous
     relaxation optimum ``lower_bound`` (<= objective up to solver tolerance), ``gap`` = objective -
-    lower_bound, the continuous solution itself, the certificate and the problem data used."""
+    lower_bound, the continuous solution itself, the certificate, the problem data used and the
+    ``limits`` the plan sits on (K = K_cap, every device sampled, ...) with what raising each would
+    buy (:mod:`fedbound.control.sdgt.limits`)."""
 
     K: int
     h: tuple
@@ -169,6 +172,7 @@ class Plan:
     continuous: ContinuousSolution
     certificate: Certificate
     problem: ControlProblem
+    limits: tuple[Limit, ...] = ()
 
     def to_dict(self) -> dict:
         pb = self.problem
@@ -177,7 +181,7 @@ class Plan:
                 "lower_bound": self.lower_bound, "gap": self.gap,
                 "continuous": self.continuous.to_dict(), "certificate": self.certificate.to_dict(),
                 "variant": pb.variant, "H": pb.H, "lambdas": list(pb.lambdas), "K_cap": pb.K_cap,
-                "m": pb.spec.m.tolist()}
+                "m": pb.spec.m.tolist(), "active_constraints": [lim.to_dict() for lim in self.limits]}
 
 
 def plan(problem: ControlProblem, method: str = "gp") -> Plan:
@@ -194,7 +198,9 @@ def plan(problem: ControlProblem, method: str = "gp") -> Plan:
                           f"{best.value:.12g} (method {method}, status {continuous.status!r})")
     m = problem.spec.m
     u = np.asarray(best.h) / m
+    limits = active_limits(problem, best.K, best.h, best.value, continuous,
+                           lambda changed: integer_optimum(changed).value)
     return Plan(K=best.K, h=best.h, beta=tuple(float(b) for b in 1.0 - u), p=best.p,
                 objective=best.value, energy_per_round=float(energy_per_round(best.K, u, problem.spec)),
                 lower_bound=continuous.value, gap=best.value - continuous.value, continuous=continuous,
-                certificate=best.certificate, problem=problem)
+                certificate=best.certificate, problem=problem, limits=limits)

@@ -100,7 +100,7 @@ def rho_condition(rho_value: float | np.ndarray, m_value: float | np.ndarray, n_
     if form == "exact" and I_value is None:
         raise ValidationError("form 'exact' (30) depends on I through H = min(I, 1/(1-rho)); pass I_value")
     constants = {"rho": rho_value, "m": m_value, "n": n_value}
-    if form == "exact":
+    if I_value is not None:   # checked in its domain even where the form does not use it
         constants["I"] = I_value
     ev = RHO_CONDITION.evaluate(form, **constants)
     lhs, rhs = ev.extras["predicate_lhs"], ev.extras["predicate_rhs"]

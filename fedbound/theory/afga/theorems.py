@@ -44,7 +44,7 @@ from fedbound.theory.afga.common import (CLUSTER_RELATIONS,
 from fedbound.theory.afga.rho import PREDICATES
 from fedbound.theory.afga.stepsize import CAP_A, STEPSIZE
 from fedbound.theory.registry import register
-from fedbound.theory.result import Flag, Predicate, Result, StepCondition, Variant
+from fedbound.theory.result import Flag, Predicate, Reference, Result, StepCondition, Variant
 from fedbound.theory.statement import Measure
 
 
@@ -166,6 +166,9 @@ _FLAGS = (
 #: initial point [L291-314], i.e. the average over the run's models x_0 .. x_{R-1} (fedbound counts
 #: the initial model as x_0)
 MEASURE = Measure("grad_norm2", "average")
+#: what the average of E||grad f(x_r)||^2 is at most without the theorems: A4.3 bounds every
+#: stochastic gradient by G [L255-L256], so ||grad f(x)||^2 <= G^2 (the audit's nonvacuous claims)
+TRIVIAL = Reference(G ** 2, "G^2", "trivial", "A4.3 [L255-L256]: ||grad f(x)|| <= G")
 
 THM_D3 = register(Result(
     id="afga.thmD3",
@@ -183,6 +186,7 @@ THM_D3 = register(Result(
                  "rho-condition (30) for (33); rho_max <= m/(m+n) in the theorem", "N = K n, M = K m"),
     lhs="(1/R) sum_r E||grad f(x_r)||^2",
     measure=MEASURE,
+    reference=TRIVIAL,
     variants=[*_variants(None),
               Variant("O", "O-form (8) with unit constants; the O~(R^{-3/2}) term is omitted",
                       bound=_O_D3)],
@@ -202,6 +206,7 @@ THM_46 = register(Result(
                  "rho <= M/(M+N)"),
     lhs="(1/R) sum_r E||grad f(x_r)||^2",
     measure=MEASURE,
+    reference=TRIVIAL,
     variants=[*_variants(AFGA),
               Variant("O", "O-form (3) with unit constants; the O~(R^{-3/2}) term is omitted", bound=_O_46)],
     known_issues=(Flag("1", "Theorem 4.6 calls eta (global) 'the local learning rate' [L292]"),

@@ -147,11 +147,38 @@ def u0_exact(beta: Fraction) -> int:
     return v + 1 if big(v) else 1
 
 
+def c_beta_prime_numeric(beta: DecayRate) -> np.ndarray:
+    """c'(beta) = sum_{u=1}^{u0} u^3 beta^(u-1), the derivative of c where u0(beta) is constant (c
+    steps where u0 changes; there this is the derivative at the new u0), vectorized: with m = u0 + 1
+    the derivative of :func:`c_beta_numeric`'s full - tail at fixed m,
+    (1 + 4 beta + beta^2)/(1 - beta)^4 + beta^(m-1) P(beta, m)/(1 - beta)^4, P the polynomial below."""
+    b = np.asarray(beta, dtype=float)
+    m = u0_numeric(b) + 1
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        full = (1 + 4 * b + b ** 2) / (1 - b) ** 4
+        poly = (b ** 3 * (m - 1) ** 3 - 3 * b ** 2 * m ** 3 + 6 * b ** 2 * m ** 2 - 4 * b ** 2
+                + 3 * b * m ** 3 - 3 * b * m ** 2 - 3 * b * m - b - m ** 3)
+        return full + b ** (m - 1) * poly / (1 - b) ** 4
+
+
+class c_beta_prime(sp.Function):
+    """c'(beta) (:func:`c_beta_prime_numeric`), the derivative sympy takes of :class:`c_beta` (for the
+    sensitivities of :mod:`fedbound.theory.anatomy`)."""
+
+    nargs = 1
+    _imp_ = staticmethod(c_beta_prime_numeric)
+
+
 class c_beta(sp.Function):
-    """c(beta) of Lemma 21 [L1056-L1062] as a sympy function (see the module docstring)."""
+    """c(beta) of Lemma 21 [L1056-L1062] as a sympy function (see the module docstring); its
+    derivative is :class:`c_beta_prime`."""
 
     nargs = 1
     _imp_ = staticmethod(c_beta_numeric)
+
+    def fdiff(self, argindex: Annotated[int, Range(1, 1)] = 1):
+        """d c(beta)/d beta (sympy's hook; c has one argument)."""
+        return c_beta_prime(self.args[0])
 
     def _eval_evalf(self, prec):
         arg = self.args[0]

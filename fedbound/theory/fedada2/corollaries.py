@@ -40,7 +40,8 @@ from fedbound.theory.fedada2.common import (A_max, B_weight, G_inf, K_local, K_m
                                             m_min, M_max, tau_adapt, v0, where, xi_minus, xi_plus,
                                             z_delay)
 from fedbound.theory.fedada2.lemmas import ADAM_PREDICATE, LEMMA26, LEMMA30, PHI1_ADMU
-from fedbound.theory.fedada2.thm20 import SWITCHES, VTILDE0_PREDICATE, bound_of, psi_terms, rename
+from fedbound.theory.fedada2.thm20 import (SWITCHES, TRIVIAL, VTILDE0_PREDICATE, bound_of, psi_terms,
+                                           ratios, rename)
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Predicate, Result, Variant, switch_variants
 from fedbound.theory.symbols import Domain, T
@@ -176,7 +177,7 @@ def _family_variants(phi1, gamma1, coefficient, extras: dict, predicates: tuple 
     def build(settings: dict[str, str]) -> dict:
         psi = psi_terms(phi1, gamma1, coefficient, "vector", settings["smooth"])
         return {"bound": bound_of(psi), "extras": {**psi, **extras},
-                "predicates": (VTILDE0_PREDICATE,) + predicates}
+                "predicates": (VTILDE0_PREDICATE,) + predicates, "term_names": ratios(psi)}
 
     return rename(switch_variants((SMOOTH_SWITCH,), build, "Theorem 20's form, vector norm"),
                   {"smooth": "L2"}, "rederived")
@@ -193,6 +194,7 @@ THM25 = register(Result(
     provenance=where("Theorem 25", "1189-1329"),
     assumptions=("those of Theorem 20", "optimizer condition [L1191-L1197] (notes 8.14)"),
     lhs="min_{t in [T]} ||grad f(x_{t-1})||^2",
+    reference=TRIVIAL,
     variants=_family_variants(LEMMA26.variant().bound, _THM25_GAMMA1, _THM25_C,
                               {"C": _THM25_C, "gamma1": _THM25_GAMMA1}),
     relations=(VTILDE0_PREDICATE, *THM25_RELATIONS),
@@ -250,6 +252,7 @@ COR27 = register(Result(
     provenance=where("Corollary 27", "1435-1447"),
     assumptions=("those of Theorem 20", "b1^2 < b2", "K^- = min K-bar_i^t >= 1", "Xi_i^t > eps_w"),
     lhs="min_{t in [T]} ||grad f(x_{t-1})||^2",
+    reference=TRIVIAL,
     requires={"K_minus": (K_MINUS_DOMAIN, "K^- <= 1000 (gamma1 sums K^- terms one by one, exactly under evalf)")},
     variants=_family_variants(PHI1_ADMU, _COR27_GAMMA1, _COR27_FACTOR, {"gamma1": _COR27_GAMMA1},
                               (ADAM_PREDICATE,)),
@@ -275,6 +278,7 @@ COR29 = register(Result(
     provenance=where("Corollary 29", "1547-1553"),
     assumptions=("those of Theorem 20", "K^- = min K-bar_i^t >= 1", "Xi_i^t > eps_w"),
     lhs="min_{t in [T]} ||grad f(x_{t-1})||^2",
+    reference=TRIVIAL,
     variants=_family_variants(LEMMA30.variant().bound, _COR29_GAMMA1, _COR29_FACTOR,
                               {"gamma1": _COR29_GAMMA1}),
     relations=(VTILDE0_PREDICATE, *WEIGHT_RELATIONS),

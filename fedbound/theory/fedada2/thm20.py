@@ -26,7 +26,9 @@ T-uniform). The switches (:data:`SWITCHES`), each one independent correction:
 variant "printed" (vector, sqrt_v0, L, printed), the fully corrected one "rederived" (vector,
 sqrt_v0, L2, proved); the others are named by their settings, e.g.
 "norm=scalar,denom=v0,smooth=L2,phi1=proved". :func:`psi_terms` builds the six Psi's for any
-(Phi1, gamma1, alpha1, Psi3/Psi4 coefficient) and serves Theorem 25 and Corollaries 27 and 29.
+(Phi1, gamma1, alpha1, Psi3/Psi4 coefficient) and serves Theorem 25 and Corollaries 27 and 29;
+:func:`ratios` names the bound's five terms Psi_i/Psi6 for its anatomy, and :data:`TRIVIAL` is the
+trivial bound min(d G^2, 2 L f_gap) it is read against.
 """
 from __future__ import annotations
 
@@ -42,7 +44,8 @@ from fedbound.theory.fedada2.common import (G_inf, K_local, beta1_server, c_beta
                                             tau_adapt, v0, vtilde0, where)
 from fedbound.theory.fedada2.lemmas import PHI1, phi2
 from fedbound.theory.registry import register
-from fedbound.theory.result import Flag, Predicate, Result, StepCondition, Switch, Variant, switch_variants
+from fedbound.theory.result import (Flag, Predicate, Reference, Result, StepCondition, Switch, Variant,
+                                    switch_variants)
 from fedbound.theory.statement import Measure
 from fedbound.theory.symbols import L, T
 
@@ -91,9 +94,15 @@ def psi_terms(phi1: sp.Expr | float, gamma1: sp.Expr | float, coefficient: sp.Ex
     }
 
 
+def ratios(psi: Mapping[str, sp.Expr | float]) -> dict[str, sp.Expr]:
+    """The five terms Psi_i/Psi6 of the bound by name ("Psi1/Psi6", ...): the variants'
+    ``term_names`` (:mod:`fedbound.theory.anatomy`)."""
+    return {f"Psi{i}/Psi6": psi[f"Psi{i}"] / psi["Psi6"] for i in range(1, 6)}
+
+
 def bound_of(psi: Mapping[str, sp.Expr | float]) -> sp.Expr:
     """(Psi1 + ... + Psi5)/Psi6 as a sum of the five ratios Psi_i/Psi6 (one term each)."""
-    return sp.Add(*(psi[f"Psi{i}"] / psi["Psi6"] for i in range(1, 6)))
+    return sp.Add(*ratios(psi).values())
 
 
 def thm20_fields(settings: dict[str, str]) -> dict:
@@ -103,7 +112,14 @@ def thm20_fields(settings: dict[str, str]) -> dict:
     coefficient = K_local / (ALPHA1 * tau_adapt * (root + eps_client) ** 2)
     psi = psi_terms(phi1, GAMMA1, coefficient, settings["norm"], settings["smooth"])
     return {"bound": bound_of(psi), "extras": {**psi, "phi1": phi1, "phi2": phi2(phi1)},
-            "predicates": (VTILDE0_PREDICATE,)}
+            "predicates": (VTILDE0_PREDICATE,), "term_names": ratios(psi)}
+
+
+#: what min_t ||grad f(x_{t-1})||^2 is at most without the theorem: its t = 1 value
+#: ||grad f(x_0)||^2 <= 2 L (f(x_0) - f*) (A1, f bounded below with a minimiser [L90, L130]) and
+#: <= d G^2 (A2, |grad_j f| <= G [L134-L138]); the audit's thm20.nonvacuous compares with the same
+TRIVIAL = Reference(sp.Min(d_params * G_inf ** 2, 2 * L * f_gap), "min(d G^2, 2 L f_gap)", "trivial",
+                    "min_t <= ||grad f(x_0)||^2, A1 [L130] and A2 [L134-L138]")
 
 
 #: the statement's assumption v~_0 >= tau^2 [L842]
@@ -150,6 +166,7 @@ THM20 = register(Result(
     variants=thm20_variants(),
     default_variant="printed",
     measure=Measure("grad_norm2", "min"),
+    reference=TRIVIAL,
     relations=(VTILDE0_PREDICATE,),
     known_issues=(
         Flag("step", "no step condition is stated ([L160]: no assumption on the learning rates); the "

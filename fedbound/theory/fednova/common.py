@@ -13,7 +13,8 @@ of :mod:`fedbound.theory.fednova.preparation`.
 import math
 
 from fedbound.theory.paper import Paper
-from fedbound.theory.symbols import NONNEGATIVE, POSITIVE, POSITIVE_INTEGER, PROBABILITY, UNIT, Domain
+from fedbound.theory.reading import Reference
+from fedbound.theory.symbols import NONNEGATIVE, POSITIVE, POSITIVE_INTEGER, PROBABILITY, UNIT, Domain, L
 
 SEED = "001_530825e753327090.txt"
 SCOPE = "fednova"
@@ -54,3 +55,9 @@ alpha = declare("alpha", UNIT, "FedProx: alpha = eta mu in (0, 1]", latex="alpha
 # vector inputs (one entry per client) of the preparation steps
 p_i = declare("p_i", PROBABILITY, "client weights p_i of the objective F = sum_i p_i F_i (sum to 1)", ndim=1)
 tau_i = declare("tau_i", POSITIVE_INTEGER, "local steps tau_i of each client (vanilla local SGD)", ndim=1)
+
+#: what min_{t<T} E||grad F~(x^(t,0))||^2 is at most without a theorem: its t = 0 value
+#: ||grad F~(x^(0,0))||^2 <= 2 L (F~(x^(0,0)) - F~_inf) = 2 L Delta, for the L-smooth F~ (Assumption 1
+#: [L141], each F_i L-smooth) bounded below by F~_inf (notes 3 (c)); F and Theorem 3's Delta alike
+MIN_GRADIENT_TRIVIAL = Reference(2 * L * Delta, "2 L Delta", "trivial",
+                                 "min_t <= ||grad F(x^(0,0))||^2 <= 2 L Delta, Assumption 1 [L141]")

@@ -37,6 +37,7 @@ from fedbound.theory.fednova.thm1 import T_MIN_98_99, explicit_bound, sqrt_sched
 from fedbound.theory.fednova.preparation import EQUAL
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Predicate, Result, StepCondition, Variant
+from fedbound.theory.fednova.common import MIN_GRADIENT_TRIVIAL
 from fedbound.theory.symbols import L, T
 
 
@@ -58,6 +59,7 @@ COR1 = register(Result(
     provenance=where("(121)-(126)", "715-734"),
     assumptions=("those of Theorem 1 (fednova.thm1)", "p_i = 1/m", "vanilla SGD local solver"),
     lhs="min_{t<T} E||grad F~(x^(t,0))||^2",
+    reference=MIN_GRADIENT_TRIVIAL,
     variants=[
         Variant("explicit", "(97) with (125): tau_eff = tau_bar, A = 1, B = tau_bar - 1 + tau_var/tau_bar, "
                             "C = tau_max (tau_max - 1); conditions (98)-(99) with these",

@@ -28,6 +28,7 @@ from fedbound.theory.fednova.common import (A, B, C, Delta, a1_max, beta2, eta, 
 from fedbound.theory.fednova.preparation import FEDAVG
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Predicate, Result, StepCondition, Variant
+from fedbound.theory.fednova.common import MIN_GRADIENT_TRIVIAL
 from fedbound.theory.statement import Measure
 from fedbound.theory.symbols import L, T, sigma
 
@@ -151,6 +152,7 @@ THM1_SCHED = register(Result(
     assumptions=("those of Theorem 1 (fednova.thm1)", "eta = sqrt(m/(tau_bar T)) satisfies (98)-(99), "
                  "i.e. T >= T_min [derived]"),
     lhs="min_{t<T} E||grad F~(x^(t,0))||^2",
+    reference=MIN_GRADIENT_TRIVIAL,
     relations=ABC_RELATIONS,
     variants=[Variant(
         "printed", "(8) with the explicit constants of (97) (the form (149) prints for Theorem 3); extras: "

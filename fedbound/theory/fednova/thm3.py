@@ -34,6 +34,7 @@ from fedbound.theory.fednova.thm1 import (AVERAGE_GRAD, accumulation_relations, 
 from fedbound.theory.fednova.preparation import FEDNOVA_COR3, FEDNOVA_THM3
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Predicate, Result, StepCondition, Variant
+from fedbound.theory.fednova.common import MIN_GRADIENT_TRIVIAL
 from fedbound.theory.symbols import L, T, sigma
 
 
@@ -86,6 +87,7 @@ THM3_SCHED = register(Result(
     provenance=where("(148)-(150)", "820-824"),
     assumptions=("those of Theorem 3 (fednova.thm3)", "eta = sqrt(m/(tau_tilde T)) satisfies (152)"),
     lhs="min_{t<T} E||grad F(x^(t,0))||^2",
+    reference=MIN_GRADIENT_TRIVIAL,
     relations=TILDE_RELATIONS,
     variants=[Variant("printed", "(149) as printed; extra eta = sqrt(m/(tau_tilde T)) and [derived] T_min_152 "
                                  "= 4 m L^2 max(tau_eff^2, (2 beta^2+1) a1_max^2)/tau_tilde, the smallest T "

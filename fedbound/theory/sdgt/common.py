@@ -12,7 +12,8 @@ from fedbound.argtypes import PositiveArray
 from fedbound.errors import ValidationError
 from fedbound.theory.certify.trace import is_traced
 from fedbound.theory.paper import Paper
-from fedbound.theory.symbols import NONNEGATIVE, POSITIVE_INTEGER, UNIT
+from fedbound.theory.reading import Reference
+from fedbound.theory.symbols import NONNEGATIVE, POSITIVE_INTEGER, UNIT, L
 from fedbound.theory.symbols import n as _n
 from fedbound.theory.variant import Predicate
 
@@ -30,8 +31,14 @@ r0 = declare("r0", NONNEGATIVE, "Lemma 7: initial-distance constant r0")
 b = declare("b", NONNEGATIVE, "Lemma 7: coefficient of the linear term")
 e = declare("e", NONNEGATIVE, "Lemma 7: coefficient of the quadratic term")
 u = declare("u", NONNEGATIVE, "Lemma 7: inverse of the step-size cap")
-E1 = declare("E1", NONNEGATIVE, "initial optimality gap E f(x_g^1) - f*", latex="mathcal{E}_1")
+E1 = declare("E1", NONNEGATIVE, "initial optimality gap E f(x_g^1) - f*", latex=r"\mathcal{E}_1")
 R = declare("R", NONNEGATIVE, "initial distance E||x_g^1 - x*||^2")
+#: the initial values the bounds on E||xbar_g^{T+1} - x*||^2 and on the average of E f(xbar_g^t) - f*
+#: are read against: a bound above them promises no progress. f(x) - f* <= L ||x - x*||^2/2 for an
+#: L-smooth f (A1 [L218-L221]) at its minimiser x*, so L R/2 bounds the initial gap
+INITIAL_DISTANCE = Reference(R, "R = E||x_g^1 - x*||^2", "initial", "the initial distance")
+INITIAL_GAP = Reference(L * R / 2, "L R/2 >= f(x_g^1) - f*", "initial",
+                        "A1 [L218-L221] at the minimiser x*")
 
 # The sampling primitives behind p, and the relations SD-GT's definitions imply (issue 22) -----------
 # p = min_s (1 - beta_s^2) with beta_s = (m_s - h_s)/m_s and h_s in {1..m_s} [L158-L160, L242]. A

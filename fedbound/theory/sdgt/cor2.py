@@ -11,7 +11,7 @@ import sympy as sp
 
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, StepCondition, Variant
-from fedbound.theory.sdgt.common import SAMPLING, K, p, q, R, where
+from fedbound.theory.sdgt.common import INITIAL_GAP, SAMPLING, K, p, q, R, where
 from fedbound.theory.sdgt.lemma7 import corollary_extras, lemma7_form, lemma7_witness, min_cap
 from fedbound.theory.sdgt.thm2 import (K32, PRINTED_CAPS, p_prime, printed_bound, rederived_bound,
                                        rederived_caps)
@@ -43,6 +43,7 @@ COR2 = register(Result(
     relations=SAMPLING,
     assumptions=("those of Theorem 2 (sdgt.thm2)",),
     lhs="(1/T) sum_{t=1}^T E(f(xbar_g^t) - f*)",
+    reference=INITIAL_GAP,
     variants=[
         Variant("printed", "as printed: step choice (15) (entries 1-2 are values of K gamma, F7; cap "
                            "p^2 q^2/(101 K^(3/2) L), F17); (101) r0 = 2R, b = 2 sigma^2/(Kn), "

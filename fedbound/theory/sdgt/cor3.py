@@ -9,7 +9,7 @@ import sympy as sp
 
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, Variant
-from fedbound.theory.sdgt.common import SAMPLING, K, p, q, R, where
+from fedbound.theory.sdgt.common import INITIAL_DISTANCE, SAMPLING, K, p, q, R, where
 from fedbound.theory.sdgt.thm3 import (RECURSION_NEEDS, STRONGLY_CONVEX, GammaBarForm, gamma_bar,
                                        gap_matrix, matrix_A, recursion_numbers, vector_b)
 from fedbound.theory.symbols import L, T, mu, sigma
@@ -38,6 +38,7 @@ COR3 = register(Result(
     relations=SAMPLING,
     assumptions=("as Theorem 3", "SD-GT initialisation (Y_1, Z_1 <= sigma^2, Gamma_1 = 0)"),
     lhs="E||xbar_g^{T+1} - x*||^2",
+    reference=INITIAL_DISTANCE,
     variants=[
         Variant("printed", "the explicit chain (103) as printed, last line: exp(-mu K gamma T/2) Lyap_1 "
                            "+ K^5 L^5 sigma^2 gamma^5/(p q) (its O(.) read with constant 1), "

@@ -14,11 +14,24 @@ in_symbol="eps")`` gives the powers of eps of each term:
 
 Rounds are device-server rounds for SCAFFOLD, H-SGD and SD-GT, D2D rounds for K-GT and LED [L460].
 :func:`table1_rounds` evaluates every row at once (used by ``fedbound rounds``).
+
+:func:`regime` says when SD-GT's guarantee is the weaker one. With the O-constants set to 1,
+SD-GT's row minus SCAFFOLD's is sigma/(p^2 q sqrt(K)) eps^(-3/2) + (1/(p^2 q) - 1)/eps >= 0 (p, q
+<= 1): SD-GT's guarantee is never the stronger of the two, and it is the weaker one wherever those
+terms are not dominated by the noise term sigma^2/(n K eps^2) both rows share, i.e. at large eps,
+small p^2 q (few devices sampled, slow mixing) and small sigma; as eps -> 0 with sigma > 0 the
+two rows agree. At given constants :func:`regime` names the method with the fewest rounds, SD-GT's
+dominant term and its share, and the largest eps below the given one at which SD-GT's rounds come
+within :data:`AGREE_FACTOR` of that method's.
 """
 from __future__ import annotations
 
 import numpy as np
 import sympy as sp
+
+from fedbound.argtypes import Positive
+from fedbound.errors import ValidationError
+from fedbound.readout import number, ratio_words
 
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, Variant
@@ -101,3 +114,89 @@ def table1_rounds(eps: float | np.ndarray, **constants) -> dict[str, np.ndarray]
     for result in METHODS.values():   # names, kinds and domains, before any row is evaluated
         result.check(values)
     return {method: result.bound(**values) for method, result in METHODS.items()}
+
+
+#: two Table I guarantees within this factor of each other count as agreeing (:func:`regime`)
+AGREE_FACTOR = 2.0
+#: :func:`regime` looks for agreement at eps down to this factor below the given one
+EPS_DECADES = 12
+#: the methods whose rounds are D2D rounds [L460]
+_UNITS = {"K-GT": "D2D rounds", "LED": "D2D rounds"}
+
+
+def _agreement_eps(eps: float, best: str, values: dict) -> float | None:
+    """The largest eps' <= eps (down to eps 10^-EPS_DECADES) at which SD-GT's rounds are at most
+    AGREE_FACTOR times ``best``'s, by a grid in log eps refined by bisection; None if none."""
+    sdgt, other = TABLE1["SD-GT"], TABLE1[best]
+
+    def ratio(e):
+        return sdgt.bound(**{**values, "eps": e}) / other.bound(**{**values, "eps": e})
+
+    grid = eps * np.logspace(0, -EPS_DECADES, 20 * EPS_DECADES + 1)
+    ok = ratio(grid) <= AGREE_FACTOR
+    if not np.any(ok):
+        return None
+    i = int(np.argmax(ok))
+    if i == 0:
+        return float(eps)
+    lo, hi = float(np.log(grid[i])), float(np.log(grid[i - 1]))    # agrees at lo, not at hi
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if ratio(np.exp(mid)) <= AGREE_FACTOR else (lo, mid)
+    return float(np.exp(lo))
+
+
+def regime(eps: Positive, **constants) -> dict:
+    """When SD-GT's Table I guarantee is the weaker one (module doc), at one point: ``rounds`` per
+    method, the ``best`` method (fewest rounds), ``factor`` SD-GT's rounds over the best's,
+    ``weaker_than`` the methods with fewer rounds than SD-GT, SD-GT's ``terms`` (formula ->
+    rounds) with its ``dominant`` term and ``dominant_share``, ``agree_below`` (the largest eps at
+    which SD-GT comes within AGREE_FACTOR of the best, None if none within EPS_DECADES decades) and
+    ``words``, the reading in sentences. Scalar constants only.
+
+    >>> r = regime(1e-3, sigma=1, n=30, K=5, p=0.64, q=0.5, rho=0.5, eta=1, eta_s=1)
+    >>> r["best"], r["weaker_than"]
+    ('SCAFFOLD', ['SCAFFOLD', 'LED', 'K-GT'])
+    """
+    values = {"eps": eps, **constants}
+    rounds = table1_rounds(eps, **constants)
+    if any(np.ndim(v) for v in rounds.values()):
+        raise ValidationError("regime compares Table I at one point: give scalar eps and constants, "
+                              f"got arrays for {sorted(k for k, v in values.items() if np.ndim(v))}")
+    rows = {m: float(rounds[m]) for m in ROWS}
+    best = min(rows, key=rows.get)
+    sdgt = rows["SD-GT"]
+    ev = TABLE1["SD-GT"].evaluate(**values)
+    terms = {k: float(v) for k, v in ev.terms.items()}
+    dominant = max(terms, key=terms.get)
+    share = terms[dominant] / sdgt
+    pq = float(constants["p"]) ** 2 * float(constants["q"])
+    out = {"eps": float(eps), "rounds": rows, "best": best, "factor": sdgt / rows[best],
+           "weaker_than": sorted((m for m in rows if rows[m] < sdgt), key=rows.get),
+           "terms": terms, "dominant": dominant, "dominant_share": share, "p2q": pq,
+           "agree_factor": AGREE_FACTOR, "agree_below": None}
+    lead = (f"SD-GT's dominant term is {dominant} = {number(terms[dominant], 4)} ({number(100 * share, 3)}% "
+            f"of its {number(sdgt, 4)} rounds; p^2 q = {number(pq, 4)})")
+    if best == "SD-GT":
+        out["words"] = (f"SD-GT's guarantee is the strongest of Table I at eps = {number(eps)} (O-constants "
+                        f"set to 1). {lead}.")
+        return out
+    agree = _agreement_eps(float(eps), best, values)
+    out["agree_below"] = agree
+    unit = f" ({_UNITS[best]}, against SD-GT's device-server rounds [L460])" if best in _UNITS else ""
+    text = (f"SD-GT's guarantee is the weaker one at eps = {number(eps)} (O-constants set to 1): "
+            f"{ratio_words(sdgt / rows[best])} more rounds than {best} ({number(sdgt, 4)} against "
+            f"{number(rows[best], 4)}{unit}); methods with fewer rounds: {', '.join(out['weaker_than'])}. "
+            f"{lead}. ")
+    if agree is None:
+        text += (f"No eps down to {number(eps * 10.0 ** -EPS_DECADES, 3)} brings it within a factor "
+                 f"of {number(AGREE_FACTOR)} of {best}")
+        text += (": with sigma = 0 no noise term dominates, and the gap stays about 1/(p^2 q)."
+                 if float(constants["sigma"]) == 0 else ".")
+    else:
+        text += (f"It comes within a factor of {number(AGREE_FACTOR)} of {best} for eps <= "
+                 f"{number(agree, 3)}, where the noise term sigma^2/(n K eps^2) dominates.")
+    out["words"] = text + (" SD-GT's row is never below SCAFFOLD's (p^2 q <= 1): it is the weaker "
+                           "guarantee at large eps, small p^2 q (few devices sampled, slow mixing) "
+                           "and small sigma.")
+    return out

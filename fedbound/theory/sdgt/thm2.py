@@ -36,7 +36,7 @@ import sympy as sp
 
 from fedbound.theory.registry import register
 from fedbound.theory.result import Deferred, Flag, Result, StepCondition, Variant
-from fedbound.theory.sdgt.common import SAMPLING, K, p, q, R, where
+from fedbound.theory.sdgt.common import INITIAL_GAP, SAMPLING, K, p, q, R, where
 from fedbound.theory.sdgt.lemmas import (LEMMA2_CAP, LEMMA2_PROOF_CAP, LEMMA3_CAP, LEMMA4_CAP,
                                          LEMMA5_CAP)
 from fedbound.theory.symbols import L, T, n, sigma
@@ -95,6 +95,7 @@ THM2 = register(Result(
     assumptions=("A1 (L-smooth)", "A2 (mixing rate q)", "A3 (bounded variance)",
                  "A4 with mu = 0 (convex)", "T > K"),
     lhs="(1/T) sum_{t=1}^T E(f(xbar_g^t) - f*)",
+    reference=INITIAL_GAP,
     variants=[
         Variant("printed", "(89) as printed; caps (83), p'/(88 sqrt(K^2 L)) before (88) and the caps "
                            "of Lemmas 2-5",

@@ -134,3 +134,15 @@ def test_cli_bound_reports_the_predicate(capsys):
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and data["predicates"] == [
         {"name": "rho-condition (30)", "statement": str(PREDICATES["exact"]), "holds": False}]
+
+
+def test_an_iteration_count_is_checked_whatever_the_form():
+    """I_value is checked in its domain even by the forms that do not use it (issue 31): never a
+    silently ignored bad value."""
+    from fedbound.errors import ValidationError
+    from fedbound.theory.afga.rho import rho_condition
+
+    for form in ("theorem", "sufficient", "exact"):
+        with pytest.raises(ValidationError, match="I .* must be an integer >= 1, got -1"):
+            rho_condition(0.5, 2, 10, I_value=-1, form=form)
+    assert rho_condition(0.1, 2, 10, I_value=3).form == "theorem"
