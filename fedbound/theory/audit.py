@@ -12,10 +12,16 @@ asserts for every admissible choice of constants, with its domain and a vectoriz
    unit-cube (log-constant) coordinates, vectorized, started from the worst points of 1-2, then a
    bounded Powell polish of the best point.
 
-The verdict is computed, never written: a claim ``fails`` if some evaluated point has
-lhs > rhs + rtol max(|lhs|, |rhs|) (``rtol`` = 1e-12 absorbs rounding at points where the claim
-holds with equality; strict claims fail at excess >= 0), and ``holds`` otherwise (no counterexample
-found: evidence, not proof). The report (:class:`~fedbound.theory.audit_report.ClaimReport`) gives
+The float evaluation searches: a point with lhs > rhs + rtol max(|lhs|, |rhs|) (``rtol`` = 1e-12;
+strict claims at excess >= 0) is a float violation. The verdict is then decided by what backs it
+(issue 32, :mod:`fedbound.theory.certify`, within the budget of the ``prove`` level): the worst
+points re-evaluated in exact arithmetic (an admissible exact violation: ``fails``, evidence
+``refuted``, even where the float excess was within the tolerance; a float excess that is none
+exactly: no counterexample), then a proof on the whole domain or the sampled box (``holds``,
+``proved`` or ``proved-on-box``), else ``holds`` as ``not-refuted`` (sampled only). Where the
+claim's code cannot be evaluated exactly (a numeric procedure), the float verdict stands with
+evidence ``numeric`` and its tolerance. Every report carries ``evidence`` and ``certificate``; the
+certificate keeps the float verdict where exact arithmetic decided otherwise (``float_verdict``). The report (:class:`~fedbound.theory.audit_report.ClaimReport`) gives
 the worst point's constants (the counterexample when the claim fails), the violation ratio max
 lhs/rhs (inf where rhs <= 0 < lhs - rhs; for claims that hold, the closest approach), per-part
 ratios, and the fraction of random samples that violate the claim.
