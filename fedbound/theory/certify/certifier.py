@@ -38,7 +38,9 @@ from fedbound.argtypes import Range
 from fedbound.errors import FedboundError
 from fedbound.theory.certify import form as F
 from fedbound.theory.certify import trace as T
+from fedbound.theory.audit_report import ClaimReport
 from fedbound.theory.certify.evidence import exact_number
+from fedbound.theory.claim import Claim
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,7 @@ class Certified:
     failing: list[str] = field(default_factory=list)
 
 
-def certify(claim, report, candidates: Sequence[dict], level: Level = 1) -> Certified:
+def certify(claim: Claim, report: ClaimReport, candidates: Sequence[dict], level: Level = 1) -> Certified:
     """Evidence for ``report`` (the float audit of ``claim``) from the raw points ``candidates``
     (parameter name -> value, worst first) within the budget of ``level`` (module doc)."""
     budget = BUDGETS[level]

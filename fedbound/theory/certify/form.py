@@ -37,6 +37,7 @@ from fedbound.theory import symbols as S
 from fedbound.theory.certify import admissible
 from fedbound.theory.certify import trace as T
 from fedbound.theory.certify.evidence import exact_number
+from fedbound.theory.claim import Claim
 from fedbound.theory.registry import RESULTS
 
 
@@ -88,7 +89,7 @@ def _rational(x: float) -> sp.Basic:
     return sp.Rational(x) if math.isfinite(x) else (sp.oo if x > 0 else -sp.oo)
 
 
-def variables(claim) -> tuple[tuple[Variable, ...], tuple[Variable, ...]]:
+def variables(claim: Claim) -> tuple[tuple[Variable, ...], tuple[Variable, ...]]:
     """(whole, box): the claim's raw parameters over their whole domains and over their sampled
     boxes (module doc); the same symbols, whose assumptions (real, positive, integer) hold on the
     whole domain."""
@@ -135,7 +136,7 @@ def _scalars(constants: Mapping) -> dict[str, sp.Basic]:
     return out
 
 
-def sides(claim, out, n: int = 1) -> tuple[np.ndarray, np.ndarray]:
+def _sides(claim: Claim, out: tuple, n: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """The (lhs, rhs) a claim's check returned, as object arrays (n, parts) of sympy values."""
     parts = max(len(claim.parts), 1)
 
@@ -213,7 +214,7 @@ def _greater(a: sp.Basic, b: sp.Basic) -> bool:
     return T.sign_of(a - b) > 0
 
 
-def exact_point(claim, raw: Mapping[str, object], whole: tuple[Variable, ...] | None = None,
+def exact_point(claim: Claim, raw: Mapping[str, object], whole: tuple[Variable, ...] | None = None,
                 seconds: float | None = None) -> ExactPoint:
     """The claim at the raw point ``raw`` (parameter name -> a float of the sampler or an exact
     number) in exact arithmetic (module doc), within ``seconds``. Raises
@@ -234,7 +235,7 @@ def exact_point(claim, raw: Mapping[str, object], whole: tuple[Variable, ...] | 
 
     with np.errstate(all="ignore"):
         constants, out, inside = T.exactly(run, seconds)
-    lhs, rhs = sides(claim, out)
+    lhs, rhs = _sides(claim, out)
     lhs, rhs = tuple(lhs[0]), tuple(rhs[0])
     scalars = _scalars(constants)
     valid = all(x not in (sp.nan, sp.zoo) for x in lhs + rhs)
@@ -336,7 +337,7 @@ class _Deadline:
         return None
 
 
-def symbolic_form(claim, *, max_paths: int = 32, seconds: float = 2.0) -> SymbolicForm:
+def symbolic_form(claim: Claim, *, max_paths: int = 32, seconds: float = 2.0) -> SymbolicForm:
     """The claim traced over symbols (module doc); :class:`~fedbound.theory.certify.trace.Untraceable`
     where its code cannot be followed, has more than ``max_paths`` paths or takes longer than
     ``seconds``."""
@@ -355,7 +356,7 @@ def symbolic_form(claim, *, max_paths: int = 32, seconds: float = 2.0) -> Symbol
     branches = []
     for path in paths:
         constants, out = path.outputs
-        lhs, rhs = sides(claim, out)
+        lhs, rhs = _sides(claim, out)
         scalars = _scalars(constants)
         reqs = admissible.requirements(claim.result_id, scalars)
         for symbol, (e, within) in fresh.items():
@@ -368,5 +369,5 @@ def symbolic_form(claim, *, max_paths: int = 32, seconds: float = 2.0) -> Symbol
                         claim.log, time.perf_counter() - started, floats)
 
 
-__all__ = ["Variable", "variables", "ExactPoint", "exact_point", "sides", "Branch", "SymbolicForm",
+__all__ = ["Variable", "variables", "ExactPoint", "exact_point", "Branch", "SymbolicForm",
            "symbolic_form"]

@@ -56,7 +56,7 @@ _BAD = (sp.zoo, sp.nan)
 _INFINITE = (sp.oo, -sp.oo)
 
 
-def to_sympy(x) -> sp.Basic:
+def to_sympy(x: object) -> sp.Basic:
     """A number of the code as sympy: a :class:`Traced` its expression, an int as an Integer, a
     float as the exact binary rational it is (inf as oo), a bool as 0 or 1."""
     if isinstance(x, Traced):
@@ -225,7 +225,7 @@ class Traced:
 
 def _exp(e: sp.Basic) -> sp.Basic:
     """exp of a number kept as it is (sympy would turn exp(T log r) into r^T, a huge rational)."""
-    return Kept(sp.exp(e, evaluate=False)) if not e.free_symbols and not e.is_Rational else sp.exp(e)
+    return _Kept(sp.exp(e, evaluate=False)) if not e.free_symbols and not e.is_Rational else sp.exp(e)
 
 
 def _comparable(other) -> sp.Basic:
@@ -242,7 +242,7 @@ MAX_ROOT = 64
 MAX_POWER_BITS = 20_000
 
 
-class Kept(sp.Function):
+class _Kept(sp.Function):
     """An exact number sympy must not evaluate (1000^(p/2^52), r^(10^6), exp(T log r)): the
     expression it wraps, built unevaluated, is only ever evaluated numerically (evalf, with sympy's
     guaranteed digits); arithmetic treats it as an opaque real number (sympy would otherwise search
@@ -276,12 +276,12 @@ def _power(base: sp.Basic, exponent: sp.Basic) -> sp.Basic:
     if base in (0, 1) or exponent == 0:
         return sp.Pow(base, exponent)
     if base.is_number and exponent.is_Rational and not exponent.is_Integer and exponent.q > MAX_ROOT:
-        return Kept(sp.Pow(base, exponent, evaluate=False))    # sympy would search a 2^52-th root
+        return _Kept(sp.Pow(base, exponent, evaluate=False))    # sympy would search a 2^52-th root
     if base.is_Rational and exponent.is_Integer and not base.is_Integer or (
             base.is_Integer and exponent.is_Integer and abs(base) > 1):
         bits = abs(int(exponent)) * max(int(base.p).bit_length(), int(base.q).bit_length())
         if bits > MAX_POWER_BITS:
-            return Kept(sp.Pow(base, exponent, evaluate=False))
+            return _Kept(sp.Pow(base, exponent, evaluate=False))
     return sp.Pow(base, exponent)
 
 
@@ -572,7 +572,7 @@ def exactly(fn: Callable[[], object], seconds: float | None = None):
 
 # -- values in and out -------------------------------------------------------------------------
 
-def array(values) -> np.ndarray:
+def array(values: object) -> np.ndarray:
     """An object array of :class:`Traced` numbers (a scalar as shape (1,), the batch the code
     expects)."""
     a = np.asarray(values, dtype=object)
@@ -589,7 +589,7 @@ def is_traced(*values) -> bool:
                for v in values)
 
 
-def to_expressions(value) -> np.ndarray:
+def to_expressions(value: object) -> np.ndarray:
     """The outputs of traced code as an object array of sympy expressions (floats exact)."""
     a = np.asarray(value, dtype=object)
     out = np.empty(a.shape, dtype=object)

@@ -98,7 +98,7 @@ def test_an_exact_twin_dispatches_on_traced_numbers():
 def test_huge_powers_stay_unexpanded():
     r = T.array([0.999])
     big = r ** T.array([10 ** 6])                 # a million-fold power of a 53-bit rational
-    assert isinstance(values(big)[0], T.Kept)     # 0.999^1e6 = exp(-1000.5...) ~ 10^-434.5
+    assert type(values(big)[0]).__name__ == "_Kept"     # not expanded: 0.999^1e6 = exp(-1000.5...) ~ 10^-434.5
     assert bool((big < T.array([sp.Rational(1, 10 ** 434)]))[0])
     assert bool((big > T.array([sp.Rational(1, 10 ** 435)]))[0])
 
