@@ -31,7 +31,7 @@ r0 = declare("r0", NONNEGATIVE, "Lemma 7: initial-distance constant r0")
 b = declare("b", NONNEGATIVE, "Lemma 7: coefficient of the linear term")
 e = declare("e", NONNEGATIVE, "Lemma 7: coefficient of the quadratic term")
 u = declare("u", NONNEGATIVE, "Lemma 7: inverse of the step-size cap")
-E1 = declare("E1", NONNEGATIVE, "initial optimality gap E f(x_g^1) - f*", latex=r"\mathcal{E}_1")
+E1 = declare("E1", NONNEGATIVE, "initial optimality gap E f(x_g^1) - f*", latex="mathcal{E}_1")
 R = declare("R", NONNEGATIVE, "initial distance E||x_g^1 - x*||^2")
 #: the initial values the bounds on E||xbar_g^{T+1} - x*||^2 and on the average of E f(xbar_g^t) - f*
 #: are read against: a bound above them promises no progress. f(x) - f* <= L ||x - x*||^2/2 for an

@@ -31,21 +31,21 @@ from fedbound.theory.symbols import gamma as g
 Delta_t = declare("Delta_t", NONNEGATIVE, "SD-GT client drift Delta_t at round t", latex="Delta_t")
 Gamma_t = declare("Gamma_t", NONNEGATIVE, "SD-GT sampling gap Gamma_t at round t", latex="Gamma_t")
 Y_t = declare("Y_t", NONNEGATIVE, "SD-GT between-subnet tracking error Y_t at round t",
-              latex=r"\mathcal{Y}_t")
+              latex="mathcal{Y}_t")
 Z_t = declare("Z_t", NONNEGATIVE, "SD-GT within-subnet tracking error Z_t at round t",
-              latex=r"\mathcal{Z}_t")
+              latex="mathcal{Z}_t")
 G_t = declare("G_t", NONNEGATIVE, "squared gradient norm E||grad f(xbar_g^t)||^2 at round t",
               latex="G_t")
-E_t = declare("E_t", NONNEGATIVE, "optimality gap E f(xbar_g^t) - f* at round t", latex=r"\mathcal{E}_t")
+E_t = declare("E_t", NONNEGATIVE, "optimality gap E f(xbar_g^t) - f* at round t", latex="mathcal{E}_t")
 R_t = declare("R_t", NONNEGATIVE, "distance E||xbar_g^t - x*||^2 at round t", latex="R_t")
 Delta_prev = declare("Delta_prev", NONNEGATIVE, "client drift Delta_{t-1} at round t-1",
                      latex="Delta_{t-1}")
 Gamma_prev = declare("Gamma_prev", NONNEGATIVE, "sampling gap Gamma_{t-1} at round t-1",
                      latex="Gamma_{t-1}")
 Y_prev = declare("Y_prev", NONNEGATIVE, "between-subnet tracking error Y_{t-1} at round t-1",
-                 latex=r"\mathcal{Y}_{t-1}")
+                 latex="mathcal{Y}_{t-1}")
 Z_prev = declare("Z_prev", NONNEGATIVE, "within-subnet tracking error Z_{t-1} at round t-1",
-                 latex=r"\mathcal{Z}_{t-1}")
+                 latex="mathcal{Z}_{t-1}")
 G_prev = declare("G_prev", NONNEGATIVE, "squared gradient norm E||grad f(xbar_g^{t-1})||^2",
                  latex="G_{t-1}")
 

@@ -44,7 +44,7 @@ from fedbound.theory.symbols import NONNEGATIVE, POSITIVE, L, T, mu, n, sigma
 from fedbound.theory.symbols import gamma as g
 
 Lyap1 = declare("Lyap1", NONNEGATIVE, "Theorem 3: initial Lyapunov value E||xbar_g^1 - x*||^2 + "
-                "Gamma_1 + gamma Y_1 + gamma Z_1 (96)", latex=r"\mathcal{L}_1")
+                "Gamma_1 + gamma Y_1 + gamma Z_1 (96)", latex="mathcal{L}_1")
 
 #: variant of (A, b) -> variant of gamma_bar it is paired with
 GAMMA_BAR_OF = {"main": "main", "appendix": "appendix", "rederived": "appendix"}
