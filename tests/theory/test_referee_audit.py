@@ -55,6 +55,7 @@ def test_a_bound_above_the_trivial_one_throughout_is_vacuous_and_one_below_somew
     vacuous = audit_claim(claim("vacuous", lambda c: (1e18 * c["x"], c["x"] ** 2), tests="nonvacuous",
                                 regime=Regime.at_least(T=10)), **FAST)
     assert vacuous.verdict == "fails" and vacuous.severity == "vacuous"
+    assert vacuous.evidence == "not-refuted" and "not proved" in vacuous.certificate["reading"]
     useful = audit_claim(claim("useful", lambda c: (5 * np.ones_like(c["x"]), c["x"]), tests="nonvacuous"),
                          **FAST)
     assert useful.verdict == "holds" and useful.severity == "holds"     # informative for x >= 5

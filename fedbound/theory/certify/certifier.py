@@ -178,6 +178,9 @@ def _nonvacuous(claim, report, points: list, error: str | None) -> Certified:
                                                   "regime where the bound is below the trivial one",
                                         "witness": p.to_dict(claim.parts)}, "holds")
     certificate = {"method": "sampled: " + _sampling(report)["search"], **_sampling(report)}
+    if report.verdict == "fails":
+        certificate["reading"] = ("no witness among the sampled points: the bound's vacuity over the "
+                                  "regime is not refuted, not proved")
     if error:
         certificate["exact"] = error
     if report.verdict == "holds" and error:
