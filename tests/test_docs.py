@@ -56,6 +56,8 @@ README_NOT_RUN_HERE = {
     "pip install -e mine": "tests/extend/test_plugin_package.py pip-installs the generated plugin "
                            "(test_readme_examples puts it on PYTHONPATH and FEDBOUND_PLUGINS)",
     "cd mine && pytest tests": "tests/extend/test_plugin_package.py::test_the_generated_tests_pass",
+    "make test-kernels": "the numeric tests under other CPUs' kernels: .ci/run runs it after make test",
+    "make docs": "test_the_site (this file) runs the same Sphinx build, warnings as errors",
 }
 
 
