@@ -80,6 +80,9 @@ def escape(text: object) -> str:
 
 
 def _is_number(value) -> bool:
+    """A real number (a 0-d numeric array too), not a bool."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        return True
     return isinstance(value, (numbers.Real, np.number)) and not isinstance(value, (bool, np.bool_))
 
 

@@ -64,6 +64,7 @@ from fedbound.theory.argtypes import UnitPoints
 from fedbound.theory.audit_report import ClaimReport
 from fedbound.theory.claim import Claim, SelfAuditing
 from fedbound.theory.registry import RESULTS
+from fedbound.theory.verdicts import Audits, Verdicts
 
 MAX_CORNERS = 1024
 #: adversarial-search generations at most (each evaluates a whole population): nothing may run for days
@@ -320,8 +321,9 @@ def papers(name: str) -> list[str]:
 
 
 def run_audit(paper: str = "sdgt", samples: Count = 20000, seed: Seed = 0, iterations: Iterations = 40,
-              only: list[str] | None = None) -> list[ClaimReport]:
-    """Audit every claim of ``paper`` (or those whose id starts with one of ``only``)."""
+              only: list[str] | None = None) -> Verdicts:
+    """Audit every claim of ``paper`` (or those whose id starts with one of ``only``): the reports,
+    a list that a notebook shows as one table (:class:`~fedbound.theory.verdicts.Verdicts`)."""
     every = claims_of(paper)
     for prefix in only or ():
         require(isinstance(prefix, str) and prefix.strip() != "",
@@ -342,13 +344,13 @@ def run_audit(paper: str = "sdgt", samples: Count = 20000, seed: Seed = 0, itera
             by_id[corrected] = audit_claim(reading[0], samples=samples, seed=seed, iterations=iterations)
         if by_id[corrected].verdict == "holds":
             report.severity = "typo"
-    return reports
+    return Verdicts(reports)
 
 
 def run_audits(paper: str = "all", samples: Count = 20000, seed: Seed = 0, iterations: Iterations = 40,
-               only: list[str] | None = None) -> dict[str, list[ClaimReport]]:
-    """{paper: reports} for one paper or ``"all"``; with ``only``, papers without a matching claim
-    are skipped (an error if no paper has one)."""
+               only: list[str] | None = None) -> Audits:
+    """{paper: reports} for one paper or ``"all"`` (:class:`~fedbound.theory.verdicts.Audits`);
+    with ``only``, papers without a matching claim are skipped (an error if no paper has one)."""
     out = {}
     for name in papers(paper):
         if only and not any(c.id.startswith(o) for c in claims_of(name) for o in only):
@@ -356,7 +358,7 @@ def run_audits(paper: str = "all", samples: Count = 20000, seed: Seed = 0, itera
         out[name] = run_audit(name, samples=samples, seed=seed, iterations=iterations, only=only)
     if not out:
         raise ValidationError(f"no claim of {paper} matches {', '.join(only or [])}")
-    return out
+    return Audits(out)
 
 
 #: the old dict of papers (name -> audit module), now the registry :data:`fedbound.papers.PAPERS`

@@ -17,7 +17,9 @@ import math
 from dataclasses import dataclass, field
 
 from fedbound.argtypes import NonNegative, NonNegativeInt, Probability
+from fedbound.display import box, brief, details, fields, shown, table
 from fedbound.jsonable import jsonable
+from fedbound.readout import ratio_words
 from fedbound.theory.argtypes import ExtendedReal
 
 #: the severity of a verdict, mildest first (:mod:`fedbound.theory.claim`)
@@ -68,6 +70,42 @@ class ClaimReport:
         data["infinite"] = sorted(k for k, v in self.__dict__.items()
                                   if isinstance(v, float) and math.isinf(v) and v > 0)
         return data
+
+    # -- shown to a reader (:mod:`fedbound.display`) ---------------------------------------------
+    def size_words(self) -> str:
+        """The violation ratio lhs/rhs in words (:func:`fedbound.readout.ratio_words`)."""
+        return ratio_words(self.violation_ratio, self.log10_ratio, lhs_name="the claimed side",
+                           rhs_name="the bound")
+
+    def __repr__(self) -> str:
+        return brief("ClaimReport", self.claim, verdict=self.verdict, severity=self.severity,
+                     size=self.size_words())
+
+    def _repr_html_(self) -> str:
+        """The verdict, its severity and kind, the size of the worst ratio in words (and inside the
+        regime of use), the worst point, the parts that fail, the conditions it depends on, the
+        evidence where the report has one, and how the search went."""
+        rows: list[tuple[str, object]] = [
+            ("claim", self.statement), ("result", f"{self.result_id} [{self.variant}]"),
+            ("verdict", f"{self.verdict} ({self.severity}, {self.kind}, tests {self.tests})"),
+            ("worst lhs/rhs", f"{self.size_words()} ({format_ratio(self)})")]
+        if self.interior_ratio is not None:
+            rows.append((f"in the regime of use ({self.regime})", ratio_words(self.interior_ratio)))
+        evidence = getattr(self, "evidence", None)
+        rows += [("evidence", evidence)] if evidence is not None else []
+        rows += [("failing parts", ", ".join(self.failing_parts))] if self.failing_parts else []
+        rows += [("if", "; ".join(self.conditions))] if self.conditions else []
+        rows += [("flag", self.flag)] if self.flag else []
+        for name in ("scaling", "monte_carlo"):
+            value = getattr(self, name)
+            rows += [(name.replace("_", "-"), ", ".join(f"{k}={shown(v)}" for k, v in value.items()
+                                                        if not isinstance(v, (list, dict))))] if value else []
+        rows.append(("search", f"{self.n_evaluated} points ({self.n_invalid} invalid, {self.n_inadmissible} "
+                               f"inadmissible), found by {self.found_by}, {shown(self.seconds, 3)} s"))
+        point = table(["constant", "value"], [[k, v] for k, v in self.worst.items()],
+                      caption="worst point" if self.verdict == "holds" else "counterexample")
+        return box(self.claim, [fields(rows), details("worst point", [point], expanded=self.verdict == "fails")],
+                   subtitle=f"{self.verdict}, {self.severity}").text
 
 
 def format_value(v: ExtendedReal) -> str:
