@@ -81,6 +81,7 @@ def jobs() -> dict:
 
     task = make_task("lsq", n=10, d=5, float64=True)
     alg = registry.build("fedavg", task, seed=0, lr=0.05, local_steps=3)
+    out["algorithm"] = (alg, [])
     traj = run(alg, 40, eval_every=5)
     out["Trajectory"] = (traj, [number(float(traj.loss_gap[-1])), number(float(traj.dist2[-1])), "40 rounds"])
 
@@ -162,11 +163,13 @@ def test_every_object_a_job_returns_displays_itself(name, nothing_computes):
 
 
 def test_the_reprs_that_were_dumps_are_short():
-    """A sweep's Measurements printed 18 504 characters, a result's variants as an object address."""
+    """A sweep's Measurements printed 18 504 characters, a result's variants and an algorithm as an
+    object's address."""
     grid, variants = jobs()["sweep.runs"][0], jobs()["variants"][0]
     assert repr(grid).startswith("Measurements(configurations=2, seeds=3, outputs='runs'")
     assert repr(variants) == "<variants of sdgt.thm3: main, appendix (default), rederived>"
     assert repr(jobs()["Plan"][0]).startswith("Plan(K=49, h=(10, 10, 10), p=1, ")
+    assert repr(jobs()["algorithm"][0]) == "FedAvg(task=LeastSquares(n=10, d=5), seed=0)"
 
 
 def test_plots_of_runs_are_inline_images():

@@ -27,6 +27,7 @@ from fedbound.algorithms.accounting import CommCounts
 from fedbound.algorithms.client_rows import ClientRows
 from fedbound.argtypes import NonFinite, NonNegativeInt, Range, Seed
 from fedbound.deprecation import renamed_attributes
+from fedbound.display import clip
 from fedbound.errors import DivergenceError, require
 from fedbound.tasks.base import Task
 from fedbound.validate import instance
@@ -125,6 +126,10 @@ class Algorithm:
 
     def step(self, state: State, **overrides) -> State:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return clip(f"{self.name}(task={type(self.task).__name__}(n={self.task.n}, d={self.task.d}), "
+                    f"seed={self.seed})")
 
 
 def check_finite(state: State, name: str = "algorithm") -> None:

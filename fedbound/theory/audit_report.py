@@ -102,9 +102,10 @@ class ClaimReport:
                                                         if not isinstance(v, (list, dict))))] if value else []
         rows.append(("search", f"{self.n_evaluated} points ({self.n_invalid} invalid, {self.n_inadmissible} "
                                f"inadmissible), found by {self.found_by}, {shown(self.seconds, 3)} s"))
-        point = table(["constant", "value"], [[k, v] for k, v in self.worst.items()],
-                      caption="worst point" if self.verdict == "holds" else "counterexample")
-        return box(self.claim, [fields(rows), details("worst point", [point], expanded=self.verdict == "fails")],
+        point = table(["constant", "value"], [[k, v] for k, v in self.worst.items()])
+        fails = self.verdict == "fails"
+        return box(self.claim, [fields(rows), details("counterexample" if fails else "worst point", [point],
+                                                      expanded=fails)],
                    subtitle=f"{self.verdict}, {self.severity}").text
 
 
