@@ -41,9 +41,15 @@ The peers are never dependencies of fedbound: their Python is ``--peers-python``
 that cannot be installed or run is reported as "not available (reason)"; fedbound's figures are
 printed regardless.
 
+The neural race (issue 35: FedAvg and FedAdam on MLP classifiers, full-batch and minibatch local
+steps, n up to 10000) is benchmarks/neural_race.py, run here after the least-squares race.
+
 Usage: python benchmarks/bench_peers.py [--quick] [--no-peers] [--peers-python PYTHON]
+       [--task all|lsq|mlp] [--device cpu|cuda]
 (--quick: 100 x 10 and 1000 x 10 only, fewer repetitions: 1-2 minutes once the peers are
-installed, most of it Flower's start-up; the full run: 3-5 minutes).
+installed, most of it Flower's start-up; the full run: 3-5 minutes; the neural race adds 10-60
+minutes, most of it Flower's; --device cuda adds fedbound's neural rounds on the GPU, or says
+that there is none).
 """
 from __future__ import annotations
 
@@ -610,19 +616,37 @@ def main() -> int:
     parser.add_argument("--no-peers", action="store_true", help="fedbound's figures only")
     parser.add_argument("--peers-python", metavar="PYTHON",
                         help="a Python with flwr[simulation] and pfl installed")
+    parser.add_argument("--task", choices=("all", "lsq", "mlp"), default="all",
+                        help="least squares (lsq), the neural race on MLP classifiers "
+                             "(mlp, benchmarks/neural_race.py) or both (default)")
+    parser.add_argument("--device", default="cpu",
+                        help="also run the neural race's fedbound side on this device (cuda): "
+                             "says so where torch sees no GPU")
     args = parser.parse_args()
     from fedbound.algorithms.threads import threads_for
 
     torch.set_num_threads(threads_for(0))   # the bare rounds as run() takes them: small, one thread
     print(__doc__.splitlines()[0])
     print(machine_line())
+    pythons = peer_pythons(args)
+    for peer, (python, info) in pythons.items():
+        print(f"{LABEL[peer]}: " + (f"{info} ({python})" if python else f"not available ({info})"))
+    if args.task != "mlp":
+        lsq_race(args, pythons)
+    if args.task != "lsq":
+        import neural_race
+
+        neural_race.main(args, pythons)
+    print(f"\n{machine_line()} (at the end)")
+    return 0
+
+
+def lsq_race(args, pythons) -> None:
+    """The least-squares race (the module doc)."""
     print(f"fedbound timings use {torch.get_num_threads()} torch thread(s), as run() chooses for these rounds; "
           "the peers run with their own defaults (Flower: one CPU per ClientApp, Ray actors on "
           f"all cores; pfl: torch's default threads). Compare ratios, not absolute times.",
           flush=True)
-    pythons = peer_pythons(args)
-    for peer, (python, info) in pythons.items():
-        print(f"{LABEL[peer]}: " + (f"{info} ({python})" if python else f"not available ({info})"))
     sizes = QUICK_SIZES if args.quick else SIZES
     repeats = 3 if args.quick else 5
     results: list[Measured] = []
@@ -662,8 +686,6 @@ def main() -> int:
         fixed = fixed_cost(tmp, repeats)
         linear = linearity(kept, repeats)
     summary(results, fixed, linear, pythons, args.quick)
-    print(f"\n{machine_line()} (at the end)")
-    return 0
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ import inspect
 import math
 import numbers
 import os
+import pkgutil
 import sys
 import threading
 import types
@@ -126,6 +127,8 @@ def check_value(name: str, value: object, tp: object, *, allow_inf: bool = False
     if tp is None or tp is typing.Any or tp is object or isinstance(tp, (str, typing.ForwardRef,
                                                                          typing.TypeVar)):
         return
+    if isinstance(tp, dataclasses.InitVar):   # a dataclass's init-only argument: its type
+        tp = tp.type
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin is typing.Annotated:
         nonfinite = nonfinite or any(getattr(m, "nonfinite", False) for m in args[1:])
@@ -265,6 +268,26 @@ class _Signature:
             raise type(exc)(f"{qualname}: {exc}") from None
 
 
+class _LazyNames(dict):
+    """The names an annotation may use: a module's globals, then the names its ``__getattr__``
+    loads on first use (PEP 562: :mod:`fedbound.extend` annotates with types it imports lazily)."""
+
+    def __init__(self, namespace: dict):
+        super().__init__()
+        self.namespace = namespace
+
+    def __missing__(self, key):
+        if key in self.namespace:
+            return self.namespace[key]
+        lazy = self.namespace.get("__getattr__")
+        if callable(lazy):
+            try:
+                return lazy(key)
+            except AttributeError:
+                pass
+        raise KeyError(key)
+
+
 def _hints(fn) -> dict:
     """The resolved annotations of ``fn``; an annotation that cannot be resolved is left out."""
     try:
@@ -272,9 +295,10 @@ def _hints(fn) -> dict:
     except Exception:  # noqa: BLE001 - a name imported only for type checkers: resolve one by one
         out = {}
         namespace = getattr(fn, "__globals__", {})
+        names = _LazyNames(namespace)
         for name, ann in getattr(fn, "__annotations__", {}).items():
             try:
-                out[name] = eval(ann, namespace) if isinstance(ann, str) else ann  # noqa: S307
+                out[name] = eval(ann, namespace, names) if isinstance(ann, str) else ann  # noqa: S307
             except Exception:  # noqa: BLE001
                 continue
         return out
@@ -350,11 +374,46 @@ def _guard_class(cls) -> None:
             setattr(cls, attr, guarded(raw, qual, fields_of))
 
 
+def public_names(package: str, exported: abc.Iterable, path: abc.Iterable) -> list[str]:
+    """What ``dir()`` of the package ``package`` lists: its public names ``exported`` (its
+    ``__all__``, names loaded on first use included) and its public subpackages (found on ``path``
+    without importing them), sorted."""
+    lists = []
+    for what, names in (("exported", exported), ("path", path)):
+        if isinstance(names, (str, bytes)) or not isinstance(names, abc.Iterable):
+            raise InputTypeError(f"{what} must be a list of strings, got {validate.show(names)}")
+        names = list(names)
+        if not all(isinstance(x, str) for x in names):
+            raise InputTypeError(f"{what} must be a list of strings, got {validate.show(names)}")
+        lists.append(names)
+    exported, path = lists
+    subpackages = {info.name for info in pkgutil.iter_modules(path)
+                   if info.ispkg and not info.name.startswith("_")}
+    return sorted({*exported, *subpackages})
+
+
+def _package_dir(module: types.ModuleType):
+    """A package's ``__dir__``: :func:`public_names` of its ``__all__`` (else of its own public
+    globals)."""
+    def __dir__() -> list[str]:
+        exported = getattr(module, "__all__", None)
+        if exported is None:
+            exported = [k for k, v in vars(module).items()
+                        if not k.startswith("_") and not isinstance(v, types.ModuleType)]
+        return public_names(module.__name__, exported, module.__path__)
+    return __dir__
+
+
 def guard_module(module: types.ModuleType) -> None:
-    """Guard the public functions and classes that ``module`` defines (not those it imports)."""
+    """Guard the public functions and classes that ``module`` defines (not those it imports); a
+    package that defines no ``__dir__`` gets one listing its public names (:func:`public_names`:
+    ``dir(fedbound.theory)`` shows ``get``, ``Result``, ... and ``sdgt``, also where the names
+    load on first use)."""
     if not isinstance(module, types.ModuleType):
         raise InputTypeError(f"module must be a module, got {validate.show(module)}")
     name = module.__name__
+    if hasattr(module, "__path__") and "__dir__" not in vars(module):
+        module.__dir__ = _package_dir(module)
     for attr, obj in list(vars(module).items()):
         if attr.startswith("_") or getattr(obj, "__module__", None) != name:
             continue
@@ -405,4 +464,4 @@ def install() -> None:
                 guard_module(module)
 
 
-__all__ = ["caller_module", "check_value", "guarded", "guard_module", "install", "UNGUARDED"]
+__all__ = ["caller_module", "check_value", "guarded", "guard_module", "public_names", "install", "UNGUARDED"]

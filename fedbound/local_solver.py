@@ -110,12 +110,12 @@ class LocalSolver:
 
     @classmethod
     def from_options(cls, options: dict) -> "LocalSolver":
-        """The solver of an algorithm's options (``lr``, and ``mu``, ``momentum``, ``lr_decay``
-        where given; None means absent)."""
+        """The solver of an algorithm's options (``lr``, and ``proximal_mu``, ``momentum``,
+        ``lr_decay`` where given; None means absent)."""
         def given(name, default):
             value = options.get(name)
             return default if value is None else value
-        return cls(options["lr"], given("mu", 0.0), given("momentum", 0.0), given("lr_decay", 1.0))
+        return cls(options["lr"], given("proximal_mu", 0.0), given("momentum", 0.0), given("lr_decay", 1.0))
 
     def arrays(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(lr, mu, momentum, lr_decay) validated and broadcast to shape (n,)."""

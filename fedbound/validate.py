@@ -301,10 +301,79 @@ def instance(name: str, value: object, cls: type, what: str):
     return value
 
 
+#: most names an error message lists; longer lists are cut with their count
+LISTED = 12
+
+
+def close_names(name: object, known: Iterable[str], limit: int = 3) -> list[str]:
+    """The known names closest to ``name``, best first, at most ``limit``: the same name in other
+    case (``FedAvg``: ``fedavg``); the live name of a vocabulary spelling (``learning_rate``,
+    ``--learning-rate``: ``lr``, ``--lr``; :func:`fedbound.vocabulary.live_name`); names equal up
+    to a ``PAPER.`` prefix (``fednova.thm1-quadratic``: ``thm1-quadratic``); every name that
+    ``name`` begins (``thm1``: ``thm1-quadratic``, ``thm1-lsq``, ``thm1-mlp``); else the closest
+    by spelling (difflib, ties kept). Empty when none is close."""
+    from fedbound import vocabulary
+
+    known = list(dict.fromkeys(str(k) for k in known))
+    text = str(name)
+    if not text.strip() or not known:
+        return []
+    folded = {k.lower(): k for k in known}
+    if text.lower() in folded:
+        return [folded[text.lower()]]
+    flag = text.startswith("--")
+    bare = text[2:].replace("-", "_") if flag else text
+    for space in ("option", "constant"):
+        live = vocabulary.live_name(bare, space)
+        if live is not None:
+            spelled = "--" + live.replace("_", "-") if flag else live
+            if spelled in known:
+                return [spelled]
+    if flag and all(k.startswith("--") for k in known):   # flags: compare the names without dashes
+        return ["--" + c for c in close_names(text[2:], [k[2:] for k in known], limit)]
+    tail = text.rpartition(".")[2]
+    dotted = [k for k in known if k != text and k.rpartition(".")[2] == tail]
+    if dotted:
+        return dotted[:limit]
+    begun = [k for k in known if len(text) >= 2 and k.lower().startswith(text.lower())]
+    if begun:
+        return begun[:limit]
+    scored = sorted(((difflib.SequenceMatcher(None, text.lower(), k.lower()).ratio(), i, k)
+                     for i, k in enumerate(known)), key=lambda t: (-t[0], t[1]))
+    best = scored[0][0]
+    if best < 0.6:
+        return []
+    return [k for ratio, _, k in scored if ratio >= best - 1e-9][:limit]
+
+
 def suggest(name: str, known: Iterable[str]) -> str:
-    """``"; did you mean 'x'?"`` for the closest known name, or ``""``."""
-    close = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    """``"; did you mean 'x'?"`` (or ``'x', 'y' or 'z'``) for the closest known names
+    (:func:`close_names`), or ``""``: the one did-you-mean of every unknown id, option, flag,
+    constant, check and claim."""
+    close = close_names(name, known)
+    if not close:
+        return ""
+    quoted = [repr(c) for c in close]
+    return "; did you mean " + (quoted[0] if len(quoted) == 1 else
+                                ", ".join(quoted[:-1]) + " or " + quoted[-1]) + "?"
+
+
+def listing(names: Iterable[str], limit: int = LISTED) -> str:
+    """``a, b, c`` for a short list; the first ``limit`` names and how many there are in all for
+    a long one (an error never dumps a hundred ids)."""
+    names = list(names)
+    if len(names) <= limit:
+        return ", ".join(names)
+    return ", ".join(names[:limit]) + f", ... ({len(names)} in all)"
+
+
+def unknown(what: str, name: object, known: Iterable[str], hint: str = "") -> UnknownNameError:
+    """The error for an unknown ``name`` of kind ``what`` among ``known``: the did-you-mean
+    (:func:`suggest`) and the valid names (:func:`listing`), or ``hint`` (where to see them:
+    "`fedbound list`") when there are many."""
+    known = list(known)
+    shown = hint if hint and len(known) > LISTED else f"valid: {listing(known)}"
+    return UnknownNameError(f"unknown {what} {_show(name)}{suggest(name, known)} ({shown})")
 
 
 def one_of(name: str, value: object, choices: Iterable[str]) -> str:
@@ -312,9 +381,9 @@ def one_of(name: str, value: object, choices: Iterable[str]) -> str:
     with a did-you-mean."""
     choices = list(choices)
     if not isinstance(value, str):
-        raise InputTypeError(f"{name} must be one of {', '.join(choices)}; got {_show(value)}")
+        raise InputTypeError(f"{name} must be one of {listing(choices)}; got {_show(value)}")
     if value not in choices:
-        raise UnknownNameError(f"{name} must be one of {', '.join(choices)}, got {value!r}"
+        raise UnknownNameError(f"{name} must be one of {listing(choices)}, got {value!r}"
                                f"{suggest(value, choices)}")
     return value
 
@@ -326,9 +395,9 @@ def known_names(what: str, given: Iterable[str], known: Iterable[str]) -> None:
     for g in given:
         if g not in known:
             raise UnknownNameError(f"unknown {what} {g!r}{suggest(g, known)} "
-                                   f"(valid: {', '.join(sorted(known))})")
+                                   f"(valid: {listing(sorted(known))})")
 
 
-__all__ = ["SEED_LIMIT", "MAX_SEEDS", "instance", "number", "integer", "seed", "seeds", "rng", "boolean", "real_array", "suggest", "one_of",
+__all__ = ["SEED_LIMIT", "MAX_SEEDS", "instance", "number", "integer", "seed", "seeds", "rng", "boolean", "real_array", "suggest", "close_names", "listing", "unknown", "one_of", "LISTED",
            "existing_file", "parse_json", "json_file",
            "known_names"]

@@ -49,7 +49,6 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
 from fedbound import sweep
 from fedbound.algorithms import DSGD, PGA, DAdam, FedAdam, FedAvg, FedDyn, FedProx, ScaffoldFL, run
@@ -60,7 +59,6 @@ from fedbound.tasks import MLPClassifier
 from fedbound.verify.check import reproduction_verdict
 from fedbound.stats import mean_ci
 
-torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")
 FULL = SCALE == "full"
 CFG = dict(rounds=50, seeds=5, I=8, grid=True) if FULL else dict(rounds=8, seeds=2, I=4, grid=False)

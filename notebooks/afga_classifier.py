@@ -33,7 +33,6 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
 from fedbound import sweep
 from fedbound.algorithms import run
@@ -43,7 +42,6 @@ from fedbound.tasks import MLPClassifier
 from fedbound.verify.check import reproduction_verdict
 from fedbound.stats import mean_ci
 
-torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")
 FULL = SCALE == "full"
 CFG = dict(rounds=50, seeds=3, I=8) if FULL else dict(rounds=8, seeds=2, I=4)

@@ -30,7 +30,6 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
 from fedbound import sweep
 from fedbound.algorithms import run
@@ -41,7 +40,6 @@ from fedbound.tasks import Quadratic, RobustRegression
 from fedbound.verify.check import reproduction_verdict
 from fedbound.verify.rates import fit_slope
 
-torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")
 FULL = SCALE == "full"
 CFG = dict(seeds=3, doublings=6, Is=(2, 4, 8, 16), Ms=(1, 2, 4, 8)) if FULL else \

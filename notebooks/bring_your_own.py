@@ -30,7 +30,6 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
 from fedbound import sweep
 from fedbound.algorithms import registry
@@ -44,7 +43,6 @@ from fedbound.verify import exact_round
 from fedbound.verify.theorem import theorem_checks
 
 warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")
 FULL = SCALE == "full"
 SEEDS = 40 if FULL else 8
@@ -204,7 +202,7 @@ print("rho^2 <= theorem's rate at every beta:", all(r <= t * (1 + 1e-12) for r, 
 
 # %%
 horizons = [1, 2, 3] if FULL else [1, 2]
-certs = [certify("nesterov", R=R, local_steps=2, lr=0.01, server_momentum=0.5, zeta=0.3,
+certs = [certify("nesterov", rounds=R, local_steps=2, lr=0.01, server_momentum=0.5, zeta=0.3,
                  lower_bound_starts=8 if FULL else 2) for R in horizons]
 for R, cert in zip(horizons, certs):
     print(f"R={R}: quadratic {cert.lower_bound:.4f} <= PEP worst {cert.worst_case:.4f} "

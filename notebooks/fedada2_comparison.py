@@ -31,7 +31,6 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
 from fedbound import sweep
 from fedbound.algorithms import FedAdagrad, FedAdam, FedAvg, run
@@ -42,7 +41,6 @@ from fedbound.theory.fedada2 import costs
 from fedbound.verify.check import reproduction_verdict
 from fedbound.stats import mean_ci
 
-torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")
 FULL = SCALE == "full"
 CFG = dict(rounds=40, seeds=3, grid=True) if FULL else dict(rounds=12, seeds=2, grid=False)

@@ -46,7 +46,6 @@ from fedbound.theory.fedada2 import heavy_tail as H
 from fedbound.verify.check import reproduction_verdict
 from fedbound.stats import mean_ci
 
-torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")
 FULL = SCALE == "full"
 CFG = (dict(paths={1: 10 ** 6, 5: 2 * 10 ** 5}, chunk=250_000, T=20) if FULL

@@ -42,7 +42,6 @@ from fedbound.theory import get
 from fedbound.theory.fedada2 import adapter as fedada2_adapter
 from fedbound.verify.check import reproduction_verdict
 
-torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")
 FULL = SCALE == "full"
 TS = 2 ** np.arange(6, 13 if FULL else 10)

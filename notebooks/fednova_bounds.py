@@ -30,7 +30,6 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
 from fedbound.algorithms import FedAvg, FedNova, run
 from fedbound.theory.fednova.adapter import constants, surrogate_weights
@@ -42,7 +41,6 @@ from fedbound.local_solver import LocalSolver
 from fedbound.verify.quadratic_rounds import QuadraticProblem, limit_fixed_point
 from fedbound.verify.rates import fit_log_log
 
-torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")
 FULL = SCALE == "full"
 R, T = (200, 300) if FULL else (50, 150)

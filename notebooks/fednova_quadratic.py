@@ -30,7 +30,6 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
 from fedbound.algorithms import FedAvg, FedAvgVR, FedNova, FedProx, GaussianSteps, run
 from fedbound.tasks import Quadratic
@@ -40,7 +39,6 @@ from fedbound.local_solver import LocalSolver
 from fedbound.verify.quadratic_rounds import (QuadraticProblem, fixed_point,
                                               limit_fixed_point, round_map)
 
-torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")
 FULL = SCALE == "full"
 ROUNDS = 1000 if FULL else 150
@@ -65,7 +63,7 @@ print(f"scale={SCALE}: {ROUNDS} rounds, stages (eta, rounds) = {STAGES}")
 # %%
 def methods(lr, steps):
     return {"FedAvg": FedAvg(task, lr=lr, local_steps=steps),
-            "FedProx (mu=1)": FedProx(task, lr=lr, mu=MU, local_steps=steps),
+            "FedProx (mu=1)": FedProx(task, lr=lr, proximal_mu=MU, local_steps=steps),
             "VRLSGD (FedAvg-VR)": FedAvgVR(task, lr=lr, local_steps=steps),
             "FedNova": FedNova(task, lr=lr, local_steps=steps, tau_eff="steps")}
 

@@ -29,7 +29,6 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
 from fedbound import sweep
 from fedbound.algorithms import FedAvg, Federated, FedNova, RandomEpochSteps, run
@@ -41,7 +40,6 @@ from fedbound.tasks.datasets import digits, train_test_split
 from fedbound.tasks.partition import dirichlet_partition
 from fedbound.verify.check import reproduction_verdict
 
-torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")
 FULL = SCALE == "full"
 CFG = (dict(max_size=400, rounds=60, mlp_rounds=40, seeds=2) if FULL

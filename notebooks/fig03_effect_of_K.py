@@ -29,7 +29,6 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
 from fedbound import sweep
 from fedbound.algorithms import SCAFFOLD, SDGT, SDFedAvg, run
@@ -38,7 +37,6 @@ from fedbound.tasks import MLPClassifier, digits, one_class_partition, train_tes
 from fedbound.verify.check import reproduction_verdict
 from fedbound.stats import mean_ci
 
-torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")
 FULL = SCALE == "full"
 CFG = (dict(hidden=32, Ks=(1, 3, 5, 10), gammas=(0.1, 0.5), rounds=50, seeds=4) if FULL

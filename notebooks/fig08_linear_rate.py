@@ -29,7 +29,6 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
 from fedbound import sweep
 from fedbound.algorithms import SCAFFOLD, SDGT, SDFedAvg, run
@@ -41,7 +40,6 @@ from fedbound.verify.check import reproduction_verdict
 from fedbound.verify.operator import sdgt_operator
 from fedbound.verify.rates import asymptotic_factor, fit_log_linear
 
-torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")
 FULL = SCALE == "full"
 CFG = (dict(d=12, rows=6, K=40, rounds={80: 300, 800: 600}, seeds=4) if FULL

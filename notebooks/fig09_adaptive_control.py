@@ -33,7 +33,6 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 from IPython.display import Markdown, display
 
 from fedbound import sweep
@@ -42,7 +41,6 @@ from fedbound.control import ClosedLoop, NetSpec
 from fedbound.network import Network
 from fedbound.tasks import MLPClassifier
 
-torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")
 FULL = SCALE == "full"
 CFG = dict(seeds=5, budget={0.01: 12e3, 1.0: 60e3}) if FULL else dict(seeds=1, budget={0.01: 2e3, 1.0: 8e3})

@@ -29,7 +29,6 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 from IPython.display import Markdown, display
 
 from fedbound.algorithms import SDGT, EnergyModel
@@ -37,7 +36,6 @@ from fedbound.control import ClosedLoop, NetSpec
 from fedbound.network import Network
 from fedbound.tasks import MLPClassifier
 
-torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")
 FULL = SCALE == "full"
 ROUNDS = 60 if FULL else 8

@@ -43,7 +43,6 @@ from fedbound.theory.sdgt import adapter as sdgt_adapter
 from fedbound.verify.check import reproduction_verdict
 from fedbound.verify.rates import fit_log_log
 
-torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")
 FULL = SCALE == "full"
 CFG = (dict(d=200, rows=5, K=10, rounds=1000, seeds=5) if FULL

@@ -43,7 +43,6 @@ from fedbound.stats import mean_ci
 from fedbound.verify.operator import sdgt_operator
 from fedbound.verify.stationary import stationary_moments
 
-torch.set_num_threads(1)
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")
 FULL = SCALE == "full"
 CFG = (dict(d=8, rows=16, K=10, rounds=800, seeds=16) if FULL

@@ -33,7 +33,7 @@ from fedbound.theory.audit import audit_claim
 warnings.filterwarnings("ignore", message="Solution may be inaccurate")
 SCALE = os.environ.get("FEDBOUND_SCALE", "full")
 FULL = SCALE == "full"
-ISSUE = dict(n=2, K=4, R=2, gamma=1.0, L=1.0, mu=0.1)
+ISSUE = dict(n=2, local_steps=4, rounds=2, lr=1.0, L=1.0, mu=0.1)
 started = time.time()
 
 
@@ -68,7 +68,7 @@ plt.show()
 # %%
 Ks = [1, 2, 4] if FULL else [1, 4]
 gammas = [0.5, 1.0, 1.5] if FULL else [0.5, 1.0]
-table = np.array([[worst("fedavg", **{**ISSUE, "K": K, "gamma": g}, zeta=0.3) for g in gammas] for K in Ks])
+table = np.array([[worst("fedavg", **{**ISSUE, "local_steps": K, "lr": g}, zeta=0.3) for g in gammas] for K in Ks])
 for K, row in zip(Ks, table):
     print(f"K={K}: " + "  ".join(f"gamma={g}: {v:.4g}" for g, v in zip(gammas, row)))
 print("with K = 1 FedAvg is GD on f, whatever zeta: rho^(2R) =",
@@ -79,8 +79,8 @@ print("with K = 1 FedAvg is GD on f, whatever zeta: rho^(2R) =",
 
 # %%
 zs = [0.0, 0.3, 1.0] if FULL else [0.0, 1.0]
-warm = [worst("scaffold", n=2, K=2, R=2, zeta=z, c0="grad") for z in zs]
-cold = [worst("scaffold", n=2, K=2, R=2, zeta=z, c0="zero") for z in zs]
+warm = [worst("scaffold", n=2, local_steps=2, rounds=2, zeta=z, control_variates="grad") for z in zs]
+cold = [worst("scaffold", n=2, local_steps=2, rounds=2, zeta=z, control_variates="zero") for z in zs]
 print("c0 = grad:", np.round(warm, 6), " spread", max(warm) - min(warm))
 print("c0 = zero:", np.round(cold, 6))
 print("certified independent of zeta (spread <= 1e-5 relative):",
@@ -91,7 +91,7 @@ print("certified independent of zeta (spread <= 1e-5 relative):",
 
 # %%
 for K in ([2, 4] if FULL else [2]):
-    options = {**ISSUE, "K": K, "zeta": 0.3}
+    options = {**ISSUE, "local_steps": K, "zeta": 0.3}
     lr = compose.long_run(options, rtol=1e-3)
     g = compose.gap(options)
     print(f"K={K}: contraction/round {compose.contraction(options):.4g}, c(K, gamma) = {lr['c']:.4g} "
@@ -105,8 +105,8 @@ for K in ([2, 4] if FULL else [2]):
 for claim in claims():
     r = audit_claim(claim)
     print(f"{r.claim}: {r.verdict}; max worst/bound = {r.violation_ratio:.6g} at {r.worst}")
-out = certify("sdgt", gamma=3.0, K=2, lower_bound_starts=4)
+out = certify("sdgt", lr=3.0, local_steps=2, lower_bound_starts=4)
 print(f"SD-GT outside Theorem 3 (gamma = 3): worst {out.worst_case:.4g}, verdict: {out.verdict}")
-sn = certify("scaffnew", T=3 if FULL else 2, p=0.5, gamma=1.0, lower_bound_starts=4)
+sn = certify("scaffnew", steps=3 if FULL else 2, p=0.5, lr=1.0, lower_bound_starts=4)
 print(f"Scaffnew (ProxSkip Thm 3.6): worst {sn.worst_case:.4g} <= {sn.theory:.4g}: {sn.verdict}")
 print(f"done in {time.time() - started:.0f} s")

@@ -2,12 +2,12 @@
 statements (module level and inside functions alike, so that a deferred import cannot dodge it):
 
     0  errors, validate, argtypes, guard, deprecation, registry, papers, stats, local_solver, outputs, cache, resources,
-       jsonable, privacy, readout, display                             the ground floor
+       jsonable, privacy, readout, vocabulary, display                 the ground floor
     1  network, tasks
     2  algorithms, theory          (which do not import each other; the adapters of theory/<paper>
                                     map runs to constants by numbers, not algorithm objects)
     3  verify, control, pep, sweep
-    4  testing, extend
+    4  testing, extend, api        (fedbound.api: the job entries the package face loads on first use)
     5  cli                         (the top floor: nothing imports it but fedbound.__main__)
 
 A module imports only modules of its floor or below, and the module graph has no circle at all.
@@ -24,11 +24,11 @@ ROOT = Path(__file__).resolve().parents[1] / "fedbound"
 
 FLOORS = {
     **dict.fromkeys(("errors", "validate", "argtypes", "guard", "deprecation", "registry", "papers", "stats", "local_solver",
-                     "outputs", "cache", "resources", "jsonable", "privacy", "readout", "display"), 0),
+                     "outputs", "cache", "resources", "jsonable", "privacy", "readout", "vocabulary", "display"), 0),
     "network": 1, "tasks": 1,
     "algorithms": 2, "theory": 2,
     "verify": 3, "control": 3, "pep": 3, "sweep": 3,
-    "testing": 4, "extend": 4,
+    "testing": 4, "extend": 4, "api": 4,
     "cli": 5,
 }
 #: pairs of packages on one floor that must not import each other
@@ -97,6 +97,25 @@ def test_every_module_imports_only_its_floor_and_below():
 
 def test_the_package_face_imports_only_the_ground_floor():
     assert all(floor_of(t)[1] == 0 for t in GRAPH["fedbound"]), GRAPH["fedbound"]
+
+
+def test_the_package_face_loads_its_jobs_from_the_api_on_first_use():
+    """The job entries at the top (``fedbound.run``, ...) are fedbound.api's (floor 4), loaded on
+    first use: ``import fedbound`` imports neither it nor any floor above the ground."""
+    import subprocess
+
+    import fedbound
+    import fedbound.api
+
+    assert all(getattr(fedbound, job) is getattr(fedbound.api, job) for job in fedbound.JOBS)
+    assert set(fedbound.JOBS) <= set(dir(fedbound)) and "guard" not in dir(fedbound)
+    code = ("import sys, fedbound\n"
+            "above = sorted(m for m in sys.modules if m.startswith('fedbound.') and "
+            "m.split('.')[1] in ('api', 'theory', 'algorithms', 'control', 'pep', 'sweep', 'verify'))\n"
+            "assert not above, above\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT.parent)})
+    assert done.returncode == 0, done.stderr[-500:]
 
 
 def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -71,3 +71,40 @@ def test_the_theory_imports_nothing_of_the_floors_above():
     assert "fedbound.theory" in loaded and "fedbound.papers" in loaded
     assert not loaded & {"fedbound.pep", "fedbound.algorithms", "fedbound.verify", "fedbound.control",
                          "fedbound.sweep", "fedbound.cli"}, loaded
+
+
+def test_each_paper_is_cited_with_title_authors_year_and_arxiv_id(capsys):
+    """The four papers name themselves (issue 33): title, authors, year, venue and the arXiv id
+    where there is one, in the registry, in `fedbound list papers` and its JSON."""
+    import re
+
+    cited = {name: PAPERS.get(name).citation for name in BUILT_IN}
+    assert cited["pep"] is None and all(cited[name] for name in ("afga", "fedada2", "fednova", "sdgt"))
+    assert {name: c.arxiv for name, c in cited.items() if c} == {
+        "afga": "", "fedada2": "2410.18117", "fednova": "2007.07481", "sdgt": "2409.17430"}
+    assert cited["fednova"].authors[0] == "Jianyu Wang" and cited["sdgt"].year == 2024
+    for c in filter(None, cited.values()):
+        assert c.title and c.authors and re.fullmatch(r"(\d{4}\.\d{5})?", c.arxiv)
+        assert c.url == (f"https://arxiv.org/abs/{c.arxiv}" if c.arxiv else "")
+    assert main(["list", "papers"]) == 0
+    text = capsys.readouterr().out
+    assert "Tackling the Objective Inconsistency Problem" in text and "arXiv:2409.17430" in text
+    assert main(["list", "papers", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["fednova"]["year"] == 2020 and rows["fednova"]["arxiv"] == "2007.07481"
+    assert rows["afga"]["arxiv"] is None and rows["pep"]["title"] is None
+    assert rows["sdgt"]["authors"] == ["Evan Chen", "Shiqiang Wang", "Christopher G. Brinton"]
+
+
+@pytest.mark.parametrize("fields, message", [
+    (("", ("A",), 2020, "v"), "needs a title"),
+    (("T", (), 2020, "v"), "authors are a non-empty tuple"),
+    (("T", ("A",), 20, "v"), r"year is an integer in \[1900, 2100\], got 20"),
+])
+def test_a_bad_citation_is_one_line(fields, message):
+    from fedbound.papers import Citation
+
+    with pytest.raises(FedboundError, match=message):
+        Citation(*fields)
+    with pytest.raises(FedboundError, match="citation must be a fedbound Citation or None"):
+        PaperAudit("toy", "one claim", "", list, citation="a title")

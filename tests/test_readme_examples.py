@@ -1,7 +1,7 @@
 """The command lines of the README run as written (issue 20: "the CLI examples of the README keep
 working"), scaled down where they would take minutes (fewer rounds, seeds and audit samples; Ray
 left out: tests/sweep/test_ray.py covers it), with the data files the README describes (mine.npz,
-quad.npz, and its net.json and grid.json blocks). The commands of "Extending fedbound" run in a
+quad.npz, clients.npz, and its net.json and grid.json blocks). The commands of "Extending fedbound" run in a
 subprocess with the plugin the README writes (`fedbound new plugin mine --name nesterov`) on
 PYTHONPATH and in FEDBOUND_PLUGINS, so that it registers nothing in this process."""
 import json
@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fedbound.cli.commands import EXIT_VIOLATED
 from fedbound.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,6 +58,8 @@ def folder(tmp_path_factory):
     np.savez(path / "mine.npz", A=rng.normal(size=(12, 8, 5)), y=rng.normal(size=(12, 8)))
     np.savez(path / "quad.npz", H=np.stack([np.diag(rng.uniform(0.5, 2.0, 3)) for _ in range(5)]),
              b=rng.normal(size=(5, 3)))
+    np.savez(path / "clients.npz", features=rng.uniform(0, 1, size=(60, 64)), labels=np.arange(60) % 10,
+             partition=np.arange(60) % 12)
     net, grid = JSON_BLOCKS
     (path / "net.json").write_text(json.dumps(net))
     (path / "grid.json").write_text(json.dumps({**grid, "rounds": 5}))
@@ -100,5 +103,32 @@ def test_readme_command_runs(command, folder, monkeypatch, capsys, request):
         argv.append("--overwrite")
     code = main(argv)
     err = capsys.readouterr().err
-    assert code == 0 or (code == 1 and argv[0] == "verify"), f"{command}: exit {code}\n{err[-800:]}"
+    assert code == 0 or (code == EXIT_VIOLATED and argv[0] == "verify"), f"{command}: exit {code}\n{err[-800:]}"
     assert "warning" not in err, f"{command}: {err[-800:]}"   # the README uses no deprecated spelling
+
+
+PYTHON_BLOCKS = re.findall(r"```python\n(.*?)```", README, re.S)
+
+
+def test_the_readme_has_a_python_example_per_job():
+    """Issue 33, item 2: a Python example of every job's entry, and the Result example."""
+    code = "\n".join(PYTHON_BLOCKS)
+    import fedbound
+
+    assert all(f"fedbound.{job}(" in code for job in fedbound.JOBS), [j for j in fedbound.JOBS
+                                                                      if f"fedbound.{j}(" not in code]
+    assert "Result(" in code
+
+
+@pytest.mark.parametrize("index", range(len(PYTHON_BLOCKS)))
+def test_readme_python_runs(index, tmp_path, monkeypatch, capsys):
+    """Every Python block of the README runs as written (in a scratch folder), without a
+    deprecation warning (the README uses no old spelling)."""
+    import warnings
+
+    from fedbound.deprecation import FedboundDeprecationWarning
+
+    monkeypatch.chdir(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FedboundDeprecationWarning)
+        exec(compile(PYTHON_BLOCKS[index], f"README python block {index}", "exec"), {})

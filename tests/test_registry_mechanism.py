@@ -80,3 +80,16 @@ def test_no_module_reads_a_registry_while_the_package_is_imported():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_a_plugin_that_fails_to_load_is_not_remembered():
+    """``--plugin nan`` (a fuzzed CLI call in the same process) fails with a PluginError; it must
+    not stay requested and break every later look-up of any registry (CI, stop 36)."""
+    from fedbound.registry import PluginError, plugin_requests, request_plugin
+
+    with pytest.raises(PluginError, match="plugin no_such_plugin_xyz .* failed to load"):
+        request_plugin("no_such_plugin_xyz")
+    assert "no_such_plugin_xyz" not in dict(plugin_requests())
+    reg = Registry(f"test thing {id(object())}", OptionSet)
+    reg.register(OptionSet("alpha", "first"))
+    assert reg.names() == ("alpha",)

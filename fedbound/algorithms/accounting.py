@@ -64,7 +64,7 @@ class RoundTraffic:
     """What one round of an algorithm transmits, per protocol (before multiplying by the graph).
 
     uploaders[s]: clients of subnet s that upload this round; receivers[s]: clients of subnet s
-    that receive a download; *_floats_each: payload of one upload / download.
+    that receive a download; ``*_floats_each``: payload of one upload / download.
     """
 
     model_exchanges: NonNegativeInt
@@ -120,7 +120,7 @@ def count_round(traffic: RoundTraffic, directed_links: NonNegativeArray, m: Posi
     """Counters of one round.
 
     directed_links[s] = number of ordered pairs (i, j), i != j, with w_ij > 0 in W_s (twice the
-    number of undirected edges); m[s] = |C_s|; d = model dimension.
+    number of undirected edges); m[s] = ``|C_s|``; d = model dimension.
     """
     exchanges = traffic.model_exchanges + traffic.tracking_exchanges
     messages = exchanges * int(np.sum(directed_links))

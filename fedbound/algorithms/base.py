@@ -25,6 +25,7 @@ import torch
 
 from fedbound.algorithms.accounting import CommCounts
 from fedbound.algorithms.client_rows import ClientRows
+from fedbound.algorithms.threads import per_round, step_flops
 from fedbound.argtypes import NonFinite, NonNegativeInt, Range, Seed
 from fedbound.deprecation import renamed_attributes
 from fedbound.display import clip
@@ -94,9 +95,23 @@ class Algorithm:
     size gamma, K D2D rounds and per-subnet sampling h) derives from
     :class:`fedbound.algorithms.semidecentralized.base.SemiDecentralized`; the federated round template
     from :class:`fedbound.algorithms.federated.round.Federated`.
+
+    Every subclass's ``init`` and ``step`` run under the thread policy
+    (:mod:`fedbound.algorithms.threads`): called from Python in a loop, as ``fedbound.testing`` and
+    the notebooks do, a small round runs on one torch thread (a ``step`` weighs the round before
+    it: its gradient evaluations times the task's ``gradient_flops``), and torch's setting is
+    restored after each call; an explicit ``torch.set_num_threads`` or an enclosing ``run()``
+    decides instead.
     """
 
     name = "algorithm"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for method, work in (("init", _init_work), ("step", _step_work)):
+            fn = vars(cls).get(method)
+            if callable(fn) and not getattr(fn, "__wrapped_per_round__", False):
+                setattr(cls, method, per_round(work)(fn))
 
     def __init__(self, task: Task, *, seed: Seed = 0):
         self.task = check_task(task)
@@ -130,6 +145,21 @@ class Algorithm:
     def __repr__(self) -> str:
         return clip(f"{self.name}(task={type(self.task).__name__}(n={self.task.n}, d={self.task.d}), "
                     f"seed={self.seed})")
+
+
+def _init_work(alg: Algorithm, *args, **kwargs) -> float:
+    """The work the thread policy weighs for ``init``: none measured yet (one thread)."""
+    return 0.0
+
+
+def _step_work(alg: Algorithm, state: State | None = None, *args, **kwargs) -> float:
+    """The work the thread policy weighs for ``step(state)``: a local step of the round before it
+    (its gradient evaluations times the task's gradient flops, over its local steps), none before
+    the first."""
+    last = getattr(state, "last_comm", None)
+    if last is None or not getattr(state, "t", 0):
+        return 0.0
+    return step_flops(last.gradient_evaluations, state.K, alg.task.gradient_flops)
 
 
 def check_finite(state: State, name: str = "algorithm") -> None:

@@ -11,20 +11,23 @@ lr                            the clients' step size (SD-GT's gamma, FedNova's e
 local_steps                   local steps per round (SD-GT's K D2D rounds, AFGA's I)
 clients_per_round             participants per round, uniformly (AFGA's M)
 clients_per_subnet            participants per subnet and round (SD-GT's h_s)
-participation                 the participation scheme by name (fedbound.network.sampling)
+participation                 the participation scheme by name (fedbound.network.sampling), or
+                              from Python a scheme object (anything with ``draw(p, generator)``)
 server_lr, server_momentum    the server optimizer's step size and momentum
 server_optimizer              the server optimizer by name
 beta1, beta2, tau             an adaptive optimizer's decays and adaptivity constant (epsilon)
 bias_correction               the adaptive server's bias correction: none, adam or flower
 v0, eps_inside_sqrt           an adaptive optimizer's initial second moment; tau inside the root
 nesterov                      Nesterov momentum instead of heavy ball
-mu                            the proximal coefficient (FedProx; FedNova's proximal solver)
+proximal_mu                   the proximal coefficient (FedProx's mu; FedNova's proximal solver)
 momentum, lr_decay            the local solver's momentum and per-step step-size decay
 ============================  ==============================================================
 
-The theory keeps each paper's notation (gamma, K, h, eta, eta_l, ...); the per-paper adapters
-(``fedbound.theory.<paper>.adapter``) map a run's options to it. Old spellings (``gamma``, ``K``,
-``h`` / ``--sample``, AFGA's ``eps`` / ``--amsgrad-eps`` and ``server``) still work and warn.
+The names come from :mod:`fedbound.vocabulary`, where every concept has one name. The theory keeps
+each paper's notation (gamma, K, h, eta, eta_l, ...; ``mu`` is strong convexity there and in the
+tasks); the per-paper adapters (``fedbound.theory.<paper>.adapter``) map a run's options to it.
+Old spellings (``gamma``, ``K``, ``h`` / ``--sample``, AFGA's ``eps`` / ``--amsgrad-eps`` and
+``server``, ``mu`` for ``proximal_mu``) still work and warn.
 """
 from __future__ import annotations
 
@@ -38,8 +41,8 @@ from fedbound.algorithms.optim.registry import (BIAS_CORRECTION, CLIENT_BIAS_COR
                                                 EPS_INSIDE_SQRT, NESTEROV, V0)
 from fedbound.errors import ValidationError, require
 from fedbound.network.sampling import PARTICIPATION_SCHEMES
-from fedbound.registry import Option, choice_option, integer_option, number_option
-from fedbound.validate import integer
+from fedbound.registry import Option, integer_option, number_option
+from fedbound.validate import integer, one_of
 
 
 class StepsTextError(ValidationError, argparse.ArgumentTypeError):
@@ -102,10 +105,21 @@ CLIENTS_PER_ROUND = at_least_one("clients_per_round", "clients sampled uniformly
 CLIENTS_PER_SUBNET = at_least_one("clients_per_subnet", "clients sampled per subnet and round "
                                   "(SD-GT's h_s; default all)", aliases=("h",),
                                   alias_flags=("--sample",), examples=(1, 2))
-PARTICIPATION = choice_option("participation", "client participation: full, uniform "
-                              "(renormalized weights), unbiased (weights p_i n/q) or with-replacement "
-                              "(draws by p_i), with --clients-per-round q", PARTICIPATION_SCHEMES.names,
-                              examples=("full", "uniform"))
+
+
+def _participation(label: str, value):
+    """A participation scheme by name (:data:`PARTICIPATION_SCHEMES`), or a scheme object with a
+    ``draw(p, generator)`` method (a user's, or one built with its own constructor), as it is."""
+    if callable(getattr(value, "draw", None)) and not isinstance(value, type):
+        return value
+    return one_of(label, value, PARTICIPATION_SCHEMES.names())
+
+
+PARTICIPATION = Option("participation", "client participation: full, uniform (renormalized "
+                       "weights), unbiased (weights p_i n/q) or with-replacement (draws by p_i), "
+                       "with --clients-per-round q; from Python also a scheme object with a draw "
+                       "method", _participation, str, choices=PARTICIPATION_SCHEMES.names,
+                       examples=("full", "uniform"))
 
 # ---- server and adaptive optimizers --------------------------------------------------------------------
 SERVER_LR = positive("server_lr", "server learning rate", examples=(0.05, 1.0))
@@ -123,7 +137,8 @@ TAU = positive("tau", "adaptivity epsilon tau > 0 (the server's; DAdam: every cl
 #: takes it, V0 and SM3's carry_over as client_bias_correction, client_v0 and carry_over)
 
 # ---- local solvers ---------------------------------------------------------------------------------------
-MU = number_option("mu", "proximal coefficient mu >= 0", low=0.0, required=True, examples=(0.0, 0.3))
+MU = number_option("proximal_mu", "proximal coefficient >= 0 (FedProx's mu)", low=0.0, required=True,
+                   aliases=("mu",), examples=(0.0, 0.3))
 ALPHA = positive("alpha", "FedDyn's dynamic regularization coefficient alpha > 0", required=True,
                  examples=(0.1, 1.0))
 

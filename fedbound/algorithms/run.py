@@ -14,22 +14,23 @@ from tqdm import tqdm  # text bars: tqdm.auto warns in notebooks without ipywidg
 
 from fedbound.algorithms.accounting import COUNTERS
 from fedbound.algorithms.base import Algorithm, State, StateTensor, check_finite
-from fedbound.algorithms.threads import Threads, threads_for, torch_threads
+from fedbound.algorithms.threads import Threads, round_threads, step_flops, torch_threads
 from fedbound.argtypes import Count, Measured, NonNegativeInt
 from fedbound.display import box, brief, details, fields, plot, sample_rows, table
 from fedbound.errors import DivergenceError, require
 from fedbound.tasks.base import Task
 
 
-@dataclass
+@dataclass(repr=False)
 class Trajectory:
     """Per-round record of a run; index r = after r rounds (r = 0 is the initial state).
 
     loss: f(x_g); loss_gap: f(x_g) - f* (nan when f* unknown); dist2: ||x_g - x*||^2 (nan when
     x* unknown); grad_norm2: ||grad f(x_g)||^2; K: local steps of round r (0 at r = 0);
-    comm: cumulative counters (CommCounts field name -> array (T+1,)); metrics: the algorithm's
-    extra per-round metrics (``state.metrics``, e.g. AFGA's consensus errors; name -> array (T+1,),
-    nan in rounds that do not report one, such as r = 0); eval_every: the metrics of the global
+    comm: cumulative counters (CommCounts field name -> array (T+1,)); algorithm_metrics: the
+    algorithm's own per-round metrics (``state.metrics``, e.g. AFGA's consensus errors; name ->
+    array (T+1,), nan in rounds that do not report one, such as r = 0); :attr:`metrics`: every
+    per-round metric by name, the global model's four and the algorithm's; eval_every: the metrics of the global
     model (loss, loss_gap, dist2, grad_norm2) are evaluated at the rounds r with r % eval_every == 0
     and at the last round, nan elsewhere (x_g, K and the counters are recorded every round).
     """
@@ -44,14 +45,27 @@ class Trajectory:
     K: np.ndarray
     comm: dict[str, Measured]
     final_state: State = field(repr=False)
-    metrics: dict[str, Measured] = field(default_factory=dict)
+    algorithm_metrics: dict[str, Measured] = field(default_factory=dict)
     eval_every: Count = 1
+
+    #: the metrics of the global model, evaluated every ``eval_every`` rounds
+    GLOBAL_METRICS = ("loss", "loss_gap", "dist2", "grad_norm2")
+
+    @property
+    def metrics(self) -> dict[str, Measured]:
+        """Every per-round metric by name: the global model's (loss, loss_gap, dist2, grad_norm2)
+        and the algorithm's own (:attr:`algorithm_metrics`), each an array (T+1,)."""
+        return {**{m: getattr(self, m) for m in self.GLOBAL_METRICS}, **self.algorithm_metrics}
+
+    def __repr__(self) -> str:
+        last = {m: float(getattr(self, m)[-1]) for m in ("loss", "dist2")}
+        return (f"Trajectory({self.algorithm!r}, rounds={int(self.rounds[-1])}, "
+                + ", ".join(f"{m}={v:.4g}" for m, v in last.items()) + ")")
 
     def columns(self) -> dict[str, np.ndarray]:
         """The per-round columns: the metrics of the global model, K and the cumulative counters
         (:data:`fedbound.algorithms.accounting.COUNTERS`), as float arrays (K as int)."""
-        out = {m: np.asarray(getattr(self, m), dtype=float)
-               for m in ("loss", "loss_gap", "dist2", "grad_norm2")}
+        out = {m: np.asarray(getattr(self, m), dtype=float) for m in self.GLOBAL_METRICS}
         out["K"] = np.asarray(self.K)
         out.update({c: np.asarray(self.comm[c], dtype=float) for c in COUNTERS})
         return out
@@ -67,7 +81,8 @@ class Trajectory:
             "grad_norm2": self.grad_norm2.tolist(),
             "K": self.K.tolist(),
             "comm": {k: v.tolist() for k, v in self.comm.items()},
-            **({"metrics": {k: v.tolist() for k, v in self.metrics.items()}} if self.metrics else {}),
+            **({"algorithm_metrics": {k: v.tolist() for k, v in self.algorithm_metrics.items()}}
+               if self.algorithm_metrics else {}),
             **({"eval_every": self.eval_every} if self.eval_every != 1 else {}),
         }
 
@@ -176,7 +191,7 @@ class _Recorder:
             loss_gap=gap.copy(), dist2=dist2.copy(), grad_norm2=grad2.copy(),
             K=np.array(K), comm={k: np.array([c[k] for c in comm]) for k in comm[0]},
             final_state=state, eval_every=eval_every,
-            metrics={k: np.array([e.get(k, np.nan) for e in extra], dtype=float) for k in names})
+            algorithm_metrics={k: np.array([e.get(k, np.nan) for e in extra], dtype=float) for k in names})
 
 
 _NOT_EVALUATED = np.full(4, np.nan)
@@ -194,9 +209,10 @@ def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict
     over all n clients on others, often dearer than the round) only every ``eval_every`` rounds and
     at the last round (:class:`Trajectory`).
     ``threads``: torch threads of the run; by default one for the first round, then as many as
-    the work of that round can use (:mod:`fedbound.algorithms.threads`: one for small rounds, so
-    that a busy machine cannot stall them), at most torch's setting when the run starts (a sweep's
-    worker allows one); that setting is restored afterwards.
+    the work of its local steps can use (:mod:`fedbound.algorithms.threads`: one for small rounds, so
+    that a busy machine cannot stall them), at most torch's setting when the run starts; a
+    ``torch.set_num_threads`` of the caller's (or an enclosing sweep's) stands instead. torch's
+    setting is restored afterwards.
     The run computes on the task's device (:meth:`fedbound.tasks.Task.to`).
     Raises DivergenceError naming the round as soon as any state tensor is non-finite (checked
     every round), or naming the first round whose evaluated loss or gradient norm is not finite
@@ -204,8 +220,7 @@ def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict
     """
     require(isinstance(rounds, (int, np.integer)) and rounds >= 0,
             f"rounds must be an integer >= 0, got {rounds!r}")
-    allowed = torch.get_num_threads()
-    with torch_threads(threads or 1), alg.task.computing():   # the task's device
+    with round_threads(threads=threads) as policy, alg.task.computing():   # the task's device
         state = alg.init() if state is None else state
         check_finite(state, alg.name)
         recorder = _Recorder(alg.task)
@@ -219,9 +234,9 @@ def run(alg: Algorithm, rounds: NonNegativeInt, callback: Callable[[State], dict
             except DivergenceError:
                 recorder.evaluate()   # an earlier round whose metric overflowed is named first
                 raise
-            if r == 1 and threads is None:
-                work = (state.comm.gradient_evaluations - evaluations) * alg.task.gradient_flops
-                torch.set_num_threads(min(threads_for(work), allowed))
+            if r == 1:
+                policy.measured(step_flops(state.comm.gradient_evaluations - evaluations, state.K,
+                                           alg.task.gradient_flops))
             recorder.record(state, evaluate=r % eval_every == 0 or r == rounds)
             overrides = (callback(state) if callback is not None else None) or {}
     return recorder.trajectory(alg.name, state, eval_every)

@@ -2,6 +2,10 @@
 command is imported: torch, cvxpy and sympy are slow to import) and its one-line summary, which
 ``fedbound --help`` prints without importing any command module."""
 
+#: the exit status of ``fedbound verify`` when a check is violated (a counterexample): neither
+#: success (0), an internal error (1) nor bad input (2)
+EXIT_VIOLATED = 3
+
 #: command -> the module that registers it, in the order of ``fedbound --help``
 COMMANDS = {
     "demo": "fedbound.cli.demo_cmd",

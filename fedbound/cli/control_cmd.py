@@ -1,6 +1,6 @@
 """``fedbound control``: SD-GT's co-optimization controller (seed 003, problem (31)).
 
-``fedbound control plan --spec NET.json [--H VALUE] [--lambdas l1,l2,l3] [--kcap N]
+``fedbound control plan --spec NET.json [--H VALUE] [--lambdas l1,l2,l3] [--K-cap N]
 [--variant V] [--method M] [--json]`` prints the certified integer plan: K, h_s, beta_s, p, the
 objective, the energy per round, the continuous lower bound, the certificate, and the limits the
 plan sits on (K = K_cap, every device sampled) with what raising each would buy
@@ -16,6 +16,7 @@ import math
 import textwrap
 
 from fedbound import validate
+from fedbound.cli.flags import add_renamed
 from fedbound.control.sdgt.objective import (DEFAULT_K_CAP, DEFAULT_LAMBDAS, METHOD_NAMES, VARIANTS,
                                              ControlProblem)
 from fedbound.control.sdgt.spec import NetSpec, spec_from_dict
@@ -31,9 +32,9 @@ def add_controller_options(parser, method_default: str) -> None:
     parser.add_argument("--lambdas", default=None, metavar="l1,l2,l3",
                         help="weights lambda1,lambda2,lambda3 (default %s, the paper's experiments)"
                              % ",".join(f"{v:g}" for v in DEFAULT_LAMBDAS))
-    parser.add_argument("--kcap", type=int, default=DEFAULT_K_CAP, metavar="N",
-                        help=f"largest number of D2D rounds K (default {DEFAULT_K_CAP}, the released "
-                             "code's grid)")
+    add_renamed(parser, "--K-cap", "--kcap", dest="K_cap", type=int, default=DEFAULT_K_CAP, metavar="N",
+                help=f"largest number of D2D rounds K, ControlProblem(K_cap=) in Python (default "
+                     f"{DEFAULT_K_CAP}, the released code's grid)")
     parser.add_argument("--variant", choices=tuple(VARIANTS), default="paper",
                         help="objective: paper (31), static (27, H = 1), cor1 (F24: K^-1/3 third term)")
     parser.add_argument("--method", choices=METHOD_NAMES, default=method_default,
@@ -56,13 +57,13 @@ def lambdas_from(args: argparse.Namespace) -> tuple[float, float, float]:
     return values
 
 
-#: largest --kcap: D2D rounds per global round beyond this are no practical plan
+#: largest --K-cap: D2D rounds per global round beyond this are no practical plan
 MAX_KCAP = 10 ** 6
 
 
 def kcap_from(args: argparse.Namespace) -> int:
-    """``--kcap`` as an integer in [1, MAX_KCAP]."""
-    return validate.integer("--kcap (K_cap)", args.kcap, low=1, high=MAX_KCAP)
+    """``--K-cap`` as an integer in [1, MAX_KCAP]."""
+    return validate.integer("--K-cap (K_cap)", args.K_cap, low=1, high=MAX_KCAP)
 
 
 def load_spec_file(path) -> NetSpec:

@@ -3,7 +3,7 @@
 Example (the paper's setting: 3 subnets of 10 clients, weights (1, 0.1, 1e-5))::
 
     fedbound run sdgt --controller net.json --task mlp-digits --rgg --lr 0.05 --rounds 50 \\
-        --lambdas 1,0.1,1e-5 --kcap 49 --control-every 1 --out DIR
+        --lambdas 1,0.1,1e-5 --K-cap 49 --control-every 1 --out DIR
 
 SPEC.json is the controller's network spec (``fedbound control plan --spec``): subnet sizes m_s,
 device-server costs E_s and D2D costs E_s^D2D (optional "gamma", which must equal --lr). The

@@ -33,8 +33,8 @@ K, H, STEP = 5, 4, 0.5
 FEDNOVA_STEPS, FEDNOVA_LR = (1, 3, 5, 8), 0.05
 #: the controller's weights (lambda1, lambda2, lambda3), D2D-to-server cost ratios, cap on K
 LAMBDAS, COST_RATIOS, K_CAP = (1.0, 0.1, 1e-4), (0.01, 0.1, 1.0), 49
-#: the PEP certificate: ``fedbound pep sdgt --T 2 --K 2``
-PEP_METHOD, PEP_OPTIONS = "sdgt", {"T": 2, "K": 2}
+#: the PEP certificate: ``fedbound pep sdgt --rounds 2 --local-steps 2``
+PEP_METHOD, PEP_OPTIONS = "sdgt", {"rounds": 2, "local_steps": 2}
 
 
 @dataclass(frozen=True)
@@ -843,7 +843,7 @@ def _pep(tour: Tour) -> tuple:
     print(f"pep {cert.method}: worst case {cert.worst_case:.6g} ({cert.status}, {cert.solver}); "
           f"quadratic lower bound {cert.lower_bound:.6g}; verdict: {cert.verdict}")
     tour.summary["pep"] = cert.to_dict()
-    flags = " ".join(f"--{k} {v}" for k, v in PEP_OPTIONS.items())
+    flags = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in PEP_OPTIONS.items())
     return "pep", "PEP: a worst-case certificate of SD-GT", [
         page.code(f"fedbound pep {PEP_METHOD} {flags}"),
         page.table(["quantity", "value"], [

@@ -32,7 +32,7 @@ import numpy as np
 from fedbound.algorithms import registry
 from fedbound.cli.flags import add_flags
 from fedbound.cli.problem import add_problem_arguments, problem_from
-from fedbound.cli.run_cmd import algorithm_options, algorithm_table
+from fedbound.cli.run_cmd import algorithm_names, algorithm_options, algorithm_specs, algorithm_table
 from fedbound.errors import require
 from fedbound.jsonable import jsonable
 from fedbound.readout import number
@@ -94,17 +94,18 @@ def fixed_point_command(args) -> int:
     return 0
 
 
-def register(subparsers) -> None:
+def register(subparsers, argv: list[str] | None = None) -> None:
     parser = subparsers.add_parser(
         "fixed-point", help=SUMMARIES["fixed-point"],
         description=__doc__.split("\n\n")[0].split(": ", 1)[1],
         epilog="Examples: fedbound fixed-point fednova --task quadratic --data FILE.npz "
                "--local-steps 1,3,5,8,2 --lr 0.05 --json;  fedbound fixed-point fedavgm --lr 0.05 "
                "--local-steps 5 --server-lr 1 --server-momentum 0.6 --participation full")
-    parser.add_argument("algorithm", choices=registry.names(), metavar="ALGORITHM",
-                        help="; ".join(f"{s.name}: {s.summary}" for s in registry.specs()))
+    specs = algorithm_specs(argv)
+    parser.add_argument("algorithm", choices=algorithm_names(argv), metavar="ALGORITHM",
+                        help="; ".join(f"{s.name}: {s.summary}" for s in specs))
     add_problem_arguments(parser, tasks=("quadratic",))
     opts = parser.add_argument_group("algorithm options (each applies to the algorithms listed)")
-    add_flags(opts, algorithm_table())
+    add_flags(opts, algorithm_table(specs))
     parser.add_argument("--json", action="store_true", help="print JSON to stdout")
-    parser.set_defaults(func=fixed_point_command)
+    parser.set_defaults(func=fixed_point_command, algorithm_specs=specs)

@@ -122,6 +122,35 @@ def given(args, entry, table: dict, what: str = "") -> dict:
     return out
 
 
+class _Spelling(argparse.Action):
+    """A flag with an old spelling (:func:`add_renamed`): the old one warns once; giving both is an
+    error."""
+
+    def __init__(self, option_strings, dest, *, new: str, old: str, **kwargs):
+        super().__init__(option_strings, dest, **kwargs)
+        self.new, self.old = new, old
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = namespace.__dict__.setdefault("_spelled", {})
+        if given.get(self.dest, option_string) != option_string:
+            raise ValidationError(f"give {self.new} or its old spelling {self.old}, not both")
+        given[self.dest] = option_string
+        if option_string == self.old:
+            deprecated(self.old, self.new)
+        setattr(namespace, self.dest, values)
+
+
+def add_renamed(parser, new: str, old: str, **kwargs) -> None:
+    """The flag ``new`` (``add_argument`` keywords ``kwargs``) and its old spelling ``old``, hidden,
+    which still works and warns once (``stepsize --var`` is ``--variable``)."""
+    dest = kwargs.pop("dest", dest_of(new))
+    parser.add_argument(new, dest=dest, action=_Spelling, new=new, old=old, **kwargs)
+    kwargs["help"] = argparse.SUPPRESS
+    kwargs.pop("default", None)
+    parser.add_argument(old, dest=dest, action=_Spelling, new=new, old=old, default=argparse.SUPPRESS,
+                        **kwargs)
+
+
 def parse(option: Option, text: str):
     """``text`` read by the option's parser; a parse failure names the flag."""
     if not isinstance(text, str):
@@ -134,5 +163,5 @@ def parse(option: Option, text: str):
                               + (f" ({exc})" if isinstance(exc, argparse.ArgumentTypeError) else "")) from None
 
 
-__all__ = ["flag_table", "add_flags", "given", "parse", "dest_of", "flag_of", "off_flag", "choices_of",
+__all__ = ["flag_table", "add_flags", "add_renamed", "given", "parse", "dest_of", "flag_of", "off_flag", "choices_of",
            "metavar_of"]

@@ -8,8 +8,8 @@ The contract of every command (issue 8): exit 0 on success; 2 on bad input, with
 stderr and no traceback (any :class:`~fedbound.errors.FedboundError`, argparse usage errors, a
 non-finite float option, memory exhaustion); 130 on Ctrl-C, with one line; 141, silently, when the
 reader of stdout closes the pipe (``| head``); 1 only for an internal
-error, with one line asking for a bug report (the traceback with ``FEDBOUND_DEBUG=1``). ``verify``
-also exits 1 when a check is violated. Every command with ``--out`` gets ``--overwrite``: an
+error, with one line asking for a bug report (the traceback with ``FEDBOUND_DEBUG=1``); 3
+(:data:`fedbound.cli.commands.EXIT_VIOLATED`) when ``verify`` finds a check violated. Every command with ``--out`` gets ``--overwrite``: an
 existing non-empty output folder is refused without it, before any work
 (:class:`fedbound.outputs.OutputFolder`), and the folder is marked complete only when the command
 succeeds.
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import inspect
 import io
 import math
 import os
@@ -31,6 +32,7 @@ from fedbound import cache
 from fedbound.deprecation import FedboundDeprecationWarning
 from fedbound.errors import FedboundError
 from fedbound.outputs import OutputFolder
+from fedbound.validate import listing, suggest
 from fedbound.cli.commands import COMMANDS, SUMMARIES
 
 #: environment variable that makes an internal error print its traceback
@@ -43,6 +45,22 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # noqa: D401 - argparse hook
         self.exit(2, f"fedbound: error: {_one_line(message)}\n")
 
+    def _check_value(self, action, value):  # an unknown choice: the closest ones, a short list
+        if action.choices is not None and value not in action.choices:
+            choices = [str(c) for c in action.choices]
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r}{suggest(value, choices)} "
+                                                 f"(choose from {listing(choices)})")
+
+    def parse_args(self, args=None, namespace=None):  # unknown flags: the closest ones
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:
+            flags = _flags_of(self, namespace)
+            hints = [suggest(token.split("=", 1)[0], flags) for token in extras
+                     if token.startswith("--")]
+            self.error(f"unrecognized arguments: {' '.join(extras)}"
+                       + "".join(dict.fromkeys(h for h in hints if h)))
+        return namespace
+
     def _get_value(self, action, arg_string):  # every float option must be finite
         value = super()._get_value(action, arg_string)
         if action.type is float and not math.isfinite(value):
@@ -50,6 +68,21 @@ class _Parser(argparse.ArgumentParser):
             raise argparse.ArgumentError(action, f"must be a finite number, got {arg_string!r}"
                                          if name else arg_string)
         return value
+
+
+def _flags_of(parser: argparse.ArgumentParser, namespace: argparse.Namespace) -> list[str]:
+    """The visible flags of ``parser`` and of the subcommands ``namespace`` chose (``run``,
+    ``pep fedavg``, ``control plan``), for the did-you-mean of an unrecognized flag."""
+    out = []
+    while parser is not None:
+        chosen = None
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(namespace, action.dest, None))
+            elif action.help is not argparse.SUPPRESS:
+                out += [f for f in action.option_strings if f.startswith("--")]
+        parser = chosen
+    return out
 
 
 def _command_and_rest(argv: list[str]) -> list[str]:
@@ -110,16 +143,25 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
                              "registers algorithms, results, papers, PEP methods or tasks "
                              "(repeatable; installed plugins of the entry-point group "
                              "fedbound.plugins and $FEDBOUND_PLUGINS load themselves)")
+    from fedbound import __version__
+
+    parser.add_argument("--version", action="version", version=f"fedbound {__version__}",
+                        help="print fedbound's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     first = next((a for a in _command_and_rest(argv) if not a.startswith("-")), None)
-    if first is None and ("-h" in argv or "--help" in argv):   # `fedbound --help`: the summaries
+    if first is None and {"-h", "--help", "--version"} & set(argv):   # the summaries
         for name, summary in SUMMARIES.items():                # only, no command module imported
             sub.add_parser(name, help=summary)
         return parser
     modules = [COMMANDS[first]] if first in COMMANDS else list(dict.fromkeys(COMMANDS.values()))
+    rest = _command_and_rest(argv) if first in COMMANDS else None
     for name in modules:
-        importlib.import_module(name).register(sub)
+        register = importlib.import_module(name).register
+        if rest is not None and "argv" in inspect.signature(register).parameters:
+            register(sub, argv=rest)   # a command that builds its flags from the entry it names
+        else:
+            register(sub)
     _add_overwrite(parser)
     return parser
 
@@ -143,19 +185,19 @@ def _one_line_warnings() -> None:
 def _help_key(argv: list[str]) -> str | None:
     """The cache key of the help that ``argv`` prints (a command's ``--help``, which builds that
     command's parser from the registries: torch, cvxpy, PEPit are imported for it), or None when
-    ``argv`` asks for no help, for ``fedbound --help`` (fast without a cache) or when plugins are
-    in play (their source is not part of the cache's fingerprint)."""
-    from fedbound.registry import PLUGIN_ENV, PLUGIN_GROUP
+    ``argv`` asks for no help, for ``fedbound --help`` (fast without a cache) or when a plugin's
+    source cannot be found (the key holds each plugin's :func:`fedbound.registry.plugin_fingerprint`:
+    an edited plugin prints its help afresh)."""
+    from fedbound.registry import plugin_fingerprint, plugin_requests
 
     rest = _command_and_rest(argv)
     if not rest or rest[0] not in COMMANDS or not {"-h", "--help"} & set(rest):
         return None
-    if _plugins(argv) or os.environ.get(PLUGIN_ENV, "").strip():
+    plugins = [f"{spec}={plugin_fingerprint(spec)}" for spec, _ in plugin_requests()]
+    plugins += [f"{spec}={plugin_fingerprint(spec)}" for spec in _plugins(argv)]
+    if any(p.endswith("=None") for p in plugins):
         return None
-    from importlib.metadata import entry_points
-    if entry_points(group=PLUGIN_GROUP):
-        return None
-    return cache.key_of(*argv, str(shutil.get_terminal_size().columns))
+    return cache.key_of(*argv, str(shutil.get_terminal_size().columns), *plugins)
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:

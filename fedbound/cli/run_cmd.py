@@ -44,14 +44,34 @@ from fedbound.jsonable import jsonable
 from fedbound.outputs import atomic_open, atomic_path, output_folder, write_json
 
 # ---- the run command -----------------------------------------------------------------------
-def algorithm_table():
-    return flag_table(registry.specs())
+def algorithm_specs(argv: list[str] | None = None) -> tuple:
+    """The algorithms whose flags the parser of ``argv`` (the command line from the command word)
+    declares: every one without ``argv`` or when it names none; else fedbound's own and the one it
+    names, so that an installed plugin is not imported for a command that does not use it (the
+    registry's cached index knows the plugins' names, :meth:`fedbound.registry.Registry.known_names`)."""
+    named = next((a for a in (argv or [])[1:] if not a.startswith("-")), None)
+    if named is None:
+        return registry.specs()
+    own = registry.ALGORITHMS.own_entries()
+    if named not in registry.ALGORITHMS.known_names():
+        return own                  # an unknown name: argparse refuses it with the closest ones
+    chosen = registry.get(named)
+    return own if chosen in own else (*own, chosen)
+
+
+def algorithm_names(argv: list[str] | None = None) -> tuple[str, ...]:
+    """The names ALGORITHM takes: every registered one, a plugin's from its cached index."""
+    return registry.ALGORITHMS.known_names() if argv else registry.names()
+
+
+def algorithm_table(specs=None):
+    return flag_table(registry.specs() if specs is None else specs)
 
 
 def algorithm_options(args, spec) -> dict:
     """The options of ``spec`` given on the command line, checked, registered defaults filled
     in (a flag of another algorithm that was given is an error)."""
-    return spec.check(given(args, spec, algorithm_table()), flags=True)
+    return spec.check(given(args, spec, algorithm_table(getattr(args, "algorithm_specs", None))), flags=True)
 
 
 METRICS = ("loss", "loss_gap", "dist2", "grad_norm2", "K")
@@ -63,7 +83,7 @@ def write_outputs(out: Path, traj, config: dict) -> dict[str, str]:
 
     out.mkdir(parents=True, exist_ok=True)
     columns = {"round": traj.rounds, **{m: getattr(traj, m) for m in METRICS}, **traj.comm,
-               **traj.metrics}
+               **traj.algorithm_metrics}
     paths = {"csv": out / "metrics.csv", "json": out / "metrics.json", "plot": out / "plot.png",
              "x_final": out / "x_final.npy"}
     with atomic_open(paths["csv"], "w", newline="") as fh:
@@ -141,7 +161,7 @@ def run_command(args) -> int:
     return 0
 
 
-def register(subparsers) -> None:
+def register(subparsers, argv: list[str] | None = None) -> None:
     parser = subparsers.add_parser(
         "run", help=SUMMARIES["run"],
         description=__doc__.split("\n\n")[0].split(": ", 1)[1],
@@ -149,11 +169,12 @@ def register(subparsers) -> None:
                "--local-steps 5 --clients-per-subnet 4 --lr 0.01 --rounds 400 --float64 --out DIR;  fedbound run fedavg "
                "--task lsq --data FILE.npz --clients-per-round 10 --local-steps 5 --lr 0.05 "
                "--rounds 100 --float64 --out DIR")
-    parser.add_argument("algorithm", choices=registry.names(), metavar="ALGORITHM",
-                        help="; ".join(f"{s.name}: {s.summary}" for s in registry.specs()))
+    specs = algorithm_specs(argv)
+    parser.add_argument("algorithm", choices=algorithm_names(argv), metavar="ALGORITHM",
+                        help="; ".join(f"{s.name}: {s.summary}" for s in specs))
     add_problem_arguments(parser)
     opts = parser.add_argument_group("algorithm options (each applies to the algorithms listed)")
-    add_flags(opts, algorithm_table())
+    add_flags(opts, algorithm_table(specs))
     opts.add_argument("--sigma", type=float, default=0.0,
                       help="gradient-noise std: E||noise||^2 = sigma^2 per gradient (default 0)")
     opts.add_argument("--rounds", type=int, default=100, help="global rounds (default 100)")
@@ -172,4 +193,4 @@ def register(subparsers) -> None:
     parser.add_argument("--out", default="fedbound-run", metavar="DIR",
                         help="output folder (default ./fedbound-run)")
     parser.add_argument("--json", action="store_true", help="print a JSON summary to stdout")
-    parser.set_defaults(func=run_command)
+    parser.set_defaults(func=run_command, algorithm_specs=specs)

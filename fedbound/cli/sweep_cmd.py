@@ -80,7 +80,7 @@ def register(subparsers) -> None:
         "sweep", help=SUMMARIES["sweep"],
         description=__doc__.split("\n\n")[0].replace("``", ""),
         epilog='SPEC example: {"algorithm": ["fedavg", "fedprox"], "task": {"name": "lsq", "n": 30, '
-               '"d": 20}, "rounds": 50, "grid": {"lr": [0.01, 0.05], "mu": 0.1, "seed": [0, 1, 2], '
+               '"d": 20}, "rounds": 50, "grid": {"lr": [0.01, 0.05], "proximal_mu": 0.1, "seed": [0, 1, 2], '
                '"zip": {"local_steps": [1, 5], "clients_per_round": [30, 10]}}} (lists are crossed, '
                'a zip group pairs its lists, scalars are fixed; fedbound/sweep/spec.py)')
     parser.add_argument("spec", metavar="SPEC.json",

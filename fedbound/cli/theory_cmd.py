@@ -19,7 +19,7 @@ line.
   nothing can be computed is it an error. In JSON each extra (matrices as nested lists) is a
   top-level key, the skipped ones are under ``missing``, the reading under ``reading`` and the
   anatomy (with ``--terms``) under ``anatomy``.
-* ``fedbound stepsize ID --set ... [--var NAME] [--variant V] [--json]``: the largest admissible
+* ``fedbound stepsize ID --set ... [--variable NAME] [--variant V] [--json]``: the largest admissible
   value of the variable NAME (gamma, eta_l, ...; needed only when the variant constrains several)
   and the binding condition; implicit conditions are solved numerically.
 * ``fedbound constants ID [--variant V] [--json]``: each constant of a result (of one variant with
@@ -51,22 +51,23 @@ import textwrap
 
 import numpy as np
 
+from fedbound.cli.flags import add_renamed
 from fedbound.errors import UnknownNameError, ValidationError
 from fedbound.jsonable import jsonable
 from fedbound.readout import number
 
 #: sympy and the theory registry, bound by :func:`_with_theory` when a command runs (their ~0.3 s
 #: import is not needed for ``--help``)
-sp = S = get = results = None
+sp = S = get = results = RESULTS = None
 
 
 def _with_theory(run):
     """``run(args)`` after importing sympy and :mod:`fedbound.theory` into this module."""
     @functools.wraps(run)
     def wrapper(args):
-        global sp, S, get, results
+        global sp, S, get, results, RESULTS
         import sympy as sp
-        from fedbound.theory import get, results
+        from fedbound.theory import RESULTS, get, results
         from fedbound.theory import symbols as S
         return run(args)
     return wrapper
@@ -108,8 +109,9 @@ def register(subparsers) -> None:
         p.add_argument("result", metavar="ID", help="result id, e.g. sdgt.thm2 (see `fedbound list`)")
         _add_common(p)
         if name == "stepsize":
-            p.add_argument("--var", metavar="NAME", help="the variable to maximize (default: the one "
-                                                         "the variant's conditions constrain)")
+            add_renamed(p, "--variable", "--var", metavar="NAME", default=None,
+                        help="the variable to maximize, max_step(variable=) in Python (default: the "
+                             "one the variant's conditions constrain)")
         else:
             p.add_argument("--terms", action="store_true",
                            help="the bound's anatomy: its additive terms with their shares, the "
@@ -139,7 +141,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", dest="sets", action="extend", nargs="+", default=[],
                         metavar="NAME=VALUE",
                         help="constants, e.g. --set K=5 p=0.64 (or --set K=5 --set p=0.64)")
-    parser.add_argument("--variant", help="variant name (default: the result's first variant)")
+    parser.add_argument("--variant", help="variant name (default: the result's default variant, "
+                                           "marked in `fedbound constants ID` and `fedbound list`)")
     parser.add_argument("--json", action="store_true", help="print JSON to stdout")
 
 
@@ -163,6 +166,8 @@ def parse_constants(pairs: list[str], result=None) -> dict[str, float | list[flo
             # a constant of the paper that a module this command did not import declares (a
             # look-up imports only the result's module): the same answer as after a full load
             results()
+            if result is not None and name not in S.visible(scope):
+                result.check({name: 0.0})   # the Python API's error: the closest and all its constants
             constant = S.constant(name, scope)
         try:
             value = [float(x) for x in text.split(",")] if constant.ndim else float(text)
@@ -203,7 +208,8 @@ def _condition(c) -> dict:
 def _entry(r) -> dict:
     """A result as JSON: statement, provenance, variants with their formulas, known issues."""
     return {
-        "id": r.id, "scope": r.scope, "title": r.title, "statement": r.statement, "lhs": r.lhs,
+        "id": r.id, "origin": RESULTS.origin(r.id), "scope": r.scope, "title": r.title,
+        "statement": r.statement, "lhs": r.lhs,
         "provenance": {"seed": r.provenance.seed, "equation": r.provenance.equation,
                        "lines": r.provenance.lines},
         "assumptions": list(r.assumptions),
@@ -235,71 +241,97 @@ def _algorithm_entry(spec, origin: str) -> dict:
             "network": spec.network, "origin": origin, "options": _options(spec)}
 
 
-def run_list_algorithms(args) -> int:
+def _list_algorithms() -> tuple[list[dict], list[str]]:
     from fedbound.algorithms import registry  # imports torch: only for this listing
 
     entries = [_algorithm_entry(spec, registry.ALGORITHMS.origin(spec.name))
                for spec in registry.specs()]
-    if args.json:
-        _print_json(entries)
-        return 0
+    lines = []
     for e in entries:
-        print(f"{e['name']}: {e['summary']}")
-        print(f"    {e['family']}; network {e['network']}; options: "
-              + ", ".join(o["flag"] for o in e["options"]))
-    return 0
+        lines += [f"{e['name']}: {e['summary']}",
+                  f"    {e['family']}; network {e['network']}; options: "
+                  + ", ".join(o["flag"] for o in e["options"])]
+    return entries, lines
 
 
-def run_list_papers(args) -> int:
+def _list_papers() -> tuple[list[dict], list[str]]:
     from fedbound.papers import PAPERS
 
-    entries = [{"name": p.name, "summary": p.summary, "seed": p.seed, "origin": PAPERS.origin(p.name)}
-               for p in sorted(PAPERS, key=lambda p: p.name)]   # the order of `fedbound audit all`
-    if args.json:
-        _print_json(entries)
-        return 0
-    for e in entries:
-        print(f"{e['name']}: {e['summary']}" + (f" (seed {e['seed']})" if e["seed"] else ""))
-    return 0
+    def cited(c) -> dict:
+        """The paper's title, authors, year, venue and arXiv id (null where there is none)."""
+        if c is None:
+            return dict.fromkeys(("title", "authors", "year", "venue", "arxiv"))
+        return {"title": c.title, "authors": list(c.authors), "year": c.year, "venue": c.venue,
+                "arxiv": c.arxiv or None}
+
+    papers = sorted(PAPERS, key=lambda p: p.name)   # the order of `fedbound audit all`
+    entries = [{"name": p.name, "summary": p.summary, "seed": p.seed, "origin": PAPERS.origin(p.name),
+                **cited(p.citation)} for p in papers]
+    lines = []
+    for p, e in zip(papers, entries):
+        lines.append(f"{e['name']}: {e['summary']}" + (f" (seed {e['seed']})" if e["seed"] else ""))
+        if p.citation is not None:
+            lines.append(f"    {p.citation}")
+    return entries, lines
 
 
-def run_list_registry(args) -> int:
-    """``fedbound list WHAT`` for a registry of :data:`REGISTRY_LISTS`: name, summary, origin and
-    options of every entry (its module imported only for this listing)."""
+def _list_registry(what: str) -> tuple[list[dict], list[str]]:
+    """A registry of :data:`REGISTRY_LISTS`: name, summary, origin and options of every entry (its
+    module imported only for this listing)."""
     import importlib
 
     from fedbound.registry import REGISTRIES
 
-    module, kind = REGISTRY_LISTS[args.what]
+    module, kind = REGISTRY_LISTS[what]
     importlib.import_module(module)
     registry = REGISTRIES[kind]
     entries = [{"name": e.name, "summary": e.summary, "origin": registry.origin(e.name),
                 "options": _options(e)} for e in registry]
-    if args.json:
-        _print_json(entries)
-        return 0
+    lines = []
     for e in entries:
-        print(f"{e['name']}: {e['summary']}")
+        lines.append(f"{e['name']}: {e['summary']}")
         if e["options"]:
-            print("    options: " + ", ".join(o["flag"] for o in e["options"]))
-    return 0
+            lines.append("    options: " + ", ".join(o["flag"] for o in e["options"]))
+    return entries, lines
 
 
-@_with_theory
-def run_list(args) -> int:
-    if args.what == "algorithms":
-        return run_list_algorithms(args)
-    if args.what == "papers":
-        return run_list_papers(args)
-    if args.what in REGISTRY_LISTS:
-        return run_list_registry(args)
-    if args.json:
-        _print_json([_entry(r) for r in results()])
-        return 0
+def _list_results() -> tuple[list[dict], list[str]]:
+    _with_theory(lambda args: None)(None)     # sympy and fedbound.theory into this module
+    lines = []
     for r in results():
         flags = ", ".join(f.id for f in r.known_issues)
-        print(f"{r.id}: {r.title}")
-        print(f"    {r.provenance}; variants: {', '.join(r.variants)}" + (f"; flags: {flags}" if flags else ""))
+        lines += [f"{r.id}: {r.title}",
+                  f"    {r.provenance}; variants: {_variants(r, r.variants)}" + (f"; flags: {flags}" if flags else "")]
+    return [_entry(r) for r in results()], lines
+
+
+def _listing(what: str) -> tuple[list[dict], list[str]]:
+    """(JSON entries, text lines) of ``fedbound list WHAT``, from the on-disk cache when this
+    source and these plugins listed it before (:mod:`fedbound.cache`; the key holds every plugin's
+    fingerprint), else computed (importing every module of the registry) and stored."""
+    from fedbound import cache
+    from fedbound.registry import plugin_fingerprint, plugin_requests
+
+    plugins = [f"{spec}={plugin_fingerprint(spec)}" for spec, _ in plugin_requests()]
+    key = None if any(p.endswith("=None") for p in plugins) else cache.key_of(what, *plugins)
+    found = None if key is None else cache.read_json("list", key)
+    if isinstance(found, dict) and isinstance(found.get("entries"), list) and isinstance(found.get("lines"), list):
+        return found["entries"], found["lines"]
+    make = {"results": _list_results, "algorithms": _list_algorithms, "papers": _list_papers}.get(what)
+    entries, lines = make() if make is not None else _list_registry(what)
+    if key is not None:
+        cache.store_text("list", key, json.dumps({"entries": jsonable(entries), "lines": lines}))
+    return entries, lines
+
+
+def run_list(args) -> int:
+    """``fedbound list [WHAT] [--json]`` (module doc), answered from the cache when it can
+    (:func:`_listing`: under 0.5 s, no registry imported)."""
+    entries, lines = _listing(args.what)
+    if args.json:
+        _print_json(entries)
+    else:
+        print("\n".join(lines))
     return 0
 
 
@@ -425,8 +457,8 @@ def run_stepsize(args) -> int:
     result = get(args.result)
     variant = result.variant(args.variant)
     constants = parse_constants(args.sets, result)
-    best, binding = result.max_step(variant.name, variable=args.var, **constants)
-    variable = args.var or variant.variables()[0]
+    best, binding = result.max_step(variant.name, variable=args.variable, **constants)
+    variable = args.variable or variant.variables()[0]
     conds = [c for c in variant.conditions if c.variable_name == variable]
     at = {variable: float(best)} if any(c.implicit for c in conds) and np.isfinite(best) else {}
     ev = result.evaluate(variant.name, partial=True, **{k: x for k, x in constants.items() if k != variable},
@@ -461,7 +493,7 @@ def run_constants(args) -> int:
                      "variants": variants, "constants": [info.to_dict() for info in infos]})
         return 0
     print(f"{result.id}: {result.title}")
-    print(f"  stated in {provenance}; variants: {', '.join(variants)}")
+    print(f"  stated in {provenance}; variants: {_variants(result, variants)}")
     width = max((len(info.name) for info in infos), default=0)
     pad = " " * (width + 4)
     for info in infos:
@@ -474,6 +506,12 @@ def run_constants(args) -> int:
         for line in _uses(info.uses, variants):
             print(f"{pad}{line}")
     return 0
+
+
+def _variants(result, names) -> str:
+    """``main, appendix (default), rederived``: the variant names, the default one marked (what
+    ``bound`` and ``stepsize`` use without ``--variant``)."""
+    return ", ".join(f"{v} (default)" if v == result.default_variant else v for v in names)
 
 
 def _uses(uses, variants: list[str]) -> list[str]:

@@ -12,12 +12,13 @@ SD-GT check) still works and warns.
 Verification runs in float64 on the tasks each check takes (quadratic, lsq, lsq-convex by
 default, or --data FILE.npz). The Monte-Carlo seeds run through the sweep API: in-process, or on
 Ray with --ray (a local Ray) or --ray-address ADDR (a cluster), with the same numbers.
-Exit status: 0 when no check is violated, 1 when one is (a counterexample), 2 on bad input. A run
+Exit status: 0 when no check is violated, 3 when one is (a counterexample;
+:data:`fedbound.cli.commands.EXIT_VIOLATED`), 2 on bad input, 1 only for an internal error. A run
 outside a theorem's conditions prints "not applicable: CONDITION", never "holds".
 """
 from __future__ import annotations
 
-from fedbound.cli.commands import SUMMARIES
+from fedbound.cli.commands import EXIT_VIOLATED, SUMMARIES
 
 import contextlib
 import json
@@ -28,10 +29,6 @@ from fedbound.deprecation import deprecated
 from fedbound.errors import ValidationError, require
 from fedbound.jsonable import jsonable
 from fedbound.validate import one_of
-
-#: the problem of SD-GT's checks: a small quadratic (its dimension unless --d is given)
-VERIFY_D = 5
-
 
 def _checks():
     from fedbound.verify.registry import CHECKS
@@ -46,6 +43,8 @@ def _chosen(args) -> list:
 
     CHECKS = _checks()
     paper, check = args.paper, args.check
+    if check is None and "." in paper and paper in CHECKS:      # verify fednova.thm1-quadratic
+        paper, check = paper.split(".", 1)
     if check is None and f"sdgt.{paper}" in CHECKS and paper not in PAPERS:
         deprecated(f"fedbound verify {paper}", f"fedbound verify sdgt {paper}")
         paper, check = "sdgt", paper
@@ -53,6 +52,8 @@ def _chosen(args) -> list:
     one_of("paper with checks (fedbound verify PAPER)", paper, papers)
     if check is None:
         return of_paper(paper)
+    if check.startswith(f"{paper}."):       # the check's full name, as `fedbound list checks` shows it
+        check = check[len(paper) + 1:]
     names = [c.check_name for c in of_paper(paper)]
     one_of(f"check of {paper}", check, names)
     return [CHECKS.get(f"{paper}.{check}")]
@@ -68,8 +69,8 @@ def verify_command(args) -> int:
 
 
 def _verify(args) -> int:
-    from fedbound.algorithms.problem import Problem
     from fedbound.sweep.executor import Executor, using
+    from fedbound.verify.registry import verify_problem
 
     checks = _chosen(args)
     on_ray = args.ray or args.ray_address is not None
@@ -88,10 +89,7 @@ def _verify(args) -> int:
                 f"Monte-Carlo checks")
         one_of(f"--task of verify {check.name}", args.task, check.tasks)
         if problem is None:
-            topts = {"float64": True, **task_options(args)}
-            if args.task == "quadratic" and "data" not in topts:
-                topts.setdefault("d", VERIFY_D)
-            problem = Problem(args.task, topts, network_options(args))
+            problem = verify_problem(args.task, task_options(args), network_options(args))
         runner = using(Executor(ray=args.ray, address=args.ray_address)) if on_ray and not \
             check.deterministic else contextlib.nullcontext()
         with runner:
@@ -117,7 +115,7 @@ def _verify(args) -> int:
                 reading = c.details.get("reading")
                 if reading is not None and reading.reference is not None:
                     print(f"    reading: {reading.words()}")
-    return 1 if any(c.violated for _, _, rs in outcomes for c in rs) else 0
+    return EXIT_VIOLATED if any(c.violated for _, _, rs in outcomes for c in rs) else 0
 
 
 def register(subparsers) -> None:
@@ -128,7 +126,9 @@ def register(subparsers) -> None:
         description=__doc__.split("\n\n")[0].replace("``", ""))
     parser.add_argument("paper", metavar="PAPER", help=f"one of: {', '.join(papers)}")
     parser.add_argument("check", metavar="CHECK", nargs="?", default=None, help="; ".join(
-        f"{c.name}: {c.summary}" for c in CHECKS.entries()) + " (default: all of the paper's)")
+        f"{c.name}: {c.summary}" for c in CHECKS.entries()) + " (a check's name with or without its "
+        "paper: `verify fednova thm1-quadratic`, `verify fednova fednova.thm1-quadratic`; default: all "
+        "of the paper's)")
     tasks = tuple(dict.fromkeys(t for c in CHECKS.entries() for t in c.tasks))
     add_problem_arguments(parser, tasks=tasks)
     add_flags(parser.add_argument_group("check options"), flag_table(CHECKS.entries()))

@@ -5,18 +5,18 @@ What a plugin registers goes into the same registries as fedbound's own entries
 options are validated, become flags with ``--help``, appear in ``--json``, in sweeps and in the
 registry-driven fuzz suite.
 
-=========================  ===============================================  ==========================
-function                   takes (the type the built-ins use)               reaches
-=========================  ===============================================  ==========================
-:func:`register_algorithm` :class:`fedbound.algorithms.registry.AlgorithmSpec`  run, sweep, fixed-point
-:func:`register_result`    :class:`fedbound.theory.result.Result`            bound, stepsize, rounds,
-                                                                             constants, list
-:func:`register_paper`     :class:`fedbound.papers.PaperAudit`               audit, verify
-:func:`register_check`     :class:`fedbound.verify.registry.VerifyCheck`     verify PAPER CHECK
-:func:`register_pep_method` :class:`fedbound.pep.method.Method`              pep
-:func:`register_task`      :class:`fedbound.tasks.registry.TaskSpec`         run, verify, sweep
-:func:`declare_constant`   a theorem's constant: domain, meaning, source     bound --set, constants
-=========================  ===============================================  ==========================
+===========================  ===================================================  =======================
+function                     takes (the type the built-ins use)                   reaches
+===========================  ===================================================  =======================
+:func:`register_algorithm`   :class:`fedbound.algorithms.registry.AlgorithmSpec`  run, sweep, fixed-point
+:func:`register_result`      :class:`fedbound.theory.result.Result`               bound, stepsize, rounds,
+                                                                                  constants, list
+:func:`register_paper`       :class:`fedbound.papers.PaperAudit`                  audit, verify
+:func:`register_check`       :class:`fedbound.verify.registry.VerifyCheck`        verify PAPER CHECK
+:func:`register_pep_method`  :class:`fedbound.pep.method.Method`                  pep
+:func:`register_task`        :class:`fedbound.tasks.registry.TaskSpec`            run, verify, sweep
+:func:`declare_constant`     a theorem's constant: domain, meaning, source        bound --set, constants
+===========================  ===================================================  =======================
 
 A plugin is a module that calls these at import. fedbound loads plugins from the entry-point
 group ``fedbound.plugins`` (an installed package: ``[project.entry-points."fedbound.plugins"]
@@ -43,29 +43,52 @@ Example: FedAvg with server-side Nesterov momentum, one module::
         (options.LR, options.LOCAL_STEPS, options.CLIENTS_PER_ROUND, options.SERVER_MOMENTUM)))
 
 after which ``fedbound --plugin mymodule run nesterov-avg --lr 0.05`` runs it.
+
+The building blocks load on first use (``import fedbound.extend`` imports neither torch nor sympy
+nor cvxpy; a plugin pays for what it uses), and what a plugin registers is indexed in the on-disk
+cache, so that a command that does not use it never imports it (:mod:`fedbound.registry`).
+Option names come from the one vocabulary (:mod:`fedbound.vocabulary`): ``lr``, ``local_steps``,
+``server_momentum``, ...; a plugin whose option is named as another concept (``gamma`` for ``lr``)
+or takes another concept's name with other values is refused when it registers.
 """
 from __future__ import annotations
 
+import importlib
 
 from fedbound import guard
-from fedbound.algorithms import options
-from fedbound.algorithms.federated.round import Federated
-from fedbound.algorithms.optim import client, server
-from fedbound.algorithms.registry import ALGORITHMS, AlgorithmSpec
-from fedbound.papers import PAPERS, PaperAudit
-from fedbound.pep.method import PEP_METHODS, Method, ResultTheory, Theory
-from fedbound.pep.rounds import RoundSpec, round_method
 from fedbound.registry import (PluginError, Option, choice_option, integer_option, load_plugin,
                                number_option)
-from fedbound.tasks.registry import TASKS, TaskSpec
-from fedbound.theory.claim import Claim, Param, Sampler, compile_expr
-from fedbound.theory.registry import RESULTS
-from fedbound.theory.result import Result
-from fedbound.theory.statement import Measure, Provenance
-from fedbound.theory.symbols import Domain, constant, declare
-from fedbound.theory.variant import Predicate, StepCondition, Variant
-from fedbound.verify.registry import CHECKS, VerifyCheck, theorem_check
-from fedbound.extend.template import new_plugin
+
+#: the names this module gives from the layers below, each imported on first use (PEP 562), so
+#: that ``import fedbound.extend`` costs nothing (torch, sympy, cvxpy load with what a plugin uses)
+_EXPORTS = {
+    "options": "fedbound.algorithms.options:", "Federated": "fedbound.algorithms.federated.round",
+    "client": "fedbound.algorithms.optim.client:", "server": "fedbound.algorithms.optim.server:",
+    "AlgorithmSpec": "fedbound.algorithms.registry", "PaperAudit": "fedbound.papers",
+    "Method": "fedbound.pep.method", "ResultTheory": "fedbound.pep.method", "Theory": "fedbound.pep.method",
+    "RoundSpec": "fedbound.pep.rounds", "round_method": "fedbound.pep.rounds",
+    "TaskSpec": "fedbound.tasks.registry", "Claim": "fedbound.theory.claim", "Param": "fedbound.theory.claim",
+    "Sampler": "fedbound.theory.claim", "compile_expr": "fedbound.theory.claim",
+    "Result": "fedbound.theory.result", "Measure": "fedbound.theory.statement",
+    "Provenance": "fedbound.theory.statement", "Domain": "fedbound.theory.symbols",
+    "Predicate": "fedbound.theory.variant", "StepCondition": "fedbound.theory.variant",
+    "Variant": "fedbound.theory.variant", "VerifyCheck": "fedbound.verify.registry",
+    "theorem_check": "fedbound.verify.registry", "new_plugin": "fedbound.extend.template",
+}
+
+
+def __getattr__(name: str):
+    """The building blocks of :data:`_EXPORTS`, from their modules on first use (a module itself
+    where the entry ends in ``:``)."""
+    if name in _EXPORTS:
+        module, _, whole = _EXPORTS[name].partition(":")
+        found = importlib.import_module(module)
+        return found if whole == "" and _EXPORTS[name].endswith(":") else getattr(found, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _registry(module: str, name: str):
+    return getattr(importlib.import_module(module), name)
 
 
 def _caller() -> str:
@@ -76,41 +99,41 @@ def _caller() -> str:
 
 def register_algorithm(spec: AlgorithmSpec) -> AlgorithmSpec:
     """Register an algorithm: ``fedbound run NAME``, sweeps, ``fixed-point NAME``, the fuzz suite."""
-    return ALGORITHMS.register(spec, origin=_caller())
+    return _registry("fedbound.algorithms.registry", "ALGORITHMS").register(spec, origin=_caller())
 
 
 def register_result(result: Result) -> Result:
     """Register a theorem (its id ``"<scope>.<name>"``; its constants declared with
     :func:`declare_constant` in that scope): ``bound``, ``stepsize``, ``rounds``, ``constants``."""
-    return RESULTS.register(result, origin=_caller())
+    return _registry("fedbound.theory.registry", "RESULTS").register(result, origin=_caller())
 
 
 def register_paper(paper: PaperAudit) -> PaperAudit:
     """Register a paper: its claims (``fedbound audit NAME``), its adapter (run -> constants) and
     hence its theorem checks (``fedbound verify NAME``)."""
-    return PAPERS.register(paper, origin=_caller())
+    return _registry("fedbound.papers", "PAPERS").register(paper, origin=_caller())
 
 
 def register_check(check: VerifyCheck) -> VerifyCheck:
     """Register a check of a paper's theory against runs (``fedbound verify PAPER CHECK``); most
     papers need only :func:`fedbound.verify.registry.theorem_check` of their main theorem."""
-    return CHECKS.register(check, origin=_caller())
+    return _registry("fedbound.verify.registry", "CHECKS").register(check, origin=_caller())
 
 
 def register_pep_method(method: Method) -> Method:
     """Register a method for performance estimation (``fedbound pep NAME``)."""
-    return PEP_METHODS.register(method, origin=_caller())
+    return _registry("fedbound.pep.method", "PEP_METHODS").register(method, origin=_caller())
 
 
 def register_task(spec: TaskSpec) -> TaskSpec:
     """Register a task preset (``--task NAME`` of run, verify and sweep SPECs)."""
-    return TASKS.register(spec, origin=_caller())
+    return _registry("fedbound.tasks.registry", "TASKS").register(spec, origin=_caller())
 
 
 def shared(name: str):
     """The sympy symbol of one of fedbound's shared constants (``L``, ``mu``, ``sigma``, ``gamma``,
     ``T``, ``n``, ``eps``), which every theorem sees under its short name."""
-    return constant(name).symbol
+    return _registry("fedbound.theory.symbols", "constant")(name).symbol
 
 
 def declare_constant(name: str, domain: Domain, meaning: str, *, scope: str, **fields):
@@ -118,7 +141,7 @@ def declare_constant(name: str, domain: Domain, meaning: str, *, scope: str, **f
     ids) with its domain and its meaning; ``fedbound constants RESULT`` lists it with the parts of
     the result that use it and the sources they cite, and errors about it quote the meaning.
     Declaring the same constant again with the same meaning is allowed (a re-imported plugin)."""
-    return declare(name, domain, meaning, scope=scope, **fields)
+    return _registry("fedbound.theory.symbols", "declare")(name, domain, meaning, scope=scope, **fields)
 
 
 __all__ = [

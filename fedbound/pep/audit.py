@@ -23,13 +23,16 @@ from typing import Callable
 
 from fedbound.papers import PAPERS, PaperAudit
 from fedbound.pep.certificate import RTOL, method, worst_case
+from fedbound.pep.method import Method
 from fedbound.theory.audit_report import ClaimReport
 from fedbound.theory.registry import get
 
 
 @dataclass(frozen=True)
 class PepClaim:
-    """A paper's bound checked by PEP at the settings ``points()`` (option dicts of ``method``)."""
+    """A paper's bound checked by PEP at the settings ``points()``: dicts of ``method``'s options
+    in the paper's letters (``gamma``, ``K``, ``T``: the options' old names, which the report's
+    worst point keeps; :func:`paper_options` reads them as the method's options)."""
 
     id: str
     result_id: str
@@ -46,7 +49,7 @@ class PepClaim:
         m = method(self.method)
         rows = []
         for options in self.points():
-            cfg = m.config(**options)
+            cfg = m.config(**paper_options(m, options))
             th = m.theory(cfg)
             if th is None or not th.applies:
                 raise AssertionError(f"{self.id}: the theorem does not apply at {options}: {th}")
@@ -62,6 +65,14 @@ class PepClaim:
             worst_part=None, part_ratios={}, failing_parts=[],
             random_violation_fraction=sum(violated) / len(rows), n_evaluated=len(rows), n_invalid=0,
             found_by="pep", seconds=time.perf_counter() - start)
+
+
+def paper_options(m: Method, point: dict) -> dict:
+    """The point ``point``, keyed by the papers' letters (the old names of ``m``'s options), as
+    ``m``'s options: each letter renamed to its option, without the warning of an old name given
+    by a user."""
+    names = {alias: o.name for o in m.options for alias in o.aliases}
+    return {names.get(k, k): v for k, v in point.items()}
 
 
 def _sdgt_points() -> list[dict]:

@@ -132,7 +132,12 @@ def worst_case(name: str, cfg: dict):
 
 
 def certify(name: str, lower_bound_starts: Count = 24, **options) -> Certificate:
-    """The certificate of method ``name`` with ``options`` (module doc)."""
+    """The certificate of method ``name`` with ``options`` (module doc; ``fedbound pep NAME``).
+
+    >>> c = certify("gd", steps=2, lr=1.0, L=1.0, mu=0.1, lower_bound_starts=2)
+    >>> round(c.worst_case, 6), c.verdict
+    (0.6561, 'tight; theory holds')
+    """
     start = time.perf_counter()
     m = method(name)
     cfg = m.config(**options)

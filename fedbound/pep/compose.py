@@ -32,9 +32,9 @@ def _cfg(options: dict) -> dict:
 
 
 def _one_round(options: dict) -> dict:
-    """``options`` validated as given (a bad R is named even though one round is certified), then
-    set to one round."""
-    return {**_cfg(options), "R": 1}
+    """``options`` validated as given (a bad ``rounds`` is named even though one round is
+    certified), then set to one round."""
+    return {**_cfg(options), "rounds": 1}
 
 
 def one_round(options: dict, e: Positive) -> float:
@@ -50,9 +50,9 @@ def contraction(options: dict) -> float:
 
 
 def composed(options: dict, e0: Positive = 1.0) -> list[float]:
-    """[e_1, ..., e_R] with e_{t+1} = phi(e_t), e_0 = ``e0`` (R from ``options``)."""
+    """[e_1, ..., e_R] with e_{t+1} = phi(e_t), e_0 = ``e0`` (``rounds`` from ``options``)."""
     out, e = [], e0
-    for _ in range(_cfg(options)["R"]):
+    for _ in range(_cfg(options)["rounds"]):
         e = one_round(options, e)
         out.append(e)
     return out

@@ -34,10 +34,11 @@ def option(make: Callable[..., Option], name: str, help: str, default: object, *
     """The option ``name`` made by ``make`` (:func:`fedbound.registry.number_option`,
     :func:`~fedbound.registry.integer_option`, :func:`~fedbound.registry.choice_option`,
     :func:`integers_option`, :func:`matrix_option`) with ``default`` (shown in the help where there
-    is one) and, for a name with underscores, its flag of before (``--lam_lo``) as a deprecated
-    spelling."""
+    is one) and, for a name or an old name (``aliases``) with underscores, its flag as written
+    (``--lam_lo``, ``--mu_prox``), the spelling of before the one vocabulary, as deprecated."""
+    spellings = (name, *fields.get("aliases", ()))
     return make(name, help if default is None else f"{help} (default {default})", default=default,
-                alias_flags=(f"--{name}",) if "_" in name else (), **fields)
+                alias_flags=tuple(f"--{s}" for s in spellings if "_" in s), **fields)
 
 
 def integers_option(name: str, help: str, *, low: int, high: int, **fields) -> Option:
@@ -91,7 +92,7 @@ class ResultTheory:
     ("conditions fail: <names>", their names in the result).
 
     ``constants`` maps the options to the result's constants: a dict option name -> constant name
-    (``{"gamma": "gamma", "K": "K", "R": "T"}``), or a callable cfg -> {constant: value} for
+    (``{"lr": "gamma", "local_steps": "K", "rounds": "T"}``), or a callable cfg -> {constant: value} for
     constants computed from several options; ``fixed`` gives further constants fixed values
     (``{"sigma": 0.0}``). The result must bound the method's metric (for a round method
     ||x_R - x*||^2 with ||x0 - x*||^2 <= 1, :mod:`fedbound.pep.rounds`); every variable of its step
@@ -169,9 +170,11 @@ class Method(Entry):
     doc: str = field(default="", repr=False)
 
     def config(self, **given) -> dict:
-        """Validated options by name: unknown names refused, defaults filled in (None for an option
-        without one), then the conditions between them."""
-        validate.known_names(f"option of pep {self.name}", given, [o.name for o in self.options])
+        """Validated options by name (an old name warns and is renamed): unknown names refused,
+        defaults filled in (None for an option without one), then the conditions between them."""
+        old = {alias for o in self.options for alias in o.aliases}
+        validate.known_names(f"option of pep {self.name}", [g for g in given if g not in old],
+                             [o.name for o in self.options])
         cfg = {**dict.fromkeys(o.name for o in self.options), **self.check(given)}
         self.conditions(cfg)
         return cfg

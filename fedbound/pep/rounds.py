@@ -3,7 +3,7 @@ it (issue 21, item 5): a user certifies a method of their own in a few lines, wi
 against :mod:`fedbound.pep.env`.
 
 :class:`RoundSpec` names the parts of a round with the option names of
-:mod:`fedbound.algorithms.options` (``lr``, ``local_steps``, ``mu``, ``momentum``, ``lr_decay``,
+:mod:`fedbound.vocabulary` (``lr``, ``local_steps``, ``proximal_mu``, ``momentum``, ``lr_decay``,
 ``server_lr``, ``server_momentum``, the aggregation ``mean`` / ``normalized``) and runs R rounds on
 any backend (:meth:`RoundSpec.run`). Round t, from the server model x_t (x_0 = x0), all n clients
 taking part with the weights p_i of the objective (1/n here):
@@ -12,10 +12,11 @@ taking part with the weights p_i of the objective (1/n here):
    client) steps of the local solver of :mod:`fedbound.local_solver` (FedNova's linear solvers, seed
    001 (4) [L93], App. B [L389-L439]):
 
-       d_k = grad f_i(y_k) [- c_i + c] + mu (y_k - x_t),
+       d_k = grad f_i(y_k) [- c_i + c] + proximal_mu (y_k - x_t),
        u_{k+1} = momentum u_k + d_k,        y_{k+1} = y_k - lr lr_decay^k u_{k+1},
 
-   plain GD (mu = momentum = 0, lr_decay = 1), FedProx's proximal step (mu > 0; seed 001 (31)),
+   plain GD (proximal_mu = momentum = 0, lr_decay = 1), FedProx's proximal step (proximal_mu > 0;
+   seed 001 (31)),
    heavy-ball momentum with the buffer reset every round, a decayed step, or any combination; the
    bracket only with control variates (step 3);
 2. aggregation: ``mean`` a_t = sum_i p_i y_i (FedAvg, seed 001 (2) [L52]) or ``normalized``
@@ -48,30 +49,32 @@ metric of FedAvg, :mod:`fedbound.pep.methods.local`); conditions mu < L, lr L <=
 mu/L) L <= 4 (:data:`fedbound.pep.methods.common.MAX_STEP_L`); the lower-bound family h in
 [mu, L], g = 0 at zeta = 0; the theory a callable cfg -> Theory or a
 :class:`~fedbound.pep.method.ResultTheory` (a registered result's bound at constants read from the
-options). Its options: n, the local steps', R, the lr's, L, mu, zeta, then the other fields' in
+options). Its options: n, the local steps', rounds, the lr's, L, mu, zeta, then the other fields' in
 field order. FedAvg, FedProx and SCAFFOLD are such methods (:mod:`fedbound.pep.methods.local`,
 :mod:`fedbound.pep.methods.scaffold`); FedNova's round is a RoundSpec in another class.
 
 FedAvg with server-side Nesterov momentum, registered with a theorem of one's own (a result
-``"mine.thm1"`` with constants gamma, K, beta and T)::
+``"mine.thm1"`` with constants gamma, K, beta and T; the round's options are named by the one
+vocabulary, ``lr``, ``local_steps`` and ``rounds``, and the theory maps them to the theorem's)::
 
     from fedbound.pep import RoundSpec, ResultTheory, certify, register_round_method
 
     register_round_method(
         "fedavg-nesterov", "FedAvg with Nesterov server momentum",
         RoundSpec(server_momentum="beta", nesterov=True),
-        theory=ResultTheory("mine.thm1", {"gamma": "gamma", "K": "K", "beta": "beta", "R": "T"}))
-    certify("fedavg-nesterov", K=2, R=2, beta=0.5, zeta=0.3)
+        theory=ResultTheory("mine.thm1", {"lr": "gamma", "local_steps": "K", "beta": "beta",
+                                          "rounds": "T"}))
+    certify("fedavg-nesterov", local_steps=2, rounds=2, beta=0.5, zeta=0.3)
 
 >>> m = round_method("fedavg-nesterov", "FedAvg with Nesterov server momentum",
 ...                  RoundSpec(server_momentum="beta", nesterov=True))
 >>> [o.name for o in m.options]
-['n', 'K', 'R', 'gamma', 'L', 'mu', 'zeta', 'beta']
->>> m.config(K=2, beta=0.9)["beta"], m.setting(m.config())
+['n', 'local_steps', 'rounds', 'lr', 'L', 'mu', 'zeta', 'beta']
+>>> m.config(local_steps=2, beta=0.9)["beta"], m.setting(m.config())
 (0.9, {'n': 2, 'L': 1.0, 'mu': 0.1})
 >>> nova = round_method("nova", "FedNova's round", RoundSpec(local_steps=(1, 3), aggregation="normalized"))
 >>> [o.name for o in nova.options], nova.setting(nova.config())["n"]
-(['R', 'gamma', 'L', 'mu', 'zeta'], 2)
+(['rounds', 'lr', 'L', 'mu', 'zeta'], 2)
 >>> RoundSpec(server_momentum="mu")
 Traceback (most recent call last):
 ...
@@ -81,7 +84,7 @@ from __future__ import annotations
 
 
 import numbers
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass, replace
 from typing import Callable
 
 from fedbound import guard, validate
@@ -90,7 +93,8 @@ from fedbound.local_solver import LocalSolver
 from fedbound.argtypes import Count, NonNegativeInt
 from fedbound.pep.env import Env, combine, mean
 from fedbound.pep.method import PEP_METHODS, Method, ResultTheory, Theory
-from fedbound.pep.methods.common import (GAMMA, K_STEPS, MU, N_CLIENTS, ROUNDS, ZETA, L, below_L, family,
+from fedbound.deprecation import deprecated
+from fedbound.pep.methods.common import (LOCAL_STEPS, LR, MU, N_CLIENTS, ROUNDS, ZETA, L, below_L, family,
                                          start_and_heterogeneity, step_check)
 from fedbound.registry import Option, integer_option, number_option
 
@@ -130,7 +134,7 @@ class Field:
 FIELDS: dict[str, Field] = {
     "lr": Field("client step size lr", 0.0, 1e6, True, False, 1.0, (0.5, 1.0)),
     "local_steps": Field("local steps per round", 1, 64, False, False, 4, (1, 2), integer=True),
-    "mu": Field("proximal coefficient mu (FedProx)", 0.0, 1e6, False, False, 0.1, (0.0, 0.5)),
+    "proximal_mu": Field("proximal coefficient (FedProx's mu)", 0.0, 1e6, False, False, 0.1, (0.0, 0.5)),
     "momentum": Field("client heavy-ball momentum, buffer reset every round", 0.0, 1.0, False, True, 0.5,
                       (0.0, 0.5)),
     "lr_decay": Field("per-step decay of the client step", 0.0, 1.0, True, False, 0.9, (0.5, 1.0)),
@@ -138,7 +142,8 @@ FIELDS: dict[str, Field] = {
     "server_momentum": Field("server momentum", 0.0, 1.0, False, True, 0.5, (0.0, 0.5)),
 }
 #: the options of the setting, which the round's fields cannot name
-SETTING = {"n": "the number of clients", "R": "the number of rounds", "L": "smoothness",
+SETTING = {"n": "the number of clients", "rounds": "the number of rounds", "R": "the number of rounds",
+           "L": "smoothness",
            "mu": "strong convexity", "zeta": "heterogeneity at x*"}
 AGGREGATIONS = ("mean", "normalized")
 TAU_EFF_POLICIES = ("accumulation", "steps")
@@ -147,13 +152,13 @@ CONTROL_VARIATES = ("zero", "grad")
 
 @dataclass(frozen=True)
 class RoundSpec:
-    """One federated round (module doc). The defaults are FedAvg's round: the options ``gamma``
-    (lr) and ``K`` (local steps) of the built-in methods, no proximal term, no momentum, plain
-    averaging."""
+    """One federated round (module doc). The defaults are FedAvg's round: the options ``lr`` and
+    ``local_steps`` of the built-in methods, no proximal term, no momentum, plain averaging.
+    ``mu=`` is the old name of ``proximal_mu=`` (it warns)."""
 
-    lr: float | str | Option = GAMMA
-    local_steps: int | tuple[int, ...] | str | Option = K_STEPS
-    mu: float | str | Option = 0.0
+    lr: float | str | Option = LR
+    local_steps: int | tuple[int, ...] | str | Option = LOCAL_STEPS
+    proximal_mu: float | str | Option = 0.0
     momentum: float | str | Option = 0.0
     lr_decay: float | str | Option = 1.0
     server_lr: float | str | Option = 1.0
@@ -162,8 +167,13 @@ class RoundSpec:
     aggregation: str = "mean"
     tau_eff: str | float = "accumulation"
     control_variates: str | Option | None = None
+    mu: InitVar[float | str | Option | None] = None
 
-    def __post_init__(self):
+    def __post_init__(self, mu=None):
+        if mu is not None:
+            require(self.proximal_mu == 0.0, "RoundSpec: give proximal_mu or its old name mu, not both")
+            deprecated("RoundSpec(mu=...)", "proximal_mu=")
+            object.__setattr__(self, "proximal_mu", mu)
         for name, spec in FIELDS.items():
             if self.declared(name) is None:
                 object.__setattr__(self, name, self._fixed(name, spec, getattr(self, name)))
@@ -263,7 +273,7 @@ class RoundSpec:
     def run(self, env: Env, cfg: dict, rounds: NonNegativeInt) -> list:
         """[x_0, ..., x_R]: the server models of ``rounds`` rounds from env.x0 (module doc)."""
         lr, mu, momentum, decay, server_lr, beta = (self.value(f, cfg) for f in (
-            "lr", "mu", "momentum", "lr_decay", "server_lr", "server_momentum"))
+            "lr", "proximal_mu", "momentum", "lr_decay", "server_lr", "server_momentum"))
         steps = self.steps(cfg, env.n)
         aggregate = self._aggregation(env, steps, cfg)
         start = self.value("control_variates", cfg)
@@ -292,7 +302,7 @@ class RoundSpec:
         """(x, ys) -> the aggregate a_t (module doc, step 2)."""
         if self.aggregation == "mean":
             return lambda x, ys: combine(env.weights, ys)
-        solver = LocalSolver(*(self.value(f, cfg) for f in ("lr", "mu", "momentum", "lr_decay")))
+        solver = LocalSolver(*(self.value(f, cfg) for f in ("lr", "proximal_mu", "momentum", "lr_decay")))
         norms = [float(solver.accumulation(tau).sum()) for tau in steps]
         policy = {"accumulation": norms, "steps": steps}.get(self.tau_eff) if isinstance(self.tau_eff, str) else None
         tau_eff = self.tau_eff if policy is None else sum(w * q for w, q in zip(env.weights, policy))
@@ -305,19 +315,20 @@ class RoundSpec:
 
     def build(self, env: Env, cfg: dict) -> None:
         """R rounds, ||x0 - x*||^2 <= 1, the heterogeneity at x*, metric ||x_R - x*||^2."""
-        x = self.run(env, cfg, cfg["R"])[-1]
+        x = self.run(env, cfg, cfg["rounds"])[-1]
         start_and_heterogeneity(env, cfg["zeta"])
         env.measure(env.sq(x - env.xs))
 
     def conditions(self, cfg: dict) -> None:
-        """mu < L, lr L <= 4 and lr (1 + mu/L) L <= 4 (proximal), the local steps one per client."""
+        """mu < L, lr L <= 4 and lr (1 + proximal_mu/L) L <= 4, the local steps one per client."""
         below_L(cfg)
         self.steps(cfg, None if self.per_client else cfg["n"])
-        lr, prox = self.value("lr", cfg), self.value("mu", cfg)
+        lr, prox = self.value("lr", cfg), self.value("proximal_mu", cfg)
         label = self.declared("lr") or "lr"
         step_check(label, lr, cfg["L"])
         if prox:
-            step_check(f"{label} (1 + {self.declared('mu') or 'mu'}/L)", lr * (1 + prox / cfg["L"]), cfg["L"])
+            step_check(f"{label} (1 + {self.declared('proximal_mu') or 'proximal_mu'}/L)",
+                       lr * (1 + prox / cfg["L"]), cfg["L"])
 
 
 def _client(env, i: int, x, steps: int, lr: float, mu: float, momentum: float, decay: float, correction):
@@ -352,6 +363,7 @@ def round_method(name: str, summary: str, round: RoundSpec, *,
         raise InputTypeError(f"theory must be a callable cfg -> Theory or a ResultTheory, got "
                              f"{validate.show(theory)}")
     if isinstance(theory, ResultTheory):
+        theory = _renamed(theory, options)
         known = [o.name for o in options]
         for option in theory.options():
             if option not in known:
@@ -359,6 +371,20 @@ def round_method(name: str, summary: str, round: RoundSpec, *,
                                       f"({', '.join(known)}){validate.suggest(option, known)}")
     return Method(name, summary, options, setting=round.setting, build=round.build, family=family,
                   conditions=round.conditions, doc=doc, **({} if theory is None else {"theory": theory}))
+
+
+def _renamed(theory: ResultTheory, options) -> ResultTheory:
+    """``theory`` with the old names of the options it maps (``gamma``, ``K``, ``R``) renamed to
+    the options' names, each with a deprecation warning."""
+    if callable(theory.constants):
+        return theory
+    old = {alias: o.name for o in options for alias in o.aliases}
+    mapping = {}
+    for option, constant in theory.constants.items():
+        if option in old:
+            deprecated(f"ResultTheory's option name {option!r}", repr(old[option]))
+        mapping[old.get(option, option)] = constant
+    return replace(theory, constants=mapping)
 
 
 def register_round_method(name: str, summary: str, round: RoundSpec, *,

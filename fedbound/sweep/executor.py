@@ -29,8 +29,6 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
-import torch
-
 from fedbound.errors import FedboundError, InputTypeError, ValidationError
 from fedbound.registry import PLUGIN_ENV, load_plugin, plugin_specs
 
@@ -43,13 +41,12 @@ CONNECT_TIMEOUT = 10
 
 
 def call(function: Callable, common: object, payload: object):
-    """``function(common, payload)`` with one torch thread (module doc)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    """``function(common, payload)`` with one torch thread (module doc), the threads of the runs
+    inside chosen (:func:`fedbound.algorithms.threads.torch_threads`); torch's setting restored."""
+    from fedbound.algorithms.threads import torch_threads
+
+    with torch_threads(1):
         return function(common, payload)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def call_group(function: Callable, common: object, payloads: list, plugins: tuple = ()) -> list:

@@ -8,7 +8,7 @@ A SPEC is a strict-JSON object (:func:`fedbound.validate.parse_json`)::
      "network": {"subnets": 3, "topology": "ring"},      # optional: for algorithms that take one
      "rounds": 50,
      "grid": {"lr": [0.01, 0.05], "seed": [0, 1, 2],    # lists are crossed, scalars are fixed
-              "mu": 0.1,
+              "proximal_mu": 0.1,
               "zip": {"local_steps": [1, 5], "clients_per_round": [30, 10]}},   # paired
      "batch": true}                                      # optional: batch seeds (default true)
 

@@ -7,10 +7,12 @@ x0, G, G_inf`` (``bounds`` names those that are upper bounds); heterogeneity ``k
 
 Tasks: :class:`Quadratic`, :class:`LeastSquares` (SD-GT AR(1)), :class:`LogisticRegression`
 (Synthetic(alpha, beta)), :class:`RobustRegression` (AFGA Q2), :class:`HeavyTailedQuadratic` (FedAda2 sec. 3),
-:class:`MLPClassifier` (Gaussian mixture / digits). Partitions: :func:`dirichlet_partition`,
-:func:`one_class_partition`. By name: :func:`make_task`.
+:class:`MLPClassifier` (Gaussian mixture / digits, or a user's data). Partitions: :func:`dirichlet_partition`,
+:func:`one_class_partition`. Minibatch orders a run can replay elsewhere: :class:`SeededBatches`,
+:class:`GivenBatches`. By name: :func:`make_task`.
 """
 from fedbound.tasks.base import Task
+from fedbound.tasks.batches import GivenBatches, SeededBatches
 from fedbound.tasks.classifier import MLPClassifier
 from fedbound.tasks.clientdata import ClientData
 from fedbound.tasks.datasets import digits, gaussian_mixture, train_test_split
@@ -31,5 +33,5 @@ __all__ = [
     "HeavyTailedQuadratic", "MLPClassifier", "ClientData", "make_task", "TASKS",
     "dirichlet_partition", "one_class_partition", "gaussian_mixture", "digits", "train_test_split",
     "fednova_matrix", "sigma_g_matrix", "intra_cluster_matrices", "inter_cluster_matrix", "measure_at",
-    "quadratic_sup", "gradient_noise", "law_variance", "NOISE_KINDS",
+    "quadratic_sup", "gradient_noise", "law_variance", "NOISE_KINDS", "SeededBatches", "GivenBatches",
 ]

@@ -57,6 +57,9 @@ from fedbound.tasks.noise import check_noise, noise_from_normals
 #: entries up to 1e100 stay far inside the float64 range
 DATA_MAX_ABS = 1e100
 
+#: bytes of client gradients and data one block of :meth:`Task.global_grad` holds (16 MiB)
+METRIC_BLOCK_BYTES = 1 << 24
+
 #: a point x (d,) or stacked points X (k, d): a tensor, or anything numpy turns into a real array
 Points = torch.Tensor | np.ndarray
 #: client indices (int64, repeats allowed)
@@ -165,6 +168,10 @@ class Task:
         w = np.full(self.n, 1.0 / self.n) if weights is None else check_weights(weights, self.n)
         self._weights_np = w
         self.weights = torch.as_tensor(w, dtype=dtype)
+        if x0 is not None:
+            shape = tuple(np.shape(x0))
+            require(shape == (self.d,), f"x0 must have shape ({self.d},) (d = {self.d} parameters), "
+                                        f"got {shape}")
         self.x0 = torch.zeros(self.d, dtype=dtype) if x0 is None else self.point(x0)
 
     @property
@@ -288,8 +295,7 @@ class Task:
         """Flops of one client's exact gradient, about 4 per number of its data (a residual pass
         and a transposed pass, as for least squares); what the thread policy of a run weighs
         (:mod:`fedbound.algorithms.threads`)."""
-        itemsize = torch.empty((), dtype=self.dtype).element_size()
-        return 4.0 * self.client_bytes / itemsize
+        return 4.0 * self.client_bytes / self.dtype.itemsize
 
     # ---- objectives ---------------------------------------------------------------------------
     def _losses_on(self, X: torch.Tensor, data) -> torch.Tensor:
@@ -315,12 +321,37 @@ class Task:
         return self._grad_on(self.points(X, clients), self._data(clients))
 
     def loss(self, x: Points) -> float:
-        """f(x) = sum_i p_i f_i(x) for x of shape (d,)."""
-        return float(self.weights @ self.local_losses(self.point(x)))
+        """f(x) = sum_i p_i f_i(x) for x of shape (d,) (over blocks of clients, as
+        :meth:`global_grad`)."""
+        return float(self._weighted_loss(self.point(x)))
+
+    def _weighted_loss(self, x: torch.Tensor) -> torch.Tensor:
+        """sum_i p_i f_i(x), a 0-d tensor, over blocks of clients as :meth:`global_grad`."""
+        blocks = self._metric_blocks(x)
+        if blocks is None:
+            return self.weights @ self.local_losses(x)
+        return sum(view.weights @ view.local_losses(x.expand(view.n, self.d)) for view in blocks)
 
     def global_grad(self, x: Points) -> torch.Tensor:
-        """grad f(x) = sum_i p_i grad f_i(x), shape (d,)."""
-        return self.weights @ self.grad(self.point(x))
+        """grad f(x) = sum_i p_i grad f_i(x), shape (d,): over blocks of clients whose gradients
+        and data take at most :data:`METRIC_BLOCK_BYTES` (the metrics of a run of 10^4 clients
+        held their (n, d) gradients at once: memory grew with n); one block where all fit."""
+        x = self.point(x)
+        blocks = self._metric_blocks(x)
+        if blocks is None:
+            return self.weights @ self.grad(x)
+        total = torch.zeros(self.d, dtype=self.dtype, device=self.device)
+        for view in blocks:
+            total += view.weights @ view.grad(x.expand(view.n, self.d))
+        return total
+
+    def _metric_blocks(self, x: torch.Tensor):
+        """The clients in blocks of at most METRIC_BLOCK_BYTES of gradients and data (views), or
+        None where all fit in one."""
+        rows = max(1, METRIC_BLOCK_BYTES // (self.d * x.element_size() + self.client_bytes))
+        if rows >= self.n:
+            return None
+        return (self.clients(slice(start, min(start + rows, self.n))) for start in range(0, self.n, rows))
 
     def global_metrics(self, X: Points) -> tuple[torch.Tensor, torch.Tensor]:
         """f(x_r) (R,) and grad f(x_r) (R, d) for the rows x_r of ``X`` (R, d), what a run records
@@ -330,12 +361,31 @@ class Task:
         X = torch.as_tensor(X, dtype=self.dtype, device=self.device)
         require(X.ndim == 2 and X.shape[1] == self.d,
                 f"X must have shape (R, {self.d}), got {tuple(X.shape)}")
-        losses = torch.stack([self.weights @ self.local_losses(x) for x in X])
+        losses = torch.stack([self._weighted_loss(x) for x in X])
         return losses, torch.stack([self.global_grad(x) for x in X])
 
     # ---- stochastic gradients and noise ---------------------------------------------------------
     def _stochastic_on(self, X: torch.Tensor, data, generator: torch.Generator) -> torch.Tensor:
         return self.add_noise(self._sampled_grad_on(X, data, generator), [generator])
+
+    #: whether the stochastic gradients take their samples by client, round and local step (a
+    #: batch order, :mod:`fedbound.tasks.batches`): the local steps' oracle then calls
+    #: ``_keyed_grad_on`` with them
+    keyed_batches = False
+
+    def _keyed_grad_on(self, X: torch.Tensor, data, generator: torch.Generator, clients: torch.Tensor,
+                       round_index: int | None, step: int) -> torch.Tensor:
+        """The stochastic gradients of the clients ``clients`` of ``data`` at local step ``step``
+        of round ``round_index`` (tasks with ``keyed_batches``)."""
+        raise NotImplementedError
+
+    def _descend_on(self, X: torch.Tensor, data, lr: float, steps: int, generator: torch.Generator,
+                    clients: torch.Tensor | None, round_index: int | None, step: int) -> torch.Tensor:
+        """X (k, d) after ``steps`` plain SGD steps X <- X - lr g(X) of the clients of ``data``,
+        from local step ``step`` of round ``round_index`` (``clients``: their ids, given with
+        ``keyed_batches``), drawing the randomness of as many stochastic gradients; a task that
+        runs them fused implements it (:class:`Oracle`'s ``descend``)."""
+        raise NotImplementedError
 
     @property
     def noises(self) -> tuple[tuple[float, str], ...]:
@@ -392,7 +442,7 @@ class Task:
 
     @property
     def G_inf(self) -> float | None:
-        """Coordinate-wise sup |[stochastic gradient]_j| (FedAda2 A2), with added noise as for G."""
+        """Coordinate-wise sup ``|[stochastic gradient]_j|`` (FedAda2 A2), with added noise as for G."""
         return self._bound_with_noise(self._G_inf_own)
 
     def _bound_with_noise(self, own: float | None) -> float | None:
@@ -498,13 +548,73 @@ class ClientView:
     def local_losses(self, X: torch.Tensor, rows: torch.Tensor | None = None) -> torch.Tensor:
         return self.task._losses_on(X, self._on(rows))
 
-    def oracle(self, generator: torch.Generator):
-        """The local steps' gradient oracle: ``oracle(X, rows)`` = ``stochastic_grad(X, generator,
-        rows)``. A task that draws no randomness (exact gradients, no added noise) gets its
-        gradient function itself on the gathered data, one Python call per local step instead of
-        five (the fixed cost of a small round is its Python calls)."""
-        task = self.task
-        if task.samples_gradients or task.noises or type(task)._stochastic_on is not Task._stochastic_on:
-            return lambda X, rows: task._stochastic_on(X, self._on(rows), generator)
-        data, grad_on = self.data, task._grad_on
-        return lambda X, rows: grad_on(X, data if rows is None else gather(data, rows))
+    @property
+    def ids(self) -> torch.Tensor:
+        """The clients' ids (int64, (n,))."""
+        idx = self.idx
+        if idx is None:
+            return torch.arange(self.task.n, device=self.task.device)
+        if isinstance(idx, slice):
+            return torch.arange(self.task.n, device=self.task.device)[idx]
+        return idx
+
+    def oracle(self, generator: torch.Generator, round_index: NonNegativeInt | None = None) -> "Oracle":
+        """The gradient oracle of the local steps of round ``round_index`` (:class:`Oracle`)."""
+        return Oracle(self, generator, round_index)
+
+
+class Oracle:
+    """The local steps' gradient oracle of a :class:`ClientView` in round ``round_index`` (0, 1,
+    ...: the rounds completed before; None: a gradient outside a federated round).
+
+    ``oracle(X, rows)`` = ``stochastic_grad(X, generator, rows)`` of the view's rows ``rows``
+    (None: all), its k-th call being local step k: a task whose batches are given per client,
+    round and step (``keyed_batches``, :mod:`fedbound.tasks.batches`) takes them from there. A
+    task that draws no randomness (exact gradients, no added noise) gets its gradient function
+    itself on the gathered data, one Python call per local step instead of five (the fixed cost
+    of a small round is its Python calls).
+
+    ``descend``: None, or ``descend(X, lr, steps)`` -> X after ``steps`` plain SGD steps
+    X <- X - lr g(X) of every row, run by the task itself in one call (a task that implements
+    ``_descend_on``: the MLP's layers stay apart between steps), drawing the randomness of
+    ``steps`` calls of the oracle; offered only where the task adds no noise."""
+
+    __slots__ = ("view", "generator", "round_index", "step", "_call")
+
+    def __init__(self, view: ClientView, generator: torch.Generator,
+                 round_index: NonNegativeInt | None = None):
+        self.view, self.generator, self.round_index, self.step = view, generator, round_index, 0
+        task = view.task
+        if task.keyed_batches:
+            self._call = self._keyed
+        elif task.samples_gradients or task.noises or type(task)._stochastic_on is not Task._stochastic_on:
+            self._call = lambda X, rows: task._stochastic_on(X, view._on(rows), generator)
+        else:
+            data, grad_on = view.data, task._grad_on
+            self._call = lambda X, rows: grad_on(X, data if rows is None else gather(data, rows))
+
+    def __call__(self, X: torch.Tensor, rows: torch.Tensor | None) -> torch.Tensor:
+        G = self._call(X, rows)
+        self.step += 1
+        return G
+
+    def _keyed(self, X, rows):
+        ids = self.view.ids
+        return self.view.task._keyed_grad_on(X, self.view._on(rows), self.generator,
+                                             ids if rows is None else ids.index_select(0, rows),
+                                             self.round_index, self.step)
+
+    @property
+    def descend(self):
+        task = self.view.task
+        if type(task)._descend_on is Task._descend_on or task.noises:
+            return None
+        return self._descend
+
+    def _descend(self, X: torch.Tensor, lr: float, steps: int) -> torch.Tensor:
+        view = self.view
+        ids = view.ids if view.task.keyed_batches else None
+        X = view.task._descend_on(X, view.data, lr, steps, self.generator, ids, self.round_index,
+                                  self.step)
+        self.step += steps
+        return X

@@ -116,9 +116,9 @@ def quadratic_sup(M: np.ndarray, b: np.ndarray, c: float, scale_M: NonNegative, 
     """sup_x of x^T M x - 2 b^T x + c, and a maximiser (None when the sup is +inf).
 
     Exact up to the rounding of (M, b, c): the sup is finite iff M is negative semidefinite and b lies in
-    range(M); then it equals c + sum_{lambda_k < 0} (v_k^T b)^2 / |lambda_k|, attained at M^+ b.
-    Eigenvalues with |lambda| <= ZERO_TOL * scale_M count as zero, and b counts as orthogonal to such a
-    null direction when |v^T b| <= ZERO_TOL * scale_b (scale_* are the magnitudes of the terms summed).
+    range(M); then it equals c + sum_{lambda_k < 0} (v_k^T b)^2 / ``|lambda_k|``, attained at M^+ b.
+    Eigenvalues with ``|lambda|`` <= ZERO_TOL * scale_M count as zero, and b counts as orthogonal to such a
+    null direction when ``|v^T b|`` <= ZERO_TOL * scale_b (scale_* are the magnitudes of the terms summed).
     """
     M, b = np.asarray(M), np.asarray(b)
     require(M.ndim == 2 and M.shape[0] == M.shape[1], f"M must be a square matrix, got shape {M.shape}")

@@ -58,7 +58,7 @@ import numpy as np
 from fedbound import validate
 from fedbound.algorithms import registry
 from fedbound.display import box, brief, details, fields, plot, shown, table
-from fedbound.errors import InputTypeError, ValidationError, require
+from fedbound.errors import InputTypeError, UnknownNameError, ValidationError, require
 from fedbound.network import Network
 from fedbound.readout import ratio_words
 from fedbound.stats import Estimate
@@ -194,6 +194,19 @@ def _predicted_rate(result: Result, variant: str, constants: dict, bound: np.nda
     return "power", min(exponents, key=lambda e: abs(e - slope)), ""
 
 
+def _check_derived(result: Result, name: str, value, why: Callable[[], str]) -> None:
+    """The constant ``name`` as the adapter derived it, checked against ``result``'s domain alone:
+    outside it, a ValidationError naming the adapter's value, why it came out so and how to supply
+    another (``why()``), instead of only the domain."""
+    try:
+        result.check({name: value})
+    except ValidationError as exc:
+        if isinstance(exc, UnknownNameError):
+            return                      # a constant of the paper this result does not take
+        raise ValidationError(f"{result.id}: the adapter derived {name} = {validate.show(value)} from "
+                              f"the run, outside its domain ({exc}): {why()}") from None
+
+
 def assert_matches_theory(algorithm: str | Callable, result: str | Result, task: Task,
                           network: Network | None = None, *, measure: str | None = None,
                           options: Mapping | None = None, rounds: int = 100, seeds: int | Sequence[int] = 10,
@@ -219,7 +232,11 @@ def assert_matches_theory(algorithm: str | Callable, result: str | Result, task:
       covers the registered name); ``constants`` adds or overrides values the run does not fix
       (initial values such as SD-GT's Lyap1 or FedNova's Delta, a paper's absolute constants); the
       rounds variable (T or R) is set from ``rounds`` and may not be given; ``name`` is the
-      registered name, or the built algorithm's ``name`` for a factory;
+      registered name, or the built algorithm's ``name`` for a factory. With the papers' adapters,
+      a constant given is checked against the task where it can compute it
+      (:func:`fedbound.theory.adapters.check_given`: FedNova's kappa2 at least the task's at that
+      beta2), and a derived constant outside the result's domain is an error saying why it came
+      out so and how to supply it (:func:`fedbound.theory.adapters.explain`);
     * tolerances: ``rtol``, ``atol`` of the bound (:func:`~fedbound.testing.assert_bound_held`;
       defaults 1e-10 and 0), ``rate_rtol`` of a linear rate (1e-10), ``rate_atol`` of a power
       exponent (0.05), ``confidence`` of every interval (0.95); ``check_rate=False`` checks the
@@ -253,8 +270,17 @@ def assert_matches_theory(algorithm: str | Callable, result: str | Result, task:
         raise InputTypeError(f"adapter must be a function (task, network, name, options) -> constants, "
                              f"got {type(adapter).__name__}")
     require(result.rounds not in given, f"{result.rounds} is set from rounds=, not in constants=")
+    own_adapter = adapter is None and isinstance(algorithm, str)
     make, name, checked, adapter = _runner(algorithm, task, network, options, adapter)
-    k = {**adapter(task, network, name, checked), **given}
+    derived = adapter(task, network, name, checked)
+    if own_adapter:   # the user's constants checked against the task where it can compute them
+        derived.update(adapters.check_given(task, network, name, checked, given))
+    for constant, value in derived.items():
+        if constant not in given:
+            _check_derived(result, constant, value, lambda: adapters.explain(
+                task, network, name, checked, constant, value) if own_adapter else
+                "the adapter= function derived it; pass the value in constants=")
+    k = {**derived, **given}
     prepared = result.check(k)
     missing = [nm for nm in v.constants() if nm not in prepared and nm != result.rounds]
     require(not missing, f"{result.id} ({v.name}) needs "

@@ -8,8 +8,8 @@ The names below load on first use (PEP 562), so that a sympy-free module such as
 :mod:`fedbound.theory.sdgt.stationary` can be imported without sympy.
 
 >>> from fedbound.theory import get
->>> thm = get("sdgt.thm2")          # doctest: +SKIP
->>> thm.max_step(K=5, L=1.0, p=0.64, q=0.5)   # doctest: +SKIP
+>>> get("sdgt.thm2").max_step(K=5, L=1.0, p=0.64, q=0.5)
+StepSize(value=0.000129..., binding='thm2 (83a)')
 """
 import importlib
 
@@ -19,7 +19,7 @@ _EXPORTS = {
     "Result": "result", "Variant": "variant", "StepCondition": "variant", "Predicate": "variant",
     "Switch": "variant", "switch_variants": "variant", "Preparation": "statement",
     "Provenance": "statement", "Flag": "statement", "Evaluation": "evaluation",
-    "spectral_quantities": "linalg",
+    "spectral_quantities": "linalg", "StepSize": "stepsize",
 }
 __all__ = list(_EXPORTS)
 

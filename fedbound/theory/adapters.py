@@ -33,6 +33,19 @@ does not include) is refused with the reason.
 :func:`adapter` and :func:`constants` dispatch on the algorithm's name, so that a grid of runs of
 several algorithms (a sweep's cells, :func:`fedbound.verify.setting.cell_constants`) gets each
 run's constants from one call.
+
+Two functions an adapter may define besides (issue 33, item 5; :func:`explain` and
+:func:`check_given` dispatch to them and say something generic where an adapter has none)::
+
+    explain(task, network, algorithm, options, name, value) -> str
+    check_given(task, network, algorithm, options, given: dict) -> dict
+
+``explain``: why the constant ``name`` came out as ``value`` for this run and how a user supplies
+it instead (FedNova's kappa^2 is inf at the smallest beta^2 where the clients' Hessians differ:
+give a larger beta2); ``check_given``: the constants ``given`` by a user checked against the task
+where the task can compute them (a ValidationError where the task contradicts one: a kappa^2 below
+the task's at that beta^2 would make Assumption 3 false), returning the constants that follow
+from them (kappa^2 at a given beta^2).
 """
 from __future__ import annotations
 
@@ -135,5 +148,25 @@ def constants(task: Task, network: Network | None, algorithm: str, options: dict
     return adapter(algorithm).constants(task, network, algorithm, options)
 
 
+def explain(task: Task, network: Network | None, algorithm: str, options: dict[str, object], name: str,
+            value: object) -> str:
+    """Why the constant ``name`` of ``algorithm``'s run came out as ``value`` and how to supply it
+    instead (module doc): the adapter's own ``explain`` where it defines one."""
+    module = adapter(algorithm)
+    own = getattr(module, "explain", None)
+    text = own(task, network, algorithm, options, name, value) if callable(own) else ""
+    return text or (f"{module.__name__} derives it from the task and the options; give it in "
+                    f"constants= to use another value")
+
+
+def check_given(task: Task, network: Network | None, algorithm: str, options: dict[str, object],
+                given: dict) -> dict:
+    """The user's constants ``given`` checked against ``algorithm``'s run on ``task`` where the
+    adapter can compute them, and the constants that follow from them (module doc; ``{}`` for an
+    adapter without ``check_given``)."""
+    own = getattr(adapter(algorithm), "check_given", None)
+    return dict(own(task, network, algorithm, options, dict(given)) or {}) if callable(own) else {}
+
+
 __all__ = ["papers", "paper_adapter", "REQUIRED", "run_options", "covered", "known", "initial_gap", "adapter",
-           "constants"]
+           "constants", "explain", "check_given"]

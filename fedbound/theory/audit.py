@@ -59,7 +59,7 @@ from fedbound.deprecation import renamed_attributes
 from fedbound.errors import InputTypeError, UnknownNameError, ValidationError, require
 from fedbound import resources, validate
 from fedbound.papers import PAPERS as PAPER_AUDITS
-from fedbound.validate import integer, suggest
+from fedbound.validate import integer, listing, suggest
 from fedbound.theory.argtypes import UnitPoints
 from fedbound.theory.audit_report import ClaimReport
 from fedbound.theory.claim import Claim, SelfAuditing
@@ -330,7 +330,7 @@ def run_audit(paper: str = "sdgt", samples: Count = 20000, seed: Seed = 0, itera
                 f"only: a claim id prefix must be a non-empty string, got {prefix!r}")
     chosen = [c for c in every if not only or any(c.id.startswith(o) for o in only)]
     if only and not chosen:
-        raise ValidationError(f"no claim of {paper} matches {', '.join(only)}")
+        raise _no_claim(paper, only, every)
     reports = [audit_claim(c, samples=samples, seed=seed, iterations=iterations) for c in chosen]
     by_id = {c.id: r for c, r in zip(chosen, reports)}
     for claim, report in zip(chosen, reports):
@@ -347,6 +347,14 @@ def run_audit(paper: str = "sdgt", samples: Count = 20000, seed: Seed = 0, itera
     return Verdicts(reports)
 
 
+def _no_claim(paper: str, only: list[str], claims) -> UnknownNameError:
+    """The error for prefixes ``only`` that match none of ``claims``: the closest of the claims'
+    groups (an id's first part, ``thm3`` of ``thm3.rate``) and the groups there are."""
+    groups = list(dict.fromkeys(c.id.split(".")[0] for c in claims))
+    return UnknownNameError(f"no claim of {paper} matches {', '.join(only)}{suggest(only[0], groups)} "
+                            f"(the claims' ids start with {listing(groups)})")
+
+
 def run_audits(paper: str = "all", samples: Count = 20000, seed: Seed = 0, iterations: Iterations = 40,
                only: list[str] | None = None) -> Audits:
     """{paper: reports} for one paper or ``"all"`` (:class:`~fedbound.theory.verdicts.Audits`);
@@ -357,7 +365,7 @@ def run_audits(paper: str = "all", samples: Count = 20000, seed: Seed = 0, itera
             continue
         out[name] = run_audit(name, samples=samples, seed=seed, iterations=iterations, only=only)
     if not out:
-        raise ValidationError(f"no claim of {paper} matches {', '.join(only or [])}")
+        raise _no_claim(paper, only or [""], [c for name in papers(paper) for c in claims_of(name)])
     return Audits(out)
 
 

@@ -7,7 +7,7 @@ there (no list of modules), and ``import fedbound`` stays fast.
 """
 from __future__ import annotations
 
-from fedbound.errors import UnknownNameError
+from fedbound.validate import unknown
 from fedbound.registry import Registry
 from fedbound.theory.result import Result
 
@@ -16,11 +16,11 @@ register = RESULTS.register
 
 
 def get(result_id: str) -> Result:
-    """The result ``result_id`` (UnknownNameError listing the known ids)."""
+    """The result ``result_id`` (UnknownNameError with the closest ids, :func:`fedbound.validate.unknown`)."""
     if isinstance(result_id, str) and result_id in RESULTS:
         return RESULTS.get(result_id)
-    raise UnknownNameError(f"unknown result {result_id!r}; run `fedbound list` "
-                           f"(known: {', '.join(sorted(RESULTS.names()))})")
+    raise unknown("result", result_id, sorted(RESULTS.known_names()),
+                  hint="`fedbound list` lists every result")
 
 
 def results() -> list[Result]:

@@ -38,7 +38,7 @@ from fedbound.theory import symbols as S
 from fedbound.theory.evaluation import Evaluation
 from fedbound.theory.reading import Reading, Reference
 from fedbound.theory.statement import Flag, Preparation, Provenance, Statement, as_values
-from fedbound.theory.stepsize import IMPLICIT_RTOL, ROUNDS_MAX, RoundsLimit, Rtol
+from fedbound.theory.stepsize import IMPLICIT_RTOL, ROUNDS_MAX, RoundsLimit, Rtol, StepSize
 from fedbound.theory.tex import tex
 from fedbound.theory.variant import (Deferred, Predicate, StepCondition, Switch, Variant,
                                       switch_variants)
@@ -68,9 +68,10 @@ class Result(Statement):
     # -- solving -------------------------------------------------------------------------------
     def max_step(self, variant: str | None = None, variable: str | None = None,
                  rtol: Rtol = IMPLICIT_RTOL, later: Iterable[str] | str = (),
-                 **constants) -> tuple[np.ndarray, np.ndarray]:
-        """The largest admissible value of ``variable`` and the binding condition; ``later``: step
-        variables chosen afterwards (:func:`fedbound.theory.stepsize.max_step`)."""
+                 **constants) -> StepSize:
+        """The largest admissible value of ``variable`` and the binding condition (a
+        :class:`~fedbound.theory.stepsize.StepSize`); ``later``: step variables chosen afterwards
+        (:func:`fedbound.theory.stepsize.max_step`)."""
         return stepsize.max_step(self, variant, variable, rtol, later, **constants)
 
     def rounds_to_eps(self, eps: Positive | PositiveArray, /, variant: str | None = None,
@@ -122,5 +123,5 @@ class Result(Statement):
 
 
 __all__ = ["Provenance", "Flag", "StepCondition", "Predicate", "Variant", "Deferred", "Switch",
-           "switch_variants", "Preparation", "Evaluation", "Reading", "Reference", "Result", "as_values",
-           "IMPLICIT_RTOL"]
+           "switch_variants", "Preparation", "Evaluation", "Reading", "Reference", "Result", "StepSize",
+           "as_values", "IMPLICIT_RTOL"]

@@ -273,7 +273,8 @@ class Statement:
     (see the module docstring); :meth:`check` validates inputs against them."""
 
     def __init__(self, id: str, title: str, statement: str, provenance: Provenance,
-                 assumptions: tuple[str, ...], variants: list[Variant | Deferred], lhs: str = "",
+                 assumptions: tuple[str, ...] = (), variants: list[Variant | Deferred] | None = None,
+                 lhs: str = "",
                  known_issues: tuple[Flag, ...] = (), default_variant: str | None = None,
                  requires: Mapping[str, tuple[S.Domain, str]] | None = None, rounds: str = "T",
                  preparation: Preparation | None = None, scope: str | None = None,

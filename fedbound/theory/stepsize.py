@@ -8,7 +8,7 @@ of rounds at which the bound reaches a target.
 """
 from __future__ import annotations
 
-from typing import Annotated, Iterable, Mapping
+from typing import Annotated, Iterable, Mapping, NamedTuple
 
 import numpy as np
 
@@ -32,11 +32,30 @@ Rtol = Annotated[float, Range(1e-15, 0.1)]
 RoundsLimit = Annotated[float, Range(1.0, 2.0 ** 1000)]
 
 
+class StepSize(NamedTuple):
+    """What :func:`max_step` finds: the largest admissible ``value`` of the step variable and the
+    ``binding`` condition (its name; ``(strict)``: the value is a supremum, ``(on u)``: a condition
+    on another step variable u). Python scalars for scalar constants, arrays for arrays of them;
+    unpacks as ``value, binding = ...``.
+
+    >>> StepSize(3.3e-05, "gamma_bar[5]")
+    StepSize(value=3.3e-05, binding='gamma_bar[5]')
+    """
+
+    value: float | np.ndarray
+    binding: str | np.ndarray
+
+
+def _plain(x):
+    """A 0-d array or numpy scalar as the Python scalar it holds; an array unchanged."""
+    return x.item() if isinstance(x, (np.generic, np.ndarray)) and np.ndim(x) == 0 else x
+
+
 def max_step(result: Statement, /, variant: str | None = None, variable: str | None = None,
-             rtol: Rtol = IMPLICIT_RTOL, later: Iterable[str] | str = (), **constants
-             ) -> tuple[np.ndarray, np.ndarray]:
+             rtol: Rtol = IMPLICIT_RTOL, later: Iterable[str] | str = (), **constants) -> StepSize:
     """The largest value of ``variable`` satisfying every condition that bounds it, and the name of
-    the binding condition. ``variable`` may be omitted when the variant constrains only one.
+    the binding condition (a :class:`StepSize`). ``variable`` may be omitted when the variant
+    constrains only one.
 
     Several step variables (a variant with conditions on gamma and on eta, say): the conditions
     that bound ``variable`` are its own, ``variable <= cap``, and every condition ``u <= cap(variable,
@@ -95,7 +114,7 @@ def max_step(result: Statement, /, variant: str | None = None, variable: str | N
         best = np.min(_caps(result, v, conds, values), axis=0)
         _admissible(result, v, variable, best > 0, values)
         at = values
-    return best, names[_binding(result, v, conds, at, variable, best)]
+    return StepSize(_plain(best), _plain(names[_binding(result, v, conds, at, variable, best)]))
 
 
 def _bounding(result: Statement, v: Variant, variable: str, given: Mapping[str, np.ndarray],
@@ -287,4 +306,4 @@ def rounds_to_eps(result: Statement, eps: Positive | PositiveArray, /, variant: 
     return np.where(reached, hi, np.inf)
 
 
-__all__ = ["IMPLICIT_RTOL", "ROUNDS_MAX", "max_step", "step_order", "rounds_to_eps"]
+__all__ = ["IMPLICIT_RTOL", "ROUNDS_MAX", "StepSize", "max_step", "step_order", "rounds_to_eps"]

@@ -37,7 +37,7 @@ from fedbound import validate
 from fedbound.argtypes import Measured, Range
 from fedbound.errors import FedboundError, InputTypeError, UnknownNameError, ValidationError
 from fedbound.theory.argtypes import ExtendedArray
-from fedbound.validate import suggest
+from fedbound.validate import listing, suggest
 
 
 class DeclarationError(FedboundError, ValueError):
@@ -196,7 +196,7 @@ def constant(name: str, scope: str | None = None) -> Constant:
     if candidates:
         raise UnknownNameError(f"constant {name!r} is ambiguous: {', '.join(candidates)}; use the key")
     raise UnknownNameError(f"unknown constant {name!r}{suggest(name, visible(None))} "
-                           f"(known: {', '.join(sorted(visible(None)))})")
+                           f"(known: {listing(sorted(visible(None)))})")
 
 
 def visible(scope: str | None) -> dict[str, Constant]:
@@ -221,7 +221,8 @@ def resolve(name: str, scope: str | None) -> Constant:
     if name in seen:
         return seen[name]
     where = f" in scope {scope!r}" if scope else ""
-    raise UnknownNameError(f"unknown constant {name!r}{where}{suggest(name, seen)}")
+    raise UnknownNameError(f"unknown constant {name!r}{where}{suggest(name, seen)} "
+                           f"(known: {listing(sorted(seen))})")
 
 
 def name_of(symbol: sp.Symbol) -> str:

@@ -152,7 +152,7 @@ def server_recursion(setting: SDGTSetting, rounds: int = 20, seeds: int = 200,
     Full participation: u^t = 0 for every realisation (also with noise), checked to ``tol`` x
     scale. Partial participation: every coordinate's Monte-Carlo mean must be within the
     Bonferroni-corrected Student-t critical value of 0 (family-wise level 5%); the measured number is
-    the largest |t| statistic, the predicted one the critical value.
+    the largest ``|t|`` statistic, the predicted one the critical value.
     """
     seeds = 1 if setting.full_participation and setting.sigma == 0 else seeds
     record = record_sdgt(lambda s: setting.algorithm(s, record_inner=True), rounds, seeds)
@@ -180,7 +180,7 @@ def linear_rate(setting: SDGTSetting, rounds: int = 400, tol: float = 1e-6,
     """Measured contraction vs the operator's spectral radius vs Theorem 3's 1 - mu K gamma/4.
 
     Forces full participation and sigma = 0 (the operator is exact there). Returns three checks:
-    ``linear-rate:operator`` (|c - rho(M|_V)| <= tol, c the per-round contraction of SD-GT's own
+    ``linear-rate:operator`` (``|c - rho(M|_V)|`` <= tol, c the per-round contraction of SD-GT's own
     steps measured by the power method over ``power_rounds`` rounds,
     :func:`~fedbound.verify.contraction.renormalized_contraction`; a plain run of ``rounds`` rounds
     gives the log-linear slope fit down to ``floor``) and
@@ -520,19 +520,18 @@ DEFAULTS = {
     "thm1-bound": (2, 0.3, 100, 50),
     "thm2-bound": (2, 0.3, 100, 50),
 }
-#: SD-GT's verification problem: a small quadratic (its dimension unless --d is given)
-VERIFY_D = 5
-
 _STEP = number_option("lr", "SD-GT's step size gamma (default: the check's, see its summary)",
                       low=0.0, low_open=True, high=1e6, aliases=("gamma",), examples=(0.02, 0.05))
 _K = integer_option("local_steps", "SD-GT's K, D2D rounds per global round (default 3)", low=1,
                     high=10_000, default=3, aliases=("K",), examples=(1, 3))
+# Theorem 1's constants, in the paper's notation (fedbound.vocabulary.CONSTANTS)
 _C2 = number_option("c2", "Theorem 1's Lyapunov constant c2 > 2 of (74) (default 2.01)", low=2.0,
-                    low_open=True, high=1e6, default=2.01, examples=(2.01, 3.0))
+                    low_open=True, high=1e6, default=2.01, examples=(2.01, 3.0), constant=True)
 _D5 = number_option("D5", "Theorem 1's unspecified D5; given, the printed (76) with D = 1/4 is "
-                    "checked too", low=0.0, low_open=True, high=1e6, examples=(1.0,))
-_MC_GAMMA = number_option("mc_gamma", "noise-floor: step size of the Monte-Carlo check (default "
-                          "1/(4 K L))", low=0.0, low_open=True, high=1e6, examples=(0.01,))
+                    "checked too", low=0.0, low_open=True, high=1e6, examples=(1.0,), constant=True)
+_MC_LR = number_option("mc_lr", "noise-floor: step size of the Monte-Carlo check (default "
+                       "1/(4 K L))", low=0.0, low_open=True, high=1e6, aliases=("mc_gamma",),
+                       examples=(0.01,))
 
 
 def _options(check: str) -> tuple:
@@ -547,7 +546,7 @@ def _options(check: str) -> tuple:
     if check == "thm1-bound":
         out += [_C2, _D5]
     if check == "noise-floor":
-        out.append(_MC_GAMMA)
+        out.append(_MC_LR)
     return tuple(out)
 
 
@@ -634,7 +633,7 @@ def _average_bound(check: str, c2: float = 2.01, D5: float | None = None) -> tup
 
 def _runner(check: str):
     def run_check(problem, *, local_steps, clients_per_subnet=None, lr=None, sigma, rounds=None,
-                  seeds=None, c2=2.01, D5=None, mc_gamma=None):
+                  seeds=None, c2=2.01, D5=None, mc_lr=None):
         fixed = {"c2": c2, "D5": D5} if check == "thm1-bound" else {}
         outside = _outside(problem, check)
         if outside:
@@ -668,7 +667,7 @@ def _runner(check: str):
             results = average_bound(setting, result_id, rounds=rounds, seeds=seeds,
                                     variants=variants, **fixed_constants)
         else:
-            results = noise_floor(setting, mc_gamma=mc_gamma if mc_gamma is not None else practical,
+            results = noise_floor(setting, mc_gamma=mc_lr if mc_lr is not None else practical,
                                   seeds=seeds)
         return setting.describe(), results
     return run_check

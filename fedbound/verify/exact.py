@@ -67,6 +67,7 @@ import torch
 
 from fedbound.algorithms.base import Algorithm, State, check_finite, new_rng
 from fedbound.algorithms.client_rows import ClientRows
+from fedbound.algorithms.threads import round_threads, step_flops
 from fedbound.errors import ValidationError, require
 from fedbound.tasks.quadratic import QuadraticTask
 
@@ -227,12 +228,22 @@ def exact_round(algorithm: Algorithm, x0: torch.Tensor | np.ndarray | None = Non
     """The exact affine round map of ``algorithm`` (any algorithm object with ``init`` / ``step``
     on a float64 quadratic task), its fixed point and contraction factor (module docstring); the
     run starts at ``init(x0)``. ValidationError with the reason when the round is random or not
-    affine, or has no fixed point."""
+    affine, or has no fixed point. Under the thread policy of runs
+    (:mod:`fedbound.algorithms.threads`): the Jacobian weighs a local step per entry of the state."""
     task = algorithm.task
     _check_task(task)
-    first = algorithm.step(algorithm.init(x0))
-    layout = StateLayout(first)
-    require(layout.size > 0, f"{algorithm.name}'s state has no floating tensor")
+    with round_threads() as policy:
+        first = algorithm.step(algorithm.init(x0))
+        layout = StateLayout(first)
+        require(layout.size > 0, f"{algorithm.name}'s state has no floating tensor")
+        policy.measured(layout.size * step_flops(first.last_comm.gradient_evaluations, first.K,
+                                                 task.gradient_flops))
+        return _analysis(algorithm, first, layout)
+
+
+def _analysis(algorithm: Algorithm, first: State, layout: StateLayout) -> ExactRound:
+    """exact_round from the state after one round, ``first``."""
+    task = algorithm.task
     _check_deterministic(algorithm, first, layout)
 
     def round_map(z: torch.Tensor) -> torch.Tensor:

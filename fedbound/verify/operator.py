@@ -42,6 +42,7 @@ from torch.func import jacrev
 
 from fedbound import validate
 from fedbound.algorithms.semidecentralized.sdgt import SDGT, sdgt_round
+from fedbound.algorithms.threads import round_threads
 from fedbound.argtypes import NonNegativeInt, Positive
 from fedbound.errors import require
 
@@ -119,6 +120,15 @@ def sdgt_operator(algorithm: SDGT, affine_tol: Positive = 1e-9) -> LinearOperato
     task, net, K = algorithm.task, algorithm.net, algorithm.K
     n, d, S = task.n, task.d, net.S
     shapes = {"X": (n, d), "Y": (n, d), "Z": (n, d), "x_g": (d,), "psi": (S, d)}
+    # the thread policy of runs (fedbound.algorithms.threads): the Jacobian weighs a local step
+    # (n gradients) per entry of the state
+    with round_threads((3 * n + S + 1) * d * n * task.gradient_flops):
+        return _operator(algorithm, affine_tol, shapes)
+
+
+def _operator(algorithm: SDGT, affine_tol: float, shapes: dict) -> LinearOperator:
+    task, net, K = algorithm.task, algorithm.net, algorithm.K
+    n, d = task.n, task.d
     sizes = [int(np.prod(shapes[f])) for f in FIELDS]
     offsets = np.concatenate([[0], np.cumsum(sizes)])
     slices = {f: slice(int(offsets[i]), int(offsets[i + 1])) for i, f in enumerate(FIELDS)}

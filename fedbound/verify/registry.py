@@ -60,6 +60,22 @@ CHECKS: Registry[VerifyCheck] = Registry("check", VerifyCheck, packages=("fedbou
 register = CHECKS.register
 
 
+#: the dimension of the quadratic task the checks run on unless told otherwise
+QUADRATIC_D = 5
+
+
+def verify_problem(task: str, task_options: dict | None = None, network_options: dict | None = None):
+    """The :class:`~fedbound.algorithms.problem.Problem` the checks measure on (``fedbound verify``
+    and :func:`fedbound.api.verify_theory`): ``task`` in float64, the quadratic of dimension
+    :data:`QUADRATIC_D` unless the options say otherwise."""
+    from fedbound.algorithms.problem import Problem
+
+    options = {"float64": True, **(task_options or {})}
+    if task == "quadratic" and "data" not in options:
+        options.setdefault("d", QUADRATIC_D)
+    return Problem(task, options, network_options)
+
+
 def of_paper(paper: str) -> list[VerifyCheck]:
     """The checks of ``paper``, in registration order."""
     return [c for c in CHECKS.entries() if c.paper == paper]
@@ -138,5 +154,5 @@ def on_task(check: VerifyCheck, task: str, label: str | None = None,
                    summary=f"{check.summary} (on {task}, whatever --task says)")
 
 
-__all__ = ["VerifyCheck", "CHECKS", "register", "of_paper", "theorem_check", "on_task",
+__all__ = ["VerifyCheck", "CHECKS", "register", "of_paper", "verify_problem", "QUADRATIC_D", "theorem_check", "on_task",
            "QUADRATIC_TASKS", "SIGMA", "ROUNDS", "SEEDS"]

@@ -112,11 +112,11 @@ def test_identity_5_6_for_any_accumulation(data, m, d):
 # ---- exact finite-eta fixed points ----------------------------------------------------------------
 CASES = {
     "fedavg": (lambda task, tau: FedAvg(task, lr=LR, local_steps=tau), "fedavg", LocalSolver(LR), "accumulation"),
-    "fedprox": (lambda task, tau: FedProx(task, lr=LR, mu=0.7, local_steps=tau), "fedavg",
+    "fedprox": (lambda task, tau: FedProx(task, lr=LR, proximal_mu=0.7, local_steps=tau), "fedavg",
                 LocalSolver(LR, mu=0.7), "accumulation"),
     **{f"fednova-{name}": ((lambda opts: lambda task, tau: FedNova(task, lr=LR, local_steps=tau, **opts))(o),
                            "fednova", lin, "accumulation") for name, (o, lin) in SOLVERS.items()},
-    "fednova-prox-steps": (lambda task, tau: FedNova(task, lr=LR, local_steps=tau, mu=0.7, tau_eff="steps"),
+    "fednova-prox-steps": (lambda task, tau: FedNova(task, lr=LR, local_steps=tau, proximal_mu=0.7, tau_eff="steps"),
                            "fednova", LocalSolver(LR, mu=0.7), "steps"),
 }
 
@@ -327,7 +327,7 @@ def test_nesterov_is_the_registered_switch_and_off_by_default():
     assert registry.get("fednova").option("nesterov") is NESTEROV is registry.get("fedavgm").option("nesterov")
     task = hetero_quadratic().with_noise(0.1)
     for options in ({"momentum": 0.5}, {"server_momentum": 0.4}, {"momentum": 0.5, "server_momentum": 0.4},
-                    {"mu": 0.3, "server_momentum": 0.4}):
+                    {"proximal_mu": 0.3, "server_momentum": 0.4}):
         common = dict(lr=LR, local_steps=[1, 3, 5, 8], clients_per_round=3, seed=2, **options)
         default = run(registry.build("fednova", task, **common), 5).x_g
         assert torch.equal(default, run(registry.build("fednova", task, nesterov=False, **common), 5).x_g)

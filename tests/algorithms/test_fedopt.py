@@ -58,9 +58,9 @@ def test_fedprox_with_mu_zero_and_fedavgm_with_momentum_zero_are_fedavg(lsq):
     noisy = lsq.with_noise(0.3)
     common = {"lr": 0.05, "local_steps": 3, "clients_per_round": 4, "seed": 1}
     fedavg = FedAvg(noisy, **common)
-    assert trajectories_equal(FedProx(noisy, mu=0.0, **common), fedavg)
+    assert trajectories_equal(FedProx(noisy, proximal_mu=0.0, **common), fedavg)
     assert trajectories_equal(FedAvgM(noisy, server_momentum=0.0, **common), fedavg)
-    assert not trajectories_equal(FedProx(noisy, mu=0.5, **common), fedavg)
+    assert not trajectories_equal(FedProx(noisy, proximal_mu=0.5, **common), fedavg)
 
 
 def test_fedavgm_server_lr_scales_the_step_of_fedavg(lsq):
@@ -276,7 +276,7 @@ def test_accounting_per_round_and_cumulative(lsq):
     assert traj.comm["gradient_evaluations"][-1] == 5 * 4 * 3
     assert traj.comm["d2d_messages"][-1] == 0
     assert traj.comm["energy"][-1] == pytest.approx(5 * 4 / N)
-    prox = run(FedProx(lsq, lr=0.05, mu=0.1, local_steps=3, clients_per_round=4), 2)
+    prox = run(FedProx(lsq, lr=0.05, proximal_mu=0.1, local_steps=3, clients_per_round=4), 2)
     assert prox.comm["client_state_floats"][-1] == 2 * 4 * D       # the anchor x^(t) per client
 
 

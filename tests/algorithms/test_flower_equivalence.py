@@ -129,7 +129,7 @@ class Flower:
         kwargs = {}
         o = self.options
         if method == "fedprox":
-            kwargs["proximal_mu"] = o["mu"]
+            kwargs["proximal_mu"] = o["proximal_mu"]
         elif method == "fedavgm":
             kwargs.update(server_learning_rate=o.get("server_lr", 1.0),
                           server_momentum=o.get("server_momentum", 0.0))
@@ -207,7 +207,7 @@ def hyperparameters(draw, method: str) -> dict:
     if method == "fedavg":
         return {}
     if method == "fedprox":
-        return {"mu": draw(st.floats(0.0, 1.0))}
+        return {"proximal_mu": draw(st.floats(0.0, 1.0))}
     if method == "fedavgm":
         return {"server_lr": draw(log_uniform(0.05, 2.0)), "server_momentum": draw(decay(0.99))}
     options = {"server_lr": draw(log_uniform(1e-3, 1.0)), "tau": draw(log_uniform(1e-9, 1e-1)),
@@ -236,7 +236,7 @@ def server_cases(draw, method: str, participation: str):
 def stub_local_work(alg, models: list):
     """Replace the algorithm's local work by client models x + D_t (D_t drawn per round); the
     returned rows are kept in ``models`` to be handed to Flower."""
-    def local_work(x, rows, tau, correction, gen, reporters=None, client=None):
+    def local_work(x, rows, tau, correction, gen, reporters=None, client=None, round_index=None):
         D = models.pop(0)
         ids = torch.arange(alg.task.n) if rows is None else rows
         X = x.expand(ids.shape[0], x.shape[0]) + D.index_select(0, ids)
@@ -311,7 +311,7 @@ JOBS = {"full": (10, None), "partial": (100, 10)}
 #: same) and other values, as fedbound options
 HYPERPARAMETERS = {
     "fedavg": [{}, {}],
-    "fedprox": [{"mu": 0.1}, {"mu": 0.7}],
+    "fedprox": [{"proximal_mu": 0.1}, {"proximal_mu": 0.7}],
     "fedavgm": [{"server_lr": 1.0, "server_momentum": 0.0},
                 {"server_lr": 0.8, "server_momentum": 0.9}],
     "fedadagrad": [{"server_lr": 0.1, "tau": 1e-3, "beta1": 0.0},
@@ -356,7 +356,7 @@ def flower_run(api: str, method: str, options: dict, A: np.ndarray, y: np.ndarra
     flower = Flower(api, method, np.zeros(A.shape[2]), options)
     x = flower.x
     for t, clients in enumerate(participants, start=1):
-        models = [numpy_client(x, A[i], y[i], options.get("mu", 0.0)) for i in clients]
+        models = [numpy_client(x, A[i], y[i], options.get("proximal_mu", 0.0)) for i in clients]
         x = flower.round(t, models, [A.shape[1]] * len(clients))
     return x
 

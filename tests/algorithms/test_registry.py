@@ -150,3 +150,27 @@ def test_registry_names_and_errors():
         registry.build("fedavg", TASK)
     with pytest.raises(ValueError, match="already registered"):
         registry.register(registry.get("fedavg"))
+
+
+def test_build_takes_a_participation_object_as_well_as_a_name():
+    """issue 35: a scheme built with its own constructor (or a user's object with a draw method)
+    goes through registry.build as its name does."""
+    from fedbound.network.sampling import UniformParticipation
+    from fedbound.tasks import LeastSquares
+
+    task = LeastSquares.generate(12, 6, 3, seed=0)
+    by_object = registry.build("fedavg", task, lr=0.01, participation=UniformParticipation(12, 4))
+    by_name = registry.build("fedavg", task, lr=0.01, participation="uniform", clients_per_round=4)
+    first, second = (alg.step(alg.init()) for alg in (by_object, by_name))
+    assert torch.equal(first.clients, second.clients) and torch.equal(first.x_g, second.x_g)
+
+    class EveryOther:
+        def draw(self, p, generator):
+            from fedbound.network.sampling import Participation
+            clients = torch.arange(0, 12, 2)
+            return Participation(clients, p[clients] / p[clients].sum(), full=False)
+    state = registry.build("fedavg", task, lr=0.01, participation=EveryOther()).step(
+        registry.build("fedavg", task, lr=0.01, participation=EveryOther()).init())
+    assert state.clients.tolist() == [0, 2, 4, 6, 8, 10]
+    with pytest.raises(FedboundError, match="participation"):
+        registry.build("fedavg", task, lr=0.01, participation=object())

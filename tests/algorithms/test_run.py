@@ -8,6 +8,7 @@ import torch
 from fedbound.algorithms import (
     SCAFFOLD, SDGT, GradientTracking, Scaffnew, SDFedAvg, check_finite, run,
 )
+from fedbound.algorithms import registry
 from fedbound.algorithms.client_rows import ClientRows
 from fedbound.errors import DivergenceError, ValidationError
 
@@ -165,3 +166,17 @@ def test_eval_every_evaluates_on_its_schedule_and_changes_nothing_else(make_netw
         assert np.all(np.isnan(getattr(sparse, metric)[~due])), metric
     with pytest.raises(ValidationError, match="eval_every must be an integer >= 1, got 0"):
         run(build("SD-GT", task, make_network), 3, eval_every=0)
+
+
+def test_metrics_holds_every_per_round_metric():
+    """Trajectory.metrics: the global model's four metrics and the algorithm's own, by name (issue
+    33: it was empty while traj.dist2 held the distance); the repr is one short line."""
+    from fedbound.tasks import Quadratic
+
+    task = Quadratic.generate(6, 3, kappa=4.0, mu=0.5, seed=0)
+    traj = run(registry.build("afga", task, lr=0.05, local_steps=2, clients_per_round=3, server_lr=0.05), 4)
+    assert set(traj.metrics) == {"loss", "loss_gap", "dist2", "grad_norm2", *traj.algorithm_metrics}
+    assert traj.algorithm_metrics and traj.metrics["dist2"] is traj.dist2
+    for name, values in traj.algorithm_metrics.items():
+        assert traj.metrics[name] is values
+    assert len(repr(traj)) < 120 and "\n" not in repr(traj)

@@ -19,7 +19,7 @@ def write(tmp_path, data, name="net.json"):
 def test_plan_json(tmp_path, capsys):
     path = write(tmp_path, NET)
     assert main(["control", "plan", "--spec", path, "--H", "0.02", "--lambdas", "1,0.1,1e-5",
-                 "--kcap", "500", "--json"]) == 0
+                 "--K-cap", "500", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     for key in ("K", "h", "p", "objective", "lower_bound", "beta", "energy_per_round", "gap",
                 "continuous", "certificate"):
@@ -45,7 +45,7 @@ def test_plan_text_and_variants(tmp_path, capsys):
     ({"subnets": [{"m": 3, "E": 1.0, "E_d2d": -0.1}]}, []),
     ({"subnets": [{"m": 3, "E": 1.0}]}, []),                             # missing key
     ({"nets": []}, []),
-    (NET, ["--kcap", "0"]),                                              # K_cap < 1
+    (NET, ["--K-cap", "0"]),                                              # K_cap < 1
     (NET, ["--lambdas", "1,0,1e-5"]),                                    # lambdas not positive
     (NET, ["--lambdas", "1,0.1"]),
     (NET, ["--lambdas", "a,b,c"]),
@@ -60,12 +60,29 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys, spec, extra):
 
 
 def test_usage_errors_exit_2(tmp_path, capsys):
-    for argv in (["control", "plan", "--spec", write(tmp_path, NET), "--kcap", "2.5"],
+    for argv in (["control", "plan", "--spec", write(tmp_path, NET), "--K-cap", "2.5"],
                  ["control", "plan"], ["control", "plan", "--spec", "x.json", "--variant", "nope"]):
         with pytest.raises(SystemExit) as exc:
             main(argv)
         assert exc.value.code == 2
     assert main(["control", "plan", "--spec", str(tmp_path / "missing.json")]) == 2
+
+
+def test_the_old_kcap_flag_still_works_and_warns(tmp_path, capsys, monkeypatch):
+    """``--kcap`` is ``--K-cap`` (ControlProblem(K_cap=) in Python); the old flag warns once and
+    plans the same."""
+    from fedbound import deprecation
+
+    monkeypatch.setattr(deprecation, "_WARNED", set())
+    spec = write(tmp_path, NET)
+    assert main(["control", "plan", "--spec", spec, "--K-cap", "7", "--json"]) == 0
+    new = capsys.readouterr()
+    assert main(["control", "plan", "--spec", spec, "--kcap", "7", "--json"]) == 0
+    old = capsys.readouterr()
+    new_plan, old_plan = json.loads(new.out), json.loads(old.out)
+    assert {k: new_plan[k] for k in ("K", "h", "objective")} == {k: old_plan[k] for k in ("K", "h", "objective")}
+    assert old_plan["K"] <= 7
+    assert "--kcap is deprecated; use --K-cap" in old.err and not new.err
 
 
 def test_plan_names_the_caps_it_sits_on(tmp_path, capsys):
@@ -76,7 +93,7 @@ def test_plan_names_the_caps_it_sits_on(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "active limits (the optimum sits on them):" in out
     assert "K <= K_cap: K sits on its cap K_cap = 49" in out and "every device sampled" in out
-    assert main(["control", "plan", "--spec", path, "--kcap", "500", "--json"]) == 0
+    assert main(["control", "plan", "--spec", path, "--K-cap", "500", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [c["name"] for c in data["active_constraints"]] == ["K <= K_cap", "every device sampled"]
     assert data["active_constraints"][0]["where"] == "K = K_cap = 500"

@@ -11,7 +11,7 @@ from fedbound.network.build import build_network
 from fedbound.control import ClosedLoop, load_spec
 
 NET = {"subnets": [{"m": 4, "E": 30.0, "E_d2d": 0.3}, {"m": 4, "E": 70.0, "E_d2d": 0.7}]}
-BASE = ["run", "sdgt", "--task", "quadratic", "--float64", "--rounds", "5", "--kcap", "8",
+BASE = ["run", "sdgt", "--task", "quadratic", "--float64", "--rounds", "5", "--K-cap", "8",
         "--lambdas", "0.01,0.1,2e-3", "--lr", "0.02", "--seed", "3"]
 
 
@@ -62,7 +62,7 @@ def test_text_summary(tmp_path, capsys):
 @pytest.mark.parametrize("spec, extra, message", [
     (NET, ["--clients-per-subnet", "2"], "--clients-per-subnet"),
     (NET, ["--control-every", "0"], "--control-every"),
-    (NET, ["--kcap", "0"], "K_cap"),
+    (NET, ["--K-cap", "0"], "K_cap"),
     (NET, ["--lambdas", "1,0,1"], "--lambdas"),
     (NET, ["--subnets", "4"], "subnet sizes"),
     ({**NET, "gamma": 0.5}, [], "gamma"),

@@ -26,7 +26,7 @@ def quad_file(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("algorithm, extra", [("fedavg", []), ("fedprox", ["--mu", "1"]),
+@pytest.mark.parametrize("algorithm, extra", [("fedavg", []), ("fedprox", ["--proximal-mu", "1"]),
                                               ("fednova", []), ("fednova", ["--momentum", "0.5"]),
                                               ("fedavgm", ["--server-momentum", "0.6"]),
                                               ("scaffold-fl", ["--server-lr", "0.8"]),
@@ -55,7 +55,7 @@ def test_fixed_point_text_output_and_p_from_the_file(quad_file, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["fixed-point", "fedavg", "--local-steps", "1,3", "--lr", "0.1"], "per client"),
-    (["fixed-point", "fedprox", "--local-steps", STEPS, "--lr", "0.1"], "--mu"),
+    (["fixed-point", "fedprox", "--local-steps", STEPS, "--lr", "0.1"], "--proximal-mu"),
     (["fixed-point", "fedavg", "--local-steps", STEPS, "--lr", "0.1", "--momentum", "0.5"], "momentum"),
     (["fixed-point", "fednova", "--local-steps", STEPS, "--lr", "0.1", "--participation", "uniform",
       "--clients-per-round", "2"], "--participation full"),

@@ -149,7 +149,7 @@ def test_fedavg_command_with_sampling_is_the_python_fedavg(tmp_path, lsq_file, c
 
 
 @pytest.mark.parametrize("algorithm, extra", [
-    ("fedprox", ["--mu", "0.1"]),
+    ("fedprox", ["--proximal-mu", "0.1"]),
     ("fedavgm", ["--server-momentum", "0.9", "--server-lr", "0.5"]),
     ("fedadagrad", ["--server-lr", "0.05", "--tau", "1e-3"]),
     ("fedadam", ["--server-lr", "0.05", "--beta1", "0.9", "--beta2", "0.99", "--tau", "1e-3"]),
@@ -169,7 +169,7 @@ def test_fedopt_algorithms_take_their_options(tmp_path, lsq_file, capsys, algori
     (["fedavg", "--lr", "0.1", "--gamma", "0.1"], "--gamma does not apply to fedavg"),
     (["sdgt", "--server-lr", "0.1"], "--server-lr does not apply to sdgt"),
     (["fedavg"], "fedavg needs --lr"),
-    (["fedprox", "--lr", "0.1"], "fedprox needs --mu"),
+    (["fedprox", "--lr", "0.1"], "fedprox needs --proximal-mu"),
     (["fedavg", "--lr", "-1"], "--lr must be > 0, got -1"),
     (["fedavg", "--lr", "0.1", "--clients-per-round", "13"], "clients_per_round must be an integer in [1, 12]"),
     (["fedavgm", "--lr", "0.1", "--server-momentum", "1"], "--server-momentum must be in [0, 1)"),

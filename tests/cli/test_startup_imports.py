@@ -22,3 +22,20 @@ def test_a_run_imports_no_heavy_module(tmp_path):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_version_prints_the_version_without_a_command_module():
+    """``fedbound --version`` (issue 33) prints the package's version, exit 0, importing no command
+    module and nothing heavy."""
+    import fedbound
+
+    code = ("import sys\n"
+            "from fedbound.cli.main import main\n"
+            "try:\n    main(['--version'])\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
+            "bad = sorted(m for m in sys.modules if m.startswith('fedbound.cli.') and m.endswith('_cmd'))\n"
+            f"bad += sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}) | {{'torch'}} & set(sys.modules))\n"
+            "print(bad)\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.strip().splitlines()
+    assert lines[0] == f"fedbound {fedbound.__version__}" and lines[-1] == "[]"

@@ -61,7 +61,20 @@ def test_list_json_has_every_result_with_provenance_and_variants(capsys):
 
 def test_list_text_names_variants(capsys):
     code, out, _ = run(capsys, "list")
-    assert code == 0 and "sdgt.thm1: Theorem 1" in out and "variants: printed, rederived" in out
+    assert code == 0 and "sdgt.thm1: Theorem 1" in out and "variants: printed (default), rederived" in out
+
+
+def test_the_default_variant_is_what_help_says(capsys):
+    """`bound --help` says the default is the result's default variant, which `constants` marks and
+    `bound` uses (sdgt.thm3's is the appendix's, not its first)."""
+    with pytest.raises(SystemExit):
+        main(["bound", "--help"])
+    assert "the result's default variant" in " ".join(capsys.readouterr().out.split())
+    code, out, _ = run(capsys, "bound", "sdgt.thm3", "--set", "L=1", "mu=0.1", "K=2", "p=0.64", "q=0.5")
+    default = get("sdgt.thm3").default_variant
+    assert code == 0 and f"[variant: {default}]" in out and default != list(get("sdgt.thm3").variants)[0]
+    code, out, _ = run(capsys, "constants", "sdgt.thm3")
+    assert f"{default} (default)" in out
 
 
 def test_bound_json_holds_bound_conditions_terms(capsys):
@@ -204,22 +217,22 @@ def test_set_takes_several_pairs_after_one_flag(capsys):
 
 def test_stepsize_names_its_variable(capsys):
     pairs = sets(["K=5", "L=1", "p=0.64", "q=0.5"])
-    code, out, _ = run(capsys, "stepsize", "sdgt.thm2", "--var", "gamma", "--json", *pairs)
+    code, out, _ = run(capsys, "stepsize", "sdgt.thm2", "--variable", "gamma", "--json", *pairs)
     data = json.loads(out)
     assert code == 0 and data["variable"] == "gamma" and data["implicit"] is False
     code, out, _ = run(capsys, "stepsize", "sdgt.thm2", *pairs)
     assert "largest admissible gamma = " in out
-    code, _, err = run(capsys, "stepsize", "sdgt.thm2", "--var", "gama", *pairs)
+    code, _, err = run(capsys, "stepsize", "sdgt.thm2", "--variable", "gama", *pairs)
     assert code == 2 and "did you mean 'gamma'" in err
 
 
 def test_stepsize_of_a_client_learning_rate(capsys):
-    """FedAda2's Prop. 9 (iii) constrains eta_l (not gamma): `--var eta_l` solves it, gamma is unknown."""
-    code, out, _ = run(capsys, "stepsize", "fedada2.prop9_iii", "--var", "eta_l", "--json", "--set", "eps=0.25")
+    """FedAda2's Prop. 9 (iii) constrains eta_l (not gamma): `--variable eta_l` solves it, gamma is unknown."""
+    code, out, _ = run(capsys, "stepsize", "fedada2.prop9_iii", "--variable", "eta_l", "--json", "--set", "eps=0.25")
     data = json.loads(out)
     assert code == 0 and data["variable"] == "eta_l" and data["eta_l_max"] == 0.5 == \
         float(get("fedada2.prop9_iii").max_step(variable="eta_l", eps=0.25)[0])
-    code, _, err = run(capsys, "stepsize", "fedada2.prop9_iii", "--var", "gamma", "--set", "eps=0.25")
+    code, _, err = run(capsys, "stepsize", "fedada2.prop9_iii", "--variable", "gamma", "--set", "eps=0.25")
     assert code == 2 and "variable must be one of eta_l, got 'gamma'" in err
 
 
@@ -243,7 +256,9 @@ def test_list_papers_from_the_registry(capsys):
     assert [e["name"] for e in listed] == sorted(PAPERS.names())
     assert all(e["summary"] == PAPERS.get(e["name"]).summary for e in listed)
     assert main(["list", "papers"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1].startswith("sdgt: SD-GT")
+    lines = capsys.readouterr().out.splitlines()     # a paper's line, then its citation indented
+    assert [line for line in lines if not line.startswith(" ")][-1].startswith("sdgt: SD-GT")
+    assert lines[-1] == f"    {PAPERS.get('sdgt').citation}"
 
 
 def test_list_algorithms_from_the_registry(capsys):
@@ -320,7 +335,7 @@ def test_constants_text_lists_each_constant_with_its_uses(capsys):
     lines = out.splitlines()
     assert code == 0 and lines[0] == "sdgt.thm3: Theorem 3 (strongly convex, mu > 0)"
     assert lines[1] == ("  stated in 003_3166d581b98362e1.txt (92)-(98), Theorem 3 [L299-314, 1005-1033]; "
-                        "variants: main, appendix, rederived")
+                        "variants: main, appendix (default), rederived")
     assert "  K      local steps (D2D rounds) per global round" in lines
     assert "         constant; an integer >= 1; declared by sdgt (seed 003_3166d581b98362e1.txt)" in lines
     assert ("         in conditions gamma_bar[1], gamma_bar[2], gamma_bar[3], gamma_bar[4], gamma_bar[5] "
@@ -341,6 +356,29 @@ def test_constants_of_one_variant_and_of_vector_inputs(capsys):
     assert {"kind": "predicate", "name": "(100) C <= a1_max^2", "on": "", "source": "(100) [L627]",
             "variants": ["sufficient"]} in by_name["C"]["uses"]
     assert all(u["variants"] == ["sufficient"] for c in data["constants"] for u in c["uses"])
+
+
+def test_the_old_var_flag_still_works_and_warns(capsys, monkeypatch):
+    """``stepsize --var`` is ``--variable`` (max_step(variable=) in Python); the old flag warns once
+    and gives the same answer, and both spellings together are refused."""
+    from fedbound import deprecation
+
+    monkeypatch.setattr(deprecation, "_WARNED", set())
+    pairs = ["--set", "L=1", "K=4", "p=0.64", "q=0.5"]
+    code, new, err_new = run(capsys, "stepsize", "sdgt.thm2", "--variable", "gamma", "--json", *pairs)
+    code_old, old, err_old = run(capsys, "stepsize", "sdgt.thm2", "--var", "gamma", "--json", *pairs)
+    assert code == code_old == 0 and json.loads(new) == json.loads(old) and not err_new
+    assert "--var is deprecated; use --variable" in err_old
+    code, _, err = run(capsys, "stepsize", "sdgt.thm2", "--var", "gamma", "--variable", "gamma", *pairs)
+    assert code == 2 and "give --variable or its old spelling --var, not both" in err
+
+
+@pytest.mark.parametrize("what", ["results", "algorithms", "papers", "checks", "tasks", "pep-methods"])
+def test_every_list_names_each_entrys_origin(what, capsys):
+    """`list --json` of every registry, results included, names the module that registered each entry."""
+    code, out, _ = run(capsys, "list", what, "--json")
+    entries = json.loads(out)
+    assert code == 0 and entries and all(e["origin"].startswith("fedbound.") for e in entries)
 
 
 # -- numbers a reader can trust (issue 34) -----------------------------------------------------------

@@ -4,6 +4,7 @@ import json
 import torch
 from threadpoolctl import threadpool_limits
 
+from fedbound.cli.commands import EXIT_VIOLATED
 from fedbound.cli.main import main
 
 torch.set_num_threads(1)
@@ -38,7 +39,7 @@ def test_linear_rate_json(capsys):
 def test_lemmas_text_output(capsys):
     code = main(["verify", "sdgt", "lemmas", "--rounds", "5", "--seeds", "20"])
     text = capsys.readouterr().out
-    assert code in (0, 1)
+    assert code in (0, EXIT_VIOLATED)
     for i in range(1, 7):
         assert f"sdgt.lemma{i} [printed]" in text
     assert "sdgt.lemma4 [rederived]" in text and "measured" in text and "predicted" in text
@@ -76,6 +77,19 @@ def test_old_form_verify_check_still_works_and_warns(capsys, monkeypatch):
     assert out["setting"]["K"] == 2
     assert "fedbound: warning: fedbound verify linear-rate is deprecated; use fedbound verify sdgt linear-rate" in captured.err
     assert "fedbound: warning: --K is deprecated; use --local-steps" in captured.err
+
+
+def test_a_check_is_named_with_or_without_its_paper(capsys):
+    """`list checks` shows `sdgt.fixed-point`; verify takes that name as well as `fixed-point`
+    (and `verify sdgt.fixed-point` alone), for the same numbers; a violated check exits 3
+    (EXIT_VIOLATED), not 1, which stays an internal error."""
+    outs = []
+    for argv in (["sdgt", "fixed-point"], ["sdgt", "sdgt.fixed-point"], ["sdgt.fixed-point"]):
+        code = main(["verify", *argv, "--rounds", "60", "--json"])
+        outs.append((code, json.loads(capsys.readouterr().out)))
+    (code, first), *others = outs
+    assert all(o == (code, first) for o in others)
+    assert EXIT_VIOLATED == 3 and code == (EXIT_VIOLATED if first["results"][0]["status"] == "violated" else 0)
 
 
 def test_json_is_strict_and_names_what_is_not_a_number(capsys):

@@ -126,3 +126,35 @@ def test_load_plugin_refuses_junk_with_a_plugin_error(spec):
         load_plugin(spec)
     except PluginError as exc:
         assert str(exc) and "\n" not in str(exc).strip()
+
+
+def test_a_plugin_is_imported_only_by_the_commands_that_use_it(tmp_path):
+    """Issue 33, item 6 (by module imports, not by timing; benchmarks/bench_cli_startup.py times
+    it): what a plugin registers is indexed in the on-disk cache on its first import, after which
+    a command that does not use it does not import it, one that does imports it, and an edited
+    plugin is imported (and indexed) afresh."""
+    seen = tmp_path / "imports.txt"
+    source = f"open({str(seen)!r}, 'a').write('imported\\n')\n" + ALGORITHM.format(name="mine")
+    env = {"FEDBOUND_PLUGINS": "sentinel_plugin", "FEDBOUND_CACHE_DIR": str(tmp_path / "cache")}
+    plugins = {"sentinel_plugin": source}
+
+    def imports() -> int:
+        return seen.read_text().count("imported") if seen.exists() else 0
+
+    assert fedbound("list", "algorithms", plugins=plugins, env=env, tmp=tmp_path).returncode == 0
+    assert imports() == 1                                  # not indexed yet: imported, then indexed
+    for argv in (["bound", "sdgt.thm3", "--set", "L=1", "mu=0.1", "K=2", "p=0.64", "q=0.5"],
+                 ["stepsize", "sdgt.thm2", "--set", "L=1", "K=4", "p=0.64", "q=0.5"],
+                 ["run", "fedavg", "--lr", "0.05", "--rounds", "2", "--out", "r1"],
+                 ["list", "papers"]):
+        out = fedbound(*argv, env=env, tmp=tmp_path)
+        assert out.returncode == 0, out.stderr
+        assert imports() == 1, f"fedbound {' '.join(argv)} imported a plugin it does not use"
+    out = fedbound("run", "mine", "--lr", "0.05", "--rounds", "2", "--out", "r2", env=env, tmp=tmp_path)
+    assert out.returncode == 0 and imports() == 2, out.stderr
+    out = fedbound("run", "fedvg", "--lr", "0.05", env=env, tmp=tmp_path)    # did you mean, from the index
+    assert "did you mean 'fedavg'" in one_error(out) and imports() == 2
+    (tmp_path / "sentinel_plugin.py").write_text(source + "\n# edited\n")
+    assert fedbound("bound", "sdgt.thm2", "--set", "L=1", "K=4", "p=0.64", "q=0.5", env=env,
+                    tmp=tmp_path).returncode == 0
+    assert imports() == 3                                  # a new version of its source: indexed again

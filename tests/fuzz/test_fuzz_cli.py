@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fedbound.cli.commands import EXIT_VIOLATED
 from fedbound.cli.main import build_parser, main
 from fuzz_values import CASE_SECONDS, CASES, Hang, time_limit
 
@@ -25,7 +26,7 @@ EXAMPLES = 8
 #: small values for options that set the amount of work (applied where a command has them;
 #: an audit of one theorem's claims rather than a whole paper's: a run is then seconds, far below
 #: the hang limit even on a loaded machine)
-FAST = {"--rounds": "3", "--seeds": "2", "--samples": "200", "--iterations": "3", "--kcap": "4",
+FAST = {"--rounds": "3", "--seeds": "2", "--samples": "200", "--iterations": "3", "--K-cap": "4",
         "--only": "thm5"}
 #: commands whose valid runs take long (a full tour): fuzzed only with values that must be refused
 SLOW_COMMANDS = {"demo"}
@@ -200,7 +201,7 @@ def check_contract(argv, code, out, err):
         if "--json" in argv:
             json.loads(out, parse_constant=_strict)
     else:
-        assert code == 1 and argv[0] == "verify", f"fedbound {shown}: exit status {code}; {err[-500:]}"
+        assert code == EXIT_VIOLATED and argv[0] == "verify", f"fedbound {shown}: exit status {code}; {err[-500:]}"
 
 
 LEAVES = list(leaves())

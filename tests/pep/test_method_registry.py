@@ -47,9 +47,12 @@ def test_each_example_is_accepted_alone(name, option):
 
 @pytest.mark.parametrize("name,option", CASES)
 def test_flags_derive_from_names_and_keep_the_old_spelling(name, option):
+    """The flag is the name's; the old spellings (the papers' letters of before the one vocabulary,
+    and a name with underscores as written) are deprecated flags."""
     o = PEP_METHODS.get(name).option(option)
     assert o.flag == flag_of(option)
-    assert o.old_flags == ((f"--{option}",) if "_" in option else ())
+    olds = [flag_of(alias) for alias in o.aliases] + [f"--{s}" for s in (option, *o.aliases) if "_" in s]
+    assert sorted(o.old_flags) == sorted(dict.fromkeys(olds))
 
 
 def test_the_old_dict_of_methods_warns_and_keeps_its_shape():
@@ -68,12 +71,14 @@ def run(capsys, *argv):
 
 def test_cli_old_underscore_flag_warns_and_gives_the_same_certificate(capsys, monkeypatch):
     monkeypatch.setattr(deprecation, "_WARNED", set())   # the warning comes once per process
-    code, new, err_new = run(capsys, "pep", "fedprox", "--K", "1", "--R", "1", "--mu-prox", "0.2", "--json")
+    code, new, err_new = run(capsys, "pep", "fedprox", "--local-steps", "1", "--rounds", "1", "--proximal-mu", "0.2",
+                             "--json")
     code_old, old, err_old = run(capsys, "pep", "fedprox", "--K", "1", "--R", "1", "--mu_prox", "0.2", "--json")
     assert code == code_old == 0 and not err_new
-    assert "--mu_prox is deprecated; use --mu-prox" in err_old
+    assert "--mu_prox is deprecated; use --proximal-mu" in err_old
+    assert "--K is deprecated; use --local-steps" in err_old and "--R is deprecated; use --rounds" in err_old
     new, old = json.loads(new), json.loads(old)
-    assert new["options"]["mu_prox"] == old["options"]["mu_prox"] == 0.2
+    assert new["options"]["proximal_mu"] == old["options"]["proximal_mu"] == 0.2
     assert new["worst_case"] == pytest.approx(old["worst_case"], rel=1e-9)
 
 

@@ -17,14 +17,14 @@ from fedbound.cli.main import main
 from fedbound.errors import FedboundError, InputTypeError, UnknownNameError, ValidationError
 from fedbound.pep import PEP_METHODS, ResultTheory, RoundSpec, certify, register_round_method, round_method
 from fedbound.pep.method import integers_option
-from fedbound.pep.methods.common import GAMMA, K_STEPS
+from fedbound.pep.methods.common import LOCAL_STEPS, LR
 from fedbound.pep.numeric import QuadraticEnv
 from fedbound.registry import Option
 from fedbound.tasks import Quadratic
 from fedbound.theory import Predicate, Provenance, Result, StepCondition, Variant
 from fedbound.theory import symbols as S
 
-SMALL = dict(n=2, K=2, R=2, gamma=1.0, L=1.0, mu=0.1, zeta=0.3)
+SMALL = dict(n=2, local_steps=2, rounds=2, lr=1.0, L=1.0, mu=0.1, zeta=0.3)
 
 # ---- the description runs the algorithms of fedbound.algorithms ---------------------------------
 H = np.array([[1.0, 0.3], [0.5, 0.8]])            # diagonal Hessians of two clients
@@ -38,7 +38,7 @@ ALGORITHMS = {
     "fedavgm": (RoundSpec(lr=0.3, local_steps=2, server_momentum=0.6),
                 lambda task: Federated(task, client=client.sgd(0.3), local_steps=2,
                                        server=server.momentum(1.0, 0.6))),
-    "fedprox-per-client": (RoundSpec(lr=0.3, local_steps=(1, 3), mu=0.4),
+    "fedprox-per-client": (RoundSpec(lr=0.3, local_steps=(1, 3), proximal_mu=0.4),
                            lambda task: Federated(task, client=client.prox(0.3, 0.4), local_steps=[1, 3],
                                                   server=server.sgd(1.0))),
     "fednova-momentum": (RoundSpec(lr=0.3, local_steps=(2, 3), momentum=0.5, aggregation="normalized"),
@@ -69,17 +69,17 @@ def test_the_description_is_the_algorithm(name):
 
 # ---- the built-ins are their descriptions ---------------------------------------------------------
 def test_the_builtins_are_round_methods():
-    assert PEP_METHODS.get("fedavg").build.__self__ == RoundSpec(lr=GAMMA, local_steps=K_STEPS) == RoundSpec()
-    assert PEP_METHODS.get("fedprox").build.__self__.mu.name == "mu_prox"
-    assert PEP_METHODS.get("scaffold").build.__self__.control_variates.name == "c0"
+    assert PEP_METHODS.get("fedavg").build.__self__ == RoundSpec(lr=LR, local_steps=LOCAL_STEPS) == RoundSpec()
+    assert PEP_METHODS.get("fedprox").build.__self__.proximal_mu.name == "proximal_mu"
+    assert PEP_METHODS.get("scaffold").build.__self__.control_variates.name == "control_variates"
 
 
 @pytest.mark.parametrize("builtin,spec,options", [
-    ("fedavg", RoundSpec(lr="gamma", local_steps="K"), SMALL),
-    ("fedprox", RoundSpec(lr="gamma", local_steps="K", mu="mu_prox"), {**SMALL, "mu_prox": 0.5}),
-    ("scaffold", RoundSpec(lr="gamma", local_steps="K", server_lr="eta_g",
-                           control_variates=Option("c0", "c0", lambda n, v: v, default="grad")),
-     {**SMALL, "eta_g": 0.5, "c0": "grad"}),
+    ("fedavg", RoundSpec(lr="lr", local_steps="local_steps"), SMALL),
+    ("fedprox", RoundSpec(lr="lr", local_steps="local_steps", proximal_mu="proximal_mu"), {**SMALL, "proximal_mu": 0.5}),
+    ("scaffold", RoundSpec(lr="lr", local_steps="local_steps", server_lr="server_lr",
+                           control_variates=Option("control_variates", "c0", lambda n, v: v, default="grad")),
+     {**SMALL, "server_lr": 0.5, "control_variates": "grad"}),
 ])
 def test_a_description_reproduces_the_builtin_certificate(register_temporarily, consistent, builtin, spec,
                                                            options):
@@ -127,8 +127,8 @@ def user_theorem(register_toy_results):
     return register_toy_results(build)["pepuser.thm1"]
 
 
-MAPPING = {"gamma": "gamma", "K": "K", "beta": "beta", "R": "T", "L": "L", "mu": "mu", "zeta": "zeta"}
-NESTEROV = dict(n=2, K=2, R=2, beta=0.5, L=1.0, mu=0.1)
+MAPPING = {"lr": "gamma", "local_steps": "K", "beta": "beta", "rounds": "T", "L": "L", "mu": "mu", "zeta": "zeta"}
+NESTEROV = dict(n=2, local_steps=2, rounds=2, beta=0.5, L=1.0, mu=0.1)
 
 
 @pytest.mark.parametrize("constants", [MAPPING, lambda cfg: {c: cfg[o] for o, c in MAPPING.items()}],
@@ -142,14 +142,14 @@ def test_nesterov_server_method_with_a_users_theorem(register_temporarily, user_
                                    RoundSpec(server_momentum="beta", nesterov=True),
                                    theory=ResultTheory("pepuser.thm1", constants))
     assert PEP_METHODS.get("fedavg-nesterov") is method
-    inside = certify("fedavg-nesterov", gamma=1.0, zeta=0.0, lower_bound_starts=4, **NESTEROV)
+    inside = certify("fedavg-nesterov", lr=1.0, zeta=0.0, lower_bound_starts=4, **NESTEROV)
     consistent(inside)
     expected = float(user_theorem.bound(K=2, beta=0.5, zeta=0.0, T=2, gamma=1.0, L=1.0, mu=0.1))
     assert inside.theory == pytest.approx(expected, rel=1e-12) and inside.theory_applies
     assert inside.theory_source.startswith("pepuser.thm1 (printed)")
-    assert inside.worst_case > certify("fedavg", n=2, K=2, R=2, gamma=1.0, zeta=0.0,
+    assert inside.worst_case > certify("fedavg", n=2, local_steps=2, rounds=2, lr=1.0, zeta=0.0,
                                        lower_bound_starts=2).worst_case   # momentum changes the worst case
-    outside = certify("fedavg-nesterov", gamma=1.9, zeta=0.3, lower_bound_starts=2, **NESTEROV)
+    outside = certify("fedavg-nesterov", lr=1.9, zeta=0.3, lower_bound_starts=2, **NESTEROV)
     consistent(outside)
     assert not outside.theory_applies and "does not apply" in outside.verdict
     assert outside.theory_note == "conditions fail: gamma <= 2/(L + mu), zeta = 0"
@@ -159,7 +159,7 @@ def test_a_registered_method_runs_on_the_command_line(register_temporarily, user
     register_temporarily(PEP_METHODS, round_method(
         "fedavg-nesterov", "FedAvg with Nesterov server momentum", RoundSpec(server_momentum="beta", nesterov=True),
         theory=ResultTheory("pepuser.thm1", MAPPING)))
-    code = main(["pep", "fedavg-nesterov", "--K", "1", "--R", "1", "--beta", "0.5", "--zeta", "0", "--json"])
+    code = main(["pep", "fedavg-nesterov", "--local-steps", "1", "--rounds", "1", "--beta", "0.5", "--zeta", "0", "--json"])
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and data["options"]["beta"] == 0.5 and data["theory_applies"] is True
     assert data["worst_case"] <= data["theory"]
@@ -167,11 +167,11 @@ def test_a_registered_method_runs_on_the_command_line(register_temporarily, user
 
 def test_every_field_as_an_option():
     """Each field given as a name declares an option with the field's range, default and examples."""
-    spec = RoundSpec(lr="lr", local_steps="tau", mu="prox", momentum="rho", lr_decay="decay", server_lr="eta_g",
+    spec = RoundSpec(lr="lr", local_steps="tau", proximal_mu="prox", momentum="rho", lr_decay="decay", server_lr="eta_g",
                      server_momentum="beta", nesterov=True,
                      control_variates=Option("c0", "initial control variates", lambda n, v: v, default="zero"))
     m = round_method("everything", "every field an option", spec)
-    assert [o.name for o in m.options] == ["n", "tau", "R", "lr", "L", "mu", "zeta", "prox", "rho", "decay",
+    assert [o.name for o in m.options] == ["n", "tau", "rounds", "lr", "L", "mu", "zeta", "prox", "rho", "decay",
                                            "eta_g", "beta", "c0"]
     for o in m.options:
         for value in o.examples:
@@ -228,8 +228,8 @@ def test_a_bad_description_names_the_field(fields, error, message):
 @pytest.mark.parametrize("make,error,message", [
     (lambda: round_method("x", "", {"lr": 1.0}), InputTypeError, "round must be a fedbound RoundSpec"),
     (lambda: round_method("x", "", RoundSpec(), theory=3), InputTypeError, "theory must be a callable"),
-    (lambda: round_method("x", "", RoundSpec(), theory=ResultTheory("r", {"gama": "gamma"})), ValidationError,
-     r"theory: 'gama' is not an option of pep method x .*did you mean 'gamma'"),
+    (lambda: round_method("x", "", RoundSpec(), theory=ResultTheory("r", {"lrr": "gamma"})), ValidationError,
+     r"theory: 'lrr' is not an option of pep method x .*did you mean 'lr'"),
     (lambda: ResultTheory("", {}), ValidationError, "ResultTheory.result must be a result id"),
     (lambda: ResultTheory("r", {"gamma": 1}), ValidationError, "ResultTheory.constants must map option names"),
     (lambda: ResultTheory("r", {}, fixed={"sigma": "0"}), InputTypeError, r"ResultTheory.fixed\['sigma'\]"),
@@ -244,11 +244,30 @@ def test_a_theory_of_an_unknown_result_or_an_unchecked_condition(user_theorem):
     with pytest.raises(UnknownNameError, match="unknown result 'pepuser.thm9'"):
         unknown.theory(unknown.config())
     nesterov = RoundSpec(server_momentum="beta", nesterov=True)
-    lacking = round_method("y", "", nesterov, theory=ResultTheory("pepuser.thm1", {"beta": "beta", "R": "T"}))
+    lacking = round_method("y", "", nesterov, theory=ResultTheory("pepuser.thm1", {"beta": "beta", "rounds": "T"}))
     with pytest.raises(ValidationError, match=r"pepuser.thm1 \(printed\) needs constant\(s\) K \(local steps\), L \(smoothness"):
         lacking.theory(lacking.config())
     unchecked = round_method("z", "", nesterov, theory=ResultTheory(
-        "pepuser.thm1", {"beta": "beta", "R": "T", "L": "L", "mu": "mu"}, "loose"))
+        "pepuser.thm1", {"beta": "beta", "rounds": "T", "L": "L", "mu": "mu"}, "loose"))
     with pytest.raises(ValidationError, match=r"pepuser.thm1 \(loose\): its step conditions gamma <= "
                                               r"2/\(L \+ mu\) need their variables among the constants"):
         unchecked.theory(unchecked.config())
+
+
+def test_old_option_names_still_work_and_warn(monkeypatch):
+    """The papers' letters of before the one vocabulary (gamma, K, R; a theory mapping keyed by them;
+    RoundSpec(mu=...)) are renamed with one warning each and give the same method."""
+    from fedbound import deprecation
+
+    monkeypatch.setattr(deprecation, "_WARNED", set())
+    m = PEP_METHODS.get("fedavg")
+    with pytest.warns(deprecation.FedboundDeprecationWarning, match="the option gamma is deprecated; use lr"):
+        old = m.config(gamma=0.5, K=2, R=3)
+    assert old == m.config(lr=0.5, local_steps=2, rounds=3)
+    with pytest.raises(ValidationError, match="give lr or its old name gamma, not both"):
+        m.config(lr=0.5, gamma=0.5)
+    with pytest.warns(deprecation.FedboundDeprecationWarning, match="ResultTheory's option name 'gamma'"):
+        renamed = round_method("x", "", RoundSpec(), theory=ResultTheory("r", {"gamma": "gamma", "R": "T"}))
+    assert renamed.theory.constants == {"lr": "gamma", "rounds": "T"}
+    with pytest.warns(deprecation.FedboundDeprecationWarning, match=r"RoundSpec\(mu=...\) is deprecated"):
+        assert RoundSpec(mu=0.3) == RoundSpec(proximal_mu=0.3)

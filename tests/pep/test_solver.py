@@ -8,7 +8,7 @@ from fedbound.pep.symbolic import PepEnv
 
 def built_gt():
     m = method("gt")
-    cfg = m.config(n=2, T=2, gamma=0.5, zeta=0.3, lam_lo=-0.2, lam_hi=0.4)
+    cfg = m.config(n=2, rounds=2, lr=0.5, zeta=0.3, lam_lo=-0.2, lam_hi=0.4)
     env = PepEnv(**m.setting(cfg))
     m.build(env, cfg)
     env.close()

@@ -20,20 +20,20 @@ def spec(**changes):
 
 def test_lists_cross_and_zip_groups_pair():
     s = spec(algorithm=["fedavg", "fedprox"],
-             grid={"lr": [0.1, 0.2], "mu": 0.5, "seed": [0, 1, 2],
+             grid={"lr": [0.1, 0.2], "proximal_mu": 0.5, "seed": [0, 1, 2],
                    "zip": {"local_steps": [1, 4], "clients_per_round": [6, 3]}})
     assert len(s.cells) == 2 * 2 * 3 * 2
     pairs = {(c.options["local_steps"], c.options["clients_per_round"]) for c in s.cells}
     assert pairs == {(1, 6), (4, 3)}
-    assert all("mu" not in c.options for c in s.cells if c.algorithm == "fedavg")
-    assert all(c.options["mu"] == 0.5 for c in s.cells if c.algorithm == "fedprox")
+    assert all("proximal_mu" not in c.options for c in s.cells if c.algorithm == "fedavg")
+    assert all(c.options["proximal_mu"] == 0.5 for c in s.cells if c.algorithm == "fedprox")
     # SPEC order: algorithm outermost, then the grid keys in order, the last varying fastest
     assert [c.seed for c in s.cells[:6:2]] == [0, 1, 2]
     assert [c.options["local_steps"] for c in s.cells[:2]] == [1, 4]
 
 
 def test_an_option_of_another_algorithm_only_goes_where_it_applies_and_cells_dedupe():
-    s = spec(algorithm=["fedavg", "fedprox"], grid={"lr": 0.1, "mu": [0.1, 0.2]})
+    s = spec(algorithm=["fedavg", "fedprox"], grid={"lr": 0.1, "proximal_mu": [0.1, 0.2]})
     assert [c.algorithm for c in s.cells] == ["fedavg", "fedprox", "fedprox"]
 
 

@@ -173,3 +173,44 @@ def test_bad_algorithm_and_result():
 def test_few_rounds_check_the_bound_only():
     match = sdgt_match(rounds=3)
     assert match.check.holds and match.rate == "" and match.rate_note == "a rate needs at least 4 rounds, got 3"
+
+
+# ---- constants the adapter derived, and constants the user gives (issue 33, item 5) --------------
+def _hetero():
+    """Clients with different Hessians: Assumption 3 needs kappa^2 = inf at the smallest beta^2."""
+    return Quadratic.generate(6, 3, kappa=4.0, mu=0.5, heterogeneity=1.0, seed=0)
+
+
+FEDAVG = {"lr": 0.01, "local_steps": 2}
+
+
+def test_a_derived_constant_outside_its_domain_names_the_adapter_why_and_how():
+    with pytest.raises(ValidationError, match=r"fednova.thm1: the adapter derived kappa2 = inf from the run.*"
+                                              r"smallest beta\^2 the task admits.*give a larger beta2"):
+        assert_matches_theory("fedavg", "fednova.thm1", _hetero(), options=FEDAVG, rounds=4, seeds=2,
+                              constants={"Delta": 100.0})
+
+
+@pytest.mark.parametrize("given,pattern", [
+    ({"kappa2": 10.0}, r"kappa2 = 10 cannot make Assumption 3 hold at beta2 = 1.26.*give a larger beta2"),
+    ({"beta2": 2.0, "kappa2": 1e-3}, r"kappa2 = 0.001 is below the task's kappa\^2 = 4.78.* at beta2 = 2"),
+    ({"beta2": 1.0}, r"beta2 = 1 is below the smallest beta\^2 of Assumption 3 this task admits"),
+])
+def test_a_given_constant_the_task_contradicts_is_refused(given, pattern):
+    """An arbitrary kappa2 no longer passes unchecked: the task computes Assumption 3 exactly."""
+    with pytest.raises(ValidationError, match=pattern):
+        assert_matches_theory("fedavg", "fednova.thm1", _hetero(), options=FEDAVG, rounds=4, seeds=2,
+                              constants={"Delta": 100.0, **given})
+
+
+def test_a_given_beta2_gets_the_tasks_kappa2_at_it():
+    """beta2 given alone: kappa2 is the task's at that beta2 (exact on a quadratic), which the
+    comparison then uses; a kappa2 at least that is accepted as given."""
+    task = _hetero()
+    w = fednova_adapter.surrogate_weights(task, "fedavg", FEDAVG)[1]
+    match = assert_matches_theory("fedavg", "fednova.thm1", task, options=FEDAVG, rounds=3, seeds=2,
+                                  constants={"Delta": 100.0, "beta2": 2.0})
+    assert match.constants["kappa2"] == pytest.approx(task.kappa2(w, 2.0), rel=1e-12)
+    larger = assert_matches_theory("fedavg", "fednova.thm1", task, options=FEDAVG, rounds=3, seeds=2,
+                                   constants={"Delta": 100.0, "beta2": 2.0, "kappa2": 10.0})
+    assert larger.constants["kappa2"] == 10.0

@@ -22,7 +22,7 @@ from fedbound.theory.adapters import REQUIRED
 ADAPTERS = [adapters.paper_adapter(paper) for paper in adapters.papers()]
 COVERED = [(module, name) for module in ADAPTERS for name in module.ALGORITHMS]
 #: options an algorithm needs besides the adapter's REQUIRED ones, for a run to exist at all
-BASE = {"lr": 0.05, "mu": 0.2}
+BASE = {"lr": 0.05, "proximal_mu": 0.2}
 
 
 @pytest.mark.parametrize("case", COVERED, ids=lambda c: c[1])

@@ -214,7 +214,7 @@ def test_variable_names_appear_in_output_latex_and_strategies(toy, capsys):
     with pytest.raises(S.UnknownNameError, match="did you mean 'eta_l'"):
         result.max_step(variable="eta_k", **IMPLICIT)
     c = {k: v for k, v in IMPLICIT.items() if k != "R"}
-    code, out, err = cli(capsys, "stepsize", "toy.implicit", "--var", "eta_l", "--json",
+    code, out, err = cli(capsys, "stepsize", "toy.implicit", "--variable", "eta_l", "--json",
                          *[a for k, v in c.items() for a in ("--set", f"{k}={v}")])
     data = json.loads(out)
     assert code == 0, err

@@ -14,9 +14,13 @@ def test_results_sorted_by_id_each_registered_by_its_papers_module():
         assert get(r.id) is r
 
 
-def test_unknown_result_lists_the_known_ones():
-    with pytest.raises(UnknownNameError, match=r"unknown result 'sdgt.thm9'; run `fedbound list` \(known: afga\."):
-        get("sdgt.thm9")
+def test_unknown_result_names_the_closest_ones():
+    """The closest ids, and where to see every one (issue 33: ~100 ids were dumped, no did-you-mean)."""
+    with pytest.raises(UnknownNameError, match=r"unknown result 'sdgt.thm33'; did you mean 'sdgt.thm3'\? "
+                                               r"\(`fedbound list` lists every result\)$"):
+        get("sdgt.thm33")
+    with pytest.raises(UnknownNameError, match=r"unknown result 'SDGT.THM3'; did you mean 'sdgt.thm3'\?"):
+        get("SDGT.THM3")
     with pytest.raises(InputTypeError, match=r"result_id must be a string, got \['sdgt.thm3'\]"):
         get(["sdgt.thm3"])
 

@@ -48,7 +48,7 @@ def server_momentum_method(task, lr, tau, server_lr, beta, nesterov):
 
 
 # ---- automatic == hand-derived: FedAvg, FedProx, FedNova ------------------------------------------
-SOLVERS = {"sgd": {}, "prox": {"mu": None}, "momentum": {"momentum": None},
+SOLVERS = {"sgd": {}, "prox": {"proximal_mu": None}, "momentum": {"momentum": None},
            "decay": {"lr_decay": None}}
 
 
@@ -62,7 +62,7 @@ def _algorithm(task, lr, tau, solver, value, normalized, tau_eff):
     if solver == "sgd":
         return registry.build("fedavg", task, lr=lr, local_steps=tau, participation="full"), options
     if solver == "prox":
-        return registry.build("fedprox", task, lr=lr, local_steps=tau, mu=value,
+        return registry.build("fedprox", task, lr=lr, local_steps=tau, proximal_mu=value,
                               participation="full"), options
     transform = client.momentum(lr, value) if solver == "momentum" else client.sgd(lr, value)
     return Federated(task, client=transform, server=server.sgd(), local_steps=tau), options
@@ -257,7 +257,7 @@ def test_sdgt_equals_its_operator(K, gamma, topology, S, m):
 # ---- every affine algorithm: its run reaches the exact fixed point -------------------------------
 AFFINE = [
     ("fedavg", {"lr": 0.1, "local_steps": [1, 3, 2, 4]}, 0, False),
-    ("fedprox", {"lr": 0.1, "local_steps": [1, 3, 2, 4], "mu": 0.5, "server_lr": 0.8}, 0, False),
+    ("fedprox", {"lr": 0.1, "local_steps": [1, 3, 2, 4], "proximal_mu": 0.5, "server_lr": 0.8}, 0, False),
     ("fedavgm", {"lr": 0.1, "local_steps": 3, "server_momentum": 0.5}, 0, False),
     ("fednova", {"lr": 0.1, "local_steps": [1, 3, 2, 4], "momentum": 0.3, "server_momentum": 0.2}, 0, False),
     # cross-client VR updates c by the participants' changes: c - sum_j p_j C_j is conserved

@@ -53,7 +53,7 @@ network average after each gossip, x_{t+1} = x_t - eta_l (1/N) sum_{i in S_{r,t}
 centralized local SGD with step eta_l M/N on the M-client mini-batch mean; gossip preserves the
 average (1/N) 1^T X; each round evaluates I M gradients (R I M in total, ``comm["gradient_evaluations"]``).
 
-**Per-round metrics** (``Trajectory.metrics``; :func:`round_statistics`), at the end of the round
+**Per-round metrics** (``Trajectory.algorithm_metrics``, and in ``Trajectory.metrics``; :func:`round_statistics`), at the end of the round
 (t = I), over the rows that ran local steps (all N clients, or S_r in the (a) variants and
 FedAMSGrad), k(i) the cluster of client i:
 
@@ -228,7 +228,7 @@ class AFGA(_Logged, Federated):
     ``server`` still work and warn), the server's ``bias_correction``, ``eps_inside_sqrt`` (None:
     the server's own placement) and ``v0`` (Adam's; None: 0) as :func:`server_transform`'s,
     ``resample`` (S_{r,t} fresh, else S_{r,t} = S_r), ``comm_adapted`` (the "(a)"
-    variant) with ``adapted_compute`` (|S_{r,t}| within S_r, per cluster for CAFGA; default all)."""
+    variant) with ``adapted_compute`` (``|S_{r,t}|`` within S_r, per cluster for CAFGA; default all)."""
 
     name = "AFGA"
     per_cluster = False
@@ -308,11 +308,12 @@ class AFGA(_Logged, Federated):
     def local_work(self, x: torch.Tensor, rows: torch.Tensor | None, tau: torch.Tensor,
                    correction: torch.Tensor | None, gen: torch.Generator,
                    reporters: torch.Tensor | None = None,
-                   client: Transform | None = None) -> tuple[torch.Tensor, int]:
+                   client: Transform | None = None,
+                   round_index: int | None = None) -> tuple[torch.Tensor, int]:
         """The template's local work, or in the (a) variant: the reporters only, in a uniformly
         random ring order (within their cluster for CAFGA (a)), mixing on :attr:`ring`."""
         if not self.comm_adapted:
-            return super().local_work(x, rows, tau, correction, gen, reporters, client)
+            return super().local_work(x, rows, tau, correction, gen, reporters, client, round_index)
         ids = torch.arange(self.task.n) if rows is None else rows
         group = (self.clusters.subnet_of.index_select(0, ids) if self.per_cluster
                  else torch.zeros(ids.numel(), dtype=torch.int64))
@@ -322,7 +323,7 @@ class AFGA(_Logged, Federated):
         view = self.task.clients(ids.index_select(0, order))
         X, gradients = self.local_steps_from(x.expand(ids.numel(), x.shape[0]), view,
                                              tau.index_select(0, order), None, masks,
-                                             lambda X, r: view.stochastic_grad(X, gen, rows=r),
+                                             view.oracle(gen, round_index),
                                              self.client if client is None else client,
                                              gossip=self.ring)
         return torch.empty_like(X).index_copy_(0, order, X), gradients

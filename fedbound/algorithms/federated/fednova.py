@@ -65,6 +65,7 @@ from fedbound.algorithms.optim.base import Transform
 from fedbound.algorithms.options import NESTEROV, SERVER_LR, SERVER_MOMENTUM, unit_interval
 from fedbound.algorithms.registry import AlgorithmSpec, register
 from fedbound.argtypes import Fraction, NonNegative, Positive
+from fedbound.deprecation import renamed_keywords
 from fedbound.errors import ValidationError, require
 from fedbound.registry import Option, choice_option, number_option
 from fedbound.tasks.base import Task
@@ -76,7 +77,8 @@ VR = Literal["none", "corrected", "literal"]
 
 def local_solver(lr: Positive, mu: NonNegative | None = None, momentum: Decay | None = None,
                  lr_decay: Fraction | None = None, nesterov: bool = False) -> Transform:
-    """FedNova's local solver with learning rate ``lr``: SGD, or one of proximal (``mu`` > 0),
+    """FedNova's local solver with learning rate ``lr``: SGD, or one of proximal (``mu`` > 0: the
+    option ``proximal_mu``),
     momentum (``momentum`` = rho > 0, buffer reset every round; ``nesterov``: Nesterov's) and
     decayed learning rate (``lr_decay`` = gamma < 1). Combinations are outside the paper's table and
     refused."""
@@ -107,7 +109,7 @@ def _vr(mode):
 
 class FedNova(Federated):
     """FedNova (module docstring): ``lr`` eta, ``local_steps`` (int, one per client, or a scheme),
-    local solver ``mu`` / ``momentum`` / ``lr_decay`` (at most one), ``tau_eff`` policy, ``vr``
+    local solver ``proximal_mu`` (``mu=`` its old name) / ``momentum`` / ``lr_decay`` (at most one), ``tau_eff`` policy, ``vr``
     (None/"none", "corrected", "literal"), ``server_lr`` and ``server_momentum`` (hybrid momentum
     with ``momentum``), ``nesterov`` (Nesterov's form of both momenta, which it needs one of);
     participation and the other round options as in
@@ -116,11 +118,13 @@ class FedNova(Federated):
     name = "FedNova"
 
     def __init__(self, task: Task, *, lr: Positive, local_steps: LocalSteps = 1,
-                 mu: NonNegative | None = None, momentum: Decay | None = None,
+                 proximal_mu: NonNegative | None = None, momentum: Decay | None = None,
                  lr_decay: Fraction | None = None, tau_eff: TauEff | None = "accumulation",
                  vr: VR | None = None, server_lr: Positive = 1.0, server_momentum: Decay | None = None,
-                 nesterov: bool = False, **round_options):
+                 nesterov: bool = False, mu: NonNegative | None = None, **round_options):
         check_task(task)
+        mu = renamed_keywords("FedNova", {"mu": "proximal_mu"}, {"mu": mu},
+                              {"proximal_mu": proximal_mu})["proximal_mu"]
         nesterov = boolean("nesterov", nesterov)
         require(not nesterov or momentum is not None or server_momentum is not None,
                 "nesterov needs a momentum: give momentum (the clients') or server_momentum")
@@ -157,7 +161,8 @@ _VR = choice_option("vr", "cross-client variance reduction: none, corrected (def
 register(AlgorithmSpec("fednova", FedNova, "FedNova: normalized averaging (Wang et al. 2020)",
                        "federated", (
     *ROUND_OPTIONS,
-    number_option("mu", "proximal coefficient mu >= 0", low=0.0, examples=(0.0, 0.3)),
+    number_option("proximal_mu", "proximal coefficient >= 0 (the paper's mu)", low=0.0, aliases=("mu",),
+                  examples=(0.0, 0.3)),
     unit_interval("momentum", "client momentum factor rho in [0, 1) (buffer reset every round)",
                   examples=(0.5,)),
     number_option("lr_decay", "per-step local learning-rate decay gamma in (0, 1]", low=0.0,

@@ -68,6 +68,8 @@ from fedbound.algorithms.options import (BETA1, BETA2, BIAS_CORRECTION, CLIENTS_
                                          PARTICIPATION, SERVER_LR, SERVER_MOMENTUM, TAU, V0)
 from fedbound.algorithms.registry import AlgorithmSpec, register
 from fedbound.argtypes import NonNegative, Positive
+from fedbound.deprecation import renamed_keywords
+from fedbound.errors import require
 from fedbound.tasks.base import Task
 
 
@@ -86,13 +88,18 @@ class FedAvg(Federated):
 
 class FedProx(Federated):
     """FedProx (Li et al., MLSys 2020; FedNova (15)/(31) [001 L58]): each client minimises
-    f_i(x) + (mu/2)||x - x^{(t)}||^2 with local_steps proximal SGD steps; FedAvg's server."""
+    f_i(x) + (mu/2)||x - x^{(t)}||^2, mu = ``proximal_mu`` (``mu=`` is its old name), with
+    local_steps proximal SGD steps; FedAvg's server."""
 
     name = "FedProx"
 
-    def __init__(self, task: Task, *, lr: Positive, mu: NonNegative, local_steps: LocalSteps = 1,
-                 server_lr: Positive = 1.0, **round_options):
-        super().__init__(task, client=client.prox(lr, mu), server=server.sgd(server_lr),
+    def __init__(self, task: Task, *, lr: Positive, proximal_mu: NonNegative | None = None,
+                 local_steps: LocalSteps = 1, server_lr: Positive = 1.0, mu: NonNegative | None = None,
+                 **round_options):
+        proximal_mu = renamed_keywords("FedProx", {"mu": "proximal_mu"}, {"mu": mu},
+                                       {"proximal_mu": proximal_mu})["proximal_mu"]
+        require(proximal_mu is not None, "FedProx needs proximal_mu (the proximal coefficient)")
+        super().__init__(task, client=client.prox(lr, proximal_mu), server=server.sgd(server_lr),
                          local_steps=local_steps, **round_options)
 
 

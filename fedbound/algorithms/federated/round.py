@@ -255,9 +255,12 @@ class Federated(Algorithm):
     def local_work(self, x: torch.Tensor, rows: torch.Tensor | None, tau: torch.Tensor,
                    correction: torch.Tensor | None, gen: torch.Generator,
                    reporters: torch.Tensor | None = None,
-                   client: Transform | None = None) -> tuple[torch.Tensor, int]:
+                   client: Transform | None = None,
+                   round_index: NonNegativeInt | None = None) -> tuple[torch.Tensor, int]:
         """Stage 2 for the rows ``rows`` (None: all n clients): (X after the local steps, number of
-        gradients computed), with the round's ``client`` (default ``self.client``).
+        gradients computed), with the round's ``client`` (default ``self.client``), in round
+        ``round_index`` (the rounds completed before: what a task's batch order per client and
+        round reads, :mod:`fedbound.tasks.batches`).
 
         Unless every client computes, the clients are independent, so the rows run in blocks of
         ``block_bytes`` of data, all local steps of one block before the next: a block's data
@@ -272,7 +275,7 @@ class Federated(Algorithm):
         if block >= k:
             view = self.task.clients(rows)
             return self.local_steps_from(x.expand(k, x.shape[0]), view, tau, correction, masks,
-                                         view.oracle(gen), client)
+                                         view.oracle(gen, round_index), client)
         parts, gradients = [], 0
         for start in range(0, k, block):
             part = slice(start, min(start + block, k))
@@ -281,7 +284,7 @@ class Federated(Algorithm):
             X, g = self.local_steps_from(x.expand(n_rows, x.shape[0]), view, tau[part],
                                          None if correction is None else correction[part],
                                          None if masks is None else masks[:, part],
-                                         view.oracle(gen), client)
+                                         view.oracle(gen, round_index), client)
             parts.append(X)
             gradients += g
         return torch.cat(parts), gradients
@@ -292,7 +295,10 @@ class Federated(Algorithm):
                          gossip: StackedNetwork | None = None) -> tuple[torch.Tensor, int]:
         """The local steps of the clients of ``view`` from their models X (see the module
         docstring), gradients from ``oracle``, mixing with ``gossip`` (a StackedNetwork over the
-        rows of ``view``; default ``self.gossip``)."""
+        rows of ``view``; default ``self.gossip``). Plain SGD clients (``client.sgd_lr``) with
+        the same steps for every row, no correction, compute sets or gossip hand their steps to
+        the task when the oracle offers to run them fused (``oracle.descend``: the MLP's layers
+        stay apart between steps; the same numbers up to float rounding)."""
         gossip = self.gossip if gossip is None else gossip
         k = view.n
         if client.for_clients is not None:   # heterogeneous clients: bind to these rows' ids
@@ -305,6 +311,9 @@ class Federated(Algorithm):
             low, high = torch.aminmax(tau)
             steps = int(high)
             uneven = int(low) != steps
+        if (client.sgd_lr is not None and correction is None and masks is None and gossip is None
+                and steps and not uneven and (descend := getattr(oracle, "descend", None))):
+            return descend(X, client.sgd_lr, steps), k * steps   # plain SGD, fused by the task
         gradients = 0
         for s in range(steps):
             active = (tau > s) if uneven else None
@@ -335,7 +344,7 @@ class Federated(Algorithm):
         cv = self.control_variates
         correction = None if cv is None else cv.correction(state.C, state.c, row_ids)
         X, gradients = self.local_work(x, rows, tau_rows, correction, gen, reporters=part.clients,
-                                       client=client)
+                                       client=client, round_index=state.t)
         if rows is None and not part.full:
             Y, tau = X.index_select(0, part.clients), tau_rows.index_select(0, part.clients)
         else:

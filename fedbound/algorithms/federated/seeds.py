@@ -43,6 +43,7 @@ from fedbound.algorithms.federated.aggregation import WeightedMean
 from fedbound.algorithms.federated.local_steps import FixedSteps
 from fedbound.algorithms.federated.round import Federated
 from fedbound.algorithms.run import METRIC_CHUNK, global_columns
+from fedbound.algorithms.threads import RoundThreads, round_threads
 from fedbound.argtypes import NonNegativeInt
 from fedbound.errors import FedboundError, require
 from fedbound.network.sampling import FullParticipation, Participation, UniformParticipation
@@ -112,8 +113,14 @@ def seeds_per_batch(task: Task, rounds: NonNegativeInt) -> int:
 def run_seeds(algs: list[Federated], rounds: NonNegativeInt) -> list[dict[str, np.ndarray]]:
     """The per-round columns (:func:`fedbound.algorithms.run.columns`) of ``run(alg, rounds)``
     for each of ``algs`` (one algorithm built with B seeds on one task, each batchable) in one
-    batched run."""
+    batched run, under the thread policy of runs (:mod:`fedbound.algorithms.threads`: one thread
+    for the first round, then as many as a batched round's work can use, unless chosen)."""
     require(len(algs) >= 1, "run_seeds needs at least one algorithm (one per seed)")
+    with round_threads() as policy:
+        return _run_seeds(algs, rounds, policy)
+
+
+def _run_seeds(algs: list[Federated], rounds: int, policy: RoundThreads) -> list[dict[str, np.ndarray]]:
     alg = algs[0]
     task = alg.task
     gens = [generator_from(new_rng(a.seed)) for a in algs]
@@ -147,6 +154,8 @@ def run_seeds(algs: list[Federated], rounds: NonNegativeInt) -> list[dict[str, n
         # no gossip: one group of n clients, so a round's counters depend on k alone (cached)
         part = Participation(clients[0], weights[0], full=k == task.n)
         record.add(t, x, list(alg.counts(part, k * steps, k, steps).as_dict().values()), steps)
+        if t == 1:   # a local step of the batch: every seed's k participants
+            policy.measured(B * k * task.gradient_flops)
     return record.columns()
 
 

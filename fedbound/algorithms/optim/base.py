@@ -38,6 +38,9 @@ class Transform(NamedTuple):
     ``for_clients(ids)``: heterogeneous clients (FedAda2's blended optimization): the transform for
     rows that are the clients ``ids`` (int64, (rows,)); the federated round binds it to each block
     of participants. None: every row runs this transform.
+    ``sgd_lr``: the step size of plain SGD (updates = -sgd_lr * grads, no state), which the
+    federated round may hand to the task to run fused (:class:`fedbound.tasks.base.Oracle`);
+    None for every other transform.
     """
 
     init: Callable[[torch.Tensor], State]
@@ -45,6 +48,7 @@ class Transform(NamedTuple):
     state_floats: Callable[[int], int] | None = None
     accumulation: Callable[[int], np.ndarray] | None = None
     for_clients: Callable[[torch.Tensor], "Transform"] | None = None
+    sgd_lr: float | None = None
 
 
 def tree_map(fn: Callable, *trees: State) -> State:
@@ -98,7 +102,7 @@ def masked(transform: Transform, active: torch.Tensor) -> Transform:
 
         return updates, tree_map(keep, new_state, state)
 
-    return transform._replace(update=update)
+    return transform._replace(update=update, sgd_lr=None)
 
 
 __all__ = ["State", "Transform", "tree_map", "chain", "masked"]

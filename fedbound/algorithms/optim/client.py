@@ -112,7 +112,7 @@ def sgd(lr: Positive, decay: Fraction | None = None) -> Transform:
     lr = _positive("lr", lr)
     if decay is None:
         return Transform(lambda params: (), lambda grads, state, params: (-lr * grads, state),
-                         lambda d: 0, lambda tau: accumulation_vector("sgd", tau))
+                         lambda d: 0, lambda tau: accumulation_vector("sgd", tau), sgd_lr=lr)
     gamma = number("decay", decay, low=0.0, high=1.0, low_open=True)
 
     def update(grads, state, params):

@@ -45,9 +45,9 @@ class OptimizerSpec(Entry):
 
 
 CLIENT_OPTIMIZERS: Registry[OptimizerSpec] = Registry(
-    "client optimizer", OptimizerSpec, packages=("fedbound.algorithms.optim",))
+    "client optimizer", OptimizerSpec, packages=("fedbound.algorithms.optim",), namespace="transform")
 SERVER_OPTIMIZERS: Registry[OptimizerSpec] = Registry(
-    "server optimizer", OptimizerSpec, packages=("fedbound.algorithms.optim",))
+    "server optimizer", OptimizerSpec, packages=("fedbound.algorithms.optim",), namespace="transform")
 
 
 # ---- the transforms' options, declared once ------------------------------------------------------

@@ -128,7 +128,7 @@ class RoundLog:
     bound, continuous optimum (K_continuous, p_continuous) and the unconstrained root K_root of (118)
     at p_continuous; Theorem 5's intervals and whether they contain K_root; and the controls
     (K_next, h_next, p_next) of the following rounds. Without a control step the estimator fields
-    are nan, the containment flags False, and the *_next fields repeat the controls in force.
+    are nan, the containment flags False, and the ``*_next`` fields repeat the controls in force.
     """
 
     t: int
@@ -256,7 +256,7 @@ class ClosedLoop:
         return float(task.loss(x_g)), accuracy
 
     def initial_log(self, state: ClosedLoopState) -> RoundLog:
-        """Round 0: the initial point, no energy spent, the first controls as *_next."""
+        """Round 0: the initial point, no energy spent, the first controls as ``*_next``."""
         loss, accuracy = self._metrics(state.alg.x_g)
         nan = math.nan
         p_next = float(participation(state.h, self.spec.m))

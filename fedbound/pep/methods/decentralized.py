@@ -17,7 +17,7 @@ from fedbound.errors import ValidationError
 from fedbound.network.mixing import is_connected
 from fedbound.pep.env import Env, mix
 from fedbound.pep.method import Method, matrix_option, option, register, stochastic_matrix
-from fedbound.pep.methods.common import (GAMMA, MU, N_CLIENTS, ZETA, L, family, start_and_heterogeneity,
+from fedbound.pep.methods.common import (LR, MU, N_CLIENTS, ZETA, L, family, start_and_heterogeneity,
                                          strongly_convex_check)
 from fedbound.registry import integer_option, number_option
 
@@ -30,8 +30,8 @@ def _mixer(env, cfg: dict):
 
 def build_dgd(env: Env, cfg: dict) -> None:
     M, X = _mixer(env, cfg), [env.x0] * env.n
-    for _ in range(cfg["T"]):
-        X = [m - cfg["gamma"] * env.grad(i, x) for i, (m, x) in enumerate(zip(M(X), X))]
+    for _ in range(cfg["rounds"]):
+        X = [m - cfg["lr"] * env.grad(i, x) for i, (m, x) in enumerate(zip(M(X), X))]
     _finish(env, cfg, X)
 
 
@@ -39,8 +39,8 @@ def build_gt(env: Env, cfg: dict) -> None:
     M, X = _mixer(env, cfg), [env.x0] * env.n
     G = [env.grad(i, x) for i, x in enumerate(X)]
     Y = list(G)
-    for _ in range(cfg["T"]):
-        X = [m - cfg["gamma"] * y for m, y in zip(M(X), Y)]
+    for _ in range(cfg["rounds"]):
+        X = [m - cfg["lr"] * y for m, y in zip(M(X), Y)]
         G_new = [env.grad(i, x) for i, x in enumerate(X)]
         Y = [m + g1 - g0 for m, g1, g0 in zip(M(Y), G_new, G)]
         G = G_new
@@ -68,8 +68,9 @@ def _check(cfg: dict) -> None:
                               "decentralized method mixes, give lam_lo < 1")
 
 
-OPTIONS = (N_CLIENTS, option(integer_option, "T", "iterations", 3, low=1, high=32, examples=(1, 2)),
-           GAMMA, L, MU, ZETA,
+OPTIONS = (N_CLIENTS, option(integer_option, "rounds", "iterations (T)", 3, low=1, high=32, examples=(1, 2),
+                             aliases=("T",)),
+           LR, L, MU, ZETA,
            option(matrix_option, "W", "fixed doubly stochastic mixing matrix as JSON rows (else the "
                   "spectral class)", None, examples=("[[0.5, 0.5], [0.5, 0.5]]",)),
            option(number_option, "lam_lo", "spectral class: smallest non-consensus eigenvalue", -0.5,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from fedbound.pep.env import Env, heterogeneity, mean
 from fedbound.pep.method import Method, Theory, option, register
-from fedbound.pep.methods.common import GAMMA, MU, N_CLIENTS, ZETA, L, family, strongly_convex_check
+from fedbound.pep.methods.common import LR, MU, N_CLIENTS, ZETA, L, family, strongly_convex_check
 from fedbound.registry import integer_option, number_option
 
 
@@ -25,7 +25,7 @@ def _lyapunov(env, xs, hs, ratio2):
 
 
 def build(env: Env, cfg: dict) -> None:
-    n, gamma, p, T = env.n, cfg["gamma"], cfg["p"], cfg["T"]
+    n, gamma, p, T = env.n, cfg["lr"], cfg["p"], cfg["steps"]
     ratio2 = (gamma / p) ** 2
     g0 = [env.grad(i, env.x0) for i in range(n)]
     g0bar = mean(g0)
@@ -50,18 +50,19 @@ def build(env: Env, cfg: dict) -> None:
 
 
 def theory(cfg: dict) -> Theory:
-    rate = 1 - min(cfg["gamma"] * cfg["mu"], cfg["p"] ** 2)
-    ok = cfg["gamma"] <= 1 / cfg["L"]
-    return Theory(rate ** cfg["T"], "ProxSkip Theorem 3.6: (1 - min(gamma mu, p^2))^T", ok,
+    rate = 1 - min(cfg["lr"] * cfg["mu"], cfg["p"] ** 2)
+    ok = cfg["lr"] <= 1 / cfg["L"]
+    return Theory(rate ** cfg["steps"], "ProxSkip Theorem 3.6: (1 - min(gamma mu, p^2))^T", ok,
                   "" if ok else "gamma > 1/L")
 
 
 METHOD = register(Method(
     "scaffnew", "Scaffnew / ProxSkip, random communication enumerated",
-    (N_CLIENTS, option(integer_option, "T", "local steps (coin flips enumerated: 2^T branches)", 3, low=1,
-                       high=6, examples=(1, 2)),
+    (N_CLIENTS, option(integer_option, "steps", "steps T, each followed by an average with probability p "
+                       "(coin flips enumerated: 2^T branches)", 3, low=1, high=6, examples=(1, 2),
+                       aliases=("T",)),
      option(number_option, "p", "communication probability", 0.5, low=0.0, high=1.0, low_open=True,
             examples=(0.5, 1.0)),
-     GAMMA, L, MU, ZETA),
+     LR, L, MU, ZETA),
     setting=lambda cfg: {"n": cfg["n"], "L": cfg["L"], "mu": cfg["mu"]},
     build=build, family=family, theory=theory, conditions=strongly_convex_check, doc=__doc__))

@@ -20,13 +20,13 @@ from fedbound.errors import ValidationError
 from fedbound.pep.env import Env, mean, mix
 from fedbound.pep.consensus import spectral_instance
 from fedbound.pep.method import Method, Theory, option, register
-from fedbound.pep.methods.common import GAMMA, MU, ZETA, L, family, start_and_heterogeneity, strongly_convex_check
+from fedbound.pep.methods.common import LR, MU, ZETA, L, family, start_and_heterogeneity, strongly_convex_check
 from fedbound.registry import integer_option, number_option
 from fedbound.theory.registry import get
 
 
 def build(env: Env, cfg: dict) -> None:
-    S, m, K, gamma = cfg["S"], cfg["m"], cfg["K"], cfg["gamma"]
+    S, m, K, gamma = cfg["subnets"], cfg["per_subnet"], cfg["local_steps"], cfg["lr"]
     W = spectral_instance(m, cfg["lam"])
     subnets = [list(range(s * m, (s + 1) * m)) for s in range(S)]
 
@@ -38,7 +38,7 @@ def build(env: Env, cfg: dict) -> None:
 
     y, z = trackers(env.x0)
     xg = env.x0
-    for _ in range(cfg["T"]):
+    for _ in range(cfg["rounds"]):
         x = [xg] * env.n
         acc = [None] * env.n
         for _ in range(K):
@@ -62,12 +62,12 @@ def build(env: Env, cfg: dict) -> None:
 
 
 def theory(cfg: dict) -> Theory:
-    constants = {"L": cfg["L"], "mu": cfg["mu"], "K": cfg["K"], "p": 1.0, "q": 1.0 - cfg["lam"] ** 2}
+    constants = {"L": cfg["L"], "mu": cfg["mu"], "K": cfg["local_steps"], "p": 1.0, "q": 1.0 - cfg["lam"] ** 2}
     result = get("sdgt.thm3")
     cap, which = result.max_step(variant="main", **constants)
-    rate = 1 - cfg["mu"] * cfg["K"] * cfg["gamma"] / 4
-    ok = cfg["gamma"] <= float(cap)
-    return Theory(rate ** cfg["T"], "sdgt.thm3 (98), main: (1 - mu K gamma/4)^T Lyap_1", ok,
+    rate = 1 - cfg["mu"] * cfg["local_steps"] * cfg["lr"] / 4
+    ok = cfg["lr"] <= float(cap)
+    return Theory(rate ** cfg["rounds"], "sdgt.thm3 (98), main: (1 - mu K gamma/4)^T Lyap_1", ok,
                   "" if ok else f"gamma > gamma_bar = {float(cap):.3g} ({which})")
 
 
@@ -82,12 +82,15 @@ def _check(cfg: dict) -> None:
 
 METHOD = register(Method(
     "sdgt", "SD-GT, deterministic, full participation (vs Theorem 3)",
-    (option(integer_option, "S", "subnets", 2, low=1, high=4, examples=(1, 2)),
-     option(integer_option, "m", "clients per subnet", 2, low=1, high=4, examples=(1, 2)),
-     option(integer_option, "K", "D2D rounds per global round", 1, low=1, high=8, examples=(1, 2)),
-     option(integer_option, "T", "global rounds", 1, low=1, high=8, examples=(1, 2)),
-     GAMMA, L, MU, ZETA,
+    (option(integer_option, "subnets", "subnets (S)", 2, low=1, high=4, examples=(1, 2), aliases=("S",)),
+     option(integer_option, "per_subnet", "clients per subnet (m)", 2, low=1, high=4, examples=(1, 2),
+            aliases=("m",)),
+     option(integer_option, "local_steps", "D2D rounds per global round (K)", 1, low=1, high=8,
+            examples=(1, 2), aliases=("K",)),
+     option(integer_option, "rounds", "global rounds (T)", 1, low=1, high=8, examples=(1, 2),
+            aliases=("T",)),
+     LR, L, MU, ZETA,
      option(number_option, "lam", "W_s = J + lam (I - J): non-consensus eigenvalue", 0.5, low=-1.0,
             high=1.0, low_open=True, examples=(0.0, 0.5))),
-    setting=lambda cfg: {"n": cfg["S"] * cfg["m"], "L": cfg["L"], "mu": cfg["mu"]},
+    setting=lambda cfg: {"n": cfg["subnets"] * cfg["per_subnet"], "L": cfg["L"], "mu": cfg["mu"]},
     build=build, family=family, theory=theory, conditions=_check, doc=__doc__))

@@ -61,7 +61,7 @@ from typing import Annotated
 import numpy as np
 
 from fedbound.argtypes import Range
-from fedbound.papers import PAPERS, PaperAudit
+from fedbound.papers import PAPERS, Citation, PaperAudit
 from fedbound.network import ring_weights
 from fedbound.theory.afga.experiments import REPORTED_RHO, SETTINGS, rho_max
 from fedbound.theory.afga.lemmas import LEMMA_F1, LEMMA_F5, LEMMA_F8
@@ -475,10 +475,13 @@ def claims() -> tuple[Claim, ...]:
     )
 
 
-#: the paper ``afga`` of ``fedbound audit``
+#: the paper ``afga`` of ``fedbound audit``; citation: seed L1-9 (no arXiv version)
 AUDIT = PAPERS.register(PaperAudit(
     PAPER.scope, "AFGA / CAFGA: the rho-conditions of the experiments, Lemmas F.1, F.5, F.8, step size (26)",
-    PAPER.seed, claims, adapter="fedbound.theory.afga.adapter"))
+    PAPER.seed, claims, adapter="fedbound.theory.afga.adapter",
+    citation=Citation(
+        "On the Data Heterogeneity in Adaptive Federated Learning", ("Yujia Wang", "Jinghui Chen"),
+        2024, "Transactions on Machine Learning Research (OpenReview hv7iXsiBZE)")))
 
 
 __all__ = ["claims", "AUDIT", "f8_instance_norm", "f8_ring_norm"]

@@ -44,7 +44,7 @@ import numpy as np
 from scipy.special import polygamma
 
 from fedbound.argtypes import Count, Dims, Range
-from fedbound.papers import PAPERS, PaperAudit
+from fedbound.papers import PAPERS, Citation, PaperAudit
 from fedbound.theory.claim import Claim, Param, Regime, Sampler, compile_expr
 from fedbound.theory.expectation_claim import ExpectationClaim
 from fedbound.theory.order_claim import OrderClaim
@@ -604,7 +604,11 @@ def claims() -> tuple:
     )
 
 
-#: the paper ``fedada2`` of ``fedbound audit``
+#: the paper ``fedada2`` of ``fedbound audit``; citation: seed L5-7 (the 2024 preprint)
 AUDIT = PAPERS.register(PaperAudit(
     PAPER.scope, "FedAda2: Lemmas 15-30, the SM3 accumulators, Propositions 9 and 14, Theorem 20",
-    PAPER.seed, claims, adapter="fedbound.theory.fedada2.adapter"))
+    PAPER.seed, claims, adapter="fedbound.theory.fedada2.adapter",
+    citation=Citation(
+        "Efficient Adaptive Federated Optimization",
+        ("Su Hyeong Lee", "Sidharth Sharma", "Manzil Zaheer", "Tian Li"), 2024,
+        "arXiv preprint (a later version: NeurIPS 2025)", "2410.18117")))

@@ -78,8 +78,8 @@ _ROUND = {"lr": REQUIRED, "local_steps": 1, "clients_per_round": None, "particip
 #: algorithm -> option -> default (None: absent; full participation, no local-solver parameter)
 DEFAULTS = {
     "fedavg": _ROUND,
-    "fedprox": {**_ROUND, "mu": REQUIRED},
-    "fednova": {**_ROUND, "mu": None, "momentum": None, "lr_decay": None,
+    "fedprox": {**_ROUND, "proximal_mu": REQUIRED},
+    "fednova": {**_ROUND, "proximal_mu": None, "momentum": None, "lr_decay": None,
                 "tau_eff": "accumulation", "vr": None, "server_momentum": None, "nesterov": False},
 }
 #: algorithm -> options that do not enter the constants
@@ -101,11 +101,11 @@ def _options(task, algorithm: str, options: dict) -> dict:
 
 def local_solver(options: dict[str, object]) -> tuple[str, dict]:
     """(row, parameters) of FedNova's table (sec. 2.3; :func:`~fedbound.local_solver.accumulation_vector`)
-    for the local solver of the options ``lr``, ``mu`` (proximal, alpha = lr mu), ``momentum`` (rho)
+    for the local solver of the options ``lr``, ``proximal_mu`` (mu, alpha = lr mu), ``momentum`` (rho)
     or ``lr_decay`` (gamma); SGD without them: :meth:`fedbound.local_solver.LocalSolver.table`. At
     most one of them (the paper's table has no combination; the algorithm refuses them too)."""
-    given = sorted(name for name in ("mu", "momentum", "lr_decay") if options.get(name) is not None)
-    require(len(given) <= 1, f"give at most one of mu, momentum and lr_decay, got {given}")
+    given = sorted(name for name in ("proximal_mu", "momentum", "lr_decay") if options.get(name) is not None)
+    require(len(given) <= 1, f"give at most one of proximal_mu, momentum and lr_decay, got {given}")
     return LocalSolver.from_options(options).table()
 
 
@@ -206,5 +206,49 @@ def constants(task: Task, network: Network | None, algorithm: str,
     return out | sampling
 
 
+def explain(task: Task, network: Network | None, algorithm: str, options: dict[str, object], name: str,
+            value: object) -> str:
+    """Why a constant of the run came out as ``value`` (:func:`fedbound.theory.adapters.explain`):
+    kappa^2 is inf at the smallest admissible beta^2 where the clients' Hessians differ."""
+    if name == "kappa2" and not math.isfinite(float(value)):
+        a3 = assumption3(task, algorithm, options)
+        return (f"Assumption 3 holds at the run's surrogate weights only with kappa^2 = inf at the "
+                f"smallest beta^2 the task admits, {a3['beta2']:.6g} (the clients' Hessians differ): "
+                f"give a larger beta2 in constants=, and kappa2 is computed from the task for it "
+                f"(task.kappa2(w, beta2))")
+    return ""
+
+
+def check_given(task: Task, network: Network | None, algorithm: str, options: dict[str, object],
+                given: dict) -> dict:
+    """beta^2 and kappa^2 given by a user checked against the task (Assumption 3 at the run's
+    surrogate weights w, computed exactly on quadratic tasks): beta^2 at least the smallest the task
+    admits, kappa^2 at least the task's at that beta^2; a beta^2 given alone gets the task's kappa^2
+    (:func:`fedbound.theory.adapters.check_given`)."""
+    if "beta2" not in given and "kappa2" not in given:
+        return {}
+    opts = _options(task, algorithm, options)
+    a3 = assumption3(task, algorithm, opts)
+    if a3["beta2"] is None:
+        return {}                       # the task cannot compute Assumption 3: nothing to check
+    beta2 = float(given.get("beta2", a3["beta2"]))
+    require(beta2 >= a3["beta2"] * (1 - 1e-12),
+            f"beta2 = {beta2:g} is below the smallest beta^2 of Assumption 3 this task admits at the "
+            f"run's weights, {a3['beta2']:.6g}: no kappa^2 makes it hold")
+    kappa2 = float(task.kappa2(a3["w"], beta2))
+    if "kappa2" not in given:
+        require(math.isfinite(kappa2), f"kappa^2 of Assumption 3 is inf at beta2 = {beta2:g}; give a "
+                                       f"larger beta2")
+        return {"kappa2": kappa2}
+    require(math.isfinite(kappa2), f"kappa2 = {float(given['kappa2']):g} cannot make Assumption 3 hold at "
+                                   f"beta2 = {beta2:.6g}, where the task needs kappa^2 = inf (the clients' "
+                                   f"Hessians differ): give a larger beta2 with it")
+    require(float(given["kappa2"]) >= kappa2 * (1 - 1e-12),
+            f"kappa2 = {float(given['kappa2']):g} is below the task's kappa^2 = {kappa2:.6g} at "
+            f"beta2 = {beta2:.6g} (Assumption 3 at the run's weights): the theorem's assumption "
+            f"would be false for this run; give kappa2 >= {kappa2:.6g}, or leave it out")
+    return {}
+
+
 __all__ = ["PAPER", "ALGORITHMS", "NORMALIZED", "DEFAULTS", "IGNORED", "local_solver",
-           "surrogate_weights", "assumption3", "constants"]
+           "surrogate_weights", "assumption3", "constants", "explain", "check_given"]

@@ -40,7 +40,7 @@ import functools
 import numpy as np
 
 from fedbound.argtypes import PositiveArray
-from fedbound.papers import PAPERS, PaperAudit
+from fedbound.papers import PAPERS, Citation, PaperAudit
 from fedbound.local_solver import geometric_sum
 from fedbound.theory.claim import Claim, Param, Regime, Sampler, compile_expr
 from fedbound.theory.fednova import accumulation as acc
@@ -495,7 +495,11 @@ def claims() -> tuple[Claim, ...]:
     )
 
 
-#: the paper ``fednova`` of ``fedbound audit``
+#: the paper ``fednova`` of ``fedbound audit``; citation: seed L1-18
 AUDIT = PAPERS.register(PaperAudit(
     PAPER.scope, "FedNova: Theorems 1-2, Lemma 4, FedProx's closed forms, Corollaries 2-3",
-    PAPER.seed, claims, adapter="fedbound.theory.fednova.adapter"))
+    PAPER.seed, claims, adapter="fedbound.theory.fednova.adapter",
+    citation=Citation(
+        "Tackling the Objective Inconsistency Problem in Heterogeneous Federated Optimization",
+        ("Jianyu Wang", "Qinghua Liu", "Hao Liang", "Gauri Joshi", "H. Vincent Poor"), 2020,
+        "NeurIPS", "2007.07481")))

@@ -35,7 +35,7 @@ import math
 import numpy as np
 import sympy as sp
 
-from fedbound.papers import PAPERS, PaperAudit
+from fedbound.papers import PAPERS, Citation, PaperAudit
 from fedbound.theory.claim import Claim, Param, Regime, Sampler, compile_expr, sign_parts
 from fedbound.theory.order_claim import OrderClaim
 from fedbound.theory.registry import get
@@ -531,7 +531,11 @@ def claims() -> tuple[Claim, ...]:
     )
 
 
-#: the paper ``sdgt`` of ``fedbound audit``
+#: the paper ``sdgt`` of ``fedbound audit``; citation: seed L1-5 (arXiv v1, 2024)
 AUDIT = PAPERS.register(PaperAudit(
     PAPER.scope, "SD-GT: Lemmas 2-3, Theorems 1-3 and 5, Corollaries 1-3",
-    PAPER.seed, claims, adapter="fedbound.theory.sdgt.adapter"))
+    PAPER.seed, claims, adapter="fedbound.theory.sdgt.adapter",
+    citation=Citation(
+        "A Hierarchical Gradient Tracking Algorithm for Mitigating Subnet-Drift in Fog Learning "
+        "Networks", ("Evan Chen", "Shiqiang Wang", "Christopher G. Brinton"), 2024,
+        "IEEE/ACM Transactions on Networking", "2409.17430")))

@@ -129,7 +129,7 @@ def test_lemma_F1_algebra_needs_eight_sqrt2(I):
 
 
 def test_cli_stepsize_solves_the_implicit_conditions_on_eta_l(capsys):
-    argv = ["stepsize", "afga.stepsize", "--var", "eta_l", "--json"]
+    argv = ["stepsize", "afga.stepsize", "--variable", "eta_l", "--json"]
     for k, v in BASE.items():
         argv += ["--set", f"{k}={v}"]
     assert main(argv) == 0

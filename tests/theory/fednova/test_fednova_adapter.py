@@ -57,7 +57,7 @@ def test_fedavg_matches_the_closed_forms(case):
 def test_fedprox_matches_the_closed_forms(case, mu):
     p, tau = normalized(case[0]), np.array(case[1])
     task, _ = identity_task(p)
-    k = constants(task, None, "fedprox", {"lr": LR, "mu": mu, "local_steps": tau.tolist()})
+    k = constants(task, None, "fedprox", {"lr": LR, "proximal_mu": mu, "local_steps": tau.tolist()})
     closed = fedprox_closed_forms(p, tau, LR * mu)
     for name in ("tau_eff", "A", "B", "C"):
         assert k[name] == pytest.approx(float(closed[name]), rel=1e-10)
@@ -135,10 +135,10 @@ def test_accepted_by_the_results():
     ("fednova", {"clients_per_round": 2, "participation": "unbiased"}, "full participation"),
     ("fednova", {"clients_per_round": 2, "participation": "with-replacement", "local_steps": [1, 2, 3, 4]},
      "fixed tau_eff"),
-    ("fedprox", {"mu": 100.0}, "lr mu <= 1"),
-    ("fednova", {"mu": 0.1, "momentum": 0.5}, "at most one of mu, momentum and lr_decay"),
+    ("fedprox", {"proximal_mu": 100.0}, "lr mu <= 1"),
+    ("fednova", {"proximal_mu": 0.1, "momentum": 0.5}, "at most one of proximal_mu, momentum and lr_decay"),
     ("fedavg", {"local_steps": [1, 2]}, "one per client"),
-    ("fedprox", {}, "need the option.s. mu"),
+    ("fedprox", {}, "need the option.s. proximal_mu"),
 ])
 def test_runs_outside_the_theorems_are_refused(algorithm, options, message):
     task, _ = identity_task(np.full(4, 0.25))

@@ -47,7 +47,7 @@ def test_max_step_is_over_eta_and_names_it(variant):
 
 def test_cli_stepsize_var_eta(capsys):
     c = {"L": 2.0, "tau_eff": 7.0, "C": 30.0, "beta2": 1.4}
-    code, out, _ = cli(capsys, "stepsize", "fednova.thm1", "--var", "eta", "--json",
+    code, out, _ = cli(capsys, "stepsize", "fednova.thm1", "--variable", "eta", "--json",
                        "--set", *(f"{k}={v}" for k, v in c.items()))
     data = json.loads(out)
     eta, binding = get("fednova.thm1").max_step(variable="eta", **c)

@@ -1,0 +1,161 @@
+r"""The order of each client's minibatches (issue 35): which of its samples each local step uses, so
+that a run can be replayed sample for sample against another framework.
+
+By default (a task's ``batches=None``) the minibatches are drawn from the run's generator: at every
+local step every client takes min(B, m_i) of its m_i samples uniformly without replacement
+(:meth:`fedbound.tasks.clientdata.ClientData.minibatch`), in an order that depends on the other
+participants' draws. An order given per client and round instead:
+
+* :class:`SeededBatches` (``seed``): client i in round t (t = 0, 1, ...: the rounds completed
+  before it) shuffles its samples once by the permutation pi_{i,t} that sorts the keys
+  h(i, t, r), r = 0..m_i - 1 (a stable sort: ties keep r's order), and its local step s takes the
+  samples at the positions (s B_i + j) mod m_i of pi_{i,t}, j < B_i = min(B, m_i): epochs over one
+  shuffle per client and round, whoever else participates. The keys are SplitMix64's mixer
+  (Steele, Lea and Flood, OOPSLA 2014) on unsigned 64-bit integers, wrapping:
+
+      mix(z) = z3 ^ (z3 >> 31),  z1 = z + 0x9E3779B97F4A7C15,
+               z2 = (z1 ^ (z1 >> 30)) * 0xBF58476D1CE4E5B9,  z3 = (z2 ^ (z2 >> 27)) * 0x94D049BB133111EB
+      h(i, t, r) = mix(mix(mix(mix(seed) + i) + t) + r)
+
+  (numpy's uint64 arithmetic wraps the same way: :meth:`SeededBatches.positions` is the reference
+  any framework can run).
+* :class:`GivenBatches` (``indices``): explicit positions, an integer array (R, n, K, B) --
+  ``indices[t, i, s]`` the B sample positions of client i's local step s in round t -- or a
+  function ``indices(t, clients, s) -> (k, B)`` for the clients (k,) of a round.
+
+Positions index a client's own samples in the order the task holds them (0..m_i - 1). Both orders
+give the positions of the clients of a local step (:meth:`BatchOrder.positions`): (k, B) positions
+and (k, B) validity (False for the slots j >= B_i of a client with fewer than B samples, which
+weigh 0).
+"""
+from __future__ import annotations
+
+from typing import Callable, Protocol
+
+import numpy as np
+import torch
+
+from fedbound import validate
+from fedbound.argtypes import Count, NonNegativeInt, Seed
+from fedbound.errors import InputTypeError, ValidationError, require
+
+_GOLDEN, _M1, _M2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+def _mix(z: np.ndarray) -> np.ndarray:
+    """SplitMix64's mixer of uint64 values, element-wise (module doc), wrapping modulo 2^64."""
+    z = np.asarray(z, dtype=np.uint64) + _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+class BatchOrder(Protocol):
+    """Which samples each local step of each client uses (module doc)."""
+
+    def positions(self, clients: torch.Tensor, sizes: torch.Tensor, round_index: NonNegativeInt,
+                  step: NonNegativeInt, batch_size: Count) -> tuple[torch.Tensor, torch.Tensor]:
+        """((k, B') int64 positions, (k, B') bool valid) for the clients (k,) with m_i = sizes (k,)
+        at local step ``step`` of round ``round_index``."""
+        ...
+
+
+class SeededBatches:
+    """A shuffle per client and round from ``seed`` (module doc)."""
+
+    def __init__(self, seed: Seed):
+        self.seed = validate.seed(seed, "batch_seed")
+        self._key = _mix(np.array([self.seed], dtype=np.uint64))[0]
+        self._cache: tuple | None = None   # (round, clients, sizes) -> permutations, for a round's steps
+
+    def permutations(self, clients: np.ndarray, sizes: np.ndarray, round_index: int) -> np.ndarray:
+        """(k, max m_i) int64: row j the permutation pi_{i_j, t} of client i_j's samples (then the
+        padding positions, in order)."""
+        width = int(sizes.max()) if sizes.size else 0
+        base = _mix(_mix(self._key + clients.astype(np.uint64)) + np.uint64(round_index))
+        keys = _mix(base[:, None] + np.arange(width, dtype=np.uint64)[None, :])
+        keys[np.arange(width)[None, :] >= sizes[:, None]] = np.iinfo(np.uint64).max
+        return np.argsort(keys, axis=1, kind="stable")
+
+    def positions(self, clients: torch.Tensor, sizes: torch.Tensor, round_index: NonNegativeInt,
+                  step: NonNegativeInt, batch_size: Count) -> tuple[torch.Tensor, torch.Tensor]:
+        ids, m = clients.cpu().numpy(), sizes.cpu().numpy()
+        key = (int(round_index), ids.tobytes(), m.tobytes())
+        if self._cache is None or self._cache[0] != key:   # the steps of a round share the shuffle
+            self._cache = (key, self.permutations(ids, m, int(round_index)))
+        perm = self._cache[1]
+        B = np.minimum(int(batch_size), m)                  # B_i
+        slots = np.arange(min(int(batch_size), perm.shape[1]))[None, :]
+        valid = slots < B[:, None]
+        at = (int(step) * B[:, None] + slots) % np.maximum(m, 1)[:, None]
+        pos = np.where(valid, np.take_along_axis(perm, at, axis=1), 0)
+        return (torch.from_numpy(pos).to(clients.device),
+                torch.from_numpy(valid).to(clients.device))
+
+    def __repr__(self) -> str:
+        return f"SeededBatches(seed={self.seed})"
+
+
+class GivenBatches:
+    """Explicit positions (module doc): an integer array (R, n, K, B) or a function
+    ``indices(round, clients, step) -> (k, B)``."""
+
+    def __init__(self, indices: np.ndarray | Callable):
+        if callable(indices):
+            self.array, self.function = None, indices
+            return
+        arr = np.asarray(indices)
+        require(arr.ndim == 4 and arr.size > 0 and arr.dtype.kind in "iu",
+                f"batch indices must be an integer array (rounds, n, steps, B) or a function, got "
+                f"{validate.show(indices)}")
+        require(int(arr.min()) >= 0, f"batch indices must be >= 0, got {int(arr.min())}")
+        self.array, self.function = arr.astype(np.int64), None
+
+    def positions(self, clients: torch.Tensor, sizes: torch.Tensor, round_index: NonNegativeInt,
+                  step: NonNegativeInt, batch_size: Count) -> tuple[torch.Tensor, torch.Tensor]:
+        ids = clients.cpu().numpy()
+        if self.array is not None:
+            R, n, K, _ = self.array.shape
+            require(round_index < R, f"the given batches cover {R} rounds; round {round_index} has none")
+            require(step < K, f"the given batches cover {K} local steps; step {step} has none")
+            require(ids.size == 0 or int(ids.max()) < n,
+                    f"the given batches cover {n} clients; client {int(ids.max()) if ids.size else 0} has none")
+            pos = self.array[round_index, ids, step]
+        else:
+            try:
+                pos = np.asarray(self.function(int(round_index), ids.copy(), int(step)))
+            except (TypeError, ValueError) as err:
+                raise ValidationError(f"the batch function failed at round {round_index}, step {step}: "
+                                      f"{' '.join(str(err).split())[:120]}") from None
+            if pos.dtype.kind not in "iu" or pos.ndim != 2 or pos.shape[0] != ids.size:
+                raise InputTypeError(f"the batch function must return ({ids.size}, B) integers at round "
+                                     f"{round_index}, step {step}, got {validate.show(pos)}")
+        m = sizes.cpu().numpy()
+        bad = (pos < 0) | (pos >= m[:, None])
+        if bad.any():
+            j = int(np.argwhere(bad)[0][0])
+            raise ValidationError(f"batch positions of client {int(ids[j])} must be in [0, {int(m[j]) - 1}] "
+                                  f"(its samples), got {pos[j].tolist()[:8]} at round {round_index}, "
+                                  f"step {step}")
+        pos = torch.from_numpy(pos.astype(np.int64)).to(clients.device)
+        return pos, torch.ones(pos.shape, dtype=torch.bool, device=clients.device)
+
+    def __repr__(self) -> str:
+        shape = "function" if self.array is None else f"array {self.array.shape}"
+        return f"GivenBatches({shape})"
+
+
+def batch_order(value: object) -> BatchOrder | None:
+    """A task's ``batches``: None (drawn from the run's generator), a :class:`BatchOrder`, an
+    integer (:class:`SeededBatches` of that seed), or explicit indices (:class:`GivenBatches`)."""
+    if value is None or callable(getattr(value, "positions", None)):
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return SeededBatches(int(value))
+    if callable(value) or isinstance(value, (np.ndarray, list, tuple)):
+        return GivenBatches(value)
+    raise InputTypeError(f"batches must be None, a seed, an index array (rounds, n, steps, B), a "
+                         f"function or a BatchOrder, got {validate.show(value)}")
+
+
+__all__ = ["BatchOrder", "SeededBatches", "GivenBatches", "batch_order"]
