@@ -14,6 +14,7 @@ import numpy as np
 
 from fedbound import validate
 from fedbound.argtypes import Positive, PositiveArray, Range
+from fedbound.display import box, fields, table
 from fedbound.errors import ValidationError
 from fedbound.theory.evaluation import bound, call
 from fedbound.theory import symbols as S
@@ -44,6 +45,16 @@ class StepSize(NamedTuple):
 
     value: float | np.ndarray
     binding: str | np.ndarray
+
+    def _repr_html_(self) -> str:
+        """The largest step and its binding condition; for arrays of constants, a row per entry
+        (long ones cut, :func:`fedbound.display.table`)."""
+        if np.ndim(self.value) == 0:
+            return box("largest step", [fields([("value", self.value), ("binding", str(self.binding))])]).text
+        values, names = np.ravel(self.value), np.ravel(np.broadcast_to(self.binding, np.shape(self.value)))
+        return box("largest step", [table(["entry", "value", "binding"],
+                                          [[i, v, str(b)] for i, (v, b) in enumerate(zip(values, names))])],
+                   subtitle=f"{values.size} constants' values").text
 
 
 def _plain(x):
