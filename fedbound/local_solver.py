@@ -39,9 +39,20 @@ from fedbound.errors import ValidationError
 SOLVERS = ("sgd", "prox", "decay", "momentum", "custom")
 
 
+def _traced(*values) -> bool:
+    """Whether ``values`` hold the exact or symbolic numbers of the audit's certifier (object arrays
+    of :class:`fedbound.theory.certify.trace.Traced`, marked ``__fedbound_traced__``): computed as
+    they are, neither converted to float nor checked (the certifier checks its points exactly)."""
+    return any(isinstance(v, np.ndarray) and v.dtype == object and v.size
+               and getattr(v.flat[0], "__fedbound_traced__", False) for v in values)
+
+
 def geometric_sum(log_r: float | np.ndarray, n: float | np.ndarray) -> np.ndarray:
     """sum_{k<n} r^k = (1 - r^n)/(1 - r) for r in [0, 1], from log r (0 for r = 1, -inf for r = 0),
     as expm1(n log r)/expm1(log r): accurate to a few ulps, no cancellation as r -> 1."""
+    if _traced(log_r, n):
+        log_r, n = np.broadcast_arrays(np.asarray(log_r, dtype=object), np.asarray(n, dtype=object))
+        return np.where(log_r == 0, n, np.expm1(n * log_r) / np.expm1(log_r))
     log_r, n = np.broadcast_arrays(np.asarray(log_r, float), np.asarray(n, float))
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.expm1(n * log_r) / np.expm1(log_r)
@@ -54,6 +65,8 @@ def solver_parameter(name: str, value: float | np.ndarray | None, low: float, hi
     entry."""
     if value is None:
         raise ValidationError(f"the solver needs {name}")
+    if _traced(value):
+        return value
     arr = V.real_array(name, value)
     ok = (arr > low if low_open else arr >= low) & (arr < high if high_open else arr <= high)
     if not np.all(ok):   # the one-line message of the first bad entry

@@ -274,12 +274,12 @@ def _ratio(value) -> str:
 
 
 def _claims_table(rows) -> nodes.table:
-    return _table(("claim", "variant", "kind", "verdict", "severity", "worst lhs/rhs",
+    return _table(("claim", "variant", "kind", "verdict", "evidence", "severity", "worst lhs/rhs",
                    "what it says"),
                   [(_para(("code", r["claim"])), r["variant"], r["kind"],
-                    _para(("strong", r["verdict"])), r["severity"],
+                    _para(("strong", r["verdict"])), r.get("evidence", ""), r["severity"],
                     _ratio(r.get("violation_ratio")), r["statement"])
-                   for r in rows], (16, 8, 8, 7, 8, 8, 45))
+                   for r in rows], (15, 8, 8, 6, 8, 7, 7, 41))
 
 
 class PaperDirective(SphinxDirective):
@@ -313,18 +313,25 @@ class PaperDirective(SphinxDirective):
         rows.append(("Registered by", _para(("code", PAPERS.origin(name)))))
         out.append(_fields(rows))
 
+        from fedbound.theory.certify.evidence import counts as evidence_counts
+
         counts: dict[str, int] = {}
         for r in reports:
             counts[r["severity"]] = counts.get(r["severity"], 0) + 1
         failing = sum(r["verdict"] == "fails" for r in reports)
+        backed = evidence_counts([r.get("evidence", "") for r in reports])
         out.append(_para(
             f"Audit: {len(reports)} claims, {len(reports) - failing} hold, {failing} fail (by "
             "severity: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + "). "
+            "What backs the verdicts: " + ", ".join(f"{v} {k}" for k, v in backed.items() if v) + ". "
             f"Computed while this page was built, at {scale['samples']} samples per claim and "
             f"{scale['iterations']} adversarial search iterations (seed {scale['seed']}); ",
             ("code", f"fedbound audit {name}"),
-            " runs the full scale and prints counterexamples. A claim 'holds' when no admissible "
-            "counterexample was found: evidence, not proof."))
+            " runs the full scale and prints counterexamples. Evidence: 'proved' on the whole "
+            "admissible domain (a decision procedure), 'proved-on-box' on the sampled box (interval "
+            "branch and bound), 'refuted' by a counterexample checked in exact arithmetic, "
+            "'not-refuted' when only sampled, 'statistical' for fitted orders and Monte-Carlo means, "
+            "'numeric' for solver outputs and floats within a tolerance."))
 
         mine = [r for r in results() if r.id.split(".")[0] == name]
         by_result: dict[str, list] = {}

@@ -12,10 +12,16 @@ asserts for every admissible choice of constants, with its domain and a vectoriz
    unit-cube (log-constant) coordinates, vectorized, started from the worst points of 1-2, then a
    bounded Powell polish of the best point.
 
-The verdict is computed, never written: a claim ``fails`` if some evaluated point has
-lhs > rhs + rtol max(|lhs|, |rhs|) (``rtol`` = 1e-12 absorbs rounding at points where the claim
-holds with equality; strict claims fail at excess >= 0), and ``holds`` otherwise (no counterexample
-found: evidence, not proof). The report (:class:`~fedbound.theory.audit_report.ClaimReport`) gives
+The float evaluation searches: a point with lhs > rhs + rtol max(|lhs|, |rhs|) (``rtol`` = 1e-12;
+strict claims at excess >= 0) is a float violation. The verdict is then decided by what backs it
+(issue 32, :mod:`fedbound.theory.certify`, within the budget of the ``prove`` level): the worst
+points re-evaluated in exact arithmetic (an admissible exact violation: ``fails``, evidence
+``refuted``, even where the float excess was within the tolerance; a float excess that is none
+exactly: no counterexample), then a proof on the whole domain or the sampled box (``holds``,
+``proved`` or ``proved-on-box``), else ``holds`` as ``not-refuted`` (sampled only). Where the
+claim's code cannot be evaluated exactly (a numeric procedure), the float verdict stands with
+evidence ``numeric`` and its tolerance. Every report carries ``evidence`` and ``certificate``; the
+certificate keeps the float verdict where exact arithmetic decided otherwise (``float_verdict``). The report (:class:`~fedbound.theory.audit_report.ClaimReport`) gives
 the worst point's constants (the counterexample when the claim fails), the violation ratio max
 lhs/rhs (inf where rhs <= 0 < lhs - rhs; for claims that hold, the closest approach), per-part
 ratios, and the fraction of random samples that violate the claim.
@@ -62,11 +68,14 @@ from fedbound.papers import PAPERS as PAPER_AUDITS
 from fedbound.validate import integer, listing, suggest
 from fedbound.theory.argtypes import UnitPoints
 from fedbound.theory.audit_report import ClaimReport
+from fedbound.theory.certify.certifier import BUDGETS, Level, certify
 from fedbound.theory.claim import Claim, SelfAuditing
 from fedbound.theory.registry import RESULTS
 from fedbound.theory.verdicts import Audits, Verdicts
 
 MAX_CORNERS = 1024
+#: the audit's worst points handed to the certifier (it re-checks as many as its level allows)
+MAX_CANDIDATES = 32
 #: adversarial-search generations at most (each evaluates a whole population): nothing may run for days
 MAX_ITERATIONS = 10_000
 #: memory allowance per random sample for the arrays a claim's check evaluates (lhs, rhs, parts)
@@ -174,15 +183,23 @@ def _search(claim: Claim, start: np.ndarray, rng: np.random.Generator, iteration
 
 
 def audit_claim(claim: Claim | SelfAuditing, samples: Count = 20000, seed: Seed = 0,
-                iterations: Iterations = 40, polish_evaluations: NonNegativeInt = 150) -> ClaimReport:
-    """Random, extreme and adversarial evaluation of one claim (see the module docstring); a claim
-    of another type (a bound checked against certified worst cases) evaluates itself by its
-    ``audit(seed)``."""
+                iterations: Iterations = 40, polish_evaluations: NonNegativeInt = 150,
+                prove: Level = 1) -> ClaimReport:
+    """Random, extreme and adversarial evaluation of one claim (see the module docstring), then
+    the evidence for its verdict within the budget of the ``prove`` level
+    (:mod:`fedbound.theory.certify`); a claim of another type (a bound checked against certified
+    worst cases) evaluates itself by its ``audit(seed)``."""
+    prove = integer("prove", prove, low=0, high=max(BUDGETS))
     if not isinstance(claim, Claim):
         if not callable(getattr(claim, "audit", None)):
             raise InputTypeError(f"claim must be a Claim or a claim with an audit(seed) method, got "
                                  f"{validate.show(claim)}")
-        return claim.audit(seed=seed)
+        report = claim.audit(seed=seed)
+        if not report.evidence:     # a user's own kind of claim: what backs it is its own business
+            report.evidence = "numeric"
+            report.certificate = {"method": f"{type(claim).__name__}.audit(seed): the claim's own "
+                                            f"evaluation, not certified by fedbound"}
+        return report
     samples = integer("samples", samples, low=1)
     iterations = integer("iterations", iterations, low=0, high=MAX_ITERATIONS)
     dim = claim.sampler.dim
@@ -205,7 +222,28 @@ def audit_claim(claim: Claim | SelfAuditing, samples: Count = 20000, seed: Seed 
             start = _distinct(pooled[order][inside], population, rng)
             phases["regime search"] = evaluate_claim(
                 claim, _search(claim, start, rng, iterations, polish_evaluations, inside=True))
-    return _report(claim, phases, time.perf_counter() - start_time)
+    report, candidates = _report(claim, phases, time.perf_counter() - start_time)
+    _certify(claim, report, candidates, prove)
+    report.seconds = time.perf_counter() - start_time
+    return report
+
+
+def _certify(claim: Claim, report: ClaimReport, candidates: np.ndarray, prove: int) -> None:
+    """The evidence for the report's verdict (:func:`fedbound.theory.certify.certifier.certify`);
+    where it decides the verdict otherwise than the float audit did (a violation within the 1e-12
+    tolerance, or a float excess that exact arithmetic shows is none), the verdict, the failing
+    parts and the severity follow it, and the certificate keeps the float verdict."""
+    raw = claim.sampler.raw(candidates)
+    points = [{k: float(v[i]) for k, v in raw.items()} for i in range(len(candidates))]
+    out = certify(claim, report, points, prove)
+    report.evidence, report.certificate = out.evidence, out.certificate
+    if out.verdict is None or out.verdict == report.verdict:
+        return
+    report.certificate["float_verdict"] = report.verdict
+    report.verdict = out.verdict
+    report.failing_parts = out.failing if claim.parts else []
+    report.growth = _growth(claim, candidates[0]) if out.verdict == "fails" and claim.tests == "bound" else {}
+    report.severity = _severity(claim, out.verdict, report.growth)
 
 
 def _distinct(points: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
@@ -217,7 +255,23 @@ def _distinct(points: np.ndarray, count: int, rng: np.random.Generator) -> np.nd
     return rows
 
 
-def _report(claim: Claim, phases: dict[str, _Points], seconds: float) -> ClaimReport:
+def _candidates(claim: Claim, z: np.ndarray, ranked: np.ndarray, violated: np.ndarray,
+                inside: np.ndarray, random: np.ndarray, worst: int) -> np.ndarray:
+    """What the certifier re-checks exactly (at most :data:`MAX_CANDIDATES` distinct points): the
+    worst point, then the violations, then by their largest badness; for a "nonvacuous" claim, whose
+    verdict "holds" needs one witness, the random points of the regime below the trivial bound
+    first (its verdict reads the random points only), the lowest first."""
+    score, bad = np.max(ranked, axis=1), violated.any(axis=1)
+    if claim.tests == "nonvacuous":          # its verdict reads the random points only
+        witness, idx = inside & ~bad, np.flatnonzero(random)
+        order = idx[np.lexsort((np.where(witness, score, -score)[idx], ~witness[idx]))]
+    else:
+        order = np.concatenate([[worst], np.lexsort((-score, ~bad))])
+    _, first = np.unique(z[order], axis=0, return_index=True)
+    return z[order][np.sort(first)][:MAX_CANDIDATES]
+
+
+def _report(claim: Claim, phases: dict[str, _Points], seconds: float) -> tuple[ClaimReport, np.ndarray]:
     names = list(claim.parts) or [claim.id]
     labels = np.concatenate([[phase] * len(pts.z) for phase, pts in phases.items()])
     z = np.vstack([p.z for p in phases.values()])
@@ -240,6 +294,7 @@ def _report(claim: Claim, phases: dict[str, _Points], seconds: float) -> ClaimRe
         j = int(np.flatnonzero(inside)[np.argmax(np.max(ranked[inside], axis=1))])
         interior_ratio, interior_worst = _ratio(float(np.max(ranked[j]))), _point(claim, z[j])
     growth = _growth(claim, z[i]) if verdict == "fails" and claim.tests == "bound" else {}
+    candidates = _candidates(claim, z, ranked, violated, inside, labels == "random", i)
     return ClaimReport(
         claim=claim.id, result_id=claim.result_id, variant=claim.variant, statement=claim.statement,
         flag=claim.flag, verdict=verdict,
@@ -255,7 +310,7 @@ def _report(claim: Claim, phases: dict[str, _Points], seconds: float) -> ClaimRe
         interior_ratio=interior_ratio, interior_worst=interior_worst,
         n_inadmissible=int(np.sum(~admissible)),
         inadmissible=sorted({b for p in phases.values() for b in p.broken}), growth=growth,
-        worst_unit=[float(x) for x in z[i]])
+        worst_unit=[float(x) for x in z[i]]), candidates
 
 
 def _point(claim: Claim, z: np.ndarray) -> dict[str, float]:
@@ -321,9 +376,10 @@ def papers(name: str) -> list[str]:
 
 
 def run_audit(paper: str = "sdgt", samples: Count = 20000, seed: Seed = 0, iterations: Iterations = 40,
-              only: list[str] | None = None) -> Verdicts:
-    """Audit every claim of ``paper`` (or those whose id starts with one of ``only``): the reports,
-    a list that a notebook shows as one table (:class:`~fedbound.theory.verdicts.Verdicts`)."""
+              only: list[str] | None = None, prove: Level = 1) -> Verdicts:
+    """Audit every claim of ``paper`` (or those whose id starts with one of ``only``), each verdict
+    with its evidence at the ``prove`` level (:func:`audit_claim`): the reports, a list that a
+    notebook shows as one table (:class:`~fedbound.theory.verdicts.Verdicts`)."""
     every = claims_of(paper)
     for prefix in only or ():
         require(isinstance(prefix, str) and prefix.strip() != "",
@@ -331,7 +387,8 @@ def run_audit(paper: str = "sdgt", samples: Count = 20000, seed: Seed = 0, itera
     chosen = [c for c in every if not only or any(c.id.startswith(o) for o in only)]
     if only and not chosen:
         raise _no_claim(paper, only, every)
-    reports = [audit_claim(c, samples=samples, seed=seed, iterations=iterations) for c in chosen]
+    reports = [audit_claim(c, samples=samples, seed=seed, iterations=iterations, prove=prove)
+               for c in chosen]
     by_id = {c.id: r for c, r in zip(chosen, reports)}
     for claim, report in zip(chosen, reports):
         corrected = getattr(claim, "corrected", "")
@@ -341,7 +398,8 @@ def run_audit(paper: str = "sdgt", samples: Count = 20000, seed: Seed = 0, itera
             reading = [c for c in every if c.id == corrected]
             require(reading, f"claim {claim.id}: its corrected reading {corrected!r} is not a claim "
                              f"of {paper}")
-            by_id[corrected] = audit_claim(reading[0], samples=samples, seed=seed, iterations=iterations)
+            by_id[corrected] = audit_claim(reading[0], samples=samples, seed=seed, iterations=iterations,
+                                           prove=prove)
         if by_id[corrected].verdict == "holds":
             report.severity = "typo"
     return Verdicts(reports)
@@ -356,14 +414,15 @@ def _no_claim(paper: str, only: list[str], claims) -> UnknownNameError:
 
 
 def run_audits(paper: str = "all", samples: Count = 20000, seed: Seed = 0, iterations: Iterations = 40,
-               only: list[str] | None = None) -> Audits:
+               only: list[str] | None = None, prove: Level = 1) -> Audits:
     """{paper: reports} for one paper or ``"all"`` (:class:`~fedbound.theory.verdicts.Audits`);
     with ``only``, papers without a matching claim are skipped (an error if no paper has one)."""
     out = {}
     for name in papers(paper):
         if only and not any(c.id.startswith(o) for c in claims_of(name) for o in only):
             continue
-        out[name] = run_audit(name, samples=samples, seed=seed, iterations=iterations, only=only)
+        out[name] = run_audit(name, samples=samples, seed=seed, iterations=iterations, only=only,
+                              prove=prove)
     if not out:
         raise _no_claim(paper, only or [""], [c for name in papers(paper) for c in claims_of(name)])
     return Audits(out)

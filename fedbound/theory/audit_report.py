@@ -9,8 +9,12 @@ ratio inside the regime of use), ``n_inadmissible`` (sampled points that broke a
 result: excluded, never counterexamples) with the relations they broke, ``growth`` (the fitted
 exponent of the violation ratio along each scaling parameter at the counterexample), ``scaling``
 (an order claim's fitted exponent, interval and curve), ``monte_carlo`` (an expectation claim's
-estimate and interval) and ``worst_unit`` (a sampled claim's worst point as the unit-cube coordinates
-of its sampler, from which :func:`fedbound.theory.audit.evaluate_claim` evaluates it again)."""
+estimate and interval), ``worst_unit`` (a sampled claim's worst point as the unit-cube coordinates
+of its sampler, from which :func:`fedbound.theory.audit.evaluate_claim` evaluates it again), and
+what backs the verdict (issue 32): ``evidence``, one of proved, proved-on-box, refuted,
+not-refuted, statistical, numeric (:mod:`fedbound.theory.certify.evidence`), with its
+``certificate`` (the method and what backs it: an unsat query's hash, the boxes, an exact
+counterexample and ratio, the points sampled, an interval and its confidence, a tolerance)."""
 from __future__ import annotations
 
 import math
@@ -60,6 +64,8 @@ class ClaimReport:
     scaling: dict[str, object] | None = None
     monte_carlo: dict[str, object] | None = None
     worst_unit: list[float] | None = None
+    evidence: str = ""
+    certificate: dict[str, object] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """JSON-ready dict with numbers only (strict JSON): a non-finite number is ``null``, and
@@ -139,6 +145,39 @@ def format_table(reports: list[ClaimReport]) -> str:
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(row[:4], widths)) + "  " + row[4] for row in rows)
 
 
+def describe_evidence(report: ClaimReport) -> str:
+    """The evidence of a verdict in a few words: its kind and what backs it (the method's name,
+    the box count, the exact ratio, the points sampled, the interval, the tolerance)."""
+    c = report.certificate
+    kind = report.evidence
+    if kind == "proved":
+        how = "exact witness" if "witness" in c else f"z3, {c.get('branches', 1)} branch(es), " \
+                                                     f"query sha256 {str(c.get('query_sha256', ''))[:12]}"
+    elif kind == "proved-on-box":
+        how = f"{c['boxes']} boxes" if "boxes" in c else "z3 on the box"
+    elif kind == "refuted":
+        ratio = c.get("counterexample", {}).get("ratio", {})
+        how = f"exact ratio {ratio.get('exact') if len(str(ratio.get('exact', ''))) <= 24 else ratio.get('decimal', '')[:14]}"
+    elif kind == "not-refuted":
+        how = f"{c.get('points', report.n_evaluated)} points" + (
+            f", exact closest {c['closest_exact']['ratio']['decimal'][:10]}" if "closest_exact" in c else "")
+    elif kind == "statistical":
+        lo, hi = c.get("interval", [math.nan, math.nan])
+        how = f"{100 * c.get('confidence', 0):g}% interval [{lo:.4g}, {hi:.4g}]"
+    else:
+        how = f"tolerance {c['tolerance']}" if "tolerance" in c else c.get("method", "")[:40]
+    return f"{kind}: {how}"
+
+
+def evidence_line(reports: list[ClaimReport]) -> str:
+    """``evidence: 3 proved, 1 proved-on-box, ...`` (the kinds present, in the order of
+    :data:`fedbound.theory.certify.evidence.EVIDENCE`)."""
+    from fedbound.theory.certify.evidence import counts
+
+    present = [f"{n} {kind}" for kind, n in counts([r.evidence for r in reports]).items() if n]
+    return "evidence: " + (", ".join(present) or "none")
+
+
 def format_by_severity(reports: list[ClaimReport]) -> str:
     """The table of :func:`format_table` once per severity present (worst first), each headed by
     the severity and its count; a claim's kind and conditions follow its row."""
@@ -150,7 +189,8 @@ def format_by_severity(reports: list[ClaimReport]) -> str:
         lines = format_table(group).splitlines()
         notes = []
         for r, line in zip(group, lines[1:]):
-            extra = [r.kind] + ([f"if {'; '.join(r.conditions)}"] if r.conditions else [])
+            extra = [r.kind] + ([describe_evidence(r)] if r.evidence else []) + (
+                [f"if {'; '.join(r.conditions)}"] if r.conditions else [])
             if r.interior_ratio is not None:
                 extra.append(f"in regime ({r.regime}): {format_value(r.interior_ratio)}")
             notes.append(f"{line}  [{', '.join(extra)}]")

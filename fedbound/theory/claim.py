@@ -38,6 +38,7 @@ from fedbound.theory.compiled import lambdify
 from fedbound.theory import symbols as S
 from fedbound.theory.argtypes import UnitPoints
 from fedbound.theory.audit_report import ClaimReport
+from fedbound.theory.certify.trace import is_traced, substitute
 
 #: what a claim is: the paper's own statement, or a check fedbound constructs
 KINDS = ("printed", "consistency")
@@ -49,13 +50,20 @@ ORDER_PARAMETERS = ("T", "R", "n", "N")
 
 @dataclass(frozen=True)
 class Param:
-    """One sampled parameter: an interval, log-uniform (``log``) or uniform, optionally integer."""
+    """One sampled parameter: an interval, log-uniform (``log``) or uniform, optionally integer.
+
+    ``domain`` is the whole range the parameter stands for, where a proof may go beyond the sampled
+    interval (:mod:`fedbound.theory.certify`): by default the domain of the constant of that name
+    for the claim's result, (0, 1] for a fraction (not a constant, sampled log-uniformly up to 1,
+    such as gamma/cap), [0, 1] for a position sampled uniformly on [0, 1], and [low, high]
+    otherwise."""
 
     name: str
     low: float
     high: float
     log: bool = True
     integer: bool = False
+    domain: S.Domain | None = None
 
     def from_unit(self, z: UnitPoints) -> np.ndarray:
         """The parameter's values at unit coordinates ``z`` (0: ``low``, 1: ``high``)."""
@@ -112,8 +120,7 @@ class Regime:
         text = ", ".join(f"{name} >= {value:g}" for name, value in minimums.items())
 
         def test(values: dict) -> np.ndarray:
-            return np.logical_and.reduce([np.asarray(values[nm], dtype=float) >= v
-                                          for nm, v in minimums.items()])
+            return np.logical_and.reduce([np.asarray(values[nm]) >= v for nm, v in minimums.items()])
 
         return cls(text, test)
 
@@ -203,19 +210,35 @@ def sign_parts(expr: sp.Expr) -> tuple[sp.Expr, sp.Expr]:
     return sp.Add(*pos), sp.Add(*neg)
 
 
-def compile_expr(expr: sp.Expr | sp.MatrixBase) -> Callable[[dict], np.ndarray]:
-    """A numpy function of a constants dict for a sympy expression or Matrix, broadcast to the
-    shape of the dict's arrays (matrices come back with shape (..., rows, cols))."""
-    if isinstance(expr, sp.MatrixBase):
-        entries = [[compile_expr(e) for e in expr.row(i)] for i in range(expr.rows)]
-        return lambda values: np.stack([np.stack([f(values) for f in row], -1) for row in entries], -2)
-    symbols = sorted(expr.free_symbols, key=S.short_name)
-    names = [S.short_name(s) for s in symbols]
-    fn = lambdify(symbols, expr, cse=True)
+class Compiled:
+    """A sympy expression or Matrix compiled to a numpy function of a constants dict (broadcast to
+    the shape of the dict's arrays; a Matrix with shape (..., rows, cols)). ``expr`` keeps the
+    expression: called on traced numbers (:mod:`fedbound.theory.certify.trace`, the exact and
+    symbolic evaluation of the certifier) it substitutes them into it instead."""
 
-    def call(values: dict) -> np.ndarray:
+    def __init__(self, expr: sp.Expr | sp.MatrixBase):
+        self.expr = expr
+        if isinstance(expr, sp.MatrixBase):
+            self._entries = [[Compiled(e) for e in expr.row(i)] for i in range(expr.rows)]
+            return
+        self._symbols = sorted(expr.free_symbols, key=S.short_name)
+        self._names = [S.short_name(s) for s in self._symbols]
+        self._fn = lambdify(self._symbols, expr, cse=True)
+
+    def __call__(self, values: dict) -> np.ndarray:
+        if isinstance(self.expr, sp.MatrixBase):
+            return np.stack([np.stack([f(values) for f in row], -1) for row in self._entries], -2)
+        if is_traced(*values.values()):
+            shape = np.broadcast_shapes(*(np.shape(v) for v in values.values()))
+            out = substitute(self.expr, {s: values[nm] for s, nm in zip(self._symbols, self._names)})
+            return np.broadcast_to(out, shape)
         shape = np.broadcast_shapes(*(np.shape(v) for v in values.values()))
-        out = fn(*(np.asarray(values[nm], dtype=float) for nm in names))
+        out = self._fn(*(np.asarray(values[nm], dtype=float) for nm in self._names))
         return np.broadcast_to(np.asarray(out, dtype=float), shape)
 
-    return call
+
+def compile_expr(expr: sp.Expr | sp.MatrixBase) -> Compiled:
+    """A numpy function of a constants dict for a sympy expression or Matrix, broadcast to the
+    shape of the dict's arrays (matrices come back with shape (..., rows, cols)); see
+    :class:`Compiled`."""
+    return Compiled(expr)

@@ -28,6 +28,7 @@ from fedbound.errors import FedboundError, UnknownNameError, ValidationError
 from fedbound.theory import symbols as S
 from fedbound.theory.anatomy import Anatomy, anatomy
 from fedbound.theory.argtypes import ExtendedArray
+from fedbound.theory.certify.trace import Untraceable, is_traced, substitute
 from fedbound.theory.reading import Reading
 from fedbound.theory.statement import Statement
 from fedbound.theory.variant import RELATIONS, Variant
@@ -186,6 +187,8 @@ def evaluate(result: Statement, /, variant: str | None = None, partial: bool = F
     """
     v = result.variant(variant)
     validate.boolean("partial", partial)
+    if is_traced(*constants.values()):
+        return traced(result, v, constants)
     given = result.check(constants)
     needed = set(v.constants()) | {nm for nm in v.variables() if nm in given}
     if not partial:
@@ -235,6 +238,8 @@ def bound(result: Statement, /, variant: str | None = None, **constants) -> np.n
         return evaluate(result, variant, **constants).bound
     if v.bound is None:
         raise ValidationError(f"{result.id} ({v.name}) states no bound, only conditions")
+    if is_traced(*constants.values()):
+        return traced(result, v, constants).bound
     given = result.check(constants)
     names = v.names_of("bound")
     result.require(v, given, names)
@@ -244,6 +249,33 @@ def bound(result: Statement, /, variant: str | None = None, **constants) -> np.n
         out = np.asarray(fn(*(values[nm] for nm in names)), dtype=float)
     check_defined(result, v, "bound", out, values)
     return out
+
+
+def traced(result: Statement, v: Variant, constants: Mapping[str, object]) -> Evaluation:
+    """The bound, caps and extras of ``v`` at traced numbers (the certifier's exact or symbolic
+    evaluation of a claim, :mod:`fedbound.theory.certify.trace`): each expression whose constants
+    are given, substituted; no float checks (the certifier checks admissibility exactly), no
+    condition checks, predicates or terms, and no ``derived`` hook (numeric post-processing)."""
+    values = {nm: constants[nm] for nm in v.constants() if nm in constants}
+    computed = {}
+    for key, expr in v.expressions().items():
+        if key.startswith(("term:", "pred:")) or not set(v.names_of(key)) <= set(values):
+            continue
+        computed[key] = _substituted(expr, {S.resolve(nm, result.scope).symbol: values[nm]
+                                            for nm in v.names_of(key)}, values)
+    if v.derived is not None and "bound" not in computed:
+        raise Untraceable(f"{result.id} ({v.name}): a derived (numeric) bound")
+    caps = {c.name: computed[f"cap:{c.name}"] for c in v.conditions if f"cap:{c.name}" in computed}
+    return Evaluation(result.id, v.name, values, computed.get("bound"), caps, {},
+                      {k: computed[k] for k in v.extras if k in computed}, {}, statement=result)
+
+
+def _substituted(expr, symbols: Mapping, values: Mapping) -> np.ndarray:
+    shape = np.broadcast_shapes(*(np.shape(x) for x in values.values())) if values else ()
+    if isinstance(expr, sp.MatrixBase):
+        return np.stack([np.stack([_substituted(e, symbols, values) for e in expr.row(i)], -1)
+                         for i in range(expr.rows)], -2)
+    return np.broadcast_to(substitute(expr, symbols), shape)
 
 
 def exact(result: Statement, /, key: str = "bound", variant: str | None = None,
@@ -282,4 +314,4 @@ def _stack_matrix(out, values) -> np.ndarray:
                     axis=-2)
 
 
-__all__ = ["Evaluation", "call", "check_defined", "evaluate", "bound", "exact"]
+__all__ = ["Evaluation", "call", "check_defined", "evaluate", "bound", "traced", "exact"]

@@ -80,4 +80,9 @@ class ExpectationClaim(Identified):
             conditions=list(self.conditions), tests=self.tests,
             n_inadmissible=int(np.sum(~ok)), inadmissible=broken,
             monte_carlo={"mean": mean, "interval": [low, high], "confidence": self.confidence,
-                         "realizations": self.seeds, "instances": len(rows), "bound": bound})
+                         "realizations": self.seeds, "instances": len(rows), "bound": bound},
+            evidence="statistical",
+            certificate={"method": "Monte Carlo: the Student-t interval of the mean at each admissible "
+                                   "instance; fails only where a whole interval lies above the bound",
+                         "interval": [low, high], "confidence": self.confidence, "mean": mean,
+                         "bound": bound, "realizations": self.seeds, "instances": len(rows)})

@@ -31,6 +31,8 @@ def spectral_quantities(A: ExtendedArray, b: ExtendedArray,
     fixed point bounds the recursion only when rho(A) < 1; where rho(A) >= 1 or A is not finite,
     ``fixed_point`` and ``floor`` = ||(I - A)^{-1} b||_1 are inf.
     """
+    if _traced(A, b, gap):
+        return _exact_quantities(np.asarray(A, dtype=object), np.asarray(b, dtype=object))
     A, b = np.asarray(A, dtype=float), np.asarray(b, dtype=float)
     if A.ndim < 2 or A.shape[-1] != A.shape[-2] or A.shape[-1] == 0:
         raise ValidationError(f"A must be square matrices (..., r, r), r >= 1, got shape {A.shape}")
@@ -78,6 +80,60 @@ def spectral_quantities(A: ExtendedArray, b: ExtendedArray,
     out = {k: v.reshape(shape) for k, v in out.items()}
     out["fixed_point"] = fixed.reshape(shape + (r,))
     return out
+
+
+def _traced(*values) -> bool:
+    return any(isinstance(v, np.ndarray) and v.dtype == object and v.size
+               and getattr(v.flat[0], "__fedbound_traced__", False) for v in values)
+
+
+def _exact_quantities(A: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`spectral_quantities` at the exact numbers of the audit's certifier
+    (:mod:`fedbound.theory.certify.trace`): the spectral radius exactly, as the largest modulus of
+    the roots of det(tI - A) (sympy's isolated algebraic roots: every comparison of it is decided
+    with guaranteed digits; for A >= 0 the largest real root, Perron-Frobenius), the margins, and
+    (I - A)^{-1} b by exact elimination where rho(A) < 1."""
+    import sympy as sp
+
+    from fedbound.theory.certify.trace import Traced, Untraceable, array, decide, to_sympy
+
+    if any(to_sympy(x).free_symbols for x in A.reshape(-1)):
+        raise Untraceable("the eigenvalues of a symbolic matrix: a numeric procedure")
+    b = b[..., 0] if b.ndim == A.ndim else b
+    shape, r = A.shape[:-2], A.shape[-1]
+    A = A.reshape(-1, r, r)
+    b = np.broadcast_to(b, shape + (r,)).reshape(-1, r)
+    t = sp.Symbol("t")
+    out = {k: [] for k in ("A_l1", "spectral_radius", "l1_margin", "radius_margin", "floor", "fixed_point")}
+    for a, v in zip(A, b):
+        M = sp.Matrix(r, r, [to_sympy(x) for x in a.reshape(-1)])
+        poly = sp.Poly(M.charpoly(t).as_expr(), t)
+        if all(decide(sp.Ge(x, 0, evaluate=False)) for x in M):
+            roots = sp.real_roots(poly)
+            radius = roots[-1]
+        else:
+            moduli = [sp.Abs(z) for z in poly.all_roots()]
+            radius = moduli[0]
+            for z in moduli[1:]:
+                if decide(sp.Gt(z, radius, evaluate=False)):
+                    radius = z
+        l1 = [1 - sum(sp.Abs(M[i, j]) for i in range(r)) for j in range(r)]     # 1 - column sums
+        l1_margin = l1[0]
+        for x in l1[1:]:
+            if decide(sp.Lt(x, l1_margin, evaluate=False)):
+                l1_margin = x
+        if decide(sp.Lt(radius, 1, evaluate=False)):
+            fixed = list((sp.eye(r) - M).LUsolve(sp.Matrix([to_sympy(x) for x in v])))
+            floor = sum(sp.Abs(x) for x in fixed)
+        else:
+            fixed, floor = [sp.oo] * r, sp.oo
+        for key, value in (("A_l1", 1 - l1_margin), ("spectral_radius", radius), ("l1_margin", l1_margin),
+                           ("radius_margin", 1 - radius), ("floor", floor)):
+            out[key].append(Traced(value))
+        out["fixed_point"].append([Traced(x) for x in fixed])
+    result = {k: array(v).reshape(shape) for k, v in out.items() if k != "fixed_point"}
+    result["fixed_point"] = array(out["fixed_point"]).reshape(shape + (r,))
+    return result
 
 
 def _ordered(G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

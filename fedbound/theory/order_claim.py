@@ -122,7 +122,16 @@ class OrderClaim(Identified):
                      "confidence": self.confidence, "exponent_gap": ratio,
                      "grid": t.tolist(), "ratio": curve.tolist(),
                      "largest_gap": float(np.max(slopes - targets)),
-                     "base_points": int(usable.sum())})
+                     "base_points": int(usable.sum())},
+            evidence="statistical",
+            certificate={"method": "least-squares exponent of log q against " + (
+                             f"{self.variable}" if self.linear else f"log {self.variable}") + " at "
+                             "each admissible base instance, with its Student-t interval; fails where "
+                             f"a whole interval lies beyond the claim by more than {self.tol:g}",
+                         "interval": [float(lo), float(hi)], "confidence": self.confidence,
+                         "fitted": float(slope), "claimed": target, "tolerance": self.tol,
+                         "base_points": int(usable.sum()), "steps": self.steps,
+                         "decades": list(self.decades)})
 
 
 def _fit(x: np.ndarray, y: np.ndarray, confidence: float) -> tuple[float, float, float]:

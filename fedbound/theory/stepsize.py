@@ -11,11 +11,13 @@ from __future__ import annotations
 from typing import Annotated, Iterable, Mapping, NamedTuple
 
 import numpy as np
+import sympy as sp
 
 from fedbound import validate
 from fedbound.argtypes import Positive, PositiveArray, Range
 from fedbound.display import box, fields, table
 from fedbound.errors import ValidationError
+from fedbound.theory.certify.trace import Untraceable, is_traced, substitute
 from fedbound.theory.evaluation import bound, call
 from fedbound.theory import symbols as S
 from fedbound.theory.statement import Statement
@@ -105,6 +107,8 @@ def max_step(result: Statement, /, variant: str | None = None, variable: str | N
     if isinstance(later, str):
         later = (later,)
     later = [validate.one_of("later", u, [x for x in variables if x != variable]) for u in later]
+    if is_traced(*constants.values()):
+        return _traced_max_step(result, v, variable, constants)
     given = result.check(constants)
     given.pop(variable, None)  # solved for, not used
     both = [u for u in later if u in given]
@@ -155,6 +159,19 @@ def _bounding(result: Statement, v: Variant, variable: str, given: Mapping[str, 
                     f"{variable} at that {u}), or name {u} in later= (chosen afterwards under its own "
                     f"conditions at the {variable} found)")
     return out
+
+
+def _traced_max_step(result: Statement, v: Variant, variable: str, constants: Mapping) -> tuple:
+    """max_step at traced numbers (the certifier's exact or symbolic evaluation of a claim,
+    :mod:`fedbound.theory.certify.trace`): the min of the explicit caps (their supremum where
+    strict), substituted; implicit conditions are solved numerically only: Untraceable."""
+    conds = _bounding(result, v, variable, constants, [])
+    if any(_solved(c, variable) for c in conds):
+        raise Untraceable(f"{result.id} ({v.name}): {variable} is solved numerically (implicit caps)")
+    cap = sp.Min(*(c.cap for c in conds)) if len(conds) > 1 else conds[0].cap
+    symbols = {S.resolve(nm, result.scope).symbol: constants[nm]
+               for nm in sorted({nm for c in conds for nm in v.names_of(f"cap:{c.name}")})}
+    return substitute(cap, symbols), None
 
 
 def _solved(c: StepCondition, variable: str) -> bool:

@@ -55,3 +55,46 @@ def test_help(capsys):
         main(["audit", "--help"])
     assert exc.value.code == 0
     assert "--samples" in capsys.readouterr().out
+
+
+def test_every_verdict_carries_its_evidence(capsys):
+    assert main(["audit", "sdgt", *FAST, "--only", "lemma", "--json"]) == 0
+    reports = json.loads(capsys.readouterr().out)
+    kinds = {"proved", "proved-on-box", "refuted", "not-refuted", "statistical", "numeric"}
+    for r in reports:
+        assert r["evidence"] in kinds and r["certificate"]["method"]
+    by_claim = {r["claim"]: r for r in reports}
+    assert by_claim["lemma2.coefficient"]["evidence"] == "proved"
+    assert by_claim["lemma3.alpha_K"]["evidence"] == "refuted"
+
+
+def test_the_text_output_shows_the_evidence(capsys):
+    assert main(["audit", "sdgt", *FAST, "--only", "lemma2", "lemma3"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("lemma2.coefficient"))
+    assert "proved: z3" in row
+    assert out.splitlines()[-2].startswith("evidence: 1 proved, 1 proved-on-box, 1 refuted")
+
+
+def test_prove_levels(capsys):
+    assert main(["audit", "sdgt", *FAST, "--only", "lemma2", "--prove", "0", "--json"]) == 0
+    (report,) = json.loads(capsys.readouterr().out)
+    assert report["evidence"] == "not-refuted"      # level 0 re-checks points, proves nothing
+    assert main(["audit", "sdgt", "--only", "lemma2", "--prove", "4"]) == 2
+    assert "--prove must be a level in 0..3, got 4" in capsys.readouterr().err
+
+
+def test_audit_all_counts_the_evidence_per_paper(capsys, tmp_path):
+    assert main(["audit", "all", *FAST, "--only", "lemma2", "lemma4.kappa2", "--json",
+                 "--report", str(tmp_path / "r")]) == 0
+    data = json.loads(capsys.readouterr().out)
+    counts = data.pop("evidence_counts")
+    assert set(counts) == set(data) | {"all"}
+    for paper, reports in data.items():
+        assert sum(counts[paper].values()) == len(reports)
+        for kind in ("proved", "proved-on-box", "refuted", "not-refuted", "statistical", "numeric"):
+            assert counts[paper][kind] == sum(r["evidence"] == kind for r in reports)
+    assert counts["all"]["proved"] >= 1 and counts["all"]["refuted"] >= 1
+    index = (tmp_path / "r" / "index.md").read_text()
+    assert index.splitlines()[2] == "What backs each verdict, per paper:"
+    assert "| sdgt |" in index and "| fednova |" in index

@@ -1,6 +1,7 @@
 """``fedbound run`` starts in under 3 s (issue 9; benchmarks/bench_fedavg_round.py measures it):
 the modules a run imports must not pull scipy, sympy, cvxpy, PEPit or ray at start-up (each costs
 0.2-2 s); they are imported where used. Checked by module names, not by timing."""
+import os
 import subprocess
 import sys
 
@@ -22,6 +23,37 @@ def test_a_run_imports_no_heavy_module(tmp_path):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().splitlines()[-1] == "[]"
+
+
+#: the certifier's solvers (z3) and its modules that drive them (interval drives python-flint's
+#: arb; flint itself is not a sign: sympy loads it as its ground types whenever sympy is imported
+#: and flint is installed, which ``audit --help`` does on a cold cache)
+SOLVERS = ("z3", "fedbound.theory.certify.smt", "fedbound.theory.certify.interval")
+
+
+def _imported(code: str, env: dict | None = None) -> list[str]:
+    code += f"\nimport sys\nprint(sorted(set(sys.modules) & set({SOLVERS!r})))\n"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert res.returncode == 0, res.stderr
+    return eval(res.stdout.strip().splitlines()[-1])
+
+
+def test_the_solvers_are_imported_only_where_the_audit_proves(tmp_path):
+    cold = {**os.environ, "FEDBOUND_CACHE_DIR": str(tmp_path / "cache")}   # help built, not cached
+    assert _imported("import fedbound") == []
+    for env in (cold, None):
+        assert _imported("import contextlib, io\nfrom fedbound.cli.main import main\n"
+                         "with contextlib.redirect_stdout(io.StringIO()):\n"
+                         "    for argv in (['--help'], ['audit', '--help']):\n"
+                         "        try:\n            main(argv)\n        except SystemExit:\n            pass",
+                         env) == []
+    # level 0 re-checks points exactly and runs no solver
+    assert _imported("import contextlib, io\nfrom fedbound.cli.main import main\n"
+                     "with contextlib.redirect_stdout(io.StringIO()):\n"
+                     "    main(['audit', 'sdgt', '--only', 'lemma3.alpha_K', '--samples', '50',"
+                     " '--iterations', '0', '--prove', '0'])") == []
+    assert "z3" in _imported("from fedbound.theory.audit import run_audit\n"
+                             "run_audit('sdgt', samples=50, iterations=0, only=['lemma2'])")
 
 
 def test_version_prints_the_version_without_a_command_module():

@@ -244,7 +244,11 @@ def test_audit_all_runs_every_registered_paper(capsys):
         ["audit of sdgt: 1 claims, 50 random samples each plus extremes and adversarial search (seed 0)"]
     code, out, _ = run(capsys, "audit", "all", "--samples", "50", "--iterations", "0", "--json")
     data = json.loads(out)
+    counts = data.pop("evidence_counts")      # issue 32: per paper and in all, beside the papers
     assert code == 0 and set(data) == set(PAPERS.names()) and all(data[p] for p in data)
+    assert set(counts) == set(PAPERS.names()) | {"all"}
+    for paper, reports in data.items():
+        assert sum(counts[paper].values()) == len(reports)
 
 
 def test_list_papers_from_the_registry(capsys):

@@ -92,6 +92,19 @@ def test_theory_commands(plugin):
     assert audit
 
 
+def test_the_audit_certifies_the_templates_theorem(plugin):
+    """issue 32: the template's theorem is sympy and its claims ordinary code; the audit proves the
+    contraction of its rate on the whole domain, and backs the monotone bound with exact evidence."""
+    _, env, cwd = plugin
+    reports = {r["claim"]: r for r in json.loads(ok(env, cwd, "audit", NAME, "--samples", "500",
+                                                     "--iterations", "3", "--json"))}
+    contraction, monotone = reports["thm1.contraction"], reports["thm1.monotone"]
+    assert contraction["evidence"] == "proved" and contraction["certificate"]["result"] == "unsat"
+    assert monotone["verdict"] == "holds" and monotone["evidence"] in ("proved", "proved-on-box",
+                                                                       "not-refuted")
+    assert monotone["evidence"] != "not-refuted" or "closest_exact" in monotone["certificate"]
+
+
 def test_verify_checks_the_theorem_against_runs(plugin):
     _, env, cwd = plugin
     out = json.loads(ok(env, cwd, "verify", NAME, "thm1", "--rounds", "60", "--seeds", "8", "--json"))

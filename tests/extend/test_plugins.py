@@ -128,6 +128,54 @@ def test_load_plugin_refuses_junk_with_a_plugin_error(spec):
         assert str(exc) and "\n" not in str(exc).strip()
 
 
+THEOREM = """
+import numpy as np
+from fedbound.extend import (Claim, PaperAudit, Param, Provenance, Result, Sampler, StepCondition,
+                             Variant, compile_expr, register_paper, register_result, shared)
+
+L, gamma = shared("L"), shared("gamma")
+RATE = 1 - gamma * L
+register_result(Result(
+    id="toyproof.thm1", title="a contraction", statement="gamma <= 1/(2L) gives a rate in [1/2, 1)",
+    provenance=Provenance("toyproof.py", "(1)", "1"), assumptions=("f L-smooth",),
+    variants=[Variant("printed", "(1)", conditions=(StepCondition("(1)", 1 / (2 * L)),),
+                      extras={"rate": RATE})]))
+rate = compile_expr(RATE)
+SAMPLER = Sampler((Param("L", 1e-3, 1e3), Param("gamma/cap", 1e-4, 1.0)),
+                  lambda raw: {"L": raw["L"], "gamma": raw["gamma/cap"] / (2 * raw["L"])})
+
+
+def claims():
+    return [Claim("rate.half", "toyproof.thm1", "printed", "under (1), 1 - gamma L >= 1/2", "",
+                  SAMPLER, lambda c: (np.full_like(c["L"], 0.5), rate(c))),
+            Claim("rate.squared", "toyproof.thm1", "printed", "under (1), (1 - gamma L)^2 <= 1/2", "",
+                  SAMPLER, lambda c: (rate(c) ** 2, np.full_like(c["L"], 0.5)))]
+
+
+register_paper(PaperAudit("toyproof", "a contraction", "", claims))
+"""
+
+
+def test_a_plugins_sympy_theorem_gets_a_proof_and_an_exact_counterexample(tmp_path):
+    """issue 32: claims written the ordinary way (compile_expr of the plugin's sympy), no certifier
+    code: the true one is proved on its whole domain, the wrong one refuted in exact arithmetic."""
+    import json
+
+    out = fedbound("--plugin", "toyproof", "audit", "toyproof", "--samples", "300", "--iterations", "3",
+                   "--json", plugins={"toyproof": THEOREM}, tmp=tmp_path)
+    assert out.returncode == 0, out.stderr
+    reports = {r["claim"]: r for r in json.loads(out.stdout)}
+    half, squared = reports["rate.half"], reports["rate.squared"]
+    assert half["verdict"] == "holds" and half["evidence"] == "proved"
+    assert half["certificate"]["result"] == "unsat" and "L: (0, inf)" in half["certificate"]["domain"]
+    assert squared["verdict"] == "fails" and squared["evidence"] == "refuted"
+    point = squared["certificate"]["counterexample"]
+    import sympy as sp
+    L_, g = (sp.Rational(point["constants"][k]["exact"]) for k in ("L", "gamma"))
+    assert g <= 1 / (2 * L_) and (1 - g * L_) ** 2 > sp.Rational(1, 2)          # re-checked here
+    assert sp.Rational(point["ratio"]["exact"]) == 2 * (1 - g * L_) ** 2
+
+
 def test_a_plugin_is_imported_only_by_the_commands_that_use_it(tmp_path):
     """Issue 33, item 6 (by module imports, not by timing; benchmarks/bench_cli_startup.py times
     it): what a plugin registers is indexed in the on-disk cache on its first import, after which

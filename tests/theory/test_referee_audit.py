@@ -55,6 +55,7 @@ def test_a_bound_above_the_trivial_one_throughout_is_vacuous_and_one_below_somew
     vacuous = audit_claim(claim("vacuous", lambda c: (1e18 * c["x"], c["x"] ** 2), tests="nonvacuous",
                                 regime=Regime.at_least(T=10)), **FAST)
     assert vacuous.verdict == "fails" and vacuous.severity == "vacuous"
+    assert vacuous.evidence == "not-refuted" and "not proved" in vacuous.certificate["reading"]
     useful = audit_claim(claim("useful", lambda c: (5 * np.ones_like(c["x"]), c["x"]), tests="nonvacuous"),
                          **FAST)
     assert useful.verdict == "holds" and useful.severity == "holds"     # informative for x >= 5
@@ -152,6 +153,12 @@ def test_the_referee_report(tmp_path):
     assert (tmp_path / "plots" / "order.png").stat().st_size > 1000
     assert "data:image/png;base64," in page and "<h2>rate (2)</h2>" in page
     assert [r["severity"] for r in json.loads(files["json"].read_text())] == ["rate", "rate"]
+    # it leads with what backs the verdicts: a refutation (exact) and a fitted order (statistical)
+    lead = md.split("## ")[0]
+    assert lead.index("What backs each verdict") < lead.index("claims:")
+    assert "| toy | 2 | 0 | 0 | 1 | 0 | 1 | 0 |" in lead
+    assert "| refuted | an admissible counterexample" in lead and "<th>statistical</th>" in page
+    assert "exact ratio" in md and "| evidence | refuted:" in md and "| interval |" in md
 
 
 def test_audit_report_from_the_command_line(tmp_path, capsys):

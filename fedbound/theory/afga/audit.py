@@ -278,7 +278,8 @@ def f8_instance_norm(rho: Annotated[np.ndarray, Range(0.0, 1.0, high_open=True)]
                      m: Annotated[np.ndarray, Range(1.0)], n: Annotated[np.ndarray, Range(1.0)],
                      I: Annotated[np.ndarray, Range(1.0)]) -> np.ndarray:
     """||Delta_r||/(eta_l G) on the F.8 instance (module docstring): I m/n + (1 - m/n) sum_s rho^s."""
-    rho, m, n, I = (np.asarray(v, dtype=float) for v in (rho, m, n, I))
+    exact = any(np.asarray(v).dtype == object for v in (rho, m, n, I))     # the certifier's numbers
+    rho, m, n, I = (np.asarray(v, dtype=object if exact else float) for v in (rho, m, n, I))
     geometric = rho * -np.expm1(I * np.log(rho)) / (1 - rho)
     return I * m / n + (1 - m / n) * geometric
 

@@ -22,10 +22,13 @@ from dataclasses import dataclass
 from typing import Annotated
 
 import numpy as np
+import sympy as sp
 
 from fedbound.argtypes import Choice, Range
 from fedbound.errors import ValidationError
-from fedbound.theory.afga.common import H, m, n, rho, where
+from fedbound.theory.afga.common import H, I, m, n, rho, where
+from fedbound.theory.certify import trace as T
+from fedbound.theory.certify.trace import is_traced, symbolic
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Predicate, Result, Variant
 
@@ -113,6 +116,8 @@ def largest_rho(form: Form, m_value: AtLeastOne, n_value: AtLeastOne, I_value: A
     rho^2/(1-rho) up to rho = 1 - 1/I and to I rho^2 after; its level-c point is in the first branch
     when c <= I (1 - 1/I)^2, else sqrt(c/I) (capped at 1).
     """
+    if is_traced(m_value, n_value, I_value):
+        return _traced_largest_rho(form, m_value, n_value, I_value)
     m_, n_ = np.asarray(m_value, float), np.asarray(n_value, float)
     if form == "theorem":
         return m_ / (m_ + n_)
@@ -132,6 +137,47 @@ def largest_rho(form: Form, m_value: AtLeastOne, n_value: AtLeastOne, I_value: A
     with np.errstate(invalid="ignore"):
         second = np.minimum(np.sqrt(c / i_), 1.0)
     return np.where(first, root(c), second)
+
+
+def _traced_largest_rho(form: Form, m_, n_, I_) -> np.ndarray:
+    """:func:`largest_rho` on traced numbers (the certifier's exact and symbolic evaluation,
+    :mod:`fedbound.theory.certify.trace`): the same closed forms, m = n (c infinite) read as its
+    limit 1."""
+    if form == "theorem":
+        return m_ / (m_ + n_)
+    if symbolic(m_, n_, I_):
+        return _witness_rho(form, m_, n_, I_)
+
+    def root(c):
+        return 2 * c / (c + np.sqrt(c ** 2 + 4 * c))
+
+    if form == "sufficient":
+        return root(m_ ** 2 / n_ ** 2)
+    if form != "exact" or I_ is None:
+        raise ValidationError(f"largest_rho: form must be one of {', '.join(FORMS)} (exact needs I_value)")
+    one = m_ / m_
+    equal = m_ == n_
+    c = np.where(equal, one, m_ ** 2 * (n_ - 1) / (n_ ** 2 * np.where(equal, one, n_ - m_)))
+    first = np.where(c <= I_ * (1 - 1 / I_) ** 2, root(c), np.minimum(np.sqrt(c / I_), one))
+    return np.where(equal, one, first)
+
+
+def _witness_rho(form: Form, m_, n_, I_) -> np.ndarray:
+    """Over symbols (the certifier's symbolic form of a claim): a value top in (0, 1) at which the
+    form's predicate holds, in place of the largest one. A claim samples rho = fraction x
+    largest_rho, fraction in (0, 1]: since each form's left side increases with rho (rho^2/(1-rho),
+    and H rho^2, docstring of :func:`largest_rho`), the predicate holds exactly on (0, largest], and
+    fraction x top over every such top gives the same values of rho."""
+    p = PREDICATES[form]
+    values = {m: m_, n: n_, **({I: I_} if I_ is not None else {})}
+    values = {s: T.to_sympy(np.asarray(v, dtype=object).reshape(-1)[0]) for s, v in values.items()}
+
+    def conditions(top):
+        at = {**values, rho: top}
+        return [sp.Gt(top, 0), sp.Lt(top, 1),
+                sp.Le(p.lhs.xreplace(at), p.rhs.xreplace(at), evaluate=False)]
+
+    return T.array([T.witness("rho_top", conditions)])
 
 
 __all__ = ["RHO_CONDITION", "FORMS", "PREDICATES", "RhoCheck", "rho_condition", "largest_rho"]

@@ -41,10 +41,12 @@ import functools
 from typing import Annotated, Mapping
 
 import numpy as np
+import sympy as sp
 from scipy.special import polygamma
 
 from fedbound.argtypes import Count, Dims, Range
 from fedbound.papers import PAPERS, Citation, PaperAudit
+from fedbound.theory.certify.trace import Traced, array, exact_twin, to_sympy
 from fedbound.theory.claim import Claim, Param, Regime, Sampler, compile_expr
 from fedbound.theory.expectation_claim import ExpectationClaim
 from fedbound.theory.order_claim import OrderClaim
@@ -114,10 +116,10 @@ def sm3_ii(g: Gradients, z: Steps, eps: PositiveBatch, eta: PositiveBatch, v0: N
     mu_0 = v0 (so that v0 enters, notes 2.4). Returns the displacement ``delta`` = x_K - x_0 (N, d),
     the ``v`` and ``mu`` histories (N, K_MAX, d) and (N, K_MAX, q)."""
     n, steps, d = g.shape
-    mu = np.broadcast_to(v0[:, None], (n, cover.shape[0])).astype(float)
-    v = np.broadcast_to(v0[:, None], (n, d)).astype(float)
-    x = np.zeros((n, d))
-    vs, mus = np.zeros((n, steps, d)), np.zeros((n, steps, cover.shape[0]))
+    mu = np.broadcast_to(v0[:, None], (n, cover.shape[0])).astype(v0.dtype)   # float, or the
+    v = np.broadcast_to(v0[:, None], (n, d)).astype(v0.dtype)                  # certifier's exact
+    x = np.zeros((n, d))                                                       # numbers (objects)
+    vs, mus = np.zeros((n, steps, d), v0.dtype), np.zeros((n, steps, cover.shape[0]), v0.dtype)
     for k in range(1, steps + 1):
         gk = g[:, k - 1]
         update = ((k - 1) % z == 0)[:, None]
@@ -133,7 +135,7 @@ def sm3_ii(g: Gradients, z: Steps, eps: PositiveBatch, eta: PositiveBatch, v0: N
 def agdu(g: Gradients, z: Steps, eps: PositiveBatch, eta: PositiveBatch, v0: NonNegativeBatch) -> np.ndarray:
     """AGDU, Algorithm 9 [L1490-L1512]: v_k = v_{k-1} + g_k^2 on update steps, x_k = x_{k-1} - eta g_k/
     (sqrt(v_k) + eps); returns x_K - x_0 (N, d)."""
-    v = np.broadcast_to(v0[:, None], g[:, 0].shape).astype(float)
+    v = np.broadcast_to(v0[:, None], g[:, 0].shape).astype(v0.dtype)
     x = np.zeros(g[:, 0].shape)
     for k in range(1, g.shape[1] + 1):
         gk = g[:, k - 1]
@@ -360,10 +362,25 @@ def _lemma30(variant: str) -> Claim:
 
 # Proposition 9 (iv) -------------------------------------------------------------------------------
 
+def _inverse_squares(T: np.ndarray) -> np.ndarray:
+    """sum_{t=1}^T 1/t^2 = pi^2/6 - psi_1(T + 1) (the trigamma function)."""
+    return np.pi ** 2 / 6 - polygamma(1, T + 1)
+
+
+def _exact_inverse_squares(T: np.ndarray) -> np.ndarray:
+    """The same sum exactly (the certifier's numbers): pi^2/6 - psi_1(T + 1), kept as sympy's
+    trigamma (compared with its guaranteed digits, never expanded into T rationals)."""
+    return array([Traced(sp.pi ** 2 / 6 - sp.polygamma(1, to_sympy(t) + 1, evaluate=False))
+                  for t in np.asarray(T, dtype=object).reshape(-1)]).reshape(np.shape(T))
+
+
+INVERSE_SQUARES = exact_twin(_inverse_squares, _exact_inverse_squares)
+
+
 def _prop9_series() -> Claim:
     def check(c):
         T = c["T"]
-        return np.pi ** 2 / 6 - polygamma(1, T + 1), np.ones_like(T)   # sum_{t<=T} 1/t^2
+        return INVERSE_SQUARES(T), np.ones_like(T)   # sum_{t<=T} 1/t^2
 
     return Claim("prop9_iv.series", "fedada2.prop9_iv", "printed",
                  "the step of (iv) [L463]: sum_{t=1}^T 1/t^2 <= int_1^inf x^-2 dx = 1", "8.15",

@@ -37,9 +37,12 @@ from fedbound.argtypes import (Count, Dims, Matrix, NonNegativeArray, Positive, 
 from fedbound.deprecation import deprecated
 from fedbound.errors import ValidationError
 from fedbound.local_solver import SOLVERS, accumulation_vector, geometric_sum, solver_parameter
+from fedbound.theory.certify.trace import is_traced
 
 
 def _tau(tau) -> np.ndarray:
+    if is_traced(tau):
+        return tau
     t = V.real_array("tau", tau, low=1.0)
     if not np.all(t == np.round(t)):
         raise ValidationError(f"tau must hold integers >= 1, got {t[t != np.round(t)].flat[0]:g}")
@@ -109,7 +112,15 @@ def _not_a_number(a) -> None:
                               f"number {V.show(a)}")
 
 
+def _real(name: str, value, **checks) -> np.ndarray:
+    """``value`` as a checked float array; traced numbers (the certifier's exact evaluation,
+    :mod:`fedbound.theory.certify.trace`) as they are: the certifier checks its points itself."""
+    return value if is_traced(value) else V.real_array(name, value, **checks)
+
+
 def _weights(name: str, p, axis_size: int | None = None) -> np.ndarray:
+    if is_traced(p):
+        return p
     arr = V.real_array(name, p, low=0.0)
     if arr.ndim == 0 or (axis_size is not None and arr.shape[-1] != axis_size):
         raise ValidationError(f"{name} must have the clients on its last axis, got shape {arr.shape}")
@@ -123,8 +134,8 @@ def implicit_weights(p: ProbabilityArray, a1: NonNegativeArray) -> tuple[np.ndar
     """(tau_eff, w) of (6) [L115-L116]: tau_eff = sum_i p_i ||a_i||_1, w_i = p_i ||a_i||_1 / tau_eff,
     the effective steps and weights of any algorithm that averages Delta_i = -eta G_i a_i with p."""
     p = _weights("p", p)
-    a1 = V.real_array("a1", a1, low=0.0)
-    if np.any(a1 <= 0):
+    a1 = _real("a1", a1, low=0.0)
+    if not is_traced(a1) and np.any(a1 <= 0):
         raise ValidationError("||a_i||_1 must be > 0 for every client")
     tau_eff = np.sum(p * a1, axis=-1)
     return tau_eff, p * a1 / tau_eff[..., None]
@@ -137,9 +148,9 @@ def abc(w: ProbabilityArray, a1: PositiveArray, a2sq: NonNegativeArray, a_last: 
     A = m tau_eff sum_i w_i^2 ||a_i||_2^2/||a_i||_1^2, B = sum_i w_i (||a_i||_2^2 - a_{i,-1}^2),
     C = max_i ||a_i||_1 (||a_i||_1 - a_{i,-1})."""
     w = _weights("w", w)
-    a1, a2sq, a_last = (V.real_array(n, x, low=0.0) for n, x in (("a1", a1), ("a2sq", a2sq),
-                                                                   ("a_last", a_last)))
-    tau_eff = V.real_array("tau_eff", tau_eff)
+    a1, a2sq, a_last = (_real(n, x, low=0.0) for n, x in (("a1", a1), ("a2sq", a2sq),
+                                                            ("a_last", a_last)))
+    tau_eff = _real("tau_eff", tau_eff)
     m = w.shape[-1]
     A = m * tau_eff * np.sum(w * w * a2sq / (a1 * a1), axis=-1)
     B = np.sum(w * (a2sq - a_last * a_last), axis=-1)
@@ -243,7 +254,7 @@ def theorem_constants(p: ProbabilityArray, a: NonNegativeArray | Sequence[NonNeg
 def chi2(p: ProbabilityArray, w: ProbabilityArray) -> np.ndarray:
     """chi^2_{p||w} = sum_i (p_i - w_i)^2/w_i (L175); every w_i must be > 0 (else it is infinite)."""
     p, w = _weights("p", p), _weights("w", w)
-    if np.any(w <= 0):
+    if not is_traced(w) and np.any(w <= 0):
         raise ValidationError("chi2 needs every w_i > 0 (chi^2_{p||w} is infinite otherwise)")
     return np.sum((p - w) ** 2 / w, axis=-1)
 

@@ -36,6 +36,7 @@ O(1/sqrt(m tau_bar T)) [L157], [L210], [L212] over at least two decades.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -46,6 +47,7 @@ from fedbound.theory.claim import Claim, Param, Regime, Sampler, compile_expr
 from fedbound.theory.fednova import accumulation as acc
 from fedbound.theory.order_claim import OrderClaim
 from fedbound.theory import symbols as S
+from fedbound.theory.symbols import Domain
 from fedbound.theory.registry import get
 from fedbound.theory.fednova.common import PAPER
 
@@ -54,7 +56,8 @@ TAU_EFF_ = Param("tau_eff", 1.0, 1e4)
 A1_MAX_ = Param("a1_max", 1.0, 1e4)
 C_FRACTION = Param("C/a1_max^2", 1e-6, 1.0)
 C_ = Param("C", 1e-3, 1e8)
-BETA2_EXCESS = Param("beta2-1", 1e-6, 1e3)
+#: beta^2 - 1 of Assumption 3 (beta^2 >= 1): sampled in [1e-6, 1e3], any value >= 0 in a proof
+BETA2_EXCESS = Param("beta2-1", 1e-6, 1e3, domain=Domain(0.0, math.inf, low_open=False))
 FRACTION = Param("eta/cap", 1e-4, 1.0)
 Q_ = Param("q", 1, 1e4, integer=True)
 M_ = Param("m", 1, 1e4, integer=True)
@@ -175,7 +178,8 @@ def _thm1_claims() -> list[Claim]:
         Claim("thm1_sched.T_min", "fednova.thm1_sched", "printed",
               "[derived] T >= T_min_98_99 = 4 m L^2 max(tau_eff^2, (2 beta^2+1) C)/tau_bar makes "
               "eta = sqrt(m/(tau_bar T)) satisfy (98) and (99)", "L157/L635",
-              Sampler((L_, TAU_EFF_, C_, BETA2_EXCESS, M_, TAU_BAR_, Param("T/T_min", 1.0, 1e6)), sched_build),
+              Sampler((L_, TAU_EFF_, C_, BETA2_EXCESS, M_, TAU_BAR_,
+                       Param("T/T_min", 1.0, 1e6, domain=Domain(1.0, math.inf, low_open=False))), sched_build),
               sched_check, parts=("(98)", "(99)"), kind="consistency", tests="condition",
               regime=Regime.at_least(T=10), conditions=(T_MIN_REPAIR,)),
     ]

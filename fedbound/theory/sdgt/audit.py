@@ -44,6 +44,7 @@ from fedbound.theory.sdgt.common import PAPER, p_from_h
 from fedbound.theory.sdgt.lemmas import LEMMA2_CAP, LEMMA3_CAP
 from fedbound.theory.sdgt.thm3 import GAMMA_BAR_OF, gamma_bar_entries
 from fedbound.theory.sdgt.thm45 import k_star
+from fedbound.theory.symbols import POSITIVE, POSITIVE_INTEGER, PROBABILITY
 
 L_ = Param("L", 1e-3, 1e3)
 MU_OVER_L = Param("mu/L", 1e-6, 1.0)
@@ -51,15 +52,15 @@ K_ = Param("K", 1, 1000, integer=True)
 #: p's primitives: the subnet attaining p (m_p clients, or m_p = round(top^z) <= top where n or
 #: m_max is drawn) and its sampled clients h_p = round(m_p^z') (module doc)
 MP_ = Param("m_p", 1, 1000, integer=True)
-MP_POSITION = Param("m_p position", 0.0, 1.0, log=False)
-HP_POSITION = Param("h_p position", 0.0, 1.0, log=False)
+MP_POSITION = Param("m_p position", 0.0, 1.0, log=False, domain=PROBABILITY)
+HP_POSITION = Param("h_p position", 0.0, 1.0, log=False, domain=PROBABILITY)
 P_ = (MP_, HP_POSITION)
 P_WITH_N = (MP_POSITION, HP_POSITION)
 Q_ = Param("q", 1e-3, 1.0)
 N_ = Param("n", 1, 1e4, integer=True)
 SIGMA_ = Param("sigma", 1e-3, 1e3)
 T_ = Param("T", 1, 1e6, integer=True)
-T_ABOVE_K = Param("T-K", 1, 1e6, integer=True)
+T_ABOVE_K = Param("T-K", 1, 1e6, integer=True, domain=POSITIVE_INTEGER)
 FRACTION = Param("gamma/cap", 1e-4, 1.0)
 E1_ = Param("E1", 1e-3, 1e3)
 R_ = Param("R", 1e-3, 1e3)
@@ -76,9 +77,9 @@ def _sampling(c: dict) -> None:
     """p from its primitives (module doc), in place; q = 1 for a single client."""
     if "h_p position" in c:
         if "m_p position" in c:
-            top = np.asarray(c["n"] if "n" in c else c["m_max"], dtype=float)
+            top = c["n"] if "n" in c else c["m_max"]
             c["m_p"] = np.clip(np.round(top ** c.pop("m_p position")), 1, top)
-        m = np.asarray(c["m_p"], dtype=float)
+        m = c["m_p"]
         c["h_p"] = np.clip(np.round(m ** c.pop("h_p position")), 1, m)
         c["p"] = p_from_h(c["h_p"], m)
     if "n" in c and "q" in c:
@@ -209,7 +210,7 @@ def _thm1_coefficients(variant: str) -> Claim:
     return Claim("thm1.D_signs", "sdgt.thm1", variant,
                  "(74): c2 > 2, c1 = 6 L^2 c2, c0 = 192 L^2 c2/(pq), gamma <= min(p^2 q/(945KL), Lemma "
                  "1, 3-5 caps) make D > 0 and D1..D4 >= 0 of (73) (each: negative terms <= positive)",
-                 "F13", Sampler((L_, K_, *P_, Q_, Param("c2-2", 1e-6, 1e3), FRACTION),
+                 "F13", Sampler((L_, K_, *P_, Q_, Param("c2-2", 1e-6, 1e3, domain=POSITIVE), FRACTION),
                                 _build(_max_step("sdgt.thm1", variant))), check, parts=names,
                  kind="consistency" if rederived else "printed", tests="condition", regime=REGIME,
                  scaling=(), conditions=("D1, D2 re-derived from Lemmas 1, 3-6 and (71): -24 L^2 c2 and "

@@ -10,6 +10,7 @@ import sympy as sp
 
 from fedbound.argtypes import PositiveArray
 from fedbound.errors import ValidationError
+from fedbound.theory.certify.trace import is_traced
 from fedbound.theory.paper import Paper
 from fedbound.theory.reading import Reference
 from fedbound.theory.symbols import NONNEGATIVE, POSITIVE_INTEGER, UNIT, L
@@ -63,6 +64,8 @@ SAMPLING = (
 def p_from_h(h: PositiveArray, m: PositiveArray) -> np.ndarray:
     """p = 1 - ((m - h)/m)^2 of a subnet of m clients sampling h of them ([L242]); vectorized
     (h <= m)."""
+    if is_traced(h, m):          # the certifier's exact evaluation (it checks h <= m exactly)
+        return 1 - ((m - h) / m) ** 2
     h, m = np.asarray(h, dtype=float), np.asarray(m, dtype=float)
     try:
         h_, m_ = np.broadcast_arrays(h, m)

@@ -1,0 +1,25 @@
+r"""Certificates for the audit's verdicts (issue 32): every verdict of ``fedbound audit`` says what
+backs it, and no verdict is decided by a float tolerance.
+
+The audit (:mod:`fedbound.theory.audit`) samples a claim in floating point; the certifier then
+reads the claim exactly, from the claim's own code and the sympy its results carry, with no extra
+code from whoever wrote the claim (a plugin's theorem included):
+
+* :mod:`~fedbound.theory.certify.trace`: the claim's numpy code run on exact numbers (rationals,
+  algebraic and transcendental numbers, every comparison decided exactly) or on symbols (every
+  comparison a branch: the claim as a formula, path by path);
+* :mod:`~fedbound.theory.certify.form`: the claim's variables and domains (the sampled box, and
+  the whole admissible domain), its exact value at a point, its symbolic form;
+* :mod:`~fedbound.theory.certify.admissible`: the result's domains and relations, exactly;
+* :mod:`~fedbound.theory.certify.smt`: z3's nonlinear real arithmetic (square roots, min, max,
+  abs, piecewise cases and reciprocals eliminated by auxiliary variables);
+* :mod:`~fedbound.theory.certify.interval`: branch and bound in python-flint's arb balls with
+  monotonicity (powers, logarithms, exponentials on the sampled box);
+* :mod:`~fedbound.theory.certify.certifier`: the order of the attempts and the budget of each
+  ``--prove`` level; :mod:`~fedbound.theory.certify.evidence`: the kinds of evidence.
+
+The numeric procedures of the papers get exact twins where an exact value exists (the spectral
+radius of SD-GT Theorem 3's 4 x 4 matrix as an algebraic number, :mod:`fedbound.theory.linalg`;
+geometric sums; sums of 1/t^2); where none does (an implicit root, an implicit step-size cap), the
+evidence says ``numeric``. z3 and python-flint are imported only when the audit proves.
+"""
