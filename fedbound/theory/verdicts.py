@@ -15,19 +15,17 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from fedbound.display import Html, box, brief, details, table
-from fedbound.readout import by_size, ratio_words
-from fedbound.theory.audit_report import SEVERITIES, ClaimReport
+from fedbound.readout import ratio_words
+from fedbound.theory.audit_report import SEVERITIES, ClaimReport, describe_evidence, sort_by_size
 
 
 def rows(reports: Iterable[ClaimReport]) -> list[list]:
     """One table row per report, sorted by the size of its violation ratio, largest first."""
-    ordered = by_size(list(reports), lambda r: (r.violation_ratio, r.log10_ratio))
     out = []
-    for r in ordered:
+    for r in sort_by_size(list(reports)):
         regime = "" if r.interior_ratio is None else ratio_words(r.interior_ratio)
-        evidence = getattr(r, "evidence", None)
         out.append([r.claim, f"{r.result_id} [{r.variant}]", r.verdict, r.severity, r.size_words(),
-                    regime, r.kind] + ([] if evidence is None else [str(evidence)]))
+                    regime, r.kind, describe_evidence(r) if r.evidence else ""])
     return out
 
 
@@ -47,12 +45,10 @@ class Verdicts(list):
                      **self.counts())
 
     def _repr_html_(self) -> str:
-        header = ["claim", "result", "verdict", "severity", "size (lhs/rhs)", "in the regime of use", "kind"]
-        if any(getattr(r, "evidence", None) is not None for r in self):
-            header.append("evidence")
-        body = rows(self)
+        header = ["claim", "result", "verdict", "severity", "size (lhs/rhs)", "in the regime of use", "kind",
+                  "evidence"]
         counts = ", ".join(f"{n} {s}" for s, n in self.counts().items())
-        return box("audit", [table(header, [row + [""] * (len(header) - len(row)) for row in body])],
+        return box("audit", [table(header, rows(self))],
                    subtitle=f"{len(self)} claims: {counts}" if self else "no claims").text
 
 
