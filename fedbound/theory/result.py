@@ -75,7 +75,7 @@ class Result(Statement):
         return stepsize.max_step(self, variant, variable, rtol, later, **constants)
 
     def rounds_to_eps(self, eps: Positive | PositiveArray, /, variant: str | None = None,
-                      t_max: RoundsLimit = ROUNDS_MAX, **constants) -> np.ndarray:
+                      t_max: RoundsLimit = ROUNDS_MAX, **constants) -> float | np.ndarray:
         """Smallest number of rounds with bound <= eps (:func:`fedbound.theory.stepsize.rounds_to_eps`)."""
         return stepsize.rounds_to_eps(self, eps, variant, t_max, **constants)
 

@@ -285,9 +285,10 @@ def _solve_implicit(result: Statement, v: Variant, conds: list[StepCondition], v
 
 
 def rounds_to_eps(result: Statement, eps: Positive | PositiveArray, /, variant: str | None = None,
-                  t_max: RoundsLimit = ROUNDS_MAX, **constants) -> np.ndarray:
+                  t_max: RoundsLimit = ROUNDS_MAX, **constants) -> float | np.ndarray:
     """Smallest integer value of the result's rounds variable (``result.rounds``: T or R) >= 1
-    with bound <= eps (``inf`` if none below ``t_max``); eps must be finite and > 0.
+    with bound <= eps (``inf`` if none below ``t_max``); eps must be finite and > 0. A Python
+    float for scalar eps and constants, an array of the broadcast shape otherwise.
 
     Assumes the bound is non-increasing in the rounds (true of every rate bound here);
     vectorized exponential search followed by bisection on integers (at most about
@@ -331,7 +332,7 @@ def rounds_to_eps(result: Statement, eps: Positive | PositiveArray, /, variant: 
         ok = f(np.where(open_, np.maximum(mid, 1), hi)) <= eps
         hi = np.where(open_ & ok, mid, hi)
         lo = np.where(open_ & ~ok, mid, lo)
-    return np.where(reached, hi, np.inf)
+    return _plain(np.where(reached, hi, np.inf))
 
 
 __all__ = ["IMPLICIT_RTOL", "ROUNDS_MAX", "StepSize", "max_step", "step_order", "rounds_to_eps"]
