@@ -34,11 +34,13 @@ error, about 1/sqrt(2 (R - 1)), exceeds 24%, and on the mean being near normal.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 import numpy as np
 from scipy import stats
 
 from fedbound import validate
+from fedbound.display import box, brief, clip, fields, plot, sample_rows, shown, table
 from fedbound.errors import require
 
 #: the interval methods of :func:`mean_ci`: the Student-t interval, and the same intersected with
@@ -92,6 +94,62 @@ class Estimate:
                 "high": plain(self.high), "samples": self.samples, "confidence": self.confidence,
                 "method": self.method, "few": self.few}
 
+    # -- shown to a reader (:mod:`fedbound.display`) ---------------------------------------------
+    def interval(self) -> str:
+        """``mean [low, high]`` with the digits that matter; for arrays, the sizes of the arrays."""
+        return f"{shown(self.mean)} [{shown(self.low)}, {shown(self.high)}]" if np.ndim(self.mean) == 0 \
+            else f"mean {shown(np.asarray(self.mean))}"
+
+    def __repr__(self) -> str:
+        return clip(f"Estimate({self.interval()}; {self.describe()})")
+
+    def _repr_html_(self) -> str:
+        """A number: its mean, standard error and interval; a series: the mean against its index
+        with the interval shaded (a log axis where it spans decades) and a small table."""
+        mean = np.asarray(self.mean, dtype=float)
+        if mean.ndim == 1:
+            index = np.arange(mean.size)
+            parts = [plot(index, {"mean": mean}, bands={"mean": (self.low, self.high)}, xlabel="index"),
+                     table(["index", "mean", "low", "high", "stderr"],
+                           [[int(i), mean[i], self.low[i], self.high[i], self.stderr[i]]
+                            for i in sample_rows(mean.size)])]
+        else:
+            parts = [fields([("mean", self.mean), ("interval", f"[{shown(self.low)}, {shown(self.high)}]"),
+                             ("standard error", self.stderr)])]
+        return box("Monte-Carlo estimate", parts, subtitle=self.describe()).text
+
+
+class Estimates(dict):
+    """Estimates by name (the outputs of a Monte-Carlo grid that returns a dict per seed, such as a
+    run's per-round metrics), displayed as one table; ``plotted``: the series a notebook plots
+    against their index, named ``axis`` (the first four series when none is named)."""
+
+    def __init__(self, estimates: Mapping[str, Estimate], plotted: tuple[str, ...] = (), axis: str = "index"):
+        super().__init__(estimates)
+        self.plotted, self.axis = tuple(plotted), axis
+
+    def __repr__(self) -> str:
+        return brief("Estimates", *self)
+
+    def _repr_html_(self) -> str:
+        """One row per name (a series by its last entry), the interval's method, and a plot of the
+        plotted series with their intervals shaded."""
+        rows, series, bands = [], {}, {}
+        for name, est in self.items():
+            mean = np.asarray(est.mean, dtype=float)
+            pick = (lambda a: float(np.asarray(a, dtype=float)[-1])) if mean.ndim == 1 else np.asarray
+            rows.append([name, f"{self.axis} {mean.size - 1}" if mean.ndim == 1 else "", pick(est.mean),
+                         pick(est.low), pick(est.high)])
+            wanted = name in self.plotted if self.plotted else len(series) < 4
+            if mean.ndim == 1 and wanted and (not series or mean.size == len(next(iter(series.values())))):
+                series[name], bands[name] = mean, (est.low, est.high)
+        parts = [table(["name", "", "mean", "low", "high"], rows)]
+        if series:
+            parts.insert(0, plot(np.arange(len(next(iter(series.values())))), series, bands=bands,
+                                 xlabel=self.axis))
+        first = next(iter(self.values()), None)
+        return box("Monte-Carlo estimates", parts, subtitle=first.describe() if first is not None else "").text
+
 
 def mean_ci(samples: np.ndarray, confidence: float = 0.95, axis: int = 0,
             nonnegative: bool = False) -> Estimate:
@@ -129,4 +187,4 @@ def mean_ci(samples: np.ndarray, confidence: float = 0.95, axis: int = 0,
     return Estimate(mean, stderr, low, high, r, confidence)
 
 
-__all__ = ["Estimate", "mean_ci", "STUDENT_T", "CLIPPED", "FEW_SAMPLES"]
+__all__ = ["Estimate", "Estimates", "mean_ci", "STUDENT_T", "CLIPPED", "FEW_SAMPLES"]

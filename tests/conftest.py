@@ -6,11 +6,15 @@ No per-example deadline: CI shares 2 cores and timing is not what these properti
 hypothesis explores new examples on every run.
 """
 import os
+import sys
 import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import settings
+
+sys.path.insert(0, str(Path(__file__).parent))  # html_checks (the suite runs with importlib mode)
 
 # the suite's own on-disk cache (fedbound.cache): a user's cache is neither read nor written
 os.environ.setdefault("FEDBOUND_CACHE_DIR", tempfile.mkdtemp(prefix="fedbound-test-cache-"))

@@ -28,6 +28,7 @@ from fedbound.algorithms.client_rows import ClientRows
 from fedbound.algorithms.threads import per_round, step_flops
 from fedbound.argtypes import NonFinite, NonNegativeInt, Range, Seed
 from fedbound.deprecation import renamed_attributes
+from fedbound.display import clip
 from fedbound.errors import DivergenceError, require
 from fedbound.tasks.base import Task
 from fedbound.validate import instance
@@ -140,6 +141,10 @@ class Algorithm:
 
     def step(self, state: State, **overrides) -> State:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return clip(f"{self.name}(task={type(self.task).__name__}(n={self.task.n}, d={self.task.d}), "
+                    f"seed={self.seed})")
 
 
 def _init_work(alg: Algorithm, *args, **kwargs) -> float:

@@ -16,6 +16,7 @@ from fedbound.algorithms.accounting import COUNTERS
 from fedbound.algorithms.base import Algorithm, State, StateTensor, check_finite
 from fedbound.algorithms.threads import Threads, round_threads, step_flops, torch_threads
 from fedbound.argtypes import Count, Measured, NonNegativeInt
+from fedbound.display import box, brief, details, fields, plot, sample_rows, table
 from fedbound.errors import DivergenceError, require
 from fedbound.tasks.base import Task
 
@@ -84,6 +85,33 @@ class Trajectory:
                if self.algorithm_metrics else {}),
             **({"eval_every": self.eval_every} if self.eval_every != 1 else {}),
         }
+
+    # -- shown to a reader (:mod:`fedbound.display`) ---------------------------------------------
+    def _last(self) -> dict[str, float]:
+        """The global model's metrics at the last round (those that are known: f* and x* may not be)."""
+        return {m: float(getattr(self, m)[-1]) for m in ("loss_gap", "dist2", "grad_norm2")
+                if np.isfinite(getattr(self, m)[-1])}
+
+    def __repr__(self) -> str:
+        return brief("Trajectory", self.algorithm, rounds=int(self.rounds[-1]), **self._last())
+
+    def _repr_html_(self) -> str:
+        """The metrics of the global model against the rounds (a log axis where they span decades),
+        a small table of rounds (the first, log-spaced ones, the last), the totals of the counters."""
+        shown_metrics = {m: np.asarray(getattr(self, m), dtype=float) for m in ("loss_gap", "dist2", "grad_norm2")}
+        shown_metrics = {m: v for m, v in shown_metrics.items() if np.any(np.isfinite(v))}
+        evaluated = np.flatnonzero(np.isfinite(self.grad_norm2))
+        rows = [[int(self.rounds[i]), self.loss[i], *(v[i] for v in shown_metrics.values()), int(self.K[i])]
+                for i in evaluated[sample_rows(evaluated.size)]]
+        totals = [(name, float(self.comm[name][-1])) for name in COUNTERS if float(self.comm[name][-1]) != 0]
+        parts = [plot(self.rounds, shown_metrics, xlabel="round", title=self.algorithm),
+                 table(["round", "loss", *shown_metrics, "K"], rows),
+                 details("communication and work (totals)", [fields(totals)])]
+        if self.metrics:
+            parts.append(f"the algorithm's own metrics: {', '.join(self.metrics)}")
+        every = f", metrics every {self.eval_every} rounds" if self.eval_every != 1 else ""
+        return box(f"trajectory of {self.algorithm}", parts,
+                   subtitle=f"{int(self.rounds[-1])} rounds{every}").text
 
 
 #: rows of global models evaluated in one call of :meth:`fedbound.tasks.Task.global_metrics`: a run

@@ -30,12 +30,14 @@ import time
 from dataclasses import asdict, dataclass
 
 from fedbound.argtypes import Count
+from fedbound.display import box, brief, details, fields, shown, table
 from fedbound.errors import UnknownNameError
 from fedbound.jsonable import jsonable
 from fedbound.pep import lower_bound as lb
 from fedbound.pep.method import PEP_METHODS, Method
 from fedbound.pep.numeric import ReplayEnv
 from fedbound.pep.solver import solve
+from fedbound.readout import ratio_words
 from fedbound.pep.symbolic import PepEnv
 from fedbound.validate import suggest
 
@@ -70,6 +72,38 @@ class Certificate:
 
     def to_dict(self) -> dict:
         return jsonable(asdict(self))
+
+    # -- shown to a reader (:mod:`fedbound.display`) ---------------------------------------------
+    def __repr__(self) -> str:
+        theory = {} if self.theory is None else {"theory": self.theory}
+        return brief("Certificate", self.method, worst_case=self.worst_case, lower_bound=self.lower_bound,
+                     **theory, verdict=self.verdict)
+
+    def _repr_html_(self) -> str:
+        """The worst case, the quadratic lower bound (tight or with a gap), the papers' bound and
+        whether it holds, with the ratios in words; the solver, the replay; options and instance
+        folded."""
+        rows: list[tuple[str, object]] = [
+            ("worst case (PEP)", self.worst_case),
+            ("lower bound (quadratic instance)", f"{shown(self.lower_bound)}: "
+             f"{ratio_words(self.worst_case / self.lower_bound) if self.lower_bound > 0 else 'none found'} "
+             f"below the worst case" if self.lower_bound != self.worst_case else shown(self.lower_bound))]
+        if self.theory is not None:
+            rows.append(("theory", f"{shown(self.theory)} ({self.theory_source})"
+                         + ("" if self.theory_applies else f"; does not apply: {self.theory_note}")))
+            if self.theory > 0:
+                rows.append(("theory / worst case", ratio_words(self.theory / self.worst_case)
+                             if self.worst_case > 0 else "the worst case is 0"))
+        rows += [("verdict", self.verdict),
+                 ("solver", f"{self.solver} ({self.status}), Gram matrix {self.gram_size}x{self.gram_size}, "
+                            f"duality gap {shown(self.duality_gap, 3)}"),
+                 ("replay", f"{shown(self.replay_value)} (largest mismatch {shown(self.replay_mismatch, 3)})"),
+                 ("seconds", self.seconds)]
+        return box(f"PEP certificate: {self.method}", [
+            fields(rows),
+            details(f"{len(self.options)} options", [table(["option", "value"], [[k, v] for k, v in self.options.items()])]),
+            details("lower-bound instance", [table(["", "value"], [[k, v] for k, v in self.lower_bound_instance.items()])]),
+        ], subtitle=self.verdict).text
 
 
 def method(name: str) -> Method:

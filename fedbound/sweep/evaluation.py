@@ -34,7 +34,9 @@ from typing import Callable, Sequence
 import numpy as np
 from tqdm import tqdm
 
-from fedbound.stats import mean_ci
+from fedbound.display import Html, box, brief, plot, shown, table
+from fedbound.stats import Estimates, mean_ci
+from fedbound.sweep.report import NONNEGATIVE_METRICS
 from fedbound import validate
 from fedbound.deprecation import renamed_attributes
 from fedbound.errors import InputTypeError, ValidationError, require
@@ -115,7 +117,8 @@ class Measurements:
         (``nonnegative``, :func:`fedbound.stats.mean_ci`)."""
         def est(stacked):
             if isinstance(stacked, dict):
-                return {k: est(v) for k, v in stacked.items()}
+                return Estimates({k: est(v) for k, v in stacked.items()}, NONNEGATIVE_METRICS, "round") \
+                    if NONNEGATIVE_METRICS[0] in stacked else Estimates({k: est(v) for k, v in stacked.items()})
             if isinstance(stacked, tuple):
                 return tuple(est(v) for v in stacked)
             return mean_ci(stacked, confidence, nonnegative=nonnegative)
@@ -124,6 +127,64 @@ class Measurements:
     def items(self):
         """(configuration, outputs stacked over seeds) for every configuration, in order."""
         return [(c, self.stack(**c)) for c in self.configurations]
+
+    # -- shown to a reader (:mod:`fedbound.display`) ---------------------------------------------
+    def _kind(self) -> str:
+        """What one output is: "runs" (a run's per-round columns), "dict", "tuple" or "array"."""
+        first = next((o for row in self.outputs for o in row if o is not None), None)
+        if isinstance(first, dict):
+            return "runs" if NONNEGATIVE_METRICS[0] in first else "dict"
+        return "tuple" if isinstance(first, tuple) else "array"
+
+    def __repr__(self) -> str:
+        failed = {"failed": len(self.failures)} if self.failures else {}
+        keys = sorted({k for row in self.outputs for o in row if isinstance(o, dict) for k in o})
+        return brief("Measurements", configurations=len(self.configurations), seeds=len(self.seeds),
+                     outputs=self._kind(), **({"keys": keys} if keys else {}), **failed)
+
+    def _repr_html_(self) -> str:
+        """One row per configuration: its values, the mean and interval over the seeds of each
+        output (of a run: the last round of f - f*, ||x - x*||^2 and ||grad f||^2, intervals within
+        [0, inf)) or how many seeds failed; for runs, a plot of each configuration's mean."""
+        kind, keys = self._kind(), sorted({k for c in self.configurations for k in c})
+        names, rows, series, method = [], [], {}, ""
+        for c, configuration in enumerate(self.configurations):
+            row = [configuration.get(k) for k in keys]
+            failed = sum(1 for (i, _) in self.failures if i == c)
+            if failed:
+                rows.append(row + [f"{failed} of {len(self.seeds)} seeds failed"])
+                continue
+            named = self._named(self.stack(**configuration), kind)
+            names = names or list(named)
+            for values in named.values():
+                est = mean_ci(values.reshape(values.shape[0], -1)[:, -1] if values.ndim > 1 else values,
+                              nonnegative=kind == "runs")
+                row.append(Html(f"{shown(est.mean)} [{shown(est.low)}, {shown(est.high)}]"))
+                method = est.describe()
+            rows.append(row)
+            curve = next((k for k in named if np.all(np.isfinite(named[k]))), None) if kind == "runs" else None
+            if curve is not None:
+                label = ", ".join(f"{k}={configuration[k]}" for k in keys)
+                series[f"{label} {curve}".strip()] = named[curve].mean(axis=0)
+        header = keys + [name + (" (last round)" if kind == "runs" else "") for name in names]
+        parts = [table(header, [r + [""] * (len(header) - len(r)) for r in rows],
+                       caption=f"mean and {method}" if method else "")]
+        if series:
+            length = len(next(iter(series.values())))
+            parts.insert(0, plot(np.arange(length), dict(list(series.items())[:8]), xlabel="round",
+                                 ylabel="mean over the seeds"))
+        return box("Monte-Carlo measurements", parts,
+                   subtitle=f"{len(self.configurations)} configurations x {len(self.seeds)} seeds").text
+
+    @staticmethod
+    def _named(stacked, kind: str) -> dict[str, np.ndarray]:
+        """The outputs of one configuration a table shows, by name, as float arrays (seeds, ...)."""
+        if kind == "runs":
+            chosen = {k: stacked[k] for k in NONNEGATIVE_METRICS if k in stacked}
+        else:
+            chosen = stacked if kind == "dict" else dict(enumerate(stacked)) if kind == "tuple" \
+                else {"output": stacked}
+        return {str(k): np.asarray(v, dtype=float) for k, v in chosen.items()}
 
 
 def _grid(grid) -> list[dict]:

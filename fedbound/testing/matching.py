@@ -57,8 +57,10 @@ import numpy as np
 
 from fedbound import validate
 from fedbound.algorithms import registry
+from fedbound.display import box, brief, details, fields, plot, shown, table
 from fedbound.errors import InputTypeError, UnknownNameError, ValidationError, require
 from fedbound.network import Network
+from fedbound.readout import ratio_words
 from fedbound.stats import Estimate
 from fedbound.tasks import Task
 from fedbound.testing.assertions import _bound_verdict, assert_linear_rate, assert_power_rate
@@ -115,6 +117,29 @@ class TheoryMatch:
         else:
             lines.append(f"  rate: not checked ({self.rate_note})")
         return "\n".join(lines)
+
+    # -- shown to a reader (:mod:`fedbound.display`) ---------------------------------------------
+    def __repr__(self) -> str:
+        return brief("TheoryMatch", f"{self.result} [{self.variant}]", measure=self.measure,
+                     rounds=int(self.rounds[-1]), seeds=self.measured.samples, bound=self.check.status,
+                     rate=self.rate or "not checked")
+
+    def _repr_html_(self) -> str:
+        """The measured mean with its interval against the bound at every round (a log axis where
+        they span decades), the verdict of the bound with the ratio in words, the rate checked."""
+        mean = np.asarray(self.measured.mean, dtype=float)
+        rows = [("bound", f"{self.check.status}: largest measured/predicted {shown(self.check.ratio)} "
+                          f"({ratio_words(self.check.ratio)}), at measured {shown(self.check.measured)}, "
+                          f"predicted {shown(self.check.predicted)}"),
+                ("rate", self.summary().splitlines()[1].strip().removeprefix("rate: ")),
+                ("interval", self.measured.describe())]
+        parts = [plot(self.rounds, {"measured": mean, "bound": np.asarray(self.bound, dtype=float)},
+                      bands={"measured": (self.measured.low, self.measured.high)}, xlabel="T",
+                      ylabel=self.measure),
+                 fields(rows),
+                 details(f"{len(self.constants)} constants", [table(["constant", "value"],
+                                                                   [[k, v] for k, v in self.constants.items()])])]
+        return box(f"{self.result} [{self.variant}] against runs", parts, subtitle=self.measure).text
 
 
 def _runner(algorithm, task, network, options: dict, adapter):

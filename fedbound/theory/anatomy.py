@@ -40,6 +40,7 @@ import sympy as sp
 
 from fedbound import cache
 from fedbound.argtypes import Measured
+from fedbound.display import box, clip, table
 from fedbound.errors import ValidationError
 from fedbound.jsonable import jsonable
 from fedbound.readout import number
@@ -132,7 +133,23 @@ class Anatomy:
                          "undifferentiated": list(self.undifferentiated), "words": self.describe()})
 
     def __repr__(self) -> str:
-        return f"Anatomy({self.result_id} [{self.variant}]: {self.describe(3)})"
+        return clip(f"Anatomy({self.result_id} [{self.variant}]: {self.describe(3)})")
+
+    def _repr_html_(self) -> str:
+        """The terms by share (the dominant marked), then d log B / d log c and the decades of the
+        bound each constant accounts for, largest first."""
+        d, decades = self.dominant, dict(self.decades())
+        terms = [[t.label + (" (dominant)" if t is d else ""), self.at(t.value), f"{number(100 * self.at(t.share), 3)}%"]
+                 for t in sorted(self.terms, key=lambda t: -self.at(t.share))]
+        sensitivities = [[name, s, decades[name], self.at(self.constants[name])] for name, s in self.ranked()]
+        parts = [self.describe(), table(["term", "value", "share"], terms, caption="terms of the bound", digits=4),
+                 table(["constant", "d log B / d log c", "decades of B (S log10 c)", "value"], sensitivities,
+                       caption="sensitivities", digits=3)]
+        if self.undifferentiated:
+            parts.append(f"not differentiated: {', '.join(self.undifferentiated)}")
+        where = "" if np.ndim(self.bound) == 0 else f" at the largest of {np.size(self.bound)} points"
+        return box(f"anatomy of {self.result_id} [{self.variant}]", parts,
+                   subtitle=f"bound {number(self.at(self.bound), 4)}{where}").text
 
 
 def step_slopes(derivative: sp.Expr) -> sp.Expr:

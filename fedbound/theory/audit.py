@@ -71,6 +71,7 @@ from fedbound.theory.audit_report import ClaimReport
 from fedbound.theory.certify.certifier import BUDGETS, Level, certify
 from fedbound.theory.claim import Claim, SelfAuditing
 from fedbound.theory.registry import RESULTS
+from fedbound.theory.verdicts import Audits, Verdicts
 
 MAX_CORNERS = 1024
 #: the audit's worst points handed to the certifier (it re-checks as many as its level allows)
@@ -375,9 +376,10 @@ def papers(name: str) -> list[str]:
 
 
 def run_audit(paper: str = "sdgt", samples: Count = 20000, seed: Seed = 0, iterations: Iterations = 40,
-              only: list[str] | None = None, prove: Level = 1) -> list[ClaimReport]:
+              only: list[str] | None = None, prove: Level = 1) -> Verdicts:
     """Audit every claim of ``paper`` (or those whose id starts with one of ``only``), each verdict
-    with its evidence at the ``prove`` level (:func:`audit_claim`)."""
+    with its evidence at the ``prove`` level (:func:`audit_claim`): the reports, a list that a
+    notebook shows as one table (:class:`~fedbound.theory.verdicts.Verdicts`)."""
     every = claims_of(paper)
     for prefix in only or ():
         require(isinstance(prefix, str) and prefix.strip() != "",
@@ -400,7 +402,7 @@ def run_audit(paper: str = "sdgt", samples: Count = 20000, seed: Seed = 0, itera
                                            prove=prove)
         if by_id[corrected].verdict == "holds":
             report.severity = "typo"
-    return reports
+    return Verdicts(reports)
 
 
 def _no_claim(paper: str, only: list[str], claims) -> UnknownNameError:
@@ -412,9 +414,9 @@ def _no_claim(paper: str, only: list[str], claims) -> UnknownNameError:
 
 
 def run_audits(paper: str = "all", samples: Count = 20000, seed: Seed = 0, iterations: Iterations = 40,
-               only: list[str] | None = None, prove: Level = 1) -> dict[str, list[ClaimReport]]:
-    """{paper: reports} for one paper or ``"all"``; with ``only``, papers without a matching claim
-    are skipped (an error if no paper has one)."""
+               only: list[str] | None = None, prove: Level = 1) -> Audits:
+    """{paper: reports} for one paper or ``"all"`` (:class:`~fedbound.theory.verdicts.Audits`);
+    with ``only``, papers without a matching claim are skipped (an error if no paper has one)."""
     out = {}
     for name in papers(paper):
         if only and not any(c.id.startswith(o) for c in claims_of(name) for o in only):
@@ -423,7 +425,7 @@ def run_audits(paper: str = "all", samples: Count = 20000, seed: Seed = 0, itera
                               prove=prove)
     if not out:
         raise _no_claim(paper, only or [""], [c for name in papers(paper) for c in claims_of(name)])
-    return out
+    return Audits(out)
 
 
 #: the old dict of papers (name -> audit module), now the registry :data:`fedbound.papers.PAPERS`

@@ -23,7 +23,9 @@ import os
 from pathlib import Path
 
 from fedbound.outputs import atomic_path, write_json, write_text
-from fedbound.theory.audit_report import ClaimReport, format_ratio, format_value
+from fedbound.errors import FedboundError
+from fedbound.readout import number, ratio_words
+from fedbound.theory.audit_report import ClaimReport, format_ratio, format_value, sort_by_size
 from fedbound.theory.audit_report import SEVERITIES
 from fedbound.theory.certify.evidence import EVIDENCE, counts
 from fedbound.theory.certify.evidence import MEANINGS as MEANING_OF_EVIDENCE
@@ -31,7 +33,7 @@ from fedbound.theory.registry import RESULTS
 
 #: what each severity means, for the report's legend
 MEANINGS = {
-    "holds": "no admissible counterexample found (evidence, not proof)",
+    "holds": "no admissible counterexample: proved, or only not refuted by sampling (its evidence says which)",
     "typo": "fails as printed; a corrected reading holds",
     "constant": "fails by a bounded factor: a constant is wrong",
     "condition": "the step condition admits steps for which the conclusion fails",
@@ -125,12 +127,12 @@ def _entry(report: ClaimReport) -> list[tuple[str, str]]:
     rows = [("statement", report.statement), ("source", _source(report)), ("kind", report.kind),
             ("verdict", report.verdict), ("severity", report.severity),
             ("conditions", "; ".join(report.conditions) or "none"),
-            ("worst ratio (domain)", format_ratio(report)),
+            ("worst ratio (domain)", f"{report.size_words()} ({format_ratio(report)})"),
             ("counterexample" if report.verdict == "fails" else "closest point", _point(report.worst))]
     if report.regime:
         rows.append(("regime of use", report.regime))
         rows.append(("worst ratio (regime)", "no point" if report.interior_ratio is None
-                     else format_value(report.interior_ratio)))
+                     else ratio_words(report.interior_ratio)))
     if report.growth:
         rows.append(("growth of the ratio", ", ".join(f"{k}^{v:.2f}" for k, v in report.growth.items())))
     if report.scaling:
@@ -146,7 +148,28 @@ def _entry(report: ClaimReport) -> list[tuple[str, str]]:
                                     f"{m['realizations']} realizations; bound {m['bound']:.4g}"))
     if report.n_inadmissible:
         rows.append(("excluded samples", f"{report.n_inadmissible} broke {', '.join(report.inadmissible)}"))
+    if report.severity == "vacuous":
+        rows += _anatomy(report)
     return rows + (_certificate(report) if report.evidence else [])
+
+
+def _anatomy(report: ClaimReport) -> list[tuple[str, str]]:
+    """Why a vacuous bound is so large: the bound of the claim's result and variant evaluated at the
+    counterexample, its dominant additive term and share, and the constants it is most sensitive to
+    (d log B / d log c, :meth:`~fedbound.theory.evaluation.Evaluation.anatomy`)."""
+    if report.result_id not in RESULTS:
+        return []
+    result = RESULTS.get(report.result_id)
+    try:
+        variant = report.variant if report.variant in result.variants else None
+        names = set(result.variant(variant).constants())
+        anatomy = result.evaluate(variant, **{k: v for k, v in report.worst.items() if k in names}).anatomy()
+    except FedboundError as exc:
+        return [("anatomy at the counterexample", f"not evaluated: {exc}")]
+    top = ", ".join(f"{name} ({number(slope, 3)})" for name, slope in anatomy.ranked()[:4])
+    return [("anatomy at the counterexample",
+             f"dominant term {anatomy.dominant.label} ({number(100 * anatomy.at(anatomy.dominant.share), 3)}% "
+             f"of the bound); most sensitive to {top} (d log B / d log c)")]
 
 
 def _counts_table(reports: dict[str, list[ClaimReport]]) -> tuple[list[str], str]:
@@ -192,7 +215,7 @@ def write_report(paper: str, reports: list[ClaimReport], directory: str | os.Pat
     for severity, group in groups:
         md += [f"## {severity} ({len(group)})", ""]
         body.append(f"<h2>{severity} ({len(group)})</h2>")
-        for report in group:
+        for report in sort_by_size(group):
             rows = _entry(report)
             md += [f"### {report.claim}", "", "| | |", "|---|---|",
                    *(f"| {k} | {v.replace('|', '/')} |" for k, v in rows)]

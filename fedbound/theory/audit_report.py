@@ -21,7 +21,9 @@ import math
 from dataclasses import dataclass, field
 
 from fedbound.argtypes import NonNegative, NonNegativeInt, Probability
+from fedbound.display import box, brief, details, fields, shown, table
 from fedbound.jsonable import jsonable
+from fedbound.readout import by_size, ratio_words
 from fedbound.theory.argtypes import ExtendedReal
 
 #: the severity of a verdict, mildest first (:mod:`fedbound.theory.claim`)
@@ -75,6 +77,42 @@ class ClaimReport:
                                   if isinstance(v, float) and math.isinf(v) and v > 0)
         return data
 
+    # -- shown to a reader (:mod:`fedbound.display`) ---------------------------------------------
+    def size_words(self) -> str:
+        """The violation ratio lhs/rhs in words (:func:`fedbound.readout.ratio_words`)."""
+        return ratio_words(self.violation_ratio, self.log10_ratio, lhs_name="the claimed side",
+                           rhs_name="the bound")
+
+    def __repr__(self) -> str:
+        return brief("ClaimReport", self.claim, verdict=self.verdict, severity=self.severity,
+                     size=self.size_words())
+
+    def _repr_html_(self) -> str:
+        """The verdict, its severity and kind, the size of the worst ratio in words (and inside the
+        regime of use), the worst point, the parts that fail, the conditions it depends on, the
+        evidence where the report has one, and how the search went."""
+        rows: list[tuple[str, object]] = [
+            ("claim", self.statement), ("result", f"{self.result_id} [{self.variant}]"),
+            ("verdict", f"{self.verdict} ({self.severity}, {self.kind}, tests {self.tests})"),
+            ("worst lhs/rhs", f"{self.size_words()} ({format_ratio(self)})")]
+        if self.interior_ratio is not None:
+            rows.append((f"in the regime of use ({self.regime})", ratio_words(self.interior_ratio)))
+        rows += [("evidence", describe_evidence(self))] if self.evidence else []
+        rows += [("failing parts", ", ".join(self.failing_parts))] if self.failing_parts else []
+        rows += [("if", "; ".join(self.conditions))] if self.conditions else []
+        rows += [("flag", self.flag)] if self.flag else []
+        for name in ("scaling", "monte_carlo"):
+            value = getattr(self, name)
+            rows += [(name.replace("_", "-"), ", ".join(f"{k}={shown(v)}" for k, v in value.items()
+                                                        if not isinstance(v, (list, dict))))] if value else []
+        rows.append(("search", f"{self.n_evaluated} points ({self.n_invalid} invalid, {self.n_inadmissible} "
+                               f"inadmissible), found by {self.found_by}, {shown(self.seconds, 3)} s"))
+        point = table(["constant", "value"], [[k, v] for k, v in self.worst.items()])
+        fails = self.verdict == "fails"
+        return box(self.claim, [fields(rows), details("counterexample" if fails else "worst point", [point],
+                                                      expanded=fails)],
+                   subtitle=f"{self.verdict}, {self.severity}").text
+
 
 def format_value(v: ExtendedReal) -> str:
     """A number for a table: an integer as such, else 4 significant digits; inf and -inf by name."""
@@ -96,14 +134,22 @@ def format_ratio(report: ClaimReport) -> str:
 
 
 def format_table(reports: list[ClaimReport]) -> str:
-    """A plain-text table: claim, variant, verdict, violation ratio, worst point (failing parts)."""
-    rows = [("claim", "variant", "verdict", "ratio", "worst counterexample / closest point")]
-    for r in reports:
+    """A plain-text table, largest violation ratio first (:func:`fedbound.readout.by_size`): claim,
+    variant, verdict, the ratio lhs/rhs in words (:meth:`ClaimReport.size_words`: a factor of 2.47,
+    a factor of 10^47, infinite: the bound is 0), worst point (failing parts)."""
+    rows = [("claim", "variant", "verdict", "size (lhs/rhs)", "worst counterexample / closest point")]
+    for r in sort_by_size(reports):
         point = " ".join(f"{k}={format_value(v)}" for k, v in r.worst.items())
         where_ = f"[{', '.join(r.failing_parts)}] " if r.failing_parts else ""
-        rows.append((r.claim, r.variant, r.verdict, format_ratio(r), where_ + point))
+        rows.append((r.claim, r.variant, r.verdict, r.size_words(), where_ + point))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(row[:4], widths)) + "  " + row[4] for row in rows)
+
+
+def sort_by_size(reports: list[ClaimReport]) -> list[ClaimReport]:
+    """The reports by the size of their violation ratio, largest first (an infinite ratio first,
+    one beyond the float range by its log10)."""
+    return by_size(list(reports), lambda r: (r.violation_ratio, r.log10_ratio))
 
 
 def describe_evidence(report: ClaimReport) -> str:
@@ -118,7 +164,10 @@ def describe_evidence(report: ClaimReport) -> str:
         how = f"{c['boxes']} boxes" if "boxes" in c else "z3 on the box"
     elif kind == "refuted":
         ratio = c.get("counterexample", {}).get("ratio", {})
-        how = f"exact ratio {ratio.get('exact') if len(str(ratio.get('exact', ''))) <= 24 else ratio.get('decimal', '')[:14]}"
+        exact = str(ratio.get("exact", ""))
+        how = ("exact ratio infinite (the bound is 0 or negative)" if exact == "oo"
+               else f"exact ratio {exact}" if exact and len(exact) <= 24
+               else f"exact ratio {str(ratio.get('decimal', ''))[:14]}")
     elif kind == "not-refuted":
         how = f"{c.get('points', report.n_evaluated)} points" + (
             f", exact closest {c['closest_exact']['ratio']['decimal'][:10]}" if "closest_exact" in c else "")
@@ -149,11 +198,11 @@ def format_by_severity(reports: list[ClaimReport]) -> str:
             continue
         lines = format_table(group).splitlines()
         notes = []
-        for r, line in zip(group, lines[1:]):
+        for r, line in zip(sort_by_size(group), lines[1:]):
             extra = [r.kind] + ([describe_evidence(r)] if r.evidence else []) + (
                 [f"if {'; '.join(r.conditions)}"] if r.conditions else [])
             if r.interior_ratio is not None:
-                extra.append(f"in regime ({r.regime}): {format_value(r.interior_ratio)}")
+                extra.append(f"in regime ({r.regime}): {ratio_words(r.interior_ratio)}")
             notes.append(f"{line}  [{', '.join(extra)}]")
         blocks.append(f"{severity} ({len(group)}):\n" + "\n".join([lines[0], *notes]))
     return "\n\n".join(blocks)

@@ -23,7 +23,8 @@ import sympy as sp
 
 from fedbound import validate
 from fedbound.argtypes import Measured
-from fedbound.errors import UnknownNameError, ValidationError
+from fedbound.display import MAX_ENTRIES, Html, box, brief, details, fields, table
+from fedbound.errors import FedboundError, UnknownNameError, ValidationError
 from fedbound.theory import symbols as S
 from fedbound.theory.anatomy import Anatomy, anatomy
 from fedbound.theory.argtypes import ExtendedArray
@@ -38,7 +39,7 @@ class Evaluation:
     """Numbers of one variant at given constants (arrays broadcast together). ``predicates`` maps
     each predicate to whether it holds; ``missing`` (partial evaluation) maps each expression that
     was not computed to the constants it lacked; ``statement`` is the result evaluated (for
-    :meth:`reading` and :meth:`anatomy`)."""
+    :meth:`reading` and :meth:`anatomy`). In a notebook it shows as :meth:`html`."""
 
     result_id: str
     variant: str
@@ -84,6 +85,64 @@ class Evaluation:
         every constant, by symbolic differentiation (:mod:`fedbound.theory.anatomy`)."""
         result = self._result()
         return anatomy(self.result_id, result.variant(self.variant), self.values, self.bound, self.terms)
+
+    # -- shown to a reader (:mod:`fedbound.display`) ---------------------------------------------
+    def _reading_words(self) -> str:
+        """The bound read against the result's reference in words ("" without a bound or a
+        reference, or where the reference is undefined at these constants)."""
+        if self.bound is None or self.statement is None or self.statement.reference is None:
+            return ""
+        try:
+            reading = self.reading()
+        except FedboundError:
+            return ""
+        return reading.words() if reading.reference is not None else ""
+
+    def __repr__(self) -> str:
+        named = {"conditions_hold": bool(np.all(self.all_conditions_hold))} if self.conditions_hold else {}
+        named.update({"reading": words} if (words := self._reading_words()) else {})
+        named.update({"missing": self.missing_constants} if self.missing else {})
+        return brief("Evaluation", f"{self.result_id} [{self.variant}]", bound=self.bound, **named)
+
+    def html(self, anatomy: bool = False) -> Html:
+        """The evaluation as HTML: the bound with its reading against the result's reference
+        (vacuous by a factor in powers of ten), each step condition's cap, the value of its
+        variable and whether it holds, the predicates, the constants and extras (folded), what was
+        not computed; with ``anatomy``, the bound's terms and sensitivities (:meth:`anatomy`)."""
+        rows: list[tuple[str, object]] = []
+        if self.bound is not None:
+            rows.append(("bound", self.bound))
+            rows += [("reading", words)] if (words := self._reading_words()) else []
+        elif "bound" in self.missing:
+            rows.append(("bound", f"not computed: needs {', '.join(self.missing['bound'])}"))
+        parts: list[Html | str] = [fields(rows)] if rows else []
+        v = self.statement.variant(self.variant) if self.statement is not None else None
+        conditions = {c.name: c for c in v.conditions} if v is not None else {}
+        if self.caps:
+            parts.append(table(["step condition", "variable", "cap", "value", "holds"], [
+                [name, f"{c.variable_name} {c.relation}" if c else "", cap,
+                 self.values.get(c.variable_name) if c else None,
+                 bool(np.all(self.conditions_hold[name])) if name in self.conditions_hold else None]
+                for name, cap in self.caps.items() for c in [conditions.get(name)]]))
+        if self.predicates:
+            parts.append(table(["condition", "holds"],
+                               [[name, bool(np.all(ok))] for name, ok in self.predicates.items()]))
+        parts.append(details(f"{len(self.values)} constants",
+                             [table(["constant", "value"], list(map(list, self.values.items())))]))
+        small = [[k, x] for k, x in self.extras.items() if np.size(x) <= MAX_ENTRIES]
+        if small:
+            parts.append(details(f"{len(small)} extras", [table(["extra", "value"], small)]))
+        if self.missing:
+            parts.append(details(f"{len(self.missing)} expressions not computed", [table(
+                ["expression", "lacks"], [[k, ", ".join(x)] for k, x in self.missing.items()])]))
+        if anatomy:
+            parts.append(Html(self.anatomy()._repr_html_()))
+        elif self.bound is not None and v is not None and v.bound is not None:
+            parts.append("its terms and sensitivities: .anatomy(), or .html(anatomy=True)")
+        return box(f"{self.result_id} [{self.variant}]", parts, subtitle="evaluated")
+
+    def _repr_html_(self) -> str:
+        return self.html().text
 
 
 def call(result: Statement, variant: Variant, key: str, values: Mapping[str, np.ndarray],

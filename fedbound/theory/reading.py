@@ -29,6 +29,7 @@ import numpy as np
 import sympy as sp
 
 from fedbound.argtypes import Choice, NonFinite, Range
+from fedbound.display import box, clip, fields, shown
 from fedbound.jsonable import jsonable
 from fedbound.readout import number, ratio_words
 
@@ -146,7 +147,17 @@ class Reading:
                          "tight": self.tight, "tight_factor": TIGHT_FACTOR, "words": self.words()})
 
     def __repr__(self) -> str:
-        return f"Reading({self.words()})"
+        return clip(f"Reading({self.words()})")
+
+    def _repr_html_(self) -> str:
+        """The bound, its reference and the measured value, the verdicts, and the reading in words."""
+        rows: list[tuple[str, object]] = [("bound", self.bound)]
+        if self.reference is not None:
+            rows += [(f"{KINDS[self.reference_kind]}", f"{self.reference_text} = {shown(self.reference)}"),
+                     ("vacuous", self.vacuous)]
+        if self.measured is not None:
+            rows += [("measured", self.measured), ("tight", self.tight)]
+        return box("reading", [fields(rows), self.words()]).text
 
 
 __all__ = ["Reference", "Reading", "KINDS", "TIGHT_FACTOR"]

@@ -32,11 +32,14 @@ import numpy as np
 import sympy as sp
 
 from fedbound.argtypes import Positive, PositiveArray
+from fedbound.display import Html, box, clip, details, fields, formula, table
 from fedbound.theory import evaluation, stepsize, symbolic
+from fedbound.theory import symbols as S
 from fedbound.theory.evaluation import Evaluation
 from fedbound.theory.reading import Reading, Reference
 from fedbound.theory.statement import Flag, Preparation, Provenance, Statement, as_values
 from fedbound.theory.stepsize import IMPLICIT_RTOL, ROUNDS_MAX, RoundsLimit, Rtol, StepSize
+from fedbound.theory.tex import tex
 from fedbound.theory.variant import (Deferred, Predicate, StepCondition, Switch, Variant,
                                       switch_variants)
 
@@ -45,7 +48,7 @@ class Result(Statement):
     """One result of a paper: statement, provenance, variants (see the module docstring)."""
 
     def __repr__(self) -> str:
-        return f"Result({self.id!r}, variants={list(self.variants)})"
+        return clip(f"Result({self.id!r}, variants={list(self.variants)})")
 
     # -- numbers -------------------------------------------------------------------------------
     def evaluate(self, variant: str | None = None, partial: bool = False, **constants) -> Evaluation:
@@ -72,7 +75,7 @@ class Result(Statement):
         return stepsize.max_step(self, variant, variable, rtol, later, **constants)
 
     def rounds_to_eps(self, eps: Positive | PositiveArray, /, variant: str | None = None,
-                      t_max: RoundsLimit = ROUNDS_MAX, **constants) -> np.ndarray:
+                      t_max: RoundsLimit = ROUNDS_MAX, **constants) -> float | np.ndarray:
         """Smallest number of rounds with bound <= eps (:func:`fedbound.theory.stepsize.rounds_to_eps`)."""
         return stepsize.rounds_to_eps(self, eps, variant, t_max, **constants)
 
@@ -85,6 +88,38 @@ class Result(Statement):
     def latex(self, variant: str | None = None) -> str:
         """The formulas in LaTeX (:func:`fedbound.theory.symbolic.latex`)."""
         return symbolic.latex(self, variant)
+
+    # -- shown in a notebook (:mod:`fedbound.display`) -------------------------------------------
+    def _repr_latex_(self) -> str:
+        return self.variant()._repr_latex_()
+
+    def _repr_html_(self) -> str:
+        """The statement, the default variant's bound and conditions in the papers' notation, what
+        the bound bounds, its reference, assumptions, source, constants, variants and flags."""
+        v = self.variant()
+        labels = {"bound": f"bound [{v.name}]", "conditions": "step conditions",
+                  "predicates": "conditions", "extras": "states"}
+        rows: list[tuple[str, object]] = [("bounds", self.lhs)] if self.lhs else []
+        rows += [(labels[kind], Html("<br/>".join(formula(f).text for f in parts)))
+                 for kind, parts in v.formulas().items() if parts]
+        rows += [("reference", self.reference.describe())] if self.reference is not None else []
+        rows += [("measured as", f"{self.measure.describe()} ({self.measure.name})")] \
+            if self.measure is not None else []
+        rows += [("assumptions", "; ".join(self.assumptions) or "none"), ("source", str(self.provenance))]
+        parts: list[Html | str] = [self.statement, fields(rows)]
+        if v.bound is None and v.bound_shown:   # the matrices the written bound names (A, b)
+            parts.append(details("where", [formula(f"{name} = {tex(e)}") for name, e in v.extras.items()
+                                           if isinstance(e, sp.MatrixBase) and name.isalpha()]))
+        names = v.constants()
+        parts.append(details(f"{len(names)} constants", [table(
+            ["constant", "", "meaning", "domain"],
+            [[n, formula(tex(S.resolve(n, self.scope).symbol)), S.resolve(n, self.scope).meaning,
+              self.domain(n)[0].describe()] for n in names])]))
+        parts.append(Html(self.variants._repr_html_()))
+        if self.known_issues:
+            parts.append(details(f"{len(self.known_issues)} known issues (flags of the paper notes)",
+                                 [table(["flag", "issue"], [[f.id, f.text] for f in self.known_issues])]))
+        return box(f"{self.id}: {self.title}", parts).text
 
 
 __all__ = ["Provenance", "Flag", "StepCondition", "Predicate", "Variant", "Deferred", "Switch",

@@ -29,6 +29,7 @@ import numpy as np
 
 from fedbound import validate
 from fedbound.argtypes import Count, Measured, Range
+from fedbound.display import clip, details, table
 from fedbound.errors import InputTypeError, UnknownNameError, ValidationError
 from fedbound.theory.compiled import lambdify
 from fedbound.theory import symbols as S
@@ -211,18 +212,24 @@ def as_values(name: str, value: ExtendedArray) -> np.ndarray:
     return arr
 
 
+#: a list of more variants than this is shown folded
+FOLD_VARIANTS = 4
+
+
 class _Variants(Mapping):
     """A result's variants by name; a :class:`~fedbound.theory.variant.Deferred` one is built, and
     its symbols checked (``check``), the first time it is looked up."""
 
     def __init__(self, result_id: str, variants: Iterable[Variant | Deferred],
-                 check: Callable[[Variant], None]):
+                 check: Callable[[Variant], None], default: str | None = None):
         self._check = check
+        self.result_id = result_id
         self._items: dict[str, Variant | Deferred] = {}
         for v in variants:
             if v.name in self._items:
                 raise S.DeclarationError(f"{result_id}: variant {v.name!r} defined twice")
             self._items[v.name] = v
+        self.default = default if default is not None else next(iter(self._items), None)
 
     def built(self) -> list[Variant]:
         """The variants built so far (all but the deferred ones not looked up yet)."""
@@ -245,6 +252,20 @@ class _Variants(Mapping):
 
     def __len__(self) -> int:
         return len(self._items)
+
+    def __repr__(self) -> str:
+        names = ", ".join(f"{n} (default)" if n == self.default else n for n in self._items)
+        return clip(f"<variants of {self.result_id}: {names}>")
+
+    def _repr_html_(self) -> str:
+        """Each variant's name, the default marked, and the description of those built so far (a
+        deferred one is built when first used, not to be shown); folded beyond FOLD_VARIANTS."""
+        rows = [[name + (" (default)" if name == self.default else ""),
+                 item.description if isinstance(item, Variant) else "(built when first used)"]
+                for name, item in self._items.items()]
+        return details(f"{len(rows)} variant{'s' if len(rows) > 1 else ''} of {self.result_id}",
+                       [table(["variant", "description"], rows)],
+                       expanded=len(rows) <= FOLD_VARIANTS).text
 
 
 class Statement:
@@ -269,8 +290,8 @@ class Statement:
         self.assumptions = assumptions
         self.lhs = lhs
         self.known_issues = known_issues
-        self.variants = _Variants(id, variants, self._check_variant)
         self.default_variant = default_variant or variants[0].name
+        self.variants = _Variants(id, variants, self._check_variant, self.default_variant)
         self.requires = dict(requires or {})
         self.rounds = rounds
         self.preparation = preparation

@@ -15,6 +15,7 @@ import sympy as sp
 
 from fedbound import validate
 from fedbound.argtypes import Positive, PositiveArray, Range
+from fedbound.display import box, fields, table
 from fedbound.errors import ValidationError
 from fedbound.theory.certify.trace import Untraceable, is_traced, substitute
 from fedbound.theory.evaluation import bound, call
@@ -46,6 +47,16 @@ class StepSize(NamedTuple):
 
     value: float | np.ndarray
     binding: str | np.ndarray
+
+    def _repr_html_(self) -> str:
+        """The largest step and its binding condition; for arrays of constants, a row per entry
+        (long ones cut, :func:`fedbound.display.table`)."""
+        if np.ndim(self.value) == 0:
+            return box("largest step", [fields([("value", self.value), ("binding", str(self.binding))])]).text
+        values, names = np.ravel(self.value), np.ravel(np.broadcast_to(self.binding, np.shape(self.value)))
+        return box("largest step", [table(["entry", "value", "binding"],
+                                          [[i, v, str(b)] for i, (v, b) in enumerate(zip(values, names))])],
+                   subtitle=f"{values.size} constants' values").text
 
 
 def _plain(x):
@@ -274,9 +285,10 @@ def _solve_implicit(result: Statement, v: Variant, conds: list[StepCondition], v
 
 
 def rounds_to_eps(result: Statement, eps: Positive | PositiveArray, /, variant: str | None = None,
-                  t_max: RoundsLimit = ROUNDS_MAX, **constants) -> np.ndarray:
+                  t_max: RoundsLimit = ROUNDS_MAX, **constants) -> float | np.ndarray:
     """Smallest integer value of the result's rounds variable (``result.rounds``: T or R) >= 1
-    with bound <= eps (``inf`` if none below ``t_max``); eps must be finite and > 0.
+    with bound <= eps (``inf`` if none below ``t_max``); eps must be finite and > 0. A Python
+    float for scalar eps and constants, an array of the broadcast shape otherwise.
 
     Assumes the bound is non-increasing in the rounds (true of every rate bound here);
     vectorized exponential search followed by bisection on integers (at most about
@@ -320,7 +332,7 @@ def rounds_to_eps(result: Statement, eps: Positive | PositiveArray, /, variant: 
         ok = f(np.where(open_, np.maximum(mid, 1), hi)) <= eps
         hi = np.where(open_ & ok, mid, hi)
         lo = np.where(open_ & ~ok, mid, lo)
-    return np.where(reached, hi, np.inf)
+    return _plain(np.where(reached, hi, np.inf))
 
 
 __all__ = ["IMPLICIT_RTOL", "ROUNDS_MAX", "StepSize", "max_step", "step_order", "rounds_to_eps"]

@@ -1,4 +1,5 @@
-"""Symbolic reading of a result: the rate of each term of its bound, and its formulas in LaTeX."""
+"""Symbolic reading of a result: the rate of each term of its bound, and its formulas in LaTeX
+(:mod:`fedbound.theory.tex` writes them in the papers' notation)."""
 from __future__ import annotations
 
 import sympy as sp
@@ -6,8 +7,6 @@ import sympy as sp
 from fedbound.errors import ValidationError
 from fedbound.theory import symbols as S
 from fedbound.theory.statement import Statement
-
-_LATEX_RELATION = {"<=": r"\le", "<": "<", ">=": r"\ge", ">": ">"}
 
 
 def rate_exponents(result: Statement, variant: str | None = None,
@@ -31,16 +30,10 @@ def rate_exponents(result: Statement, variant: str | None = None,
 
 
 def latex(result: Statement, variant: str | None = None) -> str:
-    """The bound, each condition (with its variable) and each predicate, in LaTeX."""
-    v = result.variant(variant)
-    parts = []
-    if v.bound is not None:
-        parts.append(sp.latex(v.bound))
-    parts += [rf"{sp.latex(c.variable)} {_LATEX_RELATION[c.relation]} {sp.latex(c.cap)}"
-              for c in v.conditions]
-    parts += [rf"{sp.latex(pr.lhs)} {_LATEX_RELATION[pr.relation]} {sp.latex(pr.rhs)}"
-              for pr in v.predicates]
-    return r" \quad ".join(parts)
+    """The bound, each condition (with its variable) and each predicate in LaTeX, in the papers'
+    notation (:mod:`fedbound.theory.tex`); a result that states none of these, its extras
+    (:meth:`fedbound.theory.variant.Variant.formulas`)."""
+    return r" \quad ".join(f for part in result.variant(variant).formulas().values() for f in part)
 
 
 __all__ = ["rate_exponents", "latex"]

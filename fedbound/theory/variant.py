@@ -17,7 +17,11 @@ variant carries sympy expressions, the single source of truth:
 * ``derived``: an optional numeric post-processing of the evaluated expressions (e.g. the norm of
   ``(I - A)^{-1} b``), for quantities that have no useful closed form;
 * ``term_names``: names for groups of the bound's additive terms, ``{"Psi3/Psi6": Psi3/Psi6}``
-  (:mod:`fedbound.theory.anatomy` shows a named group under its name, others as their formula).
+  (:mod:`fedbound.theory.anatomy` shows a named group under its name, others as their formula);
+* ``bound_shown``: where ``derived`` computes the bound (no closed sympy form), how it is written:
+  parts summed, each a sympy expression or a LaTeX string (SD-GT Theorem 3: the transient
+  (1 - mu K gamma/4)^T Lyap_1, a sympy expression, and the floor ||(I - A)^{-1} b||_1, a LaTeX
+  string), for :meth:`Result.latex` and the notebook display.
 
 Each expression is compiled once with :func:`sympy.lambdify` to numpy (:meth:`Variant.compiled`,
 the generated code kept on disk by :mod:`fedbound.theory.compiled`). A variant whose expressions
@@ -33,8 +37,10 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
+from fedbound.display import Html, box, clip, fields, formula, latex_block
 from fedbound.theory.compiled import lambdify
 from fedbound.theory import symbols as S
+from fedbound.theory.tex import relation, tex
 
 
 @dataclass(frozen=True)
@@ -97,7 +103,8 @@ class Variant:
     """One version of a result's formulas (see the module docstring). ``derived_needs`` names the
     extras the ``derived`` hook needs (partial evaluation calls it only when they are computed);
     ``settings`` are the switch settings of a generated variant (:func:`switch_variants`);
-    ``term_names`` names groups of the bound's additive terms (module doc)."""
+    ``term_names`` names groups of the bound's additive terms, ``bound_shown`` writes a bound that
+    ``derived`` computes (module doc)."""
 
     name: str
     description: str
@@ -109,6 +116,7 @@ class Variant:
     derived_needs: tuple[str, ...] = ()
     settings: Mapping[str, str] = field(default_factory=dict)
     term_names: Mapping[str, sp.Expr] = field(default_factory=dict)
+    bound_shown: tuple[sp.Expr | str, ...] = ()
     _compiled: dict = field(default_factory=dict, repr=False, compare=False)
 
     def expressions(self) -> dict[str, sp.Expr | sp.Matrix]:
@@ -154,6 +162,46 @@ class Variant:
             self._compiled[key] = (lambdify(symbols, target, cse=True),
                                    [S.short_name(s) for s in symbols])
         return self._compiled[key]
+
+    # -- shown to a reader (:mod:`fedbound.theory.tex`, :mod:`fedbound.display`) ----------------
+    def bound_tex(self) -> str:
+        """The bound in LaTeX: the sympy bound, or the parts of ``bound_shown`` summed (a bound
+        that ``derived`` computes); "" where the variant states no bound."""
+        if self.bound is not None:
+            return tex(self.bound)
+        return " + ".join(part if isinstance(part, str) else tex(part) for part in self.bound_shown)
+
+    def formulas(self) -> dict[str, list[str]]:
+        """The variant's formulas in LaTeX by kind: ``bound`` (one, or none), ``conditions`` (each
+        step condition with its variable), ``predicates``; a variant that states none of these
+        gives its scalar ``extras`` as ``name = ...``."""
+        out = {"bound": [self.bound_tex()] if self.bound is not None or self.bound_shown else [],
+               "conditions": [relation(c.variable, c.relation, c.cap) for c in self.conditions],
+               "predicates": [relation(pr.lhs, pr.relation, pr.rhs) for pr in self.predicates],
+               "extras": []}
+        if not any(out.values()):
+            out["extras"] = [r"\mathrm{%s} = %s" % (name.replace("_", r"\_"), tex(e))
+                             for name, e in self.extras.items() if not isinstance(e, sp.MatrixBase)]
+        return out
+
+    def __repr__(self) -> str:
+        parts = ["a bound" if self.bound is not None else "a computed bound" if self.derived
+                 else "no bound"]
+        parts += [f"{len(self.conditions)} step conditions"] if self.conditions else []
+        parts += [f"{len(self.predicates)} predicates"] if self.predicates else []
+        parts += [f"extras {', '.join(self.extras)}"] if self.extras else []
+        return clip(f"Variant({self.name}: {'; '.join(parts)})")
+
+    def _repr_latex_(self) -> str:
+        return latex_block([f for part in self.formulas().values() for f in part])
+
+    def _repr_html_(self) -> str:
+        shown = self.formulas()
+        rows = [(kind, Html("<br/>".join(formula(f).text for f in shown[kind])))
+                for kind in shown if shown[kind]]
+        if self.extras:
+            rows.append(("extras", ", ".join(self.extras)))
+        return box(f"variant {self.name}", [self.description, fields(rows)]).text
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ import numpy as np
 
 from fedbound import validate
 from fedbound.argtypes import NonFinite, NonNegative
+from fedbound.display import MAX_ENTRIES, box, clip, details, fields, plot
 from fedbound.errors import ValidationError
 from fedbound.jsonable import jsonable
 from fedbound.readout import PLAIN_LOW, number, ratio_words
@@ -95,6 +96,44 @@ class Check:
                          "holds": self.holds, "measured": self.measured, "predicted": self.predicted,
                          "relation": self.relation, "ratio": self.ratio, "slope": self.slope,
                          "details": self.details}, nonfinite="named")
+
+    # -- shown to a reader (:mod:`fedbound.display`) ---------------------------------------------
+    def __repr__(self) -> str:
+        return clip(f"Check({self.summary()})")
+
+    def _repr_html_(self) -> str:
+        """The verdict, measured against predicted with the ratio in words, the fitted slope, the
+        reading of the bound; for a bound checked per horizon, the measured mean with its interval
+        and the bound against the horizons; the other details folded."""
+        d = self.details
+        rows: list[tuple[str, object]] = [("checks", f"measured {self.relation} predicted"),
+                                          ("measured", self.measured), ("predicted", self.predicted),
+                                          ("ratio measured/predicted", self.ratio)]
+        if self.status == "not applicable":
+            rows = [("not applicable", "; ".join(map(str, d.get("conditions", []))) + " fails")]
+        elif self.relation == "<=" and np.isfinite(self.ratio) and self.ratio > 0:
+            rows.append(("size", f"the bound is {ratio_words(1 / self.ratio)} above the measurement"
+                         if self.ratio <= 1 else f"measured {ratio_words(self.ratio)} above the bound"))
+        rows += [("slope", repr(self.slope))] if self.slope is not None else []
+        reading = d.get("reading")
+        rows += [("reading", reading.words())] if hasattr(reading, "words") else []
+        estimate = d.get("measured", d.get("estimate"))
+        rows += [("interval", estimate.describe())] if isinstance(estimate, Estimate) else []
+        parts = [fields(rows)]
+        horizons = np.asarray(d.get("horizons", []), dtype=float)
+        if isinstance(estimate, Estimate) and np.ndim(estimate.mean) == 1 and horizons.size == np.size(estimate.mean) > 1:
+            predicted = np.broadcast_to(np.asarray(d.get("predicted", np.nan), dtype=float), horizons.shape)
+            parts.insert(0, plot(horizons, {"measured": np.asarray(estimate.mean), "bound": predicted},
+                                 bands={"measured": (estimate.low, estimate.high)}, xlabel="T",
+                                 ylabel=str(d.get("measure", ""))))
+        shown_apart = ("reading", "measured", "estimate", "conditions")
+        other = [(k, v.words() if hasattr(v, "words") else v.interval() if isinstance(v, Estimate) else v)
+                 for k, v in d.items() if k not in shown_apart and not isinstance(v, dict)
+                 and not (isinstance(v, list) and len(v) > MAX_ENTRIES)]
+        if other:
+            parts.append(details(f"{len(other)} details", [fields(other)]))
+        title = f"{self.name} [{self.variant}]" if self.variant else self.name
+        return box(title, parts, subtitle=self.status).text
 
 
 def not_applicable(name: str, conditions: Iterable[str], *, variant: str | None = None, **details) -> Check:

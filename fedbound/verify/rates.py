@@ -24,6 +24,7 @@ import numpy as np
 from scipy import stats
 
 from fedbound import validate
+from fedbound.display import brief, shown
 from fedbound.errors import require
 
 
@@ -59,6 +60,12 @@ class SlopeFit:
 
     def contains(self, slope: float) -> bool:
         return bool(self.low <= slope <= self.high)
+
+    def __repr__(self) -> str:
+        factor = {"factor": f"{shown(self.factor)} [{shown(self.factor_low)}, {shown(self.factor_high)}]"} \
+            if self.kind == "log-linear" else {}
+        return brief("SlopeFit", self.kind, slope=f"{shown(self.slope)} [{shown(self.low)}, {shown(self.high)}]",
+                     **factor, r2=self.r2, points=self.points)
 
     def to_dict(self) -> dict:
         out = {k: getattr(self, k) for k in

@@ -37,6 +37,7 @@ from fedbound import validate
 from fedbound.algorithms import registry as algorithms
 from fedbound.algorithms.base import Algorithm
 from fedbound.argtypes import Count, NonNegative
+from fedbound.display import box, brief, details, fields, plot, sample_rows, table
 from fedbound.errors import require
 from fedbound.network import Network
 from fedbound.stats import Estimate, mean_ci
@@ -85,6 +86,25 @@ class Comparison:
     constants: dict
     measured: Estimate
     evaluations: dict
+
+    def __repr__(self) -> str:
+        return brief("Comparison", self.result.id, measure=self.measure.name, horizons=self.horizons,
+                     seeds=self.measured.samples, variants=list(self.evaluations))
+
+    def _repr_html_(self) -> str:
+        """The measured mean with its interval and each variant's bound against the horizons T,
+        and the conditions of each variant that fail at the run's constants."""
+        series = {"measured": np.asarray(self.measured.mean, dtype=float)}
+        series.update({f"bound [{v}]": self.bound(v) for v in self.evaluations})
+        rows = [[int(t), *(series[k][i] for k in series)] for i, t in enumerate(self.horizons)]
+        failing = [(f"fails in [{v}]", ", ".join(self.failing(v))) for v in self.evaluations if self.failing(v)]
+        parts = [plot(self.horizons, series, bands={"measured": (self.measured.low, self.measured.high)},
+                      xlabel="T", ylabel=self.measure.describe()),
+                 table(["T", *series], [rows[i] for i in sample_rows(len(rows))], caption=self.measured.describe())]
+        parts += [fields(failing)] if failing else []
+        parts.append(details(f"{len(self.constants)} constants of the run",
+                             [table(["constant", "value"], [[k, v] for k, v in self.constants.items()])]))
+        return box(f"{self.result.id} against runs", parts, subtitle=self.measure.describe()).text
 
     def failing(self, variant: str) -> list[str]:
         """The step conditions and predicates of ``variant`` that fail at the run's constants."""

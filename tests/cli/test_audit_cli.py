@@ -12,7 +12,8 @@ def test_table(capsys):
     assert main(["audit", "sdgt", *FAST, "--only", "thm5", "lemma3"]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
-    assert lines[1].endswith(":") and lines[2].split()[:5] == ["claim", "variant", "verdict", "ratio", "worst"]
+    assert lines[1].endswith(":") and lines[2].split()[:6] == ["claim", "variant", "verdict", "size", "(lhs/rhs)",
+                                                                "worst"]
     rows = {tuple(line.split()[:3]) for line in lines[2:-1]}
     assert ("thm5.contains_root", "printed", "fails") in rows
     assert ("thm5.contains_root", "corrected", "holds") in rows
@@ -98,3 +99,21 @@ def test_audit_all_counts_the_evidence_per_paper(capsys, tmp_path):
     index = (tmp_path / "r" / "index.md").read_text()
     assert index.splitlines()[2] == "What backs each verdict, per paper:"
     assert "| sdgt |" in index and "| fednova |" in index
+
+
+def test_a_table_says_each_size_in_words_largest_first(capsys):
+    """Issue 34 item 3: a factor of 10^47 and a factor of 2 are different findings: each row says
+    its ratio in words and powers of ten, largest first within a severity."""
+    import re
+
+    from fedbound.readout import magnitude
+
+    assert main(["audit", "fedada2", "--samples", "200", "--iterations", "0", "--prove", "0"]) == 0
+    out = capsys.readouterr().out
+    for block in out.split("\n\n"):
+        sizes = [m.group(1) for m in re.finditer(r"  (?:holds|fails)    (a factor of \S+(?: [-+] \S+)?)", block)]
+        assert all(size.startswith("a factor of ") for size in sizes)
+        logs = [float(s.split("10^")[1]) if "10^" in s else magnitude(float(s.split()[3]))
+                for s in sizes if " - " not in s and " + " not in s]
+        assert logs == sorted(logs, reverse=True), block
+    assert "a factor of 10^47" in out and "2.335e+47" not in out

@@ -1,6 +1,7 @@
 """The audit engine (fedbound/theory/audit.py) on synthetic claims, and SD-GT's claims
 (fedbound/theory/sdgt/audit.py) whose counterexamples are re-checked here from formulas typed from
 papers/sdgt.md."""
+from dataclasses import replace
 import json
 import math
 
@@ -171,3 +172,17 @@ def test_F22_printed_exponent(sdgt_reports):
     x = c["mu"] * c["K"] * c["gamma"]
     assert c["T"] * math.log1p(-x / 4) > -x * c["T"] / 2
     assert sdgt_reports[("cor3.exp_rate", "rederived")].verdict == "holds"
+
+
+def test_evidence_is_described_in_a_few_words():
+    """The text, HTML and referee tables say what backs a verdict; an exact ratio too long to
+    print, or infinite, is said as such (it printed 'exact ratio None')."""
+    from fedbound.theory.audit_report import describe_evidence
+
+    r = audit_claim(synthetic("neg", lambda c: (c["y"] + 1, -c["x"])), samples=50, iterations=0)
+    long = {"counterexample": {"ratio": {"decimal": "16645.3903478288372545", "float": 16645.39}}}
+    assert describe_evidence(replace(r, evidence="refuted", certificate=long)) == "refuted: exact ratio 16645.39034782"
+    infinite = {"counterexample": {"ratio": {"exact": "oo", "decimal": None, "float": None}}}
+    assert "infinite" in describe_evidence(replace(r, evidence="refuted", certificate=infinite))
+    assert describe_evidence(replace(r, evidence="refuted", certificate={"counterexample": {"ratio": {
+        "exact": "2", "decimal": "2.0", "float": 2.0}}})) == "refuted: exact ratio 2"

@@ -283,7 +283,8 @@ def test_rounds_to_eps_solves_for_the_results_own_rounds_variable(toy):
     result = toy["toy.switch"]
     assert result.rounds == "R" and "T" not in result.constants()
     R = result.rounds_to_eps(0.5, sigma=0.5)          # 1/R + 0.25 <= 0.5: R = 4
-    assert float(R) == 4.0
+    assert type(R) is float and R == 4.0                # a scalar question, a Python number
+    assert result.rounds_to_eps([0.5, 0.3], sigma=0.5).tolist() == [4.0, 20.0]
     assert float(result.rounds_to_eps(0.5, "bias=corrected", sigma=0.5)) == 8.0
     with pytest.raises(ValidationError, match="solves for R"):
         result.rounds_to_eps(0.5, R=3, sigma=0.5)

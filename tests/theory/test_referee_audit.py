@@ -170,3 +170,16 @@ def test_audit_report_from_the_command_line(tmp_path, capsys):
     assert (out / "report.html").is_file() and (out / "report.md").is_file()
     assert main(["audit", "sdgt", "--samples", "200", "--iterations", "1", "--only", "thm5",
                  "--report", str(out)]) == 2                        # never overwritten silently
+
+
+def test_the_report_says_sizes_in_words_and_why_a_vacuous_bound_is_large(tmp_path):
+    """Issue 34 items 2-3 in the referee's document: each worst ratio in words (a factor of 10^k),
+    and for a vacuous bound its dominant term and the constants it is most sensitive to, evaluated
+    at the counterexample."""
+    reports = run_audit("fedada2", samples=200, iterations=0, only=["thm20.nonvacuous"], prove=0)
+    assert {r.severity for r in reports} == {"vacuous"}
+    md = write_report("fedada2", reports, tmp_path)["markdown"].read_text()
+    assert "| worst ratio (domain) | a factor of 10^" in md
+    anatomy = [line for line in md.splitlines() if line.startswith("| anatomy at the counterexample |")]
+    assert len(anatomy) == len(reports) and all("dominant term Psi3/Psi6" in a for a in anatomy)
+    assert all("most sensitive to" in a and " G (" in a for a in anatomy)

@@ -85,6 +85,7 @@ import cvxpy as cp
 import numpy as np
 
 from fedbound.control.sdgt.objective import ControlProblem, constraint_violation, objective
+from fedbound.display import brief
 from fedbound.errors import SolverError, UnknownNameError
 
 #: largest accepted constraint violation (constraints are posynomial <= 1)
@@ -129,6 +130,10 @@ class ContinuousSolution:
     def slack(self) -> float:
         """min_s u_s (2 - u_s) - p: 0 when the relaxation of p = min_s(1 - beta_s^2) is tight."""
         return float(np.min(self.u * (2.0 - self.u)) - self.p)
+
+    def __repr__(self) -> str:
+        return brief("ContinuousSolution", K=self.K, p=self.p, u=self.u, value=self.value,
+                     method=self.method, status=self.status)
 
     def to_dict(self) -> dict:
         return {"K": self.K, "p": self.p, "u": self.u.tolist(), "value": self.value,

@@ -33,6 +33,7 @@ from fedbound.control.sdgt.limits import Limit, active_limits
 from fedbound.control.sdgt.objective import (METHOD_NAMES, ControlProblem, energy_per_round, k_terms,
                                              objective)
 from fedbound.control.sdgt.reduced import solve_reduced
+from fedbound.display import box, brief, details, fields, shown, table
 from fedbound.network.sampling import participation
 from fedbound.errors import SolverError, UnknownNameError
 
@@ -64,6 +65,10 @@ class Certificate:
     @property
     def search_space_log10(self) -> float:
         return math.log10(self.search_space)
+
+    def __repr__(self) -> str:
+        return brief("Certificate", levels=self.levels, evaluations=self.evaluations,
+                     search_space=f"10^{shown(self.search_space_log10, 3)}")
 
     def to_dict(self) -> dict:
         """JSON-ready; ``search_space`` is None when it exceeds int64 (see ``search_space_log10``)."""
@@ -182,6 +187,34 @@ class Plan:
                 "continuous": self.continuous.to_dict(), "certificate": self.certificate.to_dict(),
                 "variant": pb.variant, "H": pb.H, "lambdas": list(pb.lambdas), "K_cap": pb.K_cap,
                 "m": pb.spec.m.tolist(), "active_constraints": [lim.to_dict() for lim in self.limits]}
+
+    # -- shown to a reader (:mod:`fedbound.display`) ---------------------------------------------
+    def __repr__(self) -> str:
+        return brief("Plan", K=self.K, h=self.h, p=self.p, objective=self.objective,
+                     energy_per_round=self.energy_per_round,
+                     limits=[lim.name for lim in self.limits] or "none active")
+
+    def _repr_html_(self) -> str:
+        """K (of K_cap), p, the objective, its continuous lower bound and the certificate, the
+        energy per round, the sample count of each subnet, and the limits the plan sits on with
+        the GP's dual values (what raising each would buy)."""
+        pb, spec = self.problem, self.problem.spec
+        rows = [("D2D rounds K", f"{self.K} (K_cap = {pb.K_cap})"), ("p = min_s 1 - beta_s^2", self.p),
+                ("objective J (31)", self.objective), ("energy per round", self.energy_per_round),
+                ("continuous lower bound", f"{shown(self.lower_bound)} (gap {shown(self.gap)}, "
+                                           f"{self.continuous.method}, {self.continuous.status})"),
+                ("certified", f"{self.certificate.levels} levels, {self.certificate.evaluations} "
+                              f"evaluations of a space of 10^{shown(self.certificate.search_space_log10, 3)}"),
+                ("problem", f"variant {pb.variant}, H = {shown(pb.H)}, lambdas = {shown(tuple(pb.lambdas))}")]
+        limits = table(["limit", "where", "dual (elasticity)", "dJ*/d limit", "integer step", "what raising it buys"],
+                       [[lim.name, lim.where, lim.dual, lim.marginal, lim.integer_step, lim.words]
+                        for lim in self.limits], caption="active limits") \
+            if self.limits else "no limit is active: the optimum is interior"
+        subnets = table(["subnet", "devices m_s", "sampled h_s", "beta_s", "E_s", "E_s^D2D"],
+                        [[s, int(spec.m[s]), int(self.h[s]), self.beta[s], float(spec.E[s]), float(spec.E_d2d[s])]
+                         for s in range(spec.S)])
+        return box("controller plan", [fields(rows), limits, details(f"{spec.S} subnets", [subnets])],
+                   subtitle="SD-GT (31), certified integer optimum").text
 
 
 def plan(problem: ControlProblem, method: str = "gp") -> Plan:

@@ -10,7 +10,7 @@ import sympy as sp
 from fedbound.theory.registry import register
 from fedbound.theory.result import Flag, Result, Variant
 from fedbound.theory.sdgt.common import INITIAL_DISTANCE, SAMPLING, K, p, q, R, where
-from fedbound.theory.sdgt.thm3 import (RECURSION_NEEDS, STRONGLY_CONVEX, GammaBarForm, gamma_bar,
+from fedbound.theory.sdgt.thm3 import (FLOOR_TEX, RECURSION_NEEDS, STRONGLY_CONVEX, GammaBarForm, gamma_bar,
                                        gap_matrix, matrix_A, recursion_numbers, vector_b)
 from fedbound.theory.symbols import L, T, mu, sigma
 
@@ -26,6 +26,7 @@ def cor3_step(form: GammaBarForm) -> sp.Expr:
 _COR3_GAMMA = {"printed": cor3_step("main"), "rederived": cor3_step("appendix")}
 _lyap1_init = {v: R + 2 * step * sigma ** 2 for v, step in _COR3_GAMMA.items()}
 _A_cor3 = matrix_A("rederived", _COR3_GAMMA["rederived"])
+_TRANSIENT = (1 - mu * K * _COR3_GAMMA["rederived"] / 4) ** T * _lyap1_init["rederived"]
 
 COR3 = register(Result(
     id="sdgt.cor3",
@@ -57,9 +58,9 @@ COR3 = register(Result(
                 extras={"gamma": _COR3_GAMMA["rederived"], "gamma_bar": gamma_bar("appendix"),
                         "A": _A_cor3, "b": vector_b("rederived", _COR3_GAMMA["rederived"]),
                         "I_minus_A": gap_matrix("rederived", _COR3_GAMMA["rederived"]),
-                        "transient": ((1 - mu * K * _COR3_GAMMA["rederived"] / 4) ** T
-                                      * _lyap1_init["rederived"])},
-                derived=recursion_numbers, derived_needs=RECURSION_NEEDS),
+                        "transient": _TRANSIENT},
+                derived=recursion_numbers, derived_needs=RECURSION_NEEDS,
+                bound_shown=(_TRANSIENT, FLOOR_TEX)),
     ],
     requires=STRONGLY_CONVEX,
     known_issues=(

@@ -131,6 +131,8 @@ def recursion_numbers(values: Mapping[str, ExtendedArray]) -> dict:
 
 #: the derived numbers need only A, b and I - A (not T, Lyap1): partial evaluation computes them
 RECURSION_NEEDS = ("A", "b", "I_minus_A")
+#: the floor of (98) as the bound writes it (``Variant.bound_shown``: the bound has no closed form)
+FLOOR_TEX = r"\left\|(I - A)^{-1} b\right\|_{1}"
 #: Theorem 3 and Corollary 3 divide by mu (gamma_bar's 4/(mu K), (105)): mu = 0 is outside them
 STRONGLY_CONVEX = {"mu": (POSITIVE, "A4 with mu > 0 (strongly convex)")}
 
@@ -148,7 +150,8 @@ def _thm3_variant(name: str, description: str) -> Deferred:
                              for i, cap in enumerate(entries, start=1)),
             extras={"A": A, "b": b, "I_minus_A": gap_matrix(name), "gamma_bar": gamma_bar(form),
                     "rate": 1 - mu * K * g / 4, "transient": (1 - mu * K * g / 4) ** T * Lyap1},
-            derived=recursion_numbers, derived_needs=RECURSION_NEEDS)
+            derived=recursion_numbers, derived_needs=RECURSION_NEEDS,
+            bound_shown=((1 - mu * K * g / 4) ** T * Lyap1, FLOOR_TEX))
     return Deferred(name, build)
 
 
