@@ -183,8 +183,7 @@ class MLPClassifier(ClientDataTask):
     def logits(self, x: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
         """The logits (m, C) of the model x (d,) on ``features`` (m, D)."""
         layers = mlp.augmented(x.reshape(1, -1), self.parameter_shapes)
-        return mlp.forward(layers, mlp.with_ones(features.unsqueeze(0)), self.activation,
-                           differentiable=True)[-1].squeeze(0)
+        return mlp.forward(layers, mlp.with_ones(features.unsqueeze(0)), self.activation).squeeze(0)
 
     def _losses_on(self, X, data: ClientData) -> torch.Tensor:
         return mlp.losses(mlp.augmented(X, self.parameter_shapes), mlp.with_ones(data.features),
@@ -211,8 +210,7 @@ class MLPClassifier(ClientDataTask):
         data = dataclasses.replace(data, features=mlp.with_ones(data.features))
         if self.batch_size is None:
             full = self._passes(data, padded=True)
-            return mlp.flatten(mlp.descend(mlp.augmented(X, self.parameter_shapes), lr, steps,
-                                           lambda s: full, self.activation))
+            return mlp.descend(X, self.parameter_shapes, lr, steps, lambda s: full, self.activation)
         drawn = [self.batch_positions(data, generator, clients, round_index, step + s)
                  for s in range(steps)]
         batch = data.select(torch.cat([p for p, _ in drawn], 1), torch.cat([v for _, v in drawn], 1))
@@ -223,8 +221,7 @@ class MLPClassifier(ClientDataTask):
         def at(s):
             part = slice(s * width, (s + 1) * width)
             return batch.features[:, part], T[:, part], w[:, part]
-        return mlp.flatten(mlp.descend(mlp.augmented(X, self.parameter_shapes), lr, steps, at,
-                                       self.activation))
+        return mlp.descend(X, self.parameter_shapes, lr, steps, at, self.activation)
 
     @functools.cached_property
     def gradient_flops(self) -> float:
