@@ -522,7 +522,8 @@ def gpu_part(device: str, tmp: Path, repeats: int) -> None:
 
 
 def main(args, pythons: dict) -> int:
-    sizes = QUICK_SIZES if args.quick else SIZES
+    sizes = [(n, c) for n, c in (QUICK_SIZES if args.quick else SIZES)
+             if getattr(args, "clients_per_round", None) in (None, c)]
     configs = QUICK_CONFIGS if args.quick else CONFIGS
     repeats = 3 if args.quick else 5
     print("\n== the neural race: FedAvg / FedAdam on MLP classifiers (issue 35) ==")
