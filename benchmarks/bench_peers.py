@@ -45,10 +45,10 @@ The neural race (issue 35: FedAvg and FedAdam on MLP classifiers, full-batch and
 steps, n up to 10000) is benchmarks/neural_race.py, run here after the least-squares race.
 
 Usage: python benchmarks/bench_peers.py [--quick] [--no-peers] [--peers-python PYTHON]
-       [--task all|lsq|mlp] [--device cpu|cuda]
+       [--task all|lsq|mlp] [--clients-per-round C] [--device cpu|cuda]
 (--quick: 100 x 10 and 1000 x 10 only, fewer repetitions: 1-2 minutes once the peers are
 installed, most of it Flower's start-up; the full run: 3-5 minutes; the neural race adds 10-60
-minutes, most of it Flower's; --device cuda adds fedbound's neural rounds on the GPU, or says
+minutes, most of it Flower's, --clients-per-round 10 about a third of it; --device cuda adds fedbound's neural rounds on the GPU, or says
 that there is none).
 """
 from __future__ import annotations
@@ -619,6 +619,9 @@ def main() -> int:
     parser.add_argument("--task", choices=("all", "lsq", "mlp"), default="all",
                         help="least squares (lsq), the neural race on MLP classifiers "
                              "(mlp, benchmarks/neural_race.py) or both (default)")
+    parser.add_argument("--clients-per-round", type=int, metavar="C",
+                        help="the neural race at the sizes with C clients per round only (10 or "
+                             "100; default: all)")
     parser.add_argument("--device", default="cpu",
                         help="also run the neural race's fedbound side on this device (cuda): "
                              "says so where torch sees no GPU")

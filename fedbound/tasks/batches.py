@@ -80,17 +80,28 @@ class SeededBatches:
     def positions(self, clients: torch.Tensor, sizes: torch.Tensor, round_index: NonNegativeInt,
                   step: NonNegativeInt, batch_size: Count) -> tuple[torch.Tensor, torch.Tensor]:
         ids, m = clients.cpu().numpy(), sizes.cpu().numpy()
-        key = (int(round_index), ids.tobytes(), m.tobytes())
+        key = (int(round_index), int(batch_size), ids.tobytes(), m.tobytes(), clients.device)
         if self._cache is None or self._cache[0] != key:   # the steps of a round share the shuffle
-            self._cache = (key, self.permutations(ids, m, int(round_index)))
-        perm = self._cache[1]
-        B = np.minimum(int(batch_size), m)                  # B_i
-        slots = np.arange(min(int(batch_size), perm.shape[1]))[None, :]
-        valid = slots < B[:, None]
-        at = (int(step) * B[:, None] + slots) % np.maximum(m, 1)[:, None]
-        pos = np.where(valid, np.take_along_axis(perm, at, axis=1), 0)
-        return (torch.from_numpy(pos).to(clients.device),
-                torch.from_numpy(valid).to(clients.device))
+            self._cache = (key, self._round(ids, m, int(round_index), int(batch_size), clients.device))
+        flat, B, slots, wrap, rows, valid, valid_t = self._cache[1]
+        at = (int(step) * B + slots) % wrap                 # (s B_i + j) mod m_i
+        at += rows                                          # in row i of the flat permutations
+        pos = flat[at]
+        if valid is not None:
+            pos[~valid] = 0
+        return torch.from_numpy(pos).to(clients.device), valid_t
+
+    def _round(self, ids: np.ndarray, m: np.ndarray, round_index: int, batch_size: int, device) -> tuple:
+        """What the steps of a round share: the flat permutations, B_i (k, 1), the slots j (1, B'),
+        max(m_i, 1) (k, 1), each row's offset in the flat permutations (k, 1), the validity
+        (numpy, None where all are valid; torch)."""
+        perm = self.permutations(ids, m, round_index)
+        B = np.minimum(batch_size, m)[:, None]
+        slots = np.arange(min(batch_size, perm.shape[1]))[None, :]
+        valid = slots < B
+        rows = (np.arange(perm.shape[0]) * perm.shape[1])[:, None]
+        return (perm.reshape(-1), B, slots, np.maximum(m, 1)[:, None], rows,
+                None if valid.all() else valid, torch.from_numpy(valid).to(device))
 
     def __repr__(self) -> str:
         return f"SeededBatches(seed={self.seed})"

@@ -18,7 +18,6 @@ and the presets ``mlp-gmm`` and ``mlp-digits`` take the same from a ``--data`` .
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 import os
@@ -183,8 +182,7 @@ class MLPClassifier(ClientDataTask):
     def logits(self, x: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
         """The logits (m, C) of the model x (d,) on ``features`` (m, D)."""
         layers = mlp.augmented(x.reshape(1, -1), self.parameter_shapes)
-        return mlp.forward(layers, mlp.with_ones(features.unsqueeze(0)), self.activation,
-                           differentiable=True)[-1].squeeze(0)
+        return mlp.forward(layers, mlp.with_ones(features.unsqueeze(0)), self.activation).squeeze(0)
 
     def _losses_on(self, X, data: ClientData) -> torch.Tensor:
         return mlp.losses(mlp.augmented(X, self.parameter_shapes), mlp.with_ones(data.features),
@@ -192,39 +190,43 @@ class MLPClassifier(ClientDataTask):
 
     @torch.no_grad()   # the backward pass is written out: nothing for autograd to record
     def _grad_on(self, X, data: ClientData) -> torch.Tensor:
-        grads = mlp.gradient(mlp.augmented(X, self.parameter_shapes), *self._passes(data), self.activation)
+        grads = mlp.gradient(mlp.augmented(X, self.parameter_shapes),
+                             *self._passes(data.features, data.labels, data.mask), self.activation)
         return mlp.flatten(grads)
 
-    def _passes(self, data: ClientData, padded: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _passes(self, features, labels, mask, ops=mlp.BACKENDS["torch"]) -> tuple:
         """(features with ones, targets, sample weights) of a batch, as
-        :func:`fedbound.tasks.mlp.gradient` takes them (``padded``: the features have their ones)."""
-        w = mlp.sample_weights(data.mask)
-        features = data.features if padded else mlp.with_ones(data.features)
-        return features, mlp.targets(data.labels, w, self.num_classes), w
+        :func:`fedbound.tasks.mlp.gradient` takes them, in the arrays of ``ops``
+        (:data:`fedbound.tasks.mlp.BACKENDS`)."""
+        w = ops.sample_weights(mask)
+        return ops.with_ones(features), ops.targets(labels, w, self.num_classes), w
 
     @torch.no_grad()
     def _descend_on(self, X, data: ClientData, lr, steps, generator, clients, round_index, step):
         """``steps`` plain SGD steps of the clients of ``data`` from X, on the augmented layers
-        (:func:`fedbound.tasks.mlp.descend`). Minibatches: the positions of every step drawn first,
-        in the order ``steps`` gradient calls draw them (nothing else is drawn between), then the
-        samples of all steps gathered at once and sliced step by step."""
-        data = dataclasses.replace(data, features=mlp.with_ones(data.features))
+        (:func:`fedbound.tasks.mlp.descend`), the batches prepared in the arrays of its backend.
+        Minibatches: the positions of every step drawn first, in the order ``steps`` gradient
+        calls draw them (nothing else is drawn between), then the samples of all steps gathered
+        at once and sliced step by step."""
+        backend = mlp.backend_for(X)
+        ops = mlp.BACKENDS[backend]
+        features, labels = ops.array(data.features), ops.array(data.labels)
         if self.batch_size is None:
-            full = self._passes(data, padded=True)
-            return mlp.flatten(mlp.descend(mlp.augmented(X, self.parameter_shapes), lr, steps,
-                                           lambda s: full, self.activation))
+            full = self._passes(features, labels, ops.array(data.mask), ops)
+            return mlp.descend(X, self.parameter_shapes, lr, steps, lambda s: full, self.activation, backend)
         drawn = [self.batch_positions(data, generator, clients, round_index, step + s)
                  for s in range(steps)]
-        batch = data.select(torch.cat([p for p, _ in drawn], 1), torch.cat([v for _, v in drawn], 1))
-        k, width = batch.mask.shape[0], drawn[0][0].shape[1]
-        w = mlp.sample_weights(batch.mask.view(k * steps, width)).view(k, steps * width, 1)
-        T = mlp.targets(batch.labels, w, self.num_classes)
+        k, width = data.mask.shape[0], drawn[0][0].shape[1]
+        at = ops.array(torch.cat([p for p, _ in drawn], 1))
+        mask = ops.array(torch.cat([v for _, v in drawn], 1).to(data.mask.dtype)).reshape(k * steps, width)
+        feats = ops.with_ones(ops.take(features, at))
+        w = ops.sample_weights(mask).reshape(k, steps * width, 1)   # each step's batch: its mean
+        T = ops.targets(ops.take(labels, at), w, self.num_classes)
 
-        def at(s):
+        def batch(s):
             part = slice(s * width, (s + 1) * width)
-            return batch.features[:, part], T[:, part], w[:, part]
-        return mlp.flatten(mlp.descend(mlp.augmented(X, self.parameter_shapes), lr, steps, at,
-                                       self.activation))
+            return feats[:, part], T[:, part], w[:, part]
+        return mlp.descend(X, self.parameter_shapes, lr, steps, batch, self.activation, backend)
 
     @functools.cached_property
     def gradient_flops(self) -> float:

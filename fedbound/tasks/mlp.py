@@ -31,32 +31,56 @@ broadcast bias in ``baddbmm`` costs more than its product); the softmax is exp(Z
 (torch's softmax over 10 classes costs 3x these operations on CPU); tanh is 2 sigmoid(2 Z) - 1
 (:func:`activate`: torch's CPU tanh takes 4x these); the labels enter as -w onehot(y)
 (:func:`targets`, once per batch) in one fused multiply-add.
+
+Where the calls are the cost, numpy (issue 35): the passes are written once (:func:`gradient`,
+:func:`descend`) over a small table of operations per array library (:data:`BACKENDS`), and the
+local steps of CPU tensors in a round that torch runs on one thread (:func:`backend_for`) run on
+zero-copy numpy views of them: numpy's call on these small arrays costs 1-4 microseconds where
+torch's eager call costs 5-30 (one SGD step of 10 clients of the 64-32-10 MLP on 15 samples:
+about 60 us against 110-150 us, measured side by side on the same arrays; its products alone,
+about 25 us, are the arithmetic). CUDA tensors and rounds given several threads stay in torch;
+both give the same numbers up to float rounding (``tests/tasks/test_mlp_backends.py``).
 """
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Callable, Literal
 
+import numpy as np
 import torch
 
 
-def augmented(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...]) -> list[torch.Tensor]:
+def augmented(X, shapes: tuple[tuple[int, ...], ...]) -> list:
     """The layers V_l = [W_l | b_l] (k, out, in + 1) of the flat parameters X (k, d), for
-    ``shapes`` (each layer's weight (out, in) then bias (out,), in the order of x); new tensors."""
+    ``shapes`` (each layer's weight (out, in) then bias (out,), in the order of x); new tensors
+    (new numpy arrays of a numpy X)."""
     k, out, start = X.shape[0], [], 0
     for w_shape, b_shape in zip(shapes[::2], shapes[1::2]):
         size = math.prod(w_shape)
-        W = X[:, start:start + size].view(k, *w_shape)
+        W = X[:, start:start + size].reshape(k, *w_shape)
         b = X[:, start + size:start + size + b_shape[0]]
         start += size + b_shape[0]
-        out.append(torch.cat([W, b.unsqueeze(2)], dim=2))
+        if isinstance(X, np.ndarray):   # row-major (numpy lays a concatenation out as its inputs)
+            out.append(np.concatenate([W, b[:, :, None]], 2, out=np.empty((k, w_shape[0], w_shape[1] + 1), X.dtype)))
+        else:
+            out.append(torch.cat([W, b[:, :, None]], 2))
     return out
 
 
-def flatten(layers: list[torch.Tensor]) -> torch.Tensor:
-    """(k, d): the augmented layers (or their gradients) flattened back, weight then bias."""
+def flatten(layers: list, out=None):
+    """(k, d): the augmented layers (or their gradients) flattened back, weight then bias, into
+    ``out`` (k, d) if given (a tensor, or a numpy array of numpy layers), else a new tensor."""
     k = layers[0].shape[0]
-    return torch.cat([p for V in layers for p in (V[:, :, :-1].reshape(k, -1), V[:, :, -1])], dim=1)
+    if out is None:
+        V = layers[0]
+        out = torch.empty(k, sum(V.shape[1] * V.shape[2] for V in layers), dtype=V.dtype, device=V.device)
+    start = 0
+    for V in layers:
+        size = V.shape[1] * (V.shape[2] - 1)
+        out[:, start:start + size].reshape(k, V.shape[1], -1)[...] = V[:, :, :-1]
+        out[:, start + size:start + size + V.shape[1]] = V[:, :, -1]
+        start += size + V.shape[1]
+    return out
 
 
 def with_ones(A: torch.Tensor) -> torch.Tensor:
@@ -74,29 +98,13 @@ def activate(Z: torch.Tensor, activation: str, out: torch.Tensor | None = None) 
     return S.mul_(2.0) if out is None else torch.mul(S, 2.0, out=out)
 
 
-def forward(layers: list[torch.Tensor], features: torch.Tensor, activation: str,
-            differentiable: bool = False, buffers: dict | None = None) -> list[torch.Tensor]:
-    """[[A_0 | 1], ..., [A_{L-1} | 1], Z_L]: each layer's input with its column of ones
-    (``features`` has it), then the logits (k, m, C). ``differentiable``: by operations autograd
-    can differentiate (the hidden inputs padded), else written into buffers of ones (those of
-    ``buffers``, by layer, reused from call to call: the SGD steps of a round)."""
-    A = [features]
-    for i, V in enumerate(layers):
-        Z = torch.bmm(A[-1], V.transpose(1, 2))
-        if i + 1 == len(layers):
-            A.append(Z)
-        elif differentiable:
-            A.append(with_ones(activate(Z, activation)))
-        else:
-            shape = (*Z.shape[:2], Z.shape[2] + 1)
-            buffer = None if buffers is None else buffers.get(i)
-            if buffer is None or buffer.shape != shape:
-                buffer = torch.ones(shape, dtype=Z.dtype, device=Z.device)
-                if buffers is not None:
-                    buffers[i] = buffer
-            activate(Z, activation, out=buffer[:, :, :-1])
-            A.append(buffer)
-    return A
+def forward(layers: list[torch.Tensor], features: torch.Tensor, activation: str) -> torch.Tensor:
+    """The logits Z_L (k, m, C) of the layers on ``features`` (with their column of ones), by
+    operations autograd can differentiate (:func:`gradient` writes its own pass out)."""
+    A = features
+    for V in layers[:-1]:
+        A = with_ones(activate(torch.bmm(A, V.transpose(1, 2)), activation))
+    return torch.bmm(A, layers[-1].transpose(1, 2))
 
 
 def sample_weights(mask: torch.Tensor) -> torch.Tensor:
@@ -114,44 +122,210 @@ def losses(layers: list[torch.Tensor], features: torch.Tensor, labels: torch.Ten
            mask: torch.Tensor, activation: str) -> torch.Tensor:
     """(k,): each client's mean cross-entropy over its real samples (``features`` with their
     column of ones); differentiable by autograd."""
-    Z = forward(layers, features, activation, differentiable=True)[-1]
+    Z = forward(layers, features, activation)
     ce = torch.logsumexp(Z, dim=2) - Z.gather(2, labels.unsqueeze(2)).squeeze(2)
     return torch.sum(ce * sample_weights(mask).squeeze(2), dim=1)
 
 
-def gradient(layers: list[torch.Tensor], features: torch.Tensor, target: torch.Tensor,
-             weights: torch.Tensor, activation: str, buffers: dict | None = None) -> list[torch.Tensor]:
-    """[grad V_l] of each client's weighted cross-entropy (module doc) on a batch: ``features``
-    with their column of ones, ``target`` from :func:`targets`, ``weights`` from
-    :func:`sample_weights` (``buffers``: :func:`forward`'s)."""
-    A = forward(layers, features, activation, buffers=buffers)
-    Z = A.pop()
-    E = torch.exp(Z.sub_(Z.amax(dim=2, keepdim=True)))
-    dZ = torch.addcmul(target, E, weights / E.sum(dim=2, keepdim=True))   # w (softmax - onehot)
-    grads: list[torch.Tensor] = []
+class _TorchOps:
+    """The operations of :func:`gradient` and :func:`descend` on torch tensors (any device).
+    (Private, as :class:`_NumpyOps`: a call of a public method would pass fedbound's argument
+    guard, a microsecond each, on the hot path.)"""
+
+    @staticmethod
+    def product_t(A, V):
+        """A V^T, batched: (k, m, n) x (k, p, n) -> (k, m, p)."""
+        return torch.bmm(A, V.transpose(1, 2))
+
+    @staticmethod
+    def t_product(G, A):
+        """G^T A, batched: (k, m, p) x (k, m, n) -> (k, p, n)."""
+        return torch.bmm(G.transpose(1, 2), A)
+
+    product = staticmethod(torch.bmm)
+
+    @staticmethod
+    def ones(shape, like):
+        return torch.ones(shape, dtype=like.dtype, device=like.device)
+
+    activate = staticmethod(activate)
+
+    @staticmethod
+    def logit_gradient(Z, target, weights):
+        """w (softmax(Z) - onehot(y)) = target + w exp(Z - max Z) / sum exp(Z - max Z), Z overwritten."""
+        E = torch.exp(Z.sub_(Z.amax(dim=2, keepdim=True)))
+        return torch.addcmul(target, E, weights / E.sum(dim=2, keepdim=True))
+
+    @staticmethod
+    def backward(dA, H, activation):
+        """dA act'(A) from the activations H = A: dA (1 - H^2) (tanh), dA [H > 0] (relu)."""
+        if activation == "tanh":
+            return torch.addcmul(dA, dA * H, H, value=-1.0)
+        return dA.mul_(H > 0)
+
+    @staticmethod
+    def sgd(V, G, lr):
+        """V <- V - lr G, in place (G may be overwritten)."""
+        V.add_(G, alpha=-lr)
+
+    @staticmethod
+    def array(tensor):
+        return tensor
+
+    @staticmethod
+    def take(A, P):
+        """A[j, P[j, s]]: the samples at the positions P (k, b) of each row of A (k, m, ...)."""
+        if A.ndim == 2:
+            return torch.gather(A, 1, P)
+        return torch.gather(A, 1, P[:, :, None].expand(-1, -1, A.shape[2]))
+
+    with_ones = staticmethod(with_ones)
+    sample_weights = staticmethod(sample_weights)
+    targets = staticmethod(targets)
+
+
+class _NumpyOps:
+    """The same operations on numpy arrays (in place where the torch ones are)."""
+
+    @staticmethod
+    def product_t(A, V):
+        return np.matmul(A, V.transpose(0, 2, 1))
+
+    @staticmethod
+    def t_product(G, A):
+        return np.matmul(G.transpose(0, 2, 1), A)
+
+    product = staticmethod(np.matmul)
+
+    @staticmethod
+    def ones(shape, like):
+        return np.ones(shape, dtype=like.dtype)
+
+    @staticmethod
+    def activate(Z, activation, out):
+        return np.tanh(Z, out=out) if activation == "tanh" else np.maximum(Z, 0, out=out)
+
+    @staticmethod
+    def logit_gradient(Z, target, weights):
+        Z -= Z.max(axis=2, keepdims=True)
+        E = np.exp(Z, out=Z)
+        E *= weights / E.sum(axis=2, keepdims=True)
+        E += target
+        return E
+
+    @staticmethod
+    def backward(dA, H, activation):
+        if activation == "tanh":
+            S = H * H
+            dA *= np.subtract(1, S, out=S)
+        else:
+            dA *= H > 0
+        return dA
+
+    @staticmethod
+    def sgd(V, G, lr):
+        G *= lr
+        V -= G
+
+    @staticmethod
+    def array(tensor):
+        """The numpy view of a CPU tensor (no copy: what the steps write lands in the tensor)."""
+        return tensor if isinstance(tensor, np.ndarray) else tensor.detach().numpy()
+
+    @staticmethod
+    def take(A, P):
+        return A[np.arange(P.shape[0])[:, None], P]
+
+    @staticmethod
+    def with_ones(A):
+        out = np.ones((*A.shape[:2], A.shape[2] + 1), dtype=A.dtype)
+        out[:, :, :-1] = A
+        return out
+
+    @staticmethod
+    def sample_weights(mask):
+        return (mask / mask.sum(axis=1, keepdims=True))[:, :, None]
+
+    @staticmethod
+    def targets(labels, weights, classes):
+        k, m = labels.shape
+        T = np.zeros((k, m, classes), dtype=weights.dtype)
+        T[np.arange(k)[:, None], np.arange(m)[None, :], labels] = -weights[:, :, 0]
+        return T
+
+
+#: the array libraries the local steps run on (:func:`descend`'s ``backend``)
+BACKENDS = {"torch": _TorchOps, "numpy": _NumpyOps}
+
+
+def backend_for(X: torch.Tensor) -> str:
+    """"numpy" for a CPU float tensor where torch runs one thread (a small round, where the calls
+    cost more than the flops: numpy's call on a round's small arrays costs 1-4 microseconds, torch's
+    eager one 10-30; the thread policy, :mod:`fedbound.algorithms.threads`, gives larger rounds
+    more threads, which numpy's products would not follow), else "torch"."""
+    if (X.device.type == "cpu" and X.dtype in (torch.float32, torch.float64)
+            and torch.get_num_threads() == 1):
+        return "numpy"
+    return "torch"
+
+
+def _hidden_inputs(A, V, ops, activation, buffers, i):
+    """[act(A V^T) | 1] into the buffer of ones of layer i (``buffers``, reused across calls)."""
+    Z = ops.product_t(A, V)
+    shape = (*Z.shape[:2], Z.shape[2] + 1)
+    buffer = None if buffers is None else buffers.get(i)
+    if buffer is None or tuple(buffer.shape) != shape:
+        buffer = ops.ones(shape, Z)
+        if buffers is not None:
+            buffers[i] = buffer
+    ops.activate(Z, activation, out=buffer[:, :, :-1])
+    return buffer
+
+
+def _gradient(layers, features, target, weights, activation, buffers, ops):
+    A = [features]
+    for i, V in enumerate(layers[:-1]):
+        A.append(_hidden_inputs(A[-1], V, ops, activation, buffers, i))
+    dZ = ops.logit_gradient(ops.product_t(A[-1], layers[-1]), target, weights)
+    grads: list = []
     for i in range(len(layers) - 1, -1, -1):
-        grads.append(torch.bmm(dZ.transpose(1, 2), A[i]))
+        grads.append(ops.t_product(dZ, A[i]))
         if i:
-            dA = torch.bmm(dZ, layers[i][:, :, :-1])
-            H = A[i][:, :, :-1]
-            if activation == "tanh":
-                dZ = torch.addcmul(dA, dA * H, H, value=-1.0)            # dA (1 - A^2)
-            else:
-                dZ = dA.mul_(H > 0)
+            dZ = ops.backward(ops.product(dZ, layers[i][:, :, :-1]), A[i][:, :, :-1], activation)
     return grads[::-1]
 
 
-def descend(layers: list[torch.Tensor], lr: float, steps: int,
-            batch: Callable[[int], tuple[torch.Tensor, torch.Tensor, torch.Tensor]],
-            activation: str) -> list[torch.Tensor]:
-    """``steps`` SGD steps V <- V - lr grad V of the augmented ``layers`` (updated in place);
-    ``batch(s)`` gives step s's (features with ones, targets, sample weights)."""
+def gradient(layers: list[torch.Tensor], features: torch.Tensor, target: torch.Tensor,
+             weights: torch.Tensor, activation: str) -> list[torch.Tensor]:
+    """[grad V_l] of each client's weighted cross-entropy (module doc) on a batch: ``features``
+    with their column of ones, ``target`` from :func:`targets`, ``weights`` from
+    :func:`sample_weights`."""
+    return _gradient(layers, features, target, weights, activation, None, _TorchOps)
+
+
+def descend(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...], lr: float, steps: int,
+            batch: Callable[[int], tuple[torch.Tensor, torch.Tensor, torch.Tensor]], activation: str,
+            backend: Literal["torch", "numpy"] | None = None) -> torch.Tensor:
+    """The flat models X (k, d) (layers ``shapes``, :func:`augmented`) after ``steps`` SGD steps
+    V <- V - lr grad V of their augmented layers, a new tensor; ``batch(s)`` gives step s's
+    (features with ones, targets, sample weights). ``backend``: the array library of the steps,
+    "torch", or "numpy" on zero-copy views of CPU tensors (default :func:`backend_for`); the
+    same numbers up to float rounding (``tests/tasks/test_mlp_backends.py``)."""
+    ops = BACKENDS[backend or backend_for(X)]
+    layers = augmented(ops.array(X), shapes)
+    out = torch.empty(X.shape, dtype=X.dtype, device=X.device)
+    batches = [batch(s) for s in range(steps)]
+    arrays = {}
+    for t in (t for b in batches for t in b):   # a full batch's once
+        if id(t) not in arrays:
+            arrays[id(t)] = ops.array(t)
     buffers: dict = {}
-    for s in range(steps):
-        for V, G in zip(layers, gradient(layers, *batch(s), activation, buffers)):
-            V.add_(G, alpha=-lr)
-    return layers
+    for b in batches:
+        for V, G in zip(layers, _gradient(layers, *(arrays[id(t)] for t in b), activation, buffers, ops)):
+            ops.sgd(V, G, lr)
+    flatten(layers, ops.array(out))
+    return out
 
 
 __all__ = ["augmented", "flatten", "with_ones", "activate", "forward", "sample_weights", "targets",
-           "losses", "gradient", "descend"]
+           "losses", "gradient", "descend", "BACKENDS", "backend_for"]

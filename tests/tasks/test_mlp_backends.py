@@ -1,0 +1,88 @@
+"""The MLP's local SGD steps on numpy views of CPU tensors equal those in torch (issue 35):
+:func:`fedbound.tasks.mlp.descend` with backend "numpy" and "torch" on the same models and
+batches, over random shapes, activations, dtypes and seeds; and a federated round either way."""
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+from fedbound.algorithms import registry
+from fedbound.tasks import MLPClassifier, mlp
+
+#: max |numpy - torch| of the models after the steps: both compute the same products and
+#: elementwise functions in another order (tanh as numpy's tanh against torch's 2 sigmoid(2z) - 1),
+#: a few hundred roundings of entries of size <= ~1 at float32 (eps 6e-8) or float64 (eps 1e-16)
+TOL = {torch.float32: 2e-5, torch.float64: 1e-12}
+
+
+def _problem(seed, k, m, dims, classes, dtype, padded):
+    gen = torch.Generator().manual_seed(seed)
+    shapes = tuple(s for a, b in zip(dims, dims[1:] + [classes]) for s in ((b, a), (b,)))
+    d = sum(int(np.prod(s)) for s in shapes)
+    X = (0.5 * torch.randn(k, d, generator=gen, dtype=torch.float64)).to(dtype)
+    features = mlp.with_ones(torch.randn(k, m, dims[0], generator=gen, dtype=torch.float64).to(dtype))
+    labels = torch.randint(classes, (k, m), generator=gen)
+    mask = torch.ones(k, m, dtype=dtype)
+    if padded:   # clients with fewer samples: the padding weighs 0
+        mask[:, m // 2 + 1:] = (torch.rand(k, m - m // 2 - 1, generator=gen) < 0.5).to(dtype)
+    w = mlp.sample_weights(mask)
+    return X, shapes, (features, mlp.targets(labels, w, classes), w)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), k=st.integers(1, 6), m=st.integers(1, 9),
+       dims=st.lists(st.integers(1, 9), min_size=2, max_size=3), classes=st.integers(2, 6),
+       activation=st.sampled_from(["tanh", "relu"]), dtype=st.sampled_from([torch.float32, torch.float64]),
+       steps=st.integers(1, 4), lr=st.floats(0.01, 0.5), padded=st.booleans(), same=st.booleans())
+def test_numpy_steps_equal_torch_steps(seed, k, m, dims, classes, activation, dtype, steps, lr, padded,
+                                       same):
+    if activation == "relu" and dtype == torch.float32:
+        dtype = torch.float64   # a float32 rounding may flip relu's kink at 0: a different step
+    X, shapes, full = _problem(seed, k, m, dims, classes, dtype, padded)
+    batches = [full if same else _problem(seed + s + 1, k, m, dims, classes, dtype, padded)[2]
+               for s in range(steps)]
+    before = X.clone()
+    ours = mlp.descend(X, shapes, lr, steps, batches.__getitem__, activation, backend="numpy")
+    ref = mlp.descend(X, shapes, lr, steps, batches.__getitem__, activation, backend="torch")
+    assert torch.equal(X, before)                       # the input models are not written
+    assert ours.dtype == dtype and ours.shape == X.shape
+    assert float((ours - ref).abs().max()) <= TOL[dtype]
+    # and the torch steps are SGD on the gradient by hand (itself equal to autograd's,
+    # tests/tasks/test_task_classifier.py)
+    layers = mlp.augmented(X, shapes)
+    for b in batches:
+        for V, G in zip(layers, mlp.gradient(layers, *b, activation)):
+            V -= lr * G
+    assert float((mlp.flatten(layers) - ref).abs().max()) <= TOL[dtype]
+
+
+def test_backend_follows_device_dtype_and_threads():
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        assert mlp.backend_for(torch.zeros(2, 3)) == "numpy"
+        assert mlp.backend_for(torch.zeros(2, 3, dtype=torch.float64)) == "numpy"
+        assert mlp.backend_for(torch.zeros(2, 3, dtype=torch.float16)) == "torch"
+        torch.set_num_threads(2)
+        assert mlp.backend_for(torch.zeros(2, 3)) == "torch"   # a large round: torch's threads
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("batch_size", [None, 3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_rounds_equal_either_way(monkeypatch, batch_size, dtype):
+    """FedAvg's rounds on the MLP: the numpy steps equal the torch steps (also with a seeded
+    batch order, and padded clients of unequal sizes)."""
+    def rounds(backend):
+        monkeypatch.setattr(mlp, "backend_for", lambda X: backend)
+        task = MLPClassifier.generate(12, num_samples=150, dim=5, num_classes=3, hidden=(6,), seed=4,
+                                      batch_size=batch_size, batches=None if batch_size is None else 7,
+                                      dtype=dtype)
+        assert len(set(task.data.sizes.tolist())) > 1
+        alg = registry.build("fedavg", task, seed=1, lr=0.3, local_steps=3, clients_per_round=5)
+        state = alg.init()
+        for _ in range(3):
+            state = alg.step(state)
+        return state.x_g
+    assert float((rounds("numpy") - rounds("torch")).abs().max()) <= TOL[dtype]
