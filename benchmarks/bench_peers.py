@@ -60,8 +60,6 @@ import json
 import os
 import platform
 import resource
-import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -76,6 +74,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from race import LABEL, PEER_TIMEOUT_S, fmt_ms, fmt_s, median_time, median_times, run_group, verdict  # noqa: E402
 from fedbound.algorithms import run  # noqa: E402
 from fedbound.algorithms.problem import Problem  # noqa: E402
 
@@ -87,7 +86,6 @@ MODULES = {"flower": ("flwr", "1.42.0", "import flwr, ray; print(flwr.__version_
            "pfl": ("pfl", "0.6.0", "import pfl, torch; from importlib.metadata import version; "
                                    "print(version('pfl'))")}
 SCRIPTS = {"flower": "flower_fedavg.py", "pfl": "pfl_fedavg.py"}
-LABEL = {"flower": "Flower", "pfl": "pfl"}
 
 M, D, K, LR = 50, 100, 5, 0.01
 SIZES = [(100, 10), (1000, 10), (1000, 100), (10000, 100)]
@@ -95,7 +93,6 @@ QUICK_SIZES = [(100, 10), (1000, 10)]
 TOL_FEDBOUND, TOL_PEER = 1e-10, 1e-8
 TARGETS = {"flower": 300.0, "pfl": 50.0}
 STARTUP_TARGET_S, FIXED_TARGET_MS, ARITH_TARGET, LINEAR_TARGET = 2.0, 0.1, 2.0, 1.5
-PEER_TIMEOUT_S = 600
 
 
 # ---- the peers' Python ---------------------------------------------------------------------------
@@ -212,22 +209,6 @@ def user_run(alg, rounds: int, eval_every: int = 1):
     its ``--eval-every``, default 1)."""
     with contextlib.redirect_stderr(io.StringIO()):
         return run(alg, rounds, progress=True, eval_every=eval_every)
-
-
-def median_time(fn, repeats: int) -> float:
-    return median_times([fn], repeats)[0]
-
-
-def median_times(fns, repeats: int) -> list[float]:
-    """The median seconds of each of ``fns``, timed in turn (interleaved, so that a change of
-    the machine's load between repetitions hits all of them alike)."""
-    times = [[] for _ in fns]
-    for _ in range(repeats):
-        for fn, out in zip(fns, times):
-            t0 = time.perf_counter()
-            fn()
-            out.append(time.perf_counter() - t0)
-    return [statistics.median(t) for t in times]
 
 
 def bare_rounds(alg, rounds: int) -> None:
@@ -375,21 +356,6 @@ def write_job(folder: Path, A=None, y=None, participants=None) -> None:
                                                      "rounds": int(len(participants))}))
 
 
-def run_group(cmd: list[str], timeout: float, **kwargs) -> subprocess.CompletedProcess:
-    """``subprocess.run`` in a process group of its own, the whole group killed on timeout (Ray
-    starts helper processes that would outlive their driver)."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, **kwargs)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
-
-
 def run_peer(peer: str, python: str, job: Path, ref_final: np.ndarray) -> dict:
     """Run one peer on ``job``; its per-round and start-up seconds, and whether its final model
     is numpy's (``equal``, ``err``), or ``error``."""
@@ -478,18 +444,6 @@ def linearity(algs: dict, repeats: int) -> dict | None:
 
 
 # ---- output --------------------------------------------------------------------------------------
-def fmt_ms(seconds: float) -> str:
-    return "n/a" if not np.isfinite(seconds) else f"{seconds * 1e3:.3f} ms"
-
-
-def fmt_s(seconds: float) -> str:
-    return "n/a" if seconds is None or not np.isfinite(seconds) else f"{seconds:.2f} s"
-
-
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
-
-
 def print_size(res: Measured, pythons) -> None:
     print(f"\n== n x c = {res.n} x {res.c} (m = {M}, d = {D}, K = {K}, lr = {LR}, float64) ==")
     print(f"equality: max |x_fedbound - x_numpy| over {res.rounds} rounds = {res.equal_err:.2e} "

@@ -63,7 +63,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE / "peers"))
 
-import bench_peers as lsq  # noqa: E402  (the peers' Python, subprocesses, formatting)
+import race  # noqa: E402  (the peers' labels, timing, subprocesses, formatting)
 from mlp_common import build_model, local_sgd, set_flat, get_flat  # noqa: E402
 
 from fedbound.algorithms import registry, run  # noqa: E402
@@ -233,7 +233,7 @@ def arithmetic_rate(c: int, dim: int, rows: int) -> float:
         A @ W1, H @ W2, Z.T @ H, Z @ W2.T, H.T @ A   # noqa: B018 - timed
     flops = 2 * c * rows * (2 * dim * HIDDEN + 3 * HIDDEN * 10)
     with lsq_threads(1):
-        t = lsq.median_time(lambda: [products() for _ in range(K)], 9)
+        t = race.median_time(lambda: [products() for _ in range(K)], 9)
     return K * flops / t
 
 
@@ -330,10 +330,10 @@ def run_peer(peer: str, python: str, folder: Path, ref1: np.ndarray, threads: in
     if threads is not None:
         env["FEDBOUND_BENCH_TORCH_THREADS"] = str(threads)
     try:
-        res = lsq.run_group([python, str(HERE / "peers" / PEER_SCRIPTS[peer]), str(folder), repr(t0)],
-                            lsq.PEER_TIMEOUT_S, cwd=tempfile.gettempdir(), env=env)
+        res = race.run_group([python, str(HERE / "peers" / PEER_SCRIPTS[peer]), str(folder), repr(t0)],
+                            race.PEER_TIMEOUT_S, cwd=tempfile.gettempdir(), env=env)
     except subprocess.TimeoutExpired:
-        return {"error": f"timed out after {lsq.PEER_TIMEOUT_S} s"}
+        return {"error": f"timed out after {race.PEER_TIMEOUT_S} s"}
     except OSError as err:
         return {"error": f"cannot start {python}: {err}"}
     lines = [ln for ln in res.stdout.splitlines() if ln.startswith("RESULT ")]
@@ -402,7 +402,7 @@ def measure(job: Job, algorithm: str, minibatch: bool, c: int, pythons: dict, tm
         cell.peers[peer] = run_peer(peer, python, folder, refs[conventions[peer]])
         if peer == "pfl" and default_threads:   # information: pfl as it comes, torch's default threads
             cell.peers["pfl default threads"] = run_peer(peer, python, folder, refs[conventions[peer]], None)
-    cell.bare_s, cell.run_s = (t / rounds for t in lsq.median_times(
+    cell.bare_s, cell.run_s = (t / rounds for t in race.median_times(
         [lambda: bare_loop(alg, rounds), lambda: sparse_run(alg, rounds)], repeats))
     flops = K * c * alg.task.gradient_flops
     cell.arith_s = flops / arithmetic_rate(c, job.features.shape[1], B if minibatch else M)
@@ -413,13 +413,13 @@ def print_cell(cell: Cell, pythons: dict) -> None:
     print(f"\n-- {cell.label}, n x c = {cell.n} x {cell.c} (m = {M}, K = {K}, lr = {LR}, float32) --")
     print(f"equality: max |x_fedbound - x_torch| after round 1 = {cell.err:.1e} (<= {TOL:g}: proven)")
     print(f"{'':42}{'per round':>12}{'fedbound is':>16}   note")
-    print(f"{'fedbound bare step loop':42}{lsq.fmt_ms(cell.bare_s):>12}{'':>16}   init/step from "
-          f"Python; the round's arithmetic {lsq.fmt_ms(cell.arith_s)} ({cell.bare_s / cell.arith_s:.1f}x)")
-    print(f"{'fedbound run(), eval 1/R':42}{lsq.fmt_ms(cell.run_s):>12}{'':>16}   "
+    print(f"{'fedbound bare step loop':42}{race.fmt_ms(cell.bare_s):>12}{'':>16}   init/step from "
+          f"Python; the round's arithmetic {race.fmt_ms(cell.arith_s)} ({cell.bare_s / cell.arith_s:.1f}x)")
+    print(f"{'fedbound run(), eval 1/R':42}{race.fmt_ms(cell.run_s):>12}{'':>16}   "
           "`fedbound run --eval-every R`")
     for peer, (python, info) in [*pythons.items(), *(
             [("pfl default threads", pythons["pfl"])] if "pfl default threads" in cell.peers else [])]:
-        name = lsq.LABEL.get(peer, "pfl")
+        name = race.LABEL.get(peer, "pfl")
         label = (f"{name} {info}" if python else name) + (
             ", torch's default threads" if peer == "pfl default threads" else
             ", 1 torch thread" if peer == "pfl" else ", 1 CPU per ClientApp")
@@ -432,11 +432,11 @@ def print_cell(cell: Cell, pythons: dict) -> None:
         elif not p["equal"]:
             why = ("participants not verified" if not p["participants_verified"]
                    else f"round-1 model differs from the reference by {p['err']:.2e} > {TOL:g}")
-            print(f"{label:42}{lsq.fmt_ms(p['per_round_s']):>12}{'no ratio':>16}   EQUALITY NOT SHOWN ({why})")
+            print(f"{label:42}{race.fmt_ms(p['per_round_s']):>12}{'no ratio':>16}   EQUALITY NOT SHOWN ({why})")
         else:
             ratio = p["per_round_s"] / cell.bare_s
-            print(f"{label:42}{lsq.fmt_ms(p['per_round_s']):>12}{f'{ratio:.1f}x faster':>16}   round 1 "
-                  f"= the reference's to {p['err']:.1e}; start-up {lsq.fmt_s(p['startup_s'])}; "
+            print(f"{label:42}{race.fmt_ms(p['per_round_s']):>12}{f'{ratio:.1f}x faster':>16}   round 1 "
+                  f"= the reference's to {p['err']:.1e}; start-up {race.fmt_s(p['startup_s'])}; "
                   f"peak RSS {p.get('max_rss_mb') or float('nan'):.0f} MB")
     sys.stdout.flush()
 
@@ -448,12 +448,12 @@ def summary(cells: list[Cell], fresh: dict, pythons: dict) -> None:
                   if c.peers.get(peer, {}).get("equal")]
         if not ratios:
             reason = pythons[peer][1] if pythons[peer][0] is None else "no job with proven equality"
-            print(f"  >= {target:.0f}x {lsq.LABEL[peer]}: not measured ({reason[:120]})")
+            print(f"  >= {target:.0f}x {race.LABEL[peer]}: not measured ({reason[:120]})")
             continue
         worst = min(ratios, key=lambda p: p[1])
-        print(f"  >= {target:.0f}x {lsq.LABEL[peer]} per round: worst {worst[1]:.1f}x ({worst[0].label}, "
+        print(f"  >= {target:.0f}x {race.LABEL[peer]} per round: worst {worst[1]:.1f}x ({worst[0].label}, "
               f"{worst[0].n} x {worst[0].c}), best {max(x for _, x in ratios):.1f}x over {len(ratios)} "
-              f"jobs {lsq.verdict(worst[1] >= target)}")
+              f"jobs {race.verdict(worst[1] >= target)}")
         short = [(c, x) for c, x in ratios if x < target]
         if short:
             print("    short of it: " + "; ".join(
@@ -463,7 +463,7 @@ def summary(cells: list[Cell], fresh: dict, pythons: dict) -> None:
     print(f"  within {ARITH_TARGET:g}x of the round's arithmetic: worst {worst.bare_s / worst.arith_s:.1f}x "
           f"({worst.label}, {worst.n} x {worst.c}: {worst.bare_s * 1e3:.3f} ms against "
           f"{worst.arith_s * 1e3:.3f} ms), best {min(c.bare_s / c.arith_s for c in cells):.1f}x "
-          f"{lsq.verdict(worst.bare_s / worst.arith_s <= ARITH_TARGET)}")
+          f"{race.verdict(worst.bare_s / worst.arith_s <= ARITH_TARGET)}")
     for n, f in sorted(fresh.items()):
         if "error" in f:
             print(f"  fresh `fedbound run` at n = {n}: failed ({f['error'][:200]})")
@@ -473,8 +473,8 @@ def summary(cells: list[Cell], fresh: dict, pythons: dict) -> None:
         s = ok[first]["to_first_round_s"]
         cpu = ok[first]["to_first_round_cpu_s"]
         print(f"  start-up < {STARTUP_TARGET_S:g} s (fresh `fedbound run` to round 1, n = {first}): "
-              f"{s:.2f} s wall {lsq.verdict(s < STARTUP_TARGET_S)} ({cpu:.2f} s CPU "
-              f"{lsq.verdict(cpu < STARTUP_TARGET_S)}); " + ", ".join(
+              f"{s:.2f} s wall {race.verdict(s < STARTUP_TARGET_S)} ({cpu:.2f} s CPU "
+              f"{race.verdict(cpu < STARTUP_TARGET_S)}); " + ", ".join(
                   f"n = {n}: {f['to_first_round_s']:.2f} s wall, {f['to_first_round_cpu_s']:.2f} s CPU "
                   f"({f['modules']} modules)" for n, f in sorted(ok.items())))
         base = {n: f["rss_end_mb"] - f["data_mb"] for n, f in ok.items()}
@@ -482,14 +482,14 @@ def summary(cells: list[Cell], fresh: dict, pythons: dict) -> None:
         print("  memory flat in n (RSS after 20 rounds minus the data it holds; FedAvg, stateless): "
               + ", ".join(f"n = {n}: {ok[n]['rss_end_mb']:.0f} MB - {ok[n]['data_mb']:.0f} MB = "
                           f"{base[n]:.0f} MB" for n in sorted(ok))
-              + f"; {growth:.2f}x from n = {min(base)} to {max(base)} {lsq.verdict(growth <= FLAT_TARGET)}")
+              + f"; {growth:.2f}x from n = {min(base)} to {max(base)} {race.verdict(growth <= FLAT_TARGET)}")
         print("    RSS at round 1 / after the rounds / peak (loading the .npz included): " + ", ".join(
             f"n = {n}: {f['rss_first_mb']:.0f} / {f['rss_end_mb']:.0f} / {f['max_rss_mb']:.0f} MB"
             for n, f in sorted(ok.items())))
     for peer in TARGETS:
         rss = [c.peers[peer].get("max_rss_mb") for c in cells if c.peers.get(peer, {}).get("max_rss_mb")]
         if rss:
-            print(f"  {lsq.LABEL[peer]} peak RSS of its driver process: {min(rss):.0f}-{max(rss):.0f} MB")
+            print(f"  {race.LABEL[peer]} peak RSS of its driver process: {min(rss):.0f}-{max(rss):.0f} MB")
 
 
 def gpu_part(device: str, tmp: Path, repeats: int) -> None:
@@ -516,7 +516,7 @@ def gpu_part(device: str, tmp: Path, repeats: int) -> None:
                 bare_loop(alg, rounds)
                 if alg.task.device.type == "cuda":
                     torch.cuda.synchronize()
-            t_cpu, t_gpu = (t / rounds for t in lsq.median_times([lambda: timed(cpu), lambda: timed(gpu)],
+            t_cpu, t_gpu = (t / rounds for t in race.median_times([lambda: timed(cpu), lambda: timed(gpu)],
                                                                   repeats))
             print(f"  {n} x {c} {'minibatch' if minibatch else 'full batch'}: {device} "
                   f"{t_gpu * 1e3:.3f} ms/round, CPU ({torch.get_num_threads()} threads) "

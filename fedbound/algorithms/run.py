@@ -57,11 +57,6 @@ class Trajectory:
         and the algorithm's own (:attr:`algorithm_metrics`), each an array (T+1,)."""
         return {**{m: getattr(self, m) for m in self.GLOBAL_METRICS}, **self.algorithm_metrics}
 
-    def __repr__(self) -> str:
-        last = {m: float(getattr(self, m)[-1]) for m in ("loss", "dist2")}
-        return (f"Trajectory({self.algorithm!r}, rounds={int(self.rounds[-1])}, "
-                + ", ".join(f"{m}={v:.4g}" for m, v in last.items()) + ")")
-
     def columns(self) -> dict[str, np.ndarray]:
         """The per-round columns: the metrics of the global model, K and the cumulative counters
         (:data:`fedbound.algorithms.accounting.COUNTERS`), as float arrays (K as int)."""

@@ -144,5 +144,5 @@ def per_round(work: Callable[..., float]) -> Callable[[Callable], Callable]:
     return wrap
 
 
-__all__ = ["FLOPS_PER_THREAD", "MAX_THREADS", "Threads", "FOUND", "CORES", "threads_for", "step_flops",
+__all__ = ["FLOPS_PER_THREAD", "MAX_THREADS", "Threads", "FOUND", "threads_for", "step_flops",
            "chosen", "torch_threads", "RoundThreads", "round_threads", "per_round"]

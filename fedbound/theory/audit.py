@@ -62,7 +62,7 @@ from scipy.optimize import differential_evolution, minimize
 
 from fedbound.argtypes import Count, Measured, NonNegativeInt, Range, Seed
 from fedbound.deprecation import renamed_attributes
-from fedbound.errors import InputTypeError, UnknownNameError, ValidationError, require
+from fedbound.errors import InputTypeError, UnknownNameError, require
 from fedbound import resources, validate
 from fedbound.papers import PAPERS as PAPER_AUDITS
 from fedbound.validate import integer, listing, suggest

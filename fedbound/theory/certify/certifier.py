@@ -31,11 +31,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Annotated, Sequence
 
-import numpy as np
 import sympy as sp
 
 from fedbound.argtypes import Range
-from fedbound.errors import FedboundError
 from fedbound.theory.certify import form as F
 from fedbound.theory.certify import trace as T
 from fedbound.theory.audit_report import ClaimReport

@@ -240,9 +240,9 @@ def exact_point(claim: Claim, raw: Mapping[str, object], whole: tuple[Variable, 
     scalars = _scalars(constants)
     valid = all(x not in (sp.nan, sp.zoo) for x in lhs + rhs)
     try:
-        ok, broken = admissible.check(claim.result_id, scalars)
+        _, broken = admissible.check(claim.result_id, scalars)
     except T.Invalid:
-        ok, broken = False, ["a constant is undefined"]
+        broken = ["a constant is undefined"]
     in_domain = all(v.contains(values[v.name]) for v in whole if v.name in values)
     violated, ratios = [], []
     for a, b in zip(lhs, rhs):
