@@ -254,6 +254,10 @@ class _Kept(sp.Function):
     def eval(cls, e):
         return None
 
+    def _sympystr(self, printer) -> str:
+        """Printed as the number it wraps (a certificate's exact form, which sympify reads back)."""
+        return printer._print(self.args[0])
+
     def _eval_evalf(self, prec):
         return self.args[0]._eval_evalf(prec)
 
@@ -583,9 +587,10 @@ def array(values: object) -> np.ndarray:
 
 
 def is_traced(*values) -> bool:
-    """Whether any of ``values`` holds traced numbers (an object array or a :class:`Traced`)."""
+    """Whether any of ``values`` holds traced numbers (a :class:`Traced`, or an object array with
+    one among its entries: ``np.where(r >= 1, 1.0, traced)`` mixes them with plain numbers)."""
     return any(isinstance(v, Traced) or (isinstance(v, np.ndarray) and v.dtype == object
-                                          and v.size and isinstance(v.flat[0], Traced))
+                                          and any(isinstance(x, Traced) for x in v.flat))
                for v in values)
 
 

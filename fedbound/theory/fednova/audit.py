@@ -107,7 +107,7 @@ def geometric_norms(tau: PositiveArray, r: PositiveArray) -> tuple[np.ndarray, n
     decayed-rate shape [L128] for r < 1, SGD for r = 1, the proximal shape a_k = (1-alpha)^(tau-1-k)
     (31) [L397] with 1 - alpha = 1/r for r > 1; through expm1, no overflow at tau = 1000."""
     u = -np.abs(np.log(r))
-    last = np.where(r >= 1, 1.0, np.exp(u * (tau - 1)))
+    last = np.where(r >= 1, r ** 0, np.exp(u * (tau - 1)))     # r ** 0: a 1 of r's kind (traced too)
     return geometric_sum(u, tau), geometric_sum(2 * u, tau), last
 
 
