@@ -50,7 +50,7 @@ import numpy as np
 import torch
 
 
-def augmented(X, shapes: tuple[tuple[int, ...], ...]) -> list:
+def augmented(X: torch.Tensor | np.ndarray, shapes: tuple[tuple[int, ...], ...]) -> list:
     """The layers V_l = [W_l | b_l] (k, out, in + 1) of the flat parameters X (k, d), for
     ``shapes`` (each layer's weight (out, in) then bias (out,), in the order of x); new tensors
     (new numpy arrays of a numpy X)."""
@@ -67,7 +67,7 @@ def augmented(X, shapes: tuple[tuple[int, ...], ...]) -> list:
     return out
 
 
-def flatten(layers: list, out=None):
+def flatten(layers: list, out: torch.Tensor | np.ndarray | None = None) -> torch.Tensor | np.ndarray:
     """(k, d): the augmented layers (or their gradients) flattened back, weight then bias, into
     ``out`` (k, d) if given (a tensor, or a numpy array of numpy layers), else a new tensor."""
     k = layers[0].shape[0]

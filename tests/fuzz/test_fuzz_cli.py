@@ -30,6 +30,11 @@ FAST = {"--rounds": "3", "--seeds": "2", "--samples": "200", "--iterations": "3"
         "--only": "thm5"}
 #: commands whose valid runs take long (a full tour): fuzzed only with values that must be refused
 SLOW_COMMANDS = {"demo"}
+#: the hang limit of a command whose valid runs take longer than CASE_SECONDS, in multiples of it:
+#: the demo's whole tour; pep's SDP of up to MAX_GRAM = 40 points (fedbound.pep.symbolic), which the
+#: fallback chain (Clarabel, then SCS) took 14-17 s to solve on a quiet 2-core machine (pep fednova
+#: --rounds 3 --taus 10, a 33-point Gram matrix) and over 20 s under load
+SLOW_LIMITS = {"demo": 6, "pep": 3}
 #: strings that a numeric option may accept (zero, small numbers in odd spellings)
 VALID_LOOKING = {"0", "-0", " 1", "1_0", "0.5", "1e-400"}
 BAD_PATHS = ["", "\x00", " out"]
@@ -172,7 +177,7 @@ def replace_option(argv: list[str], option: str, value: str) -> list[str]:
 def run_cli(argv: list[str]) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     CASES["cli"] += 1
-    seconds = CASE_SECONDS * (6 if argv[0] in SLOW_COMMANDS else 1)
+    seconds = CASE_SECONDS * SLOW_LIMITS.get(argv[0], 1)
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             with time_limit(seconds):
