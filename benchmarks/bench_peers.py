@@ -74,7 +74,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from race import LABEL, PEER_TIMEOUT_S, fmt_ms, fmt_s, median_time, median_times, run_group, verdict  # noqa: E402
+from race import LABEL, fmt_ms, fmt_s, median_time, median_times, peer_rounds, verdict  # noqa: E402
 from fedbound.algorithms import run  # noqa: E402
 from fedbound.algorithms.problem import Problem  # noqa: E402
 
@@ -359,31 +359,13 @@ def write_job(folder: Path, A=None, y=None, participants=None) -> None:
 def run_peer(peer: str, python: str, job: Path, ref_final: np.ndarray) -> dict:
     """Run one peer on ``job``; its per-round and start-up seconds, and whether its final model
     is numpy's (``equal``, ``err``), or ``error``."""
-    t0 = time.time()
-    try:
-        res = run_group([python, str(PEERS_DIR / SCRIPTS[peer]), str(job), repr(t0)],
-                        PEER_TIMEOUT_S, cwd=tempfile.gettempdir())
-    except subprocess.TimeoutExpired:
-        return {"error": f"timed out after {PEER_TIMEOUT_S} s"}
-    except OSError as err:
-        return {"error": f"cannot start {python}: {err}"}
-    lines = [ln for ln in res.stdout.splitlines() if ln.startswith("RESULT ")]
-    if res.returncode != 0 or not lines:
-        tail = " ".join((res.stderr or res.stdout).split())[-400:]
-        return {"error": f"exit status {res.returncode}: {tail}"}
-    out = json.loads(lines[-1][len("RESULT "):])
-    starts, ends = np.array(out["round_starts"]), np.array(out["round_ends"])
-    durations = np.append(np.diff(starts), ends[-1] - starts[-1])
-    steady = durations[1:] if len(durations) > 1 else durations
-    per_round = float(np.median(steady))
+    out, timing = peer_rounds(str(PEERS_DIR / SCRIPTS[peer]), python, str(job))
+    if "error" in timing:
+        return timing
     x = np.asarray(out["x_final"], dtype=np.float64)
     err = float(np.max(np.abs(x - ref_final))) if x.shape == ref_final.shape else float("inf")
     verified = out.get("participants_verified", True)
-    return {"per_round_s": per_round, "rounds": int(len(starts)),
-            "first_round_s": float(durations[0]),
-            "to_first_round_s": float(starts[0] - out["t_process"]),
-            "startup_s": float(starts[0] - out["t_process"] + durations[0] - per_round),
-            "err": err, "equal": bool(err <= TOL_PEER and verified),
+    return {**timing, "err": err, "equal": bool(err <= TOL_PEER and verified),
             "participants_verified": verified, "version": out.get("version")}
 
 

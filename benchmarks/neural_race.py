@@ -325,35 +325,18 @@ def run_peer(peer: str, python: str, folder: Path, ref1: np.ndarray, threads: in
     """One peer on the job ``folder``: its per-round seconds, start-up, and whether its round-1
     model equals the reference's (``equal``, ``err``), or ``error``. pfl runs with ``threads``
     torch threads (None: torch's default); Flower's ClientApps take one each."""
-    t0 = time.time()
     env = {k: v for k, v in os.environ.items() if k != "FEDBOUND_BENCH_TORCH_THREADS"}
     if threads is not None:
         env["FEDBOUND_BENCH_TORCH_THREADS"] = str(threads)
-    try:
-        res = race.run_group([python, str(HERE / "peers" / PEER_SCRIPTS[peer]), str(folder), repr(t0)],
-                            race.PEER_TIMEOUT_S, cwd=tempfile.gettempdir(), env=env)
-    except subprocess.TimeoutExpired:
-        return {"error": f"timed out after {race.PEER_TIMEOUT_S} s"}
-    except OSError as err:
-        return {"error": f"cannot start {python}: {err}"}
-    lines = [ln for ln in res.stdout.splitlines() if ln.startswith("RESULT ")]
-    if res.returncode != 0 or not lines:
-        return {"error": f"exit status {res.returncode}: " + " ".join((res.stderr or res.stdout).split())[-400:]}
-    try:
-        out = json.loads(lines[-1][len("RESULT "):])
-    except json.JSONDecodeError as err:   # a line of 64 KiB cut by a log forwarder (seen once)
-        return {"error": f"its RESULT line does not parse ({len(lines[-1])} characters): {err}"}
-    starts, ends = np.array(out["round_starts"]), np.array(out["round_ends"])
-    durations = np.append(np.diff(starts), ends[-1] - starts[-1])
-    steady = durations[1:] if len(durations) > 1 else durations
-    per_round = float(np.median(steady))
+    out, timing = race.peer_rounds(str(HERE / "peers" / PEER_SCRIPTS[peer]), python, str(folder), env)
+    if "error" in timing:
+        return timing
     x1 = np.asarray(out["x1"], dtype=np.float64)
     err = float(np.max(np.abs(x1 - ref1))) if x1.shape == ref1.shape else float("inf")
     verified = out.get("participants_verified", True)
-    return {"per_round_s": per_round, "rounds": int(len(starts)), "err": err,
+    return {"per_round_s": timing["per_round_s"], "rounds": timing["rounds"], "err": err,
             "equal": bool(err <= TOL and verified), "participants_verified": verified,
-            "startup_s": float(starts[0] - out["t_process"] + durations[0] - per_round),
-            "max_rss_mb": out.get("max_rss_mb") or out.get("driver_max_rss_mb")}
+            "startup_s": timing["startup_s"], "max_rss_mb": out.get("max_rss_mb") or out.get("driver_max_rss_mb")}
 
 
 # ---- one size -------------------------------------------------------------------------------------

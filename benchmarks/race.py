@@ -4,10 +4,12 @@ process group, and the printed figures."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import statistics
 import subprocess
+import tempfile
 import time
 
 import numpy as np
@@ -59,3 +61,31 @@ def fmt_s(seconds: float) -> str:
 
 def verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
+
+
+def peer_rounds(script: str, python: str, job: str, env: dict | None = None) -> tuple[dict, dict]:
+    """Run a peer's ``script`` (benchmarks/peers/) with ``python`` on the job folder ``job``:
+    (its RESULT line's JSON, its timing: ``per_round_s`` the median round after the first,
+    ``rounds``, ``first_round_s``, ``to_first_round_s`` and ``startup_s`` from the process's start),
+    or ({}, {"error": why}) where it timed out, could not start, failed or printed no readable
+    RESULT line (benchmarks/peers/common.py writes it)."""
+    t0 = time.time()
+    try:
+        res = run_group([python, script, job, repr(t0)], PEER_TIMEOUT_S, cwd=tempfile.gettempdir(), env=env)
+    except subprocess.TimeoutExpired:
+        return {}, {"error": f"timed out after {PEER_TIMEOUT_S} s"}
+    except OSError as err:
+        return {}, {"error": f"cannot start {python}: {err}"}
+    lines = [ln for ln in res.stdout.splitlines() if ln.startswith("RESULT ")]
+    if res.returncode != 0 or not lines:
+        return {}, {"error": f"exit status {res.returncode}: " + " ".join((res.stderr or res.stdout).split())[-400:]}
+    try:
+        out = json.loads(lines[-1][len("RESULT "):])
+    except json.JSONDecodeError as err:   # a line of 64 KiB cut by a log forwarder (seen once)
+        return {}, {"error": f"its RESULT line does not parse ({len(lines[-1])} characters): {err}"}
+    starts, ends = np.array(out["round_starts"]), np.array(out["round_ends"])
+    durations = np.append(np.diff(starts), ends[-1] - starts[-1])
+    per_round = float(np.median(durations[1:] if len(durations) > 1 else durations))
+    return out, {"per_round_s": per_round, "rounds": int(len(starts)), "first_round_s": float(durations[0]),
+                 "to_first_round_s": float(starts[0] - out["t_process"]),
+                 "startup_s": float(starts[0] - out["t_process"] + durations[0] - per_round)}
