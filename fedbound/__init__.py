@@ -24,7 +24,7 @@ from fedbound.errors import (  # noqa: E402
 
 deprecation.install()
 
-__version__ = "0.1.0"
+from fedbound.version import __version__  # noqa: E402
 
 #: the job entries, defined in fedbound.api (floor 4) and loaded on first use (PEP 562)
 JOBS = ("evaluate", "max_step", "plan", "run", "audit", "verify_theory", "certify", "sweep_grid")

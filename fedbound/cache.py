@@ -44,7 +44,7 @@ def cache_dir() -> Path | None:
 @functools.cache
 def fingerprint() -> str:
     """sha256 (16 hex digits) of the version and of every ``.py`` file's path, size and mtime."""
-    from fedbound import __version__
+    from fedbound.version import __version__
 
     digest = hashlib.sha256(__version__.encode())
     for root, dirs, files in os.walk(_PACKAGE):

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fedbound
+import fedbound.version
 from fedbound import cache
 from fedbound.theory import compiled
 
@@ -72,7 +73,7 @@ def test_an_index_naming_the_wrong_module_falls_back_to_the_full_registry(tmp_pa
 
 def test_a_new_version_or_an_edit_uses_a_fresh_folder(monkeypatch):
     before = cache.fingerprint()
-    monkeypatch.setattr(fedbound, "__version__", fedbound.__version__ + ".post1")
+    monkeypatch.setattr(fedbound.version, "__version__", fedbound.__version__ + ".post1")   # where it is defined
     cache.fingerprint.cache_clear()
     try:
         assert cache.fingerprint() != before

@@ -2,7 +2,7 @@
 statements (module level and inside functions alike, so that a deferred import cannot dodge it):
 
     0  errors, validate, argtypes, guard, deprecation, registry, papers, stats, local_solver, outputs, cache, resources,
-       jsonable, privacy, readout, vocabulary, display                 the ground floor
+       jsonable, privacy, readout, vocabulary, display, version        the ground floor
     1  network, tasks
     2  algorithms, theory          (which do not import each other; the adapters of theory/<paper>
                                     map runs to constants by numbers, not algorithm objects)
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1] / "fedbound"
 
 FLOORS = {
     **dict.fromkeys(("errors", "validate", "argtypes", "guard", "deprecation", "registry", "papers", "stats", "local_solver",
-                     "outputs", "cache", "resources", "jsonable", "privacy", "readout", "vocabulary", "display"), 0),
+                     "outputs", "cache", "resources", "jsonable", "privacy", "readout", "vocabulary", "display", "version"), 0),
     "network": 1, "tasks": 1,
     "algorithms": 2, "theory": 2,
     "verify": 3, "control": 3, "pep": 3, "sweep": 3,
