@@ -90,6 +90,6 @@ def test_a_plugin_that_fails_to_load_is_not_remembered():
     with pytest.raises(PluginError, match="plugin no_such_plugin_xyz .* failed to load"):
         request_plugin("no_such_plugin_xyz")
     assert "no_such_plugin_xyz" not in dict(plugin_requests())
-    reg = Registry(f"test thing {id(object())}", OptionSet)
+    reg = Registry("test thing after a failed plugin", OptionSet)   # a fixed name: id(object()) is reused
     reg.register(OptionSet("alpha", "first"))
     assert reg.names() == ("alpha",)
