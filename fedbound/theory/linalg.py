@@ -95,11 +95,11 @@ def _exact_quantities(A: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
     (I - A)^{-1} b by exact elimination where rho(A) < 1."""
     import sympy as sp
 
-    from fedbound.theory.certify.trace import Traced, Untraceable, array, decide, to_sympy
+    from fedbound.theory.certify.trace import Traced, array, decide, to_sympy
 
-    if any(to_sympy(x).free_symbols for x in A.reshape(-1)):
-        raise Untraceable("the eigenvalues of a symbolic matrix: a numeric procedure")
     b = b[..., 0] if b.ndim == A.ndim else b
+    if any(to_sympy(x).free_symbols for x in A.reshape(-1)):
+        return _symbolic_quantities(A, b)
     shape, r = A.shape[:-2], A.shape[-1]
     A = A.reshape(-1, r, r)
     b = np.broadcast_to(b, shape + (r,)).reshape(-1, r)
@@ -134,6 +134,38 @@ def _exact_quantities(A: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
     result = {k: array(v).reshape(shape) for k, v in out.items() if k != "fixed_point"}
     result["fixed_point"] = array(out["fixed_point"]).reshape(shape + (r,))
     return result
+
+
+def _symbolic_quantities(A: np.ndarray, b: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`spectral_quantities` of matrices whose entries are expressions of the parameters
+    (the audit's certifier tracing a claim over symbols): the spectral radius as the opaque
+    :class:`~fedbound.theory.certify.spectral.PerronRoot` (z3 compares it through principal
+    minors) and ||A||_1 as the Max of the column sums, with no branch taken; the fixed point and
+    the floor are left out (a claim that reads them raises
+    :class:`~fedbound.theory.certify.trace.Untraceable`: a numeric procedure)."""
+    import sympy as sp
+
+    from fedbound.theory.certify.spectral import perron_root
+    from fedbound.theory.certify.trace import Traced, Untraceable, array, to_sympy
+
+    shape, r = A.shape[:-2], A.shape[-1]
+    out = {k: [] for k in ("A_l1", "spectral_radius", "l1_margin", "radius_margin")}
+    for a in A.reshape(-1, r, r):
+        M = sp.Matrix(r, r, [to_sympy(x) for x in a.reshape(-1)])
+        radius = perron_root(M)
+        l1 = sp.Max(*(sp.Add(*(sp.Abs(M[i, j], evaluate=False) for i in range(r)))
+                      for j in range(r)), evaluate=False)
+        for key, value in (("A_l1", l1), ("spectral_radius", radius), ("l1_margin", 1 - l1),
+                           ("radius_margin", 1 - radius)):
+            out[key].append(Traced(value))
+
+    class Quantities(dict):
+        def __missing__(self, key):
+            if key in ("floor", "fixed_point"):
+                raise Untraceable(f"the {key} of a symbolic recursion: a numeric procedure")
+            raise KeyError(key)
+
+    return Quantities({k: array(v).reshape(shape) for k, v in out.items()})
 
 
 def _ordered(G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -108,12 +108,13 @@ def certify(claim: Claim, report: ClaimReport, candidates: Sequence[dict], level
         try:
             out = _prove(claim, budget, whole)
         except Exception as exc:    # noqa: BLE001 - a proof search that breaks proves nothing; the
-            failure = f"{type(exc).__name__}: {exc}"[:300]   # sampled evidence stands, and says so
-    if out is None:
-        out = _sampled(claim, report, points, error)
-        if failure:
-            out.certificate["proof_search"] = failure
-    return out
+            out = f"{type(exc).__name__}: {exc}"[:300]    # sampled evidence stands, and says so
+    if isinstance(out, Certified):
+        return out
+    sampled = _sampled(claim, report, points, error)
+    if out:
+        sampled.certificate["proof_search"] = out
+    return sampled
 
 
 def _names(claim) -> list:
@@ -188,16 +189,20 @@ def _nonvacuous(claim, report, points: list, error: str | None) -> Certified:
 
 # -- proofs ------------------------------------------------------------------------------------
 
-def _prove(claim, budget: Budget, whole) -> Certified | None:
+def _prove(claim, budget: Budget, whole) -> Certified | str | None:
+    """A proof (Certified), or what the search tried and why it proved nothing (a line; None where
+    the claim's code could not be traced to a form)."""
     deadline = time.perf_counter() + budget.seconds
     try:
         form = F.symbolic_form(claim, max_paths=budget.paths, seconds=budget.seconds)
     except (T.Untraceable, T.Invalid):
         return None
+    tried = ""
     if not form.transcendental:
         out = _smt(claim, form, budget, whole, deadline)
-        if out is not None:
+        if isinstance(out, Certified):
             return out
+        tried = out
     remaining = deadline - time.perf_counter()
     if budget.boxes and remaining > 0:
         from fedbound.theory.certify import interval
@@ -205,23 +210,26 @@ def _prove(claim, budget: Budget, whole) -> Certified | None:
         try:
             answer = interval.prove(form, seconds=remaining, max_boxes=budget.boxes)
         except interval.Unsupported:
-            return None
+            return tried or None
         if answer.proved:
             return Certified("proved-on-box", answer.certificate(), "holds")
-    return None
+    return tried or None
 
 
-def _smt(claim, form, budget: Budget, whole, deadline: float) -> Certified | None:
+def _smt(claim, form, budget: Budget, whole, deadline: float) -> Certified | str:
     from fedbound.theory.certify import smt
 
+    tried = ""
     for box in (False, True):
         remaining = deadline - time.perf_counter()
         if remaining <= 0:
-            return None
+            return tried
         try:
             answer = smt.decide(form, box=box, rlimit=budget.rlimit, timeout=remaining)
         except smt.Unsupported:
-            return None
+            return tried
+        tried = (f"z3 {answer.status} on the {'box' if box else 'whole domain'} within "
+                 f"{budget.rlimit:,} resource units per query{answer.note}")
         variables = form.box if box else form.variables
         domain = "; ".join(v.describe() for v in variables)
         if answer.status == "unsat":
@@ -231,7 +239,7 @@ def _smt(claim, form, budget: Budget, whole, deadline: float) -> Certified | Non
             refuted = _model(claim, form, answer, whole)
             if refuted is not None:
                 return refuted
-    return None
+    return tried
 
 
 def _model(claim, form, answer, whole) -> Certified | None:

@@ -11,8 +11,9 @@ directly is eliminated by auxiliary variables with their defining constraints, l
 x^(-k) by r with r x = 1 (so x != 0: the claim is decided where its sides are defined), x^(p/q) by
 y >= 0 with y^q = x^p (and x >= 0), |x|, min and max by a variable equal to one of their arguments
 and on the right side of all of them (a case split the solver makes), a Piecewise by its cases,
-floor and ceiling by an integer within 1. Exponentials, logarithms and symbolic powers are out of
-reach (:class:`Unsupported`).
+floor and ceiling by an integer within 1, a comparison with a spectral radius by the signs of
+principal minors (:mod:`~fedbound.theory.certify.spectral`, where it occurs positively).
+Exponentials, logarithms and symbolic powers are out of reach (:class:`Unsupported`).
 
 Integers are first relaxed to reals (nlsat, a complete procedure for real polynomial arithmetic: an
 unsat answer holds for the integers too); a model of the relaxation, or of the query with integer
@@ -33,6 +34,7 @@ from fractions import Fraction
 import sympy as sp
 
 from fedbound.errors import FedboundError
+from fedbound.theory.certify import spectral
 from fedbound.theory.certify.form import SymbolicForm, Variable
 
 #: the longest query text kept in a certificate (characters); longer ones by hash and size only
@@ -70,6 +72,7 @@ class Translation:
         self.used: set = set()
         self.cache: dict = {}
         self.integers = integers
+        self.spectral = False
         self.vars = {}
         for v in variables:
             sort = self.z3.Int if (integers and v.integer) else self.z3.Real
@@ -126,7 +129,7 @@ class Translation:
             p = self.aux("piece")
             taken = []
             for value, cond in e.args:
-                c = self.formula(cond)
+                c = self.formula(cond, None)
                 self.side.append(z3.Implies(z3.And(*taken, c, self.ctx), p == self.term(value)))
                 taken.append(z3.Not(c))
             self.side.append(z3.Not(z3.And(*taken, self.ctx)))      # some case applies
@@ -173,20 +176,32 @@ class Translation:
         return x ** n
 
     # -- formulas --------------------------------------------------------------------------------
-    def formula(self, r: sp.Basic):
+    def formula(self, r: sp.Basic, positive: bool | None = True):
+        """A sympy condition as a z3 formula. ``positive``: whether it occurs only positively in
+        the query (asserted, or a violation asked; False under a negation, None both ways): a
+        relation of a spectral radius is rewritten in principal minors only where it occurs
+        positively (:mod:`~fedbound.theory.certify.spectral`)."""
         z3 = self.z3
         if r in (sp.true, True):
             return z3.BoolVal(True, self.ctx)
         if r in (sp.false, False):
             return z3.BoolVal(False, self.ctx)
         if isinstance(r, sp.And):
-            return z3.And(*(self.formula(a) for a in r.args), self.ctx)
+            return z3.And(*(self.formula(a, positive) for a in r.args), self.ctx)
         if isinstance(r, sp.Or):
-            return z3.Or(*(self.formula(a) for a in r.args), self.ctx)
+            return z3.Or(*(self.formula(a, positive) for a in r.args), self.ctx)
         if isinstance(r, sp.Not):
-            return z3.Not(self.formula(r.args[0]))
+            return z3.Not(self.formula(r.args[0], None if positive is None else not positive))
         ops = {sp.Lt: lambda a, b: a < b, sp.Le: lambda a, b: a <= b, sp.Gt: lambda a, b: a > b,
                sp.Ge: lambda a, b: a >= b, sp.Eq: lambda a, b: a == b, sp.Ne: lambda a, b: a != b}
+        if type(r) in ops and spectral.involves(r):
+            if positive is not True:
+                raise Unsupported("a spectral radius in a negated or mixed condition")
+            self.spectral = True
+            try:
+                return self.formula(spectral.relation(r))
+            except spectral.Unsupported as exc:
+                raise Unsupported(str(exc)) from None
         if type(r) in ops:
             return ops[type(r)](self.term(r.lhs), self.term(r.rhs))
         raise Unsupported(f"the condition {type(r).__name__}")
@@ -204,12 +219,19 @@ class Answer:
     text: str
     seconds: float
     branches: int
+    spectral: bool = False
+
+    @property
+    def note(self) -> str:
+        """What the queries rewrote, for a certificate's method line."""
+        return (" (the spectral radius compared through the principal minors of tI - A, an "
+                "M-matrix test)") if self.spectral else ""
 
     def certificate(self, domain: str, integers: bool) -> dict:
         raw = self.text.encode()
         z3 = _z3()
         out = {"method": "z3 nonlinear real arithmetic: each branch's query (domains, condition, "
-                         "admissibility, a violated part) unsatisfiable",
+                         "admissibility, a violated part) unsatisfiable" + self.note,
                "solver": f"z3 {z3.get_version_string()}", "result": self.status,
                "domain": domain, "branches": self.branches,
                "integers": "as integers" if integers else "relaxed to reals (a proof covers the integers)",
@@ -228,7 +250,7 @@ def decide(form: SymbolicForm, *, box: bool = False, integers: bool = False,
     z3 = _z3()
     started = time.perf_counter()
     variables = form.box if box else form.variables
-    texts, model, status, decided = [], None, "unsat", 0
+    texts, model, status, decided, rewritten = [], None, "unsat", 0, False
     for branch in form.branches:
         remaining = timeout - (time.perf_counter() - started)
         if remaining <= 0:
@@ -243,11 +265,10 @@ def decide(form: SymbolicForm, *, box: bool = False, integers: bool = False,
             elif integers and not req.integer.is_integer:
                 k = t.aux("integer", integer=True)
                 assertions.append(z3.ToReal(k) == t.term(req.integer) if k.is_int() else k == t.term(req.integer))
-        violated = []
-        for a, b in zip(branch.lhs, branch.rhs):
-            x, y = t.term(a), t.term(b)
-            violated.append(x >= y if form.strict else x > y)
+        violated = [t.formula((sp.Ge if form.strict else sp.Gt)(a, b, evaluate=False))
+                    for a, b in zip(branch.lhs, branch.rhs)]
         assertions.append(z3.Or(*violated, t.ctx))
+        rewritten = rewritten or t.spectral
         plain = z3.Solver(ctx=t.ctx)
         plain.add(assertions + t.side)
         texts.append(plain.to_smt2())
@@ -264,7 +285,7 @@ def decide(form: SymbolicForm, *, box: bool = False, integers: bool = False,
             break
         status = "unknown"
         break
-    return Answer(status, model, "".join(texts), time.perf_counter() - started, decided)
+    return Answer(status, model, "".join(texts), time.perf_counter() - started, decided, rewritten)
 
 
 def _solve(z3, ctx, assertions: list, rlimit: int, seconds: float, reals: bool):
