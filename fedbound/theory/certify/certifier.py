@@ -103,7 +103,7 @@ def certify(claim: Claim, report: ClaimReport, candidates: Sequence[dict], level
             break
     if claim.tests == "nonvacuous":
         return _nonvacuous(claim, report, points, error)
-    out, failure = None, None
+    out = None
     if level > 0 and error is None:
         try:
             out = _prove(claim, budget, whole)
