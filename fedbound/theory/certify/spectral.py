@@ -42,10 +42,6 @@ class PerronRoot(sp.Function):
 
     is_real = True
 
-    @classmethod
-    def eval(cls, M):
-        return None
-
     def _sympystr(self, printer) -> str:
         return f"rho({printer._print(self.args[0].tolist())})"
 
