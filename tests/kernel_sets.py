@@ -96,10 +96,10 @@ def environment(name: str) -> dict[str, str]:
 REPORT = """
 import torch
 try:
-    from numpy._core._multiarray_umath import __cpu_features__ as f
+    from numpy._core._multiarray_umath import __cpu_dispatch__ as d, __cpu_features__ as f
 except ImportError:
-    from numpy.core._multiarray_umath import __cpu_features__ as f
-on = [k for k in ("AVX2", "X86_V3", "AVX512F", "X86_V4", "AVX512_ICL", "ASIMDHP", "SVE") if f.get(k)]
+    from numpy.core._multiarray_umath import __cpu_dispatch__ as d, __cpu_features__ as f
+on = [t for t in d if f.get(t)]   # the compiled dispatch targets this environment leaves enabled
 print("torch kernels:", torch.backends.cpu.get_cpu_capability(), "| numpy dispatch on:", " ".join(on) or "baseline")
 """
 
