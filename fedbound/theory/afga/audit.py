@@ -381,7 +381,8 @@ def _theorem_build(result, cap_variant: str):
     afga = result is THM_46
 
     def build(raw):
-        c = {k: np.asarray(v, dtype=float) for k, v in raw.items()}
+        c = {k: np.asarray(v, dtype=object if np.asarray(v).dtype == object else float)
+             for k, v in raw.items()}     # traced numbers (the certifier's) stay exact
         if afga:
             c["M"] = np.clip(np.ceil(c.pop("M/N") * c["N"]), 1, c["N"])
             n, m, K = c["N"], c["M"], np.ones_like(c["N"])

@@ -15,6 +15,8 @@ code from whoever wrote the claim (a plugin's theorem included):
   abs, piecewise cases and reciprocals eliminated by auxiliary variables);
 * :mod:`~fedbound.theory.certify.spectral`: the spectral radius of a symbolic nonnegative matrix,
   compared through the signs of principal minors (M-matrix tests) in z3's queries;
+* :mod:`~fedbound.theory.certify.roots`: a root known by its equation (SD-GT Theorem 5's K*) as an
+  exact number whose digits are proved by exact sign changes;
 * :mod:`~fedbound.theory.certify.interval`: branch and bound in python-flint's arb balls with
   monotonicity (powers, logarithms, exponentials on the sampled box);
 * :mod:`~fedbound.theory.certify.certifier`: the order of the attempts and the budget of each
@@ -23,6 +25,6 @@ code from whoever wrote the claim (a plugin's theorem included):
 The numeric procedures of the papers get exact twins where an exact value exists (the spectral
 radius of SD-GT Theorem 3's 4 x 4 matrix as an algebraic number at a point, and over symbols the
 opaque Perron root that z3 compares through minors, :mod:`fedbound.theory.linalg`;
-geometric sums; sums of 1/t^2); where none does (an implicit root, an implicit step-size cap), the
-evidence says ``numeric``. z3 and python-flint are imported only when the audit proves.
+geometric sums; sums of 1/t^2; the root K* of (118)); where none does (an implicit step-size cap
+found by bisection on its admissible set), the evidence says ``numeric``. z3 and python-flint are imported only when the audit proves.
 """

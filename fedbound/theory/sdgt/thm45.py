@@ -154,6 +154,9 @@ def k_star(p: Fraction | Annotated[np.ndarray, Range(0.0, 1.0, low_open=True)],
     of floating range or an argument is outside (118)'s domain: p in (0, 1], the rest finite > 0),
     by :func:`fedbound.theory.sdgt.stationary.k_star_118` (lambda1 plays no role in (118))."""
 
+    if any(isinstance(a, np.ndarray) and a.dtype == object for a in (p, Hhat, lambda2, lambda3, E_d2d_sum)):
+        return _exact_k_star(p, Hhat, lambda2, lambda3, E_d2d_sum)
+
     def one(p_, h_, l2_, l3_, e_):
         args = (float(h_), float(l2_), float(l3_), float(e_))
         if not (0 < p_ <= 1 and all(math.isfinite(a) and a > 0 for a in args)):
@@ -164,3 +167,30 @@ def k_star(p: Fraction | Annotated[np.ndarray, Range(0.0, 1.0, low_open=True)],
             return np.nan
 
     return np.vectorize(one, otypes=[float])(p, Hhat, lambda2, lambda3, E_d2d_sum)
+
+
+def _exact_k_star(*args: np.ndarray) -> np.ndarray:
+    """:func:`k_star` at the exact numbers of the audit's certifier: K* as the exact root of
+    A K^-3/2 + B K^-5/3 = c in k_root's bracket (:class:`~fedbound.theory.certify.roots.
+    MonotoneRoot`: digits with a proof), with the paper's exponent 2/3 exactly (the float code
+    uses 2.0/3.0); nan outside (118)'s domain, decided exactly."""
+    from fedbound.theory.certify import trace as T
+    from fedbound.theory.certify.roots import monotone_root
+
+    x = sp.Dummy("K", positive=True)
+    e = sp.Rational(2, 3)
+    out = []
+    for p_, h_, l2_, l3_, e_ in np.broadcast(*args):
+        p_, h_, l2_, l3_, e_ = (T.to_sympy(v) for v in (p_, h_, l2_, l3_, e_))
+        if T.symbolic(*(T.array([v]) for v in (p_, h_, l2_, l3_, e_))):
+            raise T.Untraceable("the root K* of (118) over symbols: a numeric procedure")
+        if not (T.decide(sp.Gt(p_, 0)) and T.decide(sp.Le(p_, 1))
+                and all(v.is_finite and T.decide(sp.Gt(v, 0)) for v in (h_, l2_, l3_, e_))):
+            out.append(T.Traced(sp.nan))
+            continue
+        A, B, c = sp.sqrt(l2_ * h_) / 2, e * (l2_ * h_) ** e * p_ ** sp.Rational(-4, 3), l3_ * e_
+        lo = sp.Max((A / c) ** e, (B / c) ** (1 / (1 + e)))
+        hi = sp.Max((2 * A / c) ** e, (2 * B / c) ** (1 / (1 + e)))
+        f = sp.Lambda(x, A * x ** sp.Rational(-3, 2) + B * x ** (-1 - e) - c)
+        out.append(T.Traced(monotone_root(f, lo, hi)))
+    return T.array(out).reshape(np.broadcast(*args).shape)

@@ -204,3 +204,21 @@ def test_a_claim_whose_constants_mix_plain_and_traced_numbers_is_refuted_exactly
     recheck(c, report.certificate)
     mixed = np.array([T.array([0.5])[0], 1.0], dtype=object)
     assert T.is_traced(mixed) and not T.is_traced(np.array([1.0, 2.0], dtype=object))
+
+
+def test_an_implicit_root_is_compared_exactly():
+    """SD-GT Theorem 5 (printed): K* is the root of (118), solved by brentq in floats; the
+    certifier reads it as an exact root with proved digits (certify.roots), so the printed bounds'
+    failure (F29) is refuted exactly, with the float audit's ratio, and the corrected reading gets
+    an exact closest ratio instead of a tolerance (it was 'numeric')."""
+    printed = claim("sdgt", "thm5.contains_root", "printed")
+    report = audit_claim(printed, **FAST)
+    assert report.verdict == "fails" and report.evidence == "refuted", report.certificate
+    point = report.certificate["counterexample"]
+    assert "MonotoneRoot" in point["rhs"]["exact"] and point["part"] == "K_lower <= K*"
+    assert float(point["ratio"]["decimal"]) == pytest.approx(report.violation_ratio, rel=1e-9)
+    recheck(printed, report.certificate)
+    corrected = audit_claim(claim("sdgt", "thm5.contains_root", "corrected"), **FAST)
+    assert corrected.evidence == "not-refuted" and corrected.verdict == "holds", corrected.certificate
+    closest = float(corrected.certificate["closest_exact"]["ratio"]["decimal"])
+    assert closest == pytest.approx(corrected.violation_ratio, rel=1e-9) and closest < 1

@@ -1,0 +1,78 @@
+r"""Implicit roots as exact numbers (issue 32, item 5): a root known only by its equation, compared
+with guaranteed digits.
+
+A claim whose code solves an equation numerically (SD-GT Theorem 5's K*, the root of (118), seed
+003 [L1226], by brentq) has no closed form to trace. :class:`MonotoneRoot` is that root as a sympy
+number: the unique x in [lo, hi] with f(x) = 0, f strictly monotone there. Its digits come with a
+proof: a candidate from mpmath's bisection at the working precision plus guard bits, then two
+rationals x- < x+ around it, 2^-(prec + 8) apart relative to it, where the exact signs of f
+(:func:`~fedbound.theory.certify.trace.sign_of`, sympy's evalf with guaranteed digits) differ; the
+root lies between them, so every digit returned is right. Comparisons of it are then decided like
+any algebraic or transcendental number of the trace.
+"""
+from __future__ import annotations
+
+import mpmath
+import sympy as sp
+
+from fedbound.theory.certify import trace as T
+
+#: widenings of the verified bracket before the root's digits are given up (each x 2^10)
+WIDENINGS = 4
+
+
+class MonotoneRoot(sp.Function):
+    """The unique root in [lo, hi] of f (a sympy ``Lambda`` of one variable, strictly monotone on
+    [lo, hi], with f(lo) and f(hi) of opposite signs): ``MonotoneRoot(f, lo, hi)`` (module doc)."""
+
+    is_real = True
+
+    def _eval_is_positive(self):
+        return True if self.args[1].is_nonnegative and self.args[1] != 0 else None
+
+    def _eval_evalf(self, prec):
+        f, lo, hi = self.args
+        x = _verified(f, lo, hi, prec)
+        return None if x is None else sp.Float(x, precision=prec)
+
+
+def _verified(f: sp.Lambda, lo: sp.Basic, hi: sp.Basic, prec: int) -> sp.Rational | None:
+    """The root to ``prec`` bits, as the midpoint of a bracket whose exact signs differ (module
+    doc), or None where the signs cannot be decided."""
+    digits = int((prec + 40) * 0.302) + 5
+    with mpmath.workprec(prec + 40):
+        g = sp.lambdify(f.variables, f.expr, modules="mpmath")
+        a, b = (mpmath.mpf(str(sp.N(end, digits))) for end in (lo, hi))
+        ga = g(a)
+        geometric = a > 0                   # a positive bracket is halved in log scale
+        for _ in range(prec + 80):          # bisection: never leaves the bracket
+            m = mpmath.sqrt(a * b) if geometric else (a + b) / 2
+            gm = g(m)
+            if (gm > 0) == (ga > 0):
+                a, ga = m, gm
+            else:
+                b = m
+        center = sp.Rational(mpmath.nstr((a + b) / 2, digits))
+    width = abs(center) * sp.Rational(1, 2 ** (prec + 8)) + sp.Rational(1, 2 ** (prec + 200))
+    for _ in range(WIDENINGS):
+        left, right = center - width, center + width
+        try:
+            s_left, s_right = T.sign_of(f(left)), T.sign_of(f(right))
+        except T.Undecided:
+            return None
+        if s_left == 0:
+            return left
+        if s_right == 0:
+            return right
+        if s_left != s_right:
+            return center
+        width *= 2 ** 10
+    return None
+
+
+def monotone_root(f: sp.Lambda, lo: sp.Basic, hi: sp.Basic) -> MonotoneRoot:
+    """The root of f in [lo, hi] as an exact number (module doc)."""
+    return MonotoneRoot(f, lo, hi)
+
+
+__all__ = ["MonotoneRoot", "monotone_root", "WIDENINGS"]
