@@ -164,14 +164,60 @@ def _bounding(result: Statement, v: Variant, variable: str, given: Mapping[str, 
 def _traced_max_step(result: Statement, v: Variant, variable: str, constants: Mapping) -> tuple:
     """max_step at traced numbers (the certifier's exact or symbolic evaluation of a claim,
     :mod:`fedbound.theory.certify.trace`): the min of the explicit caps (their supremum where
-    strict), substituted; implicit conditions are solved numerically only: Untraceable."""
+    strict), substituted; at exact numbers an implicit cap x <= h(x) with h non-increasing in x
+    (shown by the sign of sympy's derivative) is the exact root of x - h(x) on [0, h(0)]
+    (:func:`_exact_implicit`); other implicit conditions are solved numerically only: Untraceable."""
     conds = _bounding(result, v, variable, constants, [])
+    names = sorted({nm for c in conds for nm in v.names_of(f"cap:{c.name}")} - {variable})
+    symbols = {S.resolve(nm, result.scope).symbol: constants[nm] for nm in names}
     if any(_solved(c, variable) for c in conds):
-        raise Untraceable(f"{result.id} ({v.name}): {variable} is solved numerically (implicit caps)")
+        return _exact_implicit(result, v, variable, conds, symbols), None
     cap = sp.Min(*(c.cap for c in conds)) if len(conds) > 1 else conds[0].cap
-    symbols = {S.resolve(nm, result.scope).symbol: constants[nm]
-               for nm in sorted({nm for c in conds for nm in v.names_of(f"cap:{c.name}")})}
     return substitute(cap, symbols), None
+
+
+def _exact_implicit(result: Statement, v: Variant, variable: str, conds: list[StepCondition],
+                    symbols: dict) -> np.ndarray:
+    """The largest admissible ``variable`` at exact numbers where some caps depend on it: for each
+    such condition x <= h(x) with h non-increasing on x > 0, x - h(x) rises strictly from -h(0), so
+    the admissible x are (0, r] with r its root (an exact number with proved digits,
+    :class:`~fedbound.theory.certify.roots.MonotoneRoot`); the cap is the min of the explicit caps
+    and these roots -- what :func:`_solve_implicit`'s bisection approximates."""
+    from fedbound.theory.certify import trace as T
+    from fedbound.theory.certify.roots import monotone_root
+
+    def refuse(why):
+        return Untraceable(f"{result.id} ({v.name}): {variable} is solved numerically (implicit caps: {why})")
+
+    if any(c.variable_name != variable or c.strict for c in conds if _solved(c, variable)):
+        raise refuse("a condition on another step variable, or a strict one")
+    x = S.resolve(variable, result.scope).symbol
+    t = sp.Dummy(variable, positive=True)
+    keys = list(symbols)
+    arrays = np.broadcast_arrays(*(np.asarray(symbols[k], dtype=object) for k in keys)) if keys else []
+    out = np.empty(arrays[0].shape if arrays else (), dtype=object)
+    for i in np.ndindex(out.shape):
+        env = {k: T.to_sympy(a[i]) for k, a in zip(keys, arrays)}
+        if any(val.free_symbols for val in env.values()):
+            raise refuse("over symbols")
+        caps = []
+        for c in conds:
+            if not _solved(c, variable):
+                caps.append(T.substitute(c.cap, {k: T.array([val]) for k, val in env.items()})[0].e)
+                continue
+            h = c.cap.xreplace({**env, x: t})          # the numbers combined by sympy, t kept
+            if not sp.diff(h, t).is_nonpositive:
+                raise refuse(f"{c.name}'s cap is not shown non-increasing in {variable}")
+            top = h.subs(t, 0)
+            if not (top.is_finite and T.decide(sp.Gt(top, 0))):
+                raise refuse(f"{c.name}'s cap at {variable} = 0 is not finite and positive")
+            caps.append(monotone_root(sp.Lambda(t, t - h), sp.Integer(0), top))
+        best = caps[0]
+        for cap in caps[1:]:
+            if T.decide(sp.Lt(cap, best, evaluate=False)):
+                best = cap
+        out[i] = T.Traced(best)
+    return out
 
 
 def _solved(c: StepCondition, variable: str) -> bool:

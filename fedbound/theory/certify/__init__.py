@@ -25,6 +25,7 @@ code from whoever wrote the claim (a plugin's theorem included):
 The numeric procedures of the papers get exact twins where an exact value exists (the spectral
 radius of SD-GT Theorem 3's 4 x 4 matrix as an algebraic number at a point, and over symbols the
 opaque Perron root that z3 compares through minors, :mod:`fedbound.theory.linalg`;
-geometric sums; sums of 1/t^2; the root K* of (118)); where none does (an implicit step-size cap
-found by bisection on its admissible set), the evidence says ``numeric``. z3 and python-flint are imported only when the audit proves.
+geometric sums; sums of 1/t^2; the root K* of (118); an implicit step-size cap x <= h(x) with h
+non-increasing, :mod:`fedbound.theory.stepsize`); where none does (a solver's output: the PEP
+SDPs), the evidence says ``numeric``. z3 and python-flint are imported only when the audit proves.
 """

@@ -2,7 +2,8 @@ r"""Implicit roots as exact numbers (issue 32, item 5): a root known only by its
 with guaranteed digits.
 
 A claim whose code solves an equation numerically (SD-GT Theorem 5's K*, the root of (118), seed
-003 [L1226], by brentq) has no closed form to trace. :class:`MonotoneRoot` is that root as a sympy
+003 [L1226], by brentq; AFGA's implicit step-size caps (25), (27), seed 002 [L1970-1999], by
+bisection) has no closed form to trace. :class:`MonotoneRoot` is that root as a sympy
 number: the unique x in [lo, hi] with f(x) = 0, f strictly monotone there. Its digits come with a
 proof: a candidate from mpmath's bisection at the working precision plus guard bits, then two
 rationals x- < x+ around it, 2^-(prec + 8) apart relative to it, where the exact signs of f
@@ -26,6 +27,11 @@ class MonotoneRoot(sp.Function):
     [lo, hi], with f(lo) and f(hi) of opposite signs): ``MonotoneRoot(f, lo, hi)`` (module doc)."""
 
     is_real = True
+
+    @property
+    def is_number(self) -> bool:
+        """A number (its Lambda binds its variable): sympy then compares it through evalf."""
+        return not self.free_symbols
 
     def _eval_is_positive(self):
         return True if self.args[1].is_nonnegative and self.args[1] != 0 else None
@@ -53,11 +59,17 @@ def _verified(f: sp.Lambda, lo: sp.Basic, hi: sp.Basic, prec: int) -> sp.Rationa
             else:
                 b = m
         center = sp.Rational(mpmath.nstr((a + b) / 2, digits))
-    width = abs(center) * sp.Rational(1, 2 ** (prec + 8)) + sp.Rational(1, 2 ** (prec + 200))
+    width = (abs(center) if center else sp.Integer(1)) * sp.Rational(1, 2 ** (prec + 8))
+    (variable,) = f.variables
+
+    def at(value):      # unevaluated: sympy's eager powers of huge rationals overflow to floats
+        with sp.evaluate(False):
+            return f.expr.xreplace({variable: value})
+
     for _ in range(WIDENINGS):
         left, right = center - width, center + width
         try:
-            s_left, s_right = T.sign_of(f(left)), T.sign_of(f(right))
+            s_left, s_right = T.sign_of(at(left)), T.sign_of(at(right))
         except T.Undecided:
             return None
         if s_left == 0:

@@ -222,3 +222,18 @@ def test_an_implicit_root_is_compared_exactly():
     assert corrected.evidence == "not-refuted" and corrected.verdict == "holds", corrected.certificate
     closest = float(corrected.certificate["closest_exact"]["ratio"]["decimal"])
     assert closest == pytest.approx(corrected.violation_ratio, rel=1e-9) and closest < 1
+
+
+def test_an_implicit_step_size_cap_is_solved_exactly():
+    """AFGA (25) and (27) bound eta_l by caps that fall as eta_l grows: the largest admissible
+    eta_l is the exact root of eta_l - cap(eta_l) (certify.roots), no longer a bisection in floats,
+    so (26)'s failure is refuted exactly and the theorems' nonvacuity has an exact witness (all
+    three were 'numeric')."""
+    c = claim("afga", "stepsize.26_from_caps", "rederived")
+    report = audit_claim(c, **FAST)
+    assert report.verdict == "fails" and report.evidence == "refuted", report.certificate
+    assert float(report.certificate["counterexample"]["ratio"]["decimal"]) > 1e6
+    recheck(c, report.certificate)
+    report = audit_claim(claim("afga", "thm46.nonvacuous", "printed"), **FAST)
+    assert report.verdict == "holds" and report.evidence == "proved", report.certificate
+    assert "witness" in report.certificate
