@@ -207,11 +207,16 @@ RATIO_DIGITS = 60
 
 
 def _greater(a: sp.Basic, b: sp.Basic) -> bool:
+    """Whether a > b, to order points by their ratios (which to report): an undecided comparison
+    (two ratios that may be equal, one of them a root known by its equation) keeps b."""
     if a == b:
         return False
     if a in _INFINITE or b in _INFINITE:
         return a == sp.oo or b == -sp.oo
-    return T.sign_of(a - b) > 0
+    try:
+        return T.sign_of(a - b) > 0
+    except T.Undecided:
+        return False
 
 
 def exact_point(claim: Claim, raw: Mapping[str, object], whole: tuple[Variable, ...] | None = None,

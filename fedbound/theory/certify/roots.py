@@ -7,8 +7,8 @@ bisection) has no closed form to trace. :class:`MonotoneRoot` is that root as a 
 number: the unique x in [lo, hi] with f(x) = 0, f strictly monotone there. Its digits come with a
 proof: a candidate from mpmath's bisection at the working precision plus guard bits, then two
 rationals x- < x+ around it, 2^-(prec + 8) apart relative to it, where the exact signs of f
-(:func:`~fedbound.theory.certify.trace.sign_of`, sympy's evalf with guaranteed digits) differ; the
-root lies between them, so every digit returned is right. Comparisons of it are then decided like
+(sympy's evalf with guaranteed digits, :func:`_sign`) differ; the root lies between them, so every
+digit returned is right. Up to :data:`MAX_BITS` bits; proved digits are kept per root. Comparisons of it are then decided like
 any algebraic or transcendental number of the trace.
 """
 from __future__ import annotations
@@ -16,10 +16,15 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
-from fedbound.theory.certify import trace as T
 
 #: widenings of the verified bracket before the root's digits are given up (each x 2^10)
 WIDENINGS = 4
+#: the most bits a root's digits are proved to: beyond, evalf gets no digits (a comparison with an
+#: equal number then stays undecided at once instead of escalating sympy's working precision)
+MAX_BITS = 1024
+#: proved digits per root (args -> (bits, Rational)): sympy asks a number for its digits at every
+#: comparison
+_PROVED: dict = {}
 
 
 class MonotoneRoot(sp.Function):
@@ -37,9 +42,17 @@ class MonotoneRoot(sp.Function):
         return True if self.args[1].is_nonnegative and self.args[1] != 0 else None
 
     def _eval_evalf(self, prec):
-        f, lo, hi = self.args
-        x = _verified(f, lo, hi, prec)
-        return None if x is None else sp.Float(x, precision=prec)
+        if prec > MAX_BITS:
+            return None
+        known = _PROVED.get(self.args)
+        if known is None or known[0] < prec:
+            x = _verified(*self.args, prec)
+            if x is None:
+                return None
+            if len(_PROVED) > 4096:
+                _PROVED.clear()
+            known = _PROVED[self.args] = (prec, x)
+        return sp.Float(known[1], precision=prec)
 
 
 def _verified(f: sp.Lambda, lo: sp.Basic, hi: sp.Basic, prec: int) -> sp.Rational | None:
@@ -68,9 +81,8 @@ def _verified(f: sp.Lambda, lo: sp.Basic, hi: sp.Basic, prec: int) -> sp.Rationa
 
     for _ in range(WIDENINGS):
         left, right = center - width, center + width
-        try:
-            s_left, s_right = T.sign_of(at(left)), T.sign_of(at(right))
-        except T.Undecided:
+        s_left, s_right = _sign(at(left), prec), _sign(at(right), prec)
+        if s_left is None or s_right is None:
             return None
         if s_left == 0:
             return left
@@ -82,9 +94,20 @@ def _verified(f: sp.Lambda, lo: sp.Basic, hi: sp.Basic, prec: int) -> sp.Rationa
     return None
 
 
+def _sign(e: sp.Basic, prec: int) -> int | None:
+    """The sign of a number f(x) near f's root (about 2^-prec of its terms): sympy's evalf with a
+    working precision to match (its digits are guaranteed), None where it finds no digit."""
+    if e.is_Rational:
+        return (e > 0) - (e < 0)
+    value = e.evalf(30, maxn=int(prec * 0.302) + 120)
+    if value.is_Float and value._prec > 1 and value != 0:
+        return 1 if value > 0 else -1
+    return None
+
+
 def monotone_root(f: sp.Lambda, lo: sp.Basic, hi: sp.Basic) -> MonotoneRoot:
     """The root of f in [lo, hi] as an exact number (module doc)."""
     return MonotoneRoot(f, lo, hi)
 
 
-__all__ = ["MonotoneRoot", "monotone_root", "WIDENINGS"]
+__all__ = ["MonotoneRoot", "monotone_root", "WIDENINGS", "MAX_BITS"]

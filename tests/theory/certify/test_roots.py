@@ -35,3 +35,14 @@ def test_the_root_of_118s_form_solves_its_equation(a, b, c):
     scale = sp.N(A * value ** sp.Rational(-3, 2) + B * value ** sp.Rational(-5, 3) + C, 50)
     assert abs(sp.N(f(value), 50)) <= sp.Float(10) ** -40 * scale
     assert T.sign_of(root - lo) > 0 and T.sign_of(hi - root) > 0
+
+
+def test_a_root_equal_to_another_number_is_undecided_not_escalated():
+    """sqrt(2) - root(x^2 - 2) is exactly zero, which no digits show: sign_of says so (Undecided)
+    after the proved digits run out (MAX_BITS), instead of raising sympy's working precision to
+    thousands of digits and searching a minimal polynomial (which took minutes in the demo)."""
+    import pytest
+
+    r = monotone_root(sp.Lambda(x, x ** 2 - 2), sp.Integer(1), sp.Integer(2))
+    with pytest.raises(T.Undecided):
+        T.sign_of(r - sp.sqrt(2))
