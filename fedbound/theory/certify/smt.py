@@ -65,7 +65,8 @@ class Translation:
     """sympy -> z3 for one branch: the variables (Real, or Int where ``integers``), the auxiliary
     variables with their constraints (``side``) and the defined-ness conditions."""
 
-    def __init__(self, variables: tuple[Variable, ...], fresh: dict, integers: bool):
+    def __init__(self, variables: tuple[Variable, ...], fresh: dict, integers: bool,
+                 spectral_order: int = 6):
         self.z3 = _z3()
         self.ctx = self.z3.Context()     # one per query: its printed form does not depend on others
         self.side: list = []
@@ -73,6 +74,7 @@ class Translation:
         self.cache: dict = {}
         self.integers = integers
         self.spectral = False
+        self.spectral_order = spectral_order
         self.vars = {}
         for v in variables:
             sort = self.z3.Int if (integers and v.integer) else self.z3.Real
@@ -199,7 +201,7 @@ class Translation:
                 raise Unsupported("a spectral radius in a negated or mixed condition")
             self.spectral = True
             try:
-                return self.formula(spectral.relation(r))
+                return self.formula(spectral.relation(r, self.spectral_order))
             except spectral.Unsupported as exc:
                 raise Unsupported(str(exc)) from None
         if type(r) in ops:
@@ -242,10 +244,11 @@ class Answer:
 
 
 def decide(form: SymbolicForm, *, box: bool = False, integers: bool = False,
-           rlimit: int = 4_000_000, timeout: float = 10.0) -> Answer:
+           rlimit: int = 4_000_000, timeout: float = 10.0, spectral_order: int = 6) -> Answer:
     """Ask z3 whether some admissible point of ``form`` (over its whole domains, or its ``box``)
     violates the claim (module doc): each branch's query with at most ``rlimit`` of z3's resource
-    units (deterministic), all of them within ``timeout`` seconds (a safety cap).
+    units (deterministic), all of them within ``timeout`` seconds (a safety cap); spectral radii
+    of matrices of order at most ``spectral_order`` (larger ones: :class:`Unsupported`).
     :class:`Unsupported` where the form is not real algebra."""
     z3 = _z3()
     started = time.perf_counter()
@@ -256,7 +259,7 @@ def decide(form: SymbolicForm, *, box: bool = False, integers: bool = False,
         if remaining <= 0:
             status = "unknown"
             break
-        t = Translation(variables, form.fresh, integers)
+        t = Translation(variables, form.fresh, integers, spectral_order)
         assertions = t.domain(variables)
         assertions += [t.formula(c) for c in branch.condition]
         for req in branch.requirements:

@@ -75,11 +75,11 @@ def involves(e: sp.Basic) -> bool:
 _FLIP = {sp.Lt: sp.Gt, sp.Le: sp.Ge, sp.Gt: sp.Lt, sp.Ge: sp.Le, sp.Eq: sp.Eq}
 
 
-def relation(r: sp.Basic) -> sp.Basic:
+def relation(r: sp.Basic, max_order: int = 6) -> sp.Basic:
     """A relation between rho(A) and expressions free of it, as a formula in principal minors
     (module doc): ``Or(some entry of A < 0, R')`` with R' the characterization (exact for <, <=,
     >= and =; for > the weaker "rho(A) >= t"). :class:`Unsupported` unless ``r`` is affine in one
-    PerronRoot with a nonzero numeric coefficient."""
+    PerronRoot with a nonzero numeric coefficient, or its matrix is larger than ``max_order``."""
     atoms = _atoms(r)
     if len(atoms) != 1 or type(r) not in _FLIP:
         raise Unsupported(f"a spectral relation {type(r).__name__} with {len(atoms)} spectral radii")
@@ -92,6 +92,9 @@ def relation(r: sp.Basic) -> sp.Basic:
     op = type(r) if a > 0 else _FLIP[type(r)]        # a rho + c  op  0  <=>  rho  op'  -c/a
     t = -c / a
     M = sp.Matrix(rho.args[0])
+    if M.rows > max_order:
+        raise Unsupported(f"the spectral radius of a {M.rows} x {M.rows} matrix: beyond order "
+                          f"{max_order} at this level (--prove)")
     # minors of placeholders (a 4 x 4 determinant is 24 products of them), then the entries put in:
     # no product of the entries' expressions is ever expanded
     r = M.rows
