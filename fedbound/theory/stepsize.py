@@ -205,18 +205,14 @@ def _exact_implicit(result: Statement, v: Variant, variable: str, conds: list[St
             if not _solved(c, variable):
                 caps.append(T.substitute(c.cap, {k: T.array([val]) for k, val in env.items()})[0].e)
                 continue
-            h = c.cap.xreplace({**env, x: t})          # the numbers combined by sympy, t kept
+            h = T._rationalized(c.cap).xreplace({**env, x: t})   # numbers combined by sympy, t kept
             if not sp.diff(h, t).is_nonpositive:
                 raise refuse(f"{c.name}'s cap is not shown non-increasing in {variable}")
             top = h.subs(t, 0)
             if not (top.is_finite and T.decide(sp.Gt(top, 0))):
                 raise refuse(f"{c.name}'s cap at {variable} = 0 is not finite and positive")
             caps.append(monotone_root(sp.Lambda(t, t - h), sp.Integer(0), top))
-        best = caps[0]
-        for cap in caps[1:]:
-            if T.decide(sp.Lt(cap, best, evaluate=False)):
-                best = cap
-        out[i] = T.Traced(best)
+        out[i] = T.Traced(T._extreme(sp.Min, caps))
     return out
 
 
