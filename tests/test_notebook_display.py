@@ -28,6 +28,7 @@ from fedbound.control import ControlProblem, NetSpec
 from fedbound.control.sdgt.integer import plan
 from fedbound.network import Network
 from fedbound.pep.certificate import certify
+from fedbound.pep.dual import prove
 from fedbound.readout import number, ratio_words
 from fedbound.stats import mean_ci
 from fedbound.tasks import Quadratic
@@ -101,6 +102,8 @@ def jobs() -> dict:
 
     cert = certify("fedavg", lower_bound_starts=2, n=2, local_steps=2, rounds=1, lr=1, zeta=0.3, L=1, mu=0.1)
     out["PEP certificate"] = (cert, [number(cert.worst_case), number(cert.lower_bound), cert.verdict])
+    proof = prove("fedavg", dict(n=2, local_steps=2, rounds=1, lr=1, zeta=0.3, L=1, mu=0.1), cert.worst_case * 1.01)
+    out["PEP proof"] = (proof, [number(float(proof.upper)), proof.digest, f"{proof.multipliers} nonzero"])
 
     grid = sweep.evaluate(lambda seed, a: a + seed, grid={"a": [1.0, 2.0]}, seeds=3)
     est = grid.estimate(a=2.0)
@@ -129,7 +132,7 @@ def jobs() -> dict:
 
 NAMES = ["Result sdgt.thm3", "Result fednova.thm1", "Result fedada2.thm20", "variants", "Variant", "Evaluation",
          "Evaluation with anatomy", "Reading", "Anatomy", "Evaluation sdgt.thm3", "max_step", "max_step over arrays", "Plan", "Trajectory",
-         "Check", "run_audit", "ClaimReport", "run_audits", "PEP certificate", "sweep.evaluate", "Estimate",
+         "Check", "run_audit", "ClaimReport", "run_audits", "PEP certificate", "PEP proof", "sweep.evaluate", "Estimate",
          "sweep.runs", "Estimates", "Estimate per round", "TheoryMatch"]
 
 
@@ -142,7 +145,7 @@ def nothing_computes(monkeypatch):
     jobs()    # computed before the computations are refused
     for module, name in (("fedbound.algorithms.run", "run"), ("fedbound.theory.audit", "audit_claim"),
                          ("fedbound.theory.audit", "run_audit"), ("fedbound.pep.certificate", "certify"),
-                         ("fedbound.pep.certificate", "solve"), ("fedbound.control.sdgt.integer", "integer_optimum"),
+                         ("fedbound.pep.certificate", "solve"), ("fedbound.pep.dual", "prove"), ("fedbound.control.sdgt.integer", "integer_optimum"),
                          ("fedbound.control.sdgt.integer", "plan"), ("fedbound.sweep.evaluation", "_gather"),
                          ("fedbound.verify.theorem", "compare")):
         monkeypatch.setattr(importlib.import_module(module), name, refuse)

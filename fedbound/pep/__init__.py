@@ -4,13 +4,16 @@ algorithms (issue 13): :func:`certify` (one method, one setting), :mod:`fedbound
 of :mod:`fedbound.pep.method`; ``METHODS``, the dict name -> method of before, still works and
 warns). A method of one's own from a description of its round (:class:`RoundSpec`, in the
 algorithms' vocabulary) with a registered theorem as its theory (:class:`ResultTheory`):
-:func:`register_round_method` (:mod:`fedbound.pep.rounds`, issue 21)."""
+:func:`register_round_method` (:mod:`fedbound.pep.rounds`, issue 21). A bound on the worst case proved
+in exact arithmetic: :func:`prove` (rational dual multipliers checked exactly,
+:mod:`fedbound.pep.dual`, issue 32)."""
 from fedbound.deprecation import deprecated
 from fedbound.pep.certificate import Certificate, certify
+from fedbound.pep.dual import DualProof, NotProved, prove
 from fedbound.pep.method import PEP_METHODS, ResultTheory, Theory
 from fedbound.pep.rounds import RoundSpec, register_round_method, round_method
 
-__all__ = ["Certificate", "certify", "PEP_METHODS", "RoundSpec", "ResultTheory", "Theory", "round_method",
+__all__ = ["Certificate", "certify", "prove", "DualProof", "NotProved", "PEP_METHODS", "RoundSpec", "ResultTheory", "Theory", "round_method",
            "register_round_method"]
 
 

@@ -73,7 +73,9 @@ def matrix_option(name: str, help: str, **fields) -> Option:
 @dataclass(frozen=True)
 class Theory:
     """A paper's bound on the certified metric: ``value``, where it comes from, whether its
-    conditions hold at these options (``applies``) and a note (the condition that fails)."""
+    conditions hold at these options (``applies``) and a note (the condition that fails). At
+    traced options (:mod:`fedbound.theory.certify.trace`) ``value`` is the exact bound (a traced
+    number) and ``applies`` is decided exactly."""
 
     value: float
     source: str
@@ -125,6 +127,7 @@ class ResultTheory:
 
     def __call__(self, cfg: dict) -> Theory:
         # imported here: fedbound.theory needs sympy, which `import fedbound.pep` does not load
+        from fedbound.theory.certify.trace import is_traced
         from fedbound.theory.registry import get
 
         result = get(self.result)
@@ -132,6 +135,8 @@ class ResultTheory:
             {constant: cfg[option] for option, constant in self.constants.items()}
         ev = result.evaluate(self.variant, **{**self.fixed, **given})
         variant = result.variant(self.variant)
+        if is_traced(*given.values()):
+            return self._exact(result, variant, ev)
         unchecked = [str(c) for c in variant.conditions if c.name not in ev.conditions_hold]
         require(not unchecked and ev.bound is not None,
                 f"{result.id} ({variant.name}): " + (f"its step conditions {', '.join(unchecked)} need "
@@ -140,6 +145,22 @@ class ResultTheory:
                    if not bool(ok)]
         return Theory(float(ev.bound), self.source or f"{result.id} ({variant.name}), {result.provenance}",
                       not failing, "conditions fail: " + ", ".join(failing) if failing else "")
+
+    def _exact(self, result, variant, ev) -> Theory:
+        """The Theory at traced options (the certifier's exact numbers): the exact bound, each step
+        condition decided exactly on the exact caps; predicates are not evaluated exactly
+        (:func:`fedbound.theory.evaluation.traced`), so a variant with predicates is Untraceable."""
+        from fedbound.theory.certify.trace import Untraceable
+        from fedbound.theory.variant import RELATIONS
+
+        if variant.predicates or ev.bound is None:
+            raise Untraceable(f"{result.id} ({variant.name}): " + (
+                "its predicates are not decided exactly" if variant.predicates else "it states no bound"))
+        failing = [c.name for c in variant.conditions
+                   if not np.all(RELATIONS[c.relation](ev.values[c.variable_name], ev.caps[c.name]))]
+        return Theory(np.asarray(ev.bound, dtype=object).item(),
+                      self.source or f"{result.id} ({variant.name}), {result.provenance}", not failing,
+                      "conditions fail: " + ", ".join(failing) if failing else "")
 
 
 def no_theory(cfg: dict) -> None:

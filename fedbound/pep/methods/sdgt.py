@@ -16,6 +16,8 @@ variant ``main``; gamma_bar from its step conditions at p = 1, q = 1 - lam^2).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from fedbound.errors import ValidationError
 from fedbound.pep.env import Env, mean, mix
 from fedbound.pep.consensus import spectral_instance
@@ -62,13 +64,17 @@ def build(env: Env, cfg: dict) -> None:
 
 
 def theory(cfg: dict) -> Theory:
+    """Theorem 3's bound and step condition at ``cfg``: floats, or traced numbers (the exact bound,
+    gamma <= gamma_bar decided exactly: :mod:`fedbound.pep.audit`'s proofs)."""
     constants = {"L": cfg["L"], "mu": cfg["mu"], "K": cfg["local_steps"], "p": 1.0, "q": 1.0 - cfg["lam"] ** 2}
     result = get("sdgt.thm3")
     cap, which = result.max_step(variant="main", **constants)
+    cap = np.asarray(cap, dtype=object).item()
     rate = 1 - cfg["mu"] * cfg["local_steps"] * cfg["lr"] / 4
-    ok = cfg["lr"] <= float(cap)
+    ok = bool(cfg["lr"] <= cap)
+    bar = f"{cap:.3g}" if isinstance(cap, float) else str(cap)
     return Theory(rate ** cfg["rounds"], "sdgt.thm3 (98), main: (1 - mu K gamma/4)^T Lyap_1", ok,
-                  "" if ok else f"gamma > gamma_bar = {float(cap):.3g} ({which})")
+                  "" if ok else f"gamma > gamma_bar = {bar} ({which})")
 
 
 def _check(cfg: dict) -> None:

@@ -6,7 +6,8 @@ Every :class:`~fedbound.theory.audit_report.ClaimReport` carries ``evidence``, o
 * ``proved``: on the claim's whole admissible domain (every constant in its domain for the result,
   the result's relations, the claim's premise such as gamma <= cap), by a decision procedure for
   real arithmetic; the certificate keeps the solver's unsat query (its SHA-256, its size, and its
-  text where short); for a claim "somewhere" (non-vacuity) an exact witness;
+  text where short); for a claim "somewhere" (non-vacuity) an exact witness; for a PEP claim (a
+  bound over a function class at listed settings) exact dual certificates, one per setting;
 * ``proved-on-box``: on the box of parameters the audit samples (given in the certificate), by
   interval branch and bound (the number of boxes) or the decision procedure on the box;
 * ``refuted``: a counterexample that is admissible and violates the claim in exact arithmetic (the
@@ -31,7 +32,8 @@ HOLDS, FAILS = ("proved", "proved-on-box", "not-refuted"), ("refuted",)
 #: what each kind of evidence means, for a reader (the referee's document's legend)
 MEANINGS = {
     "proved": "proved on the whole admissible domain (a decision procedure's unsat answer, its query "
-              "kept; or an exact witness for a claim 'somewhere')",
+              "kept; an exact witness for a claim 'somewhere'; for a PEP claim, exact dual certificates "
+              "over the whole function class at each listed setting)",
     "proved-on-box": "proved on the box of constants the audit samples (interval branch and bound, "
                      "or the decision procedure on the box)",
     "refuted": "an admissible counterexample that violates the claim in exact arithmetic",

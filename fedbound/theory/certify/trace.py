@@ -594,6 +594,17 @@ def is_traced(*values) -> bool:
                for v in values)
 
 
+def float_below(value: sp.Basic) -> float:
+    """The largest binary64 number <= the finite exact real ``value`` (its signs decided exactly by
+    :func:`sign_of`): a step put on an exact cap that PEP coefficients, rationals, can carry."""
+    x = float(sp.N(value, 30))
+    while sign_of(sp.Rational(x) - value) > 0:
+        x = math.nextafter(x, -math.inf)
+    while sign_of(sp.Rational(math.nextafter(x, math.inf)) - value) <= 0:
+        x = math.nextafter(x, math.inf)
+    return x
+
+
 def to_expressions(value: object) -> np.ndarray:
     """The outputs of traced code as an object array of sympy expressions (floats exact)."""
     a = np.asarray(value, dtype=object)
@@ -695,5 +706,5 @@ class exact_twin:
 
 
 __all__ = ["Traced", "Untraceable", "Undecided", "Invalid", "PathLimit", "Path", "Tracer", "trace",
-           "exactly", "symbolic", "witness", "decide", "sign_of", "is_integer_number", "array", "is_traced", "to_sympy", "to_expressions",
+           "exactly", "symbolic", "witness", "decide", "sign_of", "is_integer_number", "array", "is_traced", "to_sympy", "to_expressions", "float_below",
            "substitute", "exact_twin"]
