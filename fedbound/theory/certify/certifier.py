@@ -213,7 +213,8 @@ def _prove(claim, budget: Budget, whole) -> Certified | str | None:
         from fedbound.theory.certify import interval
 
         try:
-            answer = interval.prove(form, seconds=remaining, max_boxes=budget.boxes)
+            answer = interval.prove(form, seconds=remaining, max_boxes=budget.boxes,
+                                    spectral_order=budget.spectral_order)
         except interval.Unsupported:
             return tried or None
         if answer.proved:

@@ -11,7 +11,10 @@ claim) on the sampled box of the claim's variables:
   over the box lies on one face, and the box is replaced by that face (v at its end): a tangency at
   the cap (g = 0 exactly at gamma = cap, what no ball can prove) is reached on a point;
 * a box that is a point (every integer variable fixed, every real one of width zero) is decided
-  exactly (sympy, :func:`~fedbound.theory.certify.trace.sign_of`);
+  exactly (sympy, :func:`~fedbound.theory.certify.trace.sign_of`; a spectral radius by the
+  principal minors of :mod:`fedbound.theory.certify.spectral`);
+* a spectral radius rho(A) of a matrix whose entries are certainly >= 0 on the box is enclosed by
+  Perron-Frobenius monotonicity and Collatz-Wielandt bounds (:meth:`Balls._perron`);
 * otherwise the box is split in two along its widest variable (in log scale for a positive variable
   spanning more than a decade; integers at an integer).
 
@@ -26,10 +29,13 @@ import math
 import time
 from dataclasses import dataclass
 
+import numpy as np
 import sympy as sp
 
 from fedbound.errors import FedboundError
 from fedbound.theory.certify import trace as T
+from fedbound.theory.certify import spectral
+from fedbound.theory.certify.spectral import PerronRoot
 from fedbound.theory.certify.form import SymbolicForm
 
 #: bits of the balls' midpoints
@@ -46,11 +52,13 @@ def _flint():
 
 
 class Balls:
-    """sympy -> arb balls at the box ``env`` (symbol -> ball); a cache per box."""
+    """sympy -> arb balls at the box ``env`` (symbol -> ball); a cache per box. Spectral radii of
+    matrices up to ``spectral_order`` (larger: :class:`Unsupported`)."""
 
-    def __init__(self, env: dict):
+    def __init__(self, env: dict, spectral_order: int = 6):
         self.flint = _flint()
         self.env = env
+        self.spectral_order = spectral_order
         self.cache: dict = {}
 
     def __call__(self, e: sp.Basic):
@@ -110,6 +118,8 @@ class Balls:
             return self(e.args[0]).floor()
         if isinstance(e, sp.ceiling):
             return self(e.args[0]).ceil()
+        if isinstance(e, PerronRoot):
+            return self._perron(sp.Matrix(e.args[0]))
         if isinstance(e, sp.Piecewise):
             possible = []
             for value, cond in e.args:
@@ -126,6 +136,46 @@ class Balls:
                 out = arb.union(out, v)
             return out
         raise Unsupported(f"{type(e).__name__}")
+
+    def _perron(self, M: sp.Matrix):
+        """A ball holding rho(A) for every A whose entries lie in their balls, where every entry is
+        certainly >= 0 (else an unknown ball, nan): by Perron-Frobenius monotonicity rho(A_lo) <=
+        rho(A) <= rho(A_hi) for 0 <= A_lo <= A <= A_hi (Berman and Plemmons, ch. 2, Cor. 1.5), and
+        by Collatz-Wielandt, for any x > 0, min_i (B x)_i / x_i <= rho(B) <= max_i (B x)_i / x_i
+        (x: the Perron vector of B in floats, read exactly; the quotients in ball arithmetic)."""
+        arb = self.flint.arb
+        if M.rows > self.spectral_order:
+            raise Unsupported(f"the spectral radius of a {M.rows} x {M.rows} matrix: beyond order "
+                              f"{self.spectral_order} at this level (--prove)")
+        entries = [[self(M[i, j]) for j in range(M.cols)] for i in range(M.rows)]
+        if not all(b.is_finite() and b >= 0 for row in entries for b in row):
+            return arb.nan()
+        lo = [[arb(b.lower()) for b in row] for row in entries]
+        hi = [[arb(b.upper()) for b in row] for row in entries]
+        below = max(min(self._collatz_wielandt(lo)).lower(), arb(0).lower())    # rho >= 0
+        above = max(self._collatz_wielandt(hi)).upper()
+        return arb.union(arb(below), arb(above))
+
+    def _collatz_wielandt(self, B: list) -> list:
+        """The balls (B x)_i / x_i for x > 0 near B's Perron vector (where it has a zero entry,
+        that of B + eps, a positive matrix: a reducible B still gets a positive x)."""
+        fmpq, arb = self.flint.fmpq, self.flint.arb
+        mid = np.array([[float(b.mid()) for b in row] for row in B])
+        for eps in (0.0, 1e-9 * max(np.abs(mid).max(), 1e-300)):
+            values, vectors = np.linalg.eig(mid + eps)
+            x = np.abs(np.real(vectors[:, int(np.argmax(np.real(values)))]))
+            if np.all(np.isfinite(x)) and x.min() > 1e-12 * x.max():
+                break
+        x = np.where(np.isfinite(x), x, 1.0)
+        x = np.maximum(x, 1e-12 * max(x.max(), 1e-300))
+        xs = [arb(fmpq(*float(v).as_integer_ratio())) for v in x]
+        out = []
+        for i, row in enumerate(B):
+            total = arb(0)
+            for b, xj in zip(row, xs):
+                total += b * xj
+            out.append(total / xs[i])
+        return out
 
     def truth(self, r: sp.Basic) -> bool | None:
         """A relation on the box: True (everywhere), False (nowhere) or None (unknown)."""
@@ -162,7 +212,8 @@ class Balls:
 @dataclass
 class Outcome:
     """What :func:`prove` found: ``proved``, the boxes it evaluated, the faces monotonicity took,
-    the points decided exactly, the box (variable -> [low, high]) and the seconds."""
+    the points decided exactly, the box (variable -> [low, high]), the seconds and whether a
+    spectral radius was enclosed."""
 
     proved: bool
     boxes: int
@@ -171,11 +222,14 @@ class Outcome:
     box: dict
     seconds: float
     reason: str = ""
+    spectral: bool = False
 
     def certificate(self) -> dict:
         return {"method": f"interval branch and bound (python-flint arb balls, {PRECISION}-bit "
                           "midpoints): every box's ball of lhs - rhs certainly <= 0, faces by "
-                          "monotonicity (the sign of a derivative's ball), points decided exactly",
+                          "monotonicity (the sign of a derivative's ball), points decided exactly"
+                          + ("; spectral radii enclosed by Perron-Frobenius monotonicity and "
+                             "Collatz-Wielandt bounds" if self.spectral else ""),
                 "box": self.box, "boxes": self.boxes, "faces": self.faces, "exact_points": self.points}
 
 
@@ -201,8 +255,10 @@ def _width(low, high, integer: bool) -> float:
     return float(high - low) / max(1.0, abs(float(high)))
 
 
-def prove(form: SymbolicForm, *, seconds: float = 1.0, max_boxes: int = 10_000) -> Outcome:
-    """Branch and bound on ``form``'s box (module doc)."""
+def prove(form: SymbolicForm, *, seconds: float = 1.0, max_boxes: int = 10_000,
+          spectral_order: int = 6) -> Outcome:
+    """Branch and bound on ``form``'s box (module doc); spectral radii of matrices up to
+    ``spectral_order`` (:meth:`Balls._perron`)."""
     flint = _flint()
     started = time.perf_counter()
     variables = [v for v in form.box]
@@ -220,14 +276,36 @@ def prove(form: SymbolicForm, *, seconds: float = 1.0, max_boxes: int = 10_000) 
             for a, b in zip(branch.lhs, branch.rhs):
                 g = a - b
                 reason = _bound(g, filters, box0, integer, form.strict, started + seconds, max_boxes,
-                                counts, flint)
+                                counts, flint, spectral_order)
                 if reason:
                     return Outcome(False, counts["boxes"], counts["faces"], counts["points"],
                                    described, time.perf_counter() - started, reason)
     finally:
         flint.ctx.prec = old
     return Outcome(True, counts["boxes"], counts["faces"], counts["points"], described,
-                   time.perf_counter() - started)
+                   time.perf_counter() - started,
+                   spectral=any(spectral.involves(a - b) for br in form.branches for a, b in zip(br.lhs, br.rhs)))
+
+
+def _holds_at(g: sp.Basic, strict: bool) -> bool:
+    """g <= 0 (< 0 if strict) at a point, exactly; a spectral radius through the principal minors
+    of tI - A (:func:`fedbound.theory.certify.spectral.relation`, numbers only)."""
+    if not spectral.involves(g):
+        s = T.sign_of(g)
+        return (s < 0) if strict else (s <= 0)
+    for rho in g.atoms(PerronRoot):
+        if any(T.sign_of(e) < 0 for e in rho.args[0]):
+            raise Unsupported("a spectral radius of a matrix with a negative entry")
+    return _truth(spectral.relation(sp.Lt(g, 0) if strict else sp.Le(g, 0)))
+
+
+def _truth(formula: sp.Basic) -> bool:
+    """A formula of relations between numbers, decided exactly."""
+    if isinstance(formula, sp.And):
+        return all(_truth(a) for a in formula.args)
+    if isinstance(formula, sp.Or):
+        return any(_truth(a) for a in formula.args)
+    return T.decide(formula)
 
 
 def _ball(flint, low, high):
@@ -237,7 +315,7 @@ def _ball(flint, low, high):
     return flint.arb.union(a, flint.arb(flint.fmpq(int(high.p), int(high.q))))
 
 
-def _bound(g, filters, box0, integer, strict, deadline, max_boxes, counts, flint) -> str:
+def _bound(g, filters, box0, integer, strict, deadline, max_boxes, counts, flint, spectral_order) -> str:
     """'' when g <= 0 (< 0 if strict) wherever the filters hold on the box; else why not."""
     derivatives: dict = {}
     stack = [(box0, True)]
@@ -248,7 +326,7 @@ def _bound(g, filters, box0, integer, strict, deadline, max_boxes, counts, flint
             return "out of boxes"
         if time.perf_counter() > deadline:
             return "out of time"
-        balls = Balls({s: _ball(flint, lo, hi) for s, (lo, hi) in box.items()})
+        balls = Balls({s: _ball(flint, lo, hi) for s, (lo, hi) in box.items()}, spectral_order)
         if filtered and any(balls.truth(f) is False for f in filters):
             continue
         value = balls(g)
@@ -259,16 +337,17 @@ def _bound(g, filters, box0, integer, strict, deadline, max_boxes, counts, flint
             point = {s: lo for s, (lo, _) in box.items()}
             if filtered and not all(T.decide(f.xreplace(point)) for f in filters):
                 continue
-            s = T.sign_of(g.xreplace(point))
-            if (s < 0) if strict else (s <= 0):
+            if _holds_at(g.xreplace(point), strict):
                 continue
             return "a point of the box violates the claim"
         faced = None
         for symbol, (lo, hi) in box.items():
             if lo == hi or integer[symbol] and hi - lo < 1:
                 continue
-            if symbol not in derivatives:
-                derivatives[symbol] = sp.diff(g, symbol)
+            if symbol not in derivatives:     # none through a spectral radius (no closed form)
+                derivatives[symbol] = None if spectral.involves(g) else sp.diff(g, symbol)
+            if derivatives[symbol] is None:
+                continue
             try:
                 slope = balls(derivatives[symbol])
             except Unsupported:

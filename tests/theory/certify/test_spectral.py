@@ -89,3 +89,70 @@ def test_the_minor_tests_decide_each_comparison_as_the_exact_radius_does(entries
 def test_a_negative_entry_makes_the_rewritten_relation_true():
     M = sp.Matrix([[-2, 0], [0, Fraction(1, 2)]])
     assert spectral.relation(sp.Lt(spectral.perron_root(M), 1, evaluate=False)) == sp.true
+
+
+# -- interval enclosures (fedbound.theory.certify.interval) -----------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.fractions(min_value=0, max_value=3, max_denominator=16), min_size=9, max_size=9),
+       st.fractions(min_value=0, max_value=1, max_denominator=8))
+def test_interval_balls_enclose_the_perron_root_over_a_box(entries, width):
+    """For A in [A0, A0 + width * ones] entrywise (A0 >= 1/64), the ball of rho(A) holds the Perron
+    root of A0, of A0 + width and of a matrix between them (numpy's, within float accuracy), and is
+    tight when the box is a point."""
+    import flint
+    import numpy as np
+
+    from fedbound.theory.certify.interval import Balls
+
+    a = sp.Symbol("a")
+    A0 = np.array([float(e) for e in entries]).reshape(3, 3) + 1 / 64
+    M = sp.Matrix(3, 3, lambda i, j: sp.Rational(entries[3 * i + j]) + a)
+    low, high = Fraction(1, 64), Fraction(1, 64) + width
+    ball = Balls({a: flint.arb.union(flint.arb(flint.fmpq(low.numerator, low.denominator)),
+                                     flint.arb(flint.fmpq(high.numerator, high.denominator)))})(spectral.perron_root(M))
+    lo, hi = float(ball.lower()), float(ball.upper())
+    assert ball.is_finite()
+    for shift in (0.0, float(width) / 2, float(width)):
+        rho = max(abs(np.linalg.eigvals(A0 + shift)))
+        assert lo - 1e-12 * (1 + rho) <= rho <= hi + 1e-12 * (1 + rho)
+    if width == 0:
+        assert hi - lo <= 1e-12 * (1 + hi)
+
+
+def test_interval_balls_refuse_a_matrix_that_may_be_negative():
+    import flint
+
+    from fedbound.theory.certify.interval import Balls
+
+    a = sp.Symbol("a")
+    ball = Balls({a: flint.arb.union(flint.arb(-1), flint.arb(1))})(spectral.perron_root(sp.Matrix([[a, 1], [1, 1]])))
+    assert not ball.is_finite()          # unknown: rho is not monotone once an entry can be negative
+
+
+ONE = Sampler((Param("gamma", 1e-3, 0.02),), lambda raw: {"gamma": raw["gamma"]})
+
+
+def exp_claim(slope) -> Claim:
+    """rho([[1/2, gamma], [gamma, 1/2]]) = 1/2 + gamma <= exp(-1/2) + slope gamma: transcendental
+    (no z3), so interval branch and bound with the Perron-root enclosure decides it."""
+    A = compile_expr(sp.Matrix([[sp.Rational(1, 2), gamma], [gamma, sp.Rational(1, 2)]]))
+    lhs = compile_expr(1 - sp.exp(-sp.Rational(1, 2)) - slope * gamma)
+
+    def check(c):
+        return lhs(c), spectral_quantities(A(c), np.zeros((1, 2)))["radius_margin"]
+
+    return Claim(f"rho exp {slope}", "synthetic", "printed", "rho(A) <= exp(-1/2) + k gamma", "", ONE, check)
+
+
+def test_a_transcendental_spectral_claim_is_proved_on_its_box_by_intervals():
+    report = audit_claim(exp_claim(1), samples=300, iterations=2)
+    assert report.verdict == "holds" and report.evidence == "proved-on-box", report.certificate
+    assert "Collatz-Wielandt" in report.certificate["method"]
+
+
+def test_a_false_spectral_claim_is_not_proved_by_intervals():
+    """exp(-1/2) + 0.01 < 1/2 + 0.11 at gamma = 0.11 is outside the box; inside, with k = -5,
+    1/2 + gamma > exp(-1/2) - 5 gamma for gamma > 0.0178: fails, never proved."""
+    report = audit_claim(exp_claim(-5), samples=300, iterations=2)
+    assert report.verdict == "fails" and report.evidence == "refuted"
