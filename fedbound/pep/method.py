@@ -153,9 +153,11 @@ class ResultTheory:
         from fedbound.theory.certify.trace import Untraceable
         from fedbound.theory.variant import RELATIONS
 
-        if variant.predicates or ev.bound is None:
+        unchecked = [str(c) for c in variant.conditions if c.name not in ev.caps or c.variable_name not in ev.values]
+        if variant.predicates or ev.bound is None or unchecked:
             raise Untraceable(f"{result.id} ({variant.name}): " + (
-                "its predicates are not decided exactly" if variant.predicates else "it states no bound"))
+                "its predicates are not decided exactly" if variant.predicates else "it states no bound"
+                if ev.bound is None else f"its step conditions {', '.join(unchecked)} need their variables"))
         failing = [c.name for c in variant.conditions
                    if not np.all(RELATIONS[c.relation](ev.values[c.variable_name], ev.caps[c.name]))]
         return Theory(np.asarray(ev.bound, dtype=object).item(),

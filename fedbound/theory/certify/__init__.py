@@ -18,7 +18,8 @@ code from whoever wrote the claim (a plugin's theorem included):
 * :mod:`~fedbound.theory.certify.roots`: a root known by its equation (SD-GT Theorem 5's K*) as an
   exact number whose digits are proved by exact sign changes;
 * :mod:`~fedbound.theory.certify.interval`: branch and bound in python-flint's arb balls with
-  monotonicity (powers, logarithms, exponentials on the sampled box);
+  monotonicity (powers, logarithms, exponentials on the sampled box; spectral radii of nonnegative
+  matrices by Perron-Frobenius monotonicity and Collatz-Wielandt bounds);
 * :mod:`~fedbound.theory.certify.certifier`: the order of the attempts and the budget of each
   ``--prove`` level; :mod:`~fedbound.theory.certify.evidence`: the kinds of evidence.
 
@@ -26,6 +27,8 @@ The numeric procedures of the papers get exact twins where an exact value exists
 radius of SD-GT Theorem 3's 4 x 4 matrix as an algebraic number at a point, and over symbols the
 opaque Perron root that z3 compares through minors, :mod:`fedbound.theory.linalg`;
 geometric sums; sums of 1/t^2; the root K* of (118); an implicit step-size cap x <= h(x) with h
-non-increasing, :mod:`fedbound.theory.stepsize`); where none does (a solver's output: the PEP
-SDPs), the evidence says ``numeric``. z3 and python-flint are imported only when the audit proves.
+non-increasing, :mod:`fedbound.theory.stepsize`); a solver's output is made a proof where a
+certificate can be checked exactly (the PEP claims: rational dual multipliers,
+:mod:`fedbound.pep.dual`), and where nothing exact exists the evidence says ``numeric``. z3 and
+python-flint are imported only when the audit proves.
 """
