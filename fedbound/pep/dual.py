@@ -49,7 +49,7 @@ import numpy as np
 
 from fedbound import validate
 from fedbound.display import box, brief, clip, fields, shown
-from fedbound.errors import FedboundError, ValidationError
+from fedbound.errors import FedboundError, InputTypeError, ValidationError
 from fedbound.pep.certificate import method
 from fedbound.pep.exact import Inexact, exact_options, rational
 from fedbound.pep.method import Method
@@ -173,6 +173,9 @@ def prove(m: Method | str, cfg: dict, bound: Fraction | float) -> DualProof:
     True
     """
     m = method(m) if isinstance(m, str) else m
+    if not isinstance(m, Method) or not isinstance(cfg, dict):
+        raise InputTypeError(f"prove takes a PEP method (or its name) and a dict of its options, got "
+                             f"{validate.show(m)} and {validate.show(cfg)}")
     if isinstance(bound, bool) or not isinstance(bound, (int, float, Fraction)) or not math.isfinite(bound):
         raise ValidationError(f"bound must be a finite number (a Fraction for an exact one), got "
                               f"{validate.show(bound)}")

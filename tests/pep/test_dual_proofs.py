@@ -140,3 +140,13 @@ def test_exact_proofs_say_why_where_the_theorem_does_not_apply():
     with pytest.raises(NotProved, match="does not apply"):
         exact_proofs(m, [cfg])
     assert paper_options(m, {"gamma": 0.1})["lr"] == 0.1
+
+
+@pytest.mark.parametrize("args", [("sdgt", {}, float("nan")), ("sdgt", {}, "1"), ("sdgt", [], 1.0), (3, {}, 1.0),
+                                  ("sdgtt", {}, 1.0), ("sdgt", {"lr": -1.0}, 1.0)])
+def test_bad_input_to_prove_is_a_clear_error(args):
+    from fedbound.errors import FedboundError
+
+    with pytest.raises(FedboundError) as info:
+        prove(*args)
+    assert "\n" not in str(info.value)
