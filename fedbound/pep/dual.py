@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+from PEPit import PEP
 
 from fedbound import validate
 from fedbound.display import box, brief, clip, fields, shown
@@ -119,7 +120,7 @@ class DualProof:
             subtitle=f"<= {shown(float(self.upper))}").text
 
 
-def pep_data(problem) -> Data:
+def pep_data(problem: PEP) -> Data:
     """The rational rows of a built PEPit ``PEP`` (its objective tau, its constraints and its
     functions' interpolation conditions, as PEPit sends them to a solver); :class:`NotProved` for an
     LMI constraint (a consensus class: its dual block is not built here)."""

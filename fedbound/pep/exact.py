@@ -20,7 +20,8 @@ import math
 import operator
 from fractions import Fraction
 
-from fedbound.errors import FedboundError
+from fedbound.errors import FedboundError, ValidationError
+from fedbound.validate import show
 
 #: bits of numerator and denominator a plain float may have to be read as exact (0.5, 0.25, 3.0)
 SHORT_BITS = 24
@@ -70,6 +71,9 @@ class Exact(float):
     __slots__ = ("q",)
 
     def __new__(cls, q: Fraction | int | float):
+        if isinstance(q, bool) or not isinstance(q, (Fraction, int, float)) or \
+                (isinstance(q, float) and not math.isfinite(q)):
+            raise ValidationError(f"an Exact number is a finite fraction, int or float, got {show(q)}")
         q = q if isinstance(q, Fraction) else Fraction(q)
         self = super().__new__(cls, float(q))
         self.q = q
