@@ -27,7 +27,7 @@ demo: $(RUNTIME)
 	$(BIN)/fedbound demo --out demo_out --overwrite
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 tests
+	$(BIN)/python -m pytest -q -n 2 --dist worksteal tests
 
 # the numeric tests again with the kernels of other CPUs forced (no AVX, AVX2, AVX-512 where this
 # CPU has them; tests/kernel_sets.py says how)

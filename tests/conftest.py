@@ -43,6 +43,28 @@ def pytest_runtest_setup(item):
         fn._hypothesis_internal_use_settings = original
 
 
+#: the test modules that take a minute or more of one core (pytest --durations), in that order:
+#: collected first, so that each starts while the other worker has work too, instead of one of
+#: them running alone at the end (``make test`` schedules with ``--dist worksteal``: an idle worker
+#: takes the other's queue from its end, so these, at the front, are never split)
+FIRST = ("test_docs.py", "golden/test_golden.py", "test_readme_examples.py", "cli/test_demo_cli.py",
+         "cli/test_theory_cli.py", "theory/test_sdgt_referee.py", "extend/test_plugin_package.py",
+         "theory/test_sdgt_thm3.py", "test_notebooks.py", "sweep/test_ray.py")
+TESTS = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(config, items):
+    """The modules of :data:`FIRST` first (a stable sort: every other order is kept)."""
+    rank = {name: i for i, name in enumerate(FIRST)}
+
+    def key(item):
+        try:
+            return rank.get(Path(str(item.fspath)).relative_to(TESTS).as_posix(), len(FIRST))
+        except ValueError:      # a test outside tests/ (a doctest of the package)
+            return len(FIRST)
+    items.sort(key=key)
+
+
 @pytest.fixture
 def register_temporarily(monkeypatch):
     """``register_temporarily(registry, *entries)``: the entries registered in the registry
