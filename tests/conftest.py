@@ -65,6 +65,15 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=key)
 
 
+@pytest.fixture(autouse=True)
+def _deprecations_warn_again(monkeypatch):
+    """Every test starts with no deprecation warned yet (fedbound.deprecation warns once per
+    process): a test that expects a warning gets it whatever ran before it on its worker."""
+    from fedbound import deprecation
+
+    monkeypatch.setattr(deprecation, "_WARNED", set())
+
+
 @pytest.fixture
 def register_temporarily(monkeypatch):
     """``register_temporarily(registry, *entries)``: the entries registered in the registry
