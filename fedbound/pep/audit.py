@@ -107,9 +107,8 @@ def exact_proofs(m: Method, cfgs: list[dict]) -> list[dict]:
 
     out = []
     for cfg in cfgs:
-        traced = {k: trace.Traced(v) if isinstance(v, float) else v for k, v in cfg.items()}
         try:
-            th = trace.exactly(lambda: m.theory(traced))
+            th = trace.exactly(lambda: m.theory(traced_floats(cfg)))
         except trace.Untraceable as exc:
             raise NotProved(f"the bound at {cfg} is not evaluated exactly ({exc})") from None
         if th is None or not th.applies:
@@ -128,6 +127,14 @@ def exact_proofs(m: Method, cfgs: list[dict]) -> list[dict]:
     return out
 
 
+def traced_floats(values: dict) -> dict:
+    """``values`` with each float as a traced number (:mod:`fedbound.theory.certify.trace`: its
+    exact binary value); ints, strings and lists as they are."""
+    from fedbound.theory.certify import trace
+
+    return {k: trace.Traced(v) if isinstance(v, float) else v for k, v in values.items()}
+
+
 def at_cap(result_id: str, variant: str, **constants) -> float:
     """The largest binary64 step not above the exact step-size cap of ``result_id`` at
     ``constants`` (floats read as their binary values; :func:`fedbound.theory.max_step` at traced
@@ -136,8 +143,7 @@ def at_cap(result_id: str, variant: str, **constants) -> float:
     from fedbound.theory.certify import trace
 
     result = get(result_id)
-    traced = {k: trace.Traced(v) if isinstance(v, float) else v for k, v in constants.items()}
-    cap = trace.exactly(lambda: result.max_step(variant=variant, **traced)[0])
+    cap = trace.exactly(lambda: result.max_step(variant=variant, **traced_floats(constants))[0])
     return trace.float_below(trace.to_sympy(np.asarray(cap, dtype=object).item()))
 
 

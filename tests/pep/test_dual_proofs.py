@@ -8,7 +8,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fedbound.pep.audit import at_cap, claims, exact_proofs, paper_options
+from fedbound.pep.audit import at_cap, claims, exact_proofs, paper_options, traced_floats
 from fedbound.pep.certificate import method, worst_case
 from fedbound.pep.dual import NotProved, exact_pep, is_psd, prove
 from fedbound.pep.exact import Exact, Inexact, rational
@@ -66,7 +66,7 @@ def test_sdgt_at_the_exact_cap_is_proved_with_an_upper_bound_above_the_worst_cas
     m = method("sdgt")
     gamma = at_cap("sdgt.thm3", "main", L=1.0, mu=0.1, K=1, p=1.0, q=0.75)
     cfg = m.config(**SDGT, lr=gamma)
-    th = trace.exactly(lambda: m.theory({k: trace.Traced(v) if isinstance(v, float) else v for k, v in cfg.items()}))
+    th = trace.exactly(lambda: m.theory(traced_floats(cfg)))
     assert th.applies                                                  # admissible in exact arithmetic
     bound = trace.to_sympy(th.value)
     assert bound == (1 - sp.Rational(0.1) * sp.Rational(gamma) / 4)   # (1 - mu K gamma/4)^T, exactly
@@ -129,7 +129,7 @@ def test_a_step_at_the_cap_is_the_last_float_below_the_exact_cap():
     constants = dict(L=1.0, mu=0.1, K=2, p=1.0, q=0.75)
     x = at_cap("sdgt.thm3", "main", **constants)
     exact = trace.exactly(lambda: get("sdgt.thm3").max_step(
-        variant="main", **{k: trace.Traced(v) if isinstance(v, float) else v for k, v in constants.items()})[0])
+        variant="main", **traced_floats(constants))[0])
     cap = trace.to_sympy(np.asarray(exact, dtype=object).item())
     assert sp.Rational(x) <= cap < sp.Rational(math.nextafter(x, math.inf))
 
