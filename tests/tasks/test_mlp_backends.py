@@ -86,3 +86,29 @@ def test_rounds_equal_either_way(monkeypatch, batch_size, dtype):
             state = alg.step(state)
         return state.x_g
     assert float((rounds("numpy") - rounds("torch")).abs().max()) <= TOL[dtype]
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), spread=st.sampled_from([1.0, 30.0, 79.0, 81.0, 500.0, 1e4]),
+       dtype=st.sampled_from([np.float32, np.float64]))
+def test_numpy_softmax_shift_either_way(seed, spread, dtype):
+    """numpy's logits' gradient shifts by one number where the logits' range is at most
+    SHIFT_RANGE and by each row's max elsewhere (rows far apart, ``spread``): both equal torch's
+    row-max softmax to rounding, and nothing overflows or divides by zero."""
+    rng = np.random.default_rng(seed)
+    k, m, C = 3, 4, 5
+    Z = (rng.standard_normal((k, m, C)) + spread * rng.uniform(-1, 1, (k, m, 1))).astype(dtype)
+    labels = rng.integers(C, size=(k, m))
+    w = np.full((k, m, 1), 1 / m, dtype=dtype)
+    T = mlp.BACKENDS["numpy"].targets(labels, w, C)
+    ours = mlp.BACKENDS["numpy"].logit_gradient(Z.copy(), T, w)
+    ref = mlp.BACKENDS["torch"].logit_gradient(torch.from_numpy(Z.copy()), torch.from_numpy(T),
+                                               torch.from_numpy(w)).numpy()
+    assert np.isfinite(ours).all()
+    # one shift rounds Z - max Z to eps |Z - max Z| <= 2 eps max |Z| (the order of Z's own
+    # rounding), a relative error of the softmax's entries, times w
+    eps = np.finfo(dtype).eps
+    tol = 8 * eps * max(1.0, float(np.abs(Z).max())) * float(w.max())
+    assert np.abs(ours - ref).max() <= tol
+    # each row: w (softmax - onehot) sums to 0
+    assert np.abs(ours.sum(axis=2)).max() <= 8 * eps
