@@ -56,9 +56,15 @@ FOUND = torch.get_num_threads()
 _chosen: contextvars.ContextVar[bool] = contextvars.ContextVar("fedbound_threads_chosen", default=False)
 
 
+@functools.cache
+def _machine_cores() -> int:
+    """This machine's cores, read once (os.cpu_count reads /sys: 6 us, at every round)."""
+    return os.cpu_count() or 1
+
+
 def threads_for(flops_per_step: NonNegative, cores: Count | None = None) -> int:
     """floor(flops_per_step / FLOPS_PER_THREAD), between 1 and ``cores`` (default: this machine's)."""
-    cores = cores or os.cpu_count() or 1
+    cores = cores or _machine_cores()
     return int(max(1, min(cores, flops_per_step // FLOPS_PER_THREAD)))
 
 
