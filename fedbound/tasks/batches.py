@@ -26,7 +26,9 @@ participants' draws. An order given per client and round instead:
 Positions index a client's own samples in the order the task holds them (0..m_i - 1). Both orders
 give the positions of the clients of a local step (:meth:`BatchOrder.positions`): (k, B) positions
 and (k, B) validity (False for the slots j >= B_i of a client with fewer than B samples, which
-weigh 0).
+weigh 0). An order may also offer those of several consecutive steps side by side
+(``steps_positions``, as :class:`SeededBatches` does: one vectorized draw for a round's local
+steps); the tasks use it where it is offered and call ``positions`` step by step otherwise.
 """
 from __future__ import annotations
 
@@ -79,29 +81,37 @@ class SeededBatches:
 
     def positions(self, clients: torch.Tensor, sizes: torch.Tensor, round_index: NonNegativeInt,
                   step: NonNegativeInt, batch_size: Count) -> tuple[torch.Tensor, torch.Tensor]:
-        ids, m = clients.cpu().numpy(), sizes.cpu().numpy()
-        key = (int(round_index), int(batch_size), ids.tobytes(), m.tobytes(), clients.device)
-        if self._cache is None or self._cache[0] != key:   # the steps of a round share the shuffle
-            self._cache = (key, self._round(ids, m, int(round_index), int(batch_size), clients.device))
-        flat, B, slots, wrap, rows, valid, valid_t = self._cache[1]
-        at = (int(step) * B + slots) % wrap                 # (s B_i + j) mod m_i
-        at += rows                                          # in row i of the flat permutations
-        pos = flat[at]
-        if valid is not None:
-            pos[~valid] = 0
-        return torch.from_numpy(pos).to(clients.device), valid_t
+        return self.steps_positions(clients, sizes, round_index, step, 1, batch_size)
 
-    def _round(self, ids: np.ndarray, m: np.ndarray, round_index: int, batch_size: int, device) -> tuple:
+    def steps_positions(self, clients: torch.Tensor, sizes: torch.Tensor, round_index: NonNegativeInt,
+                        step: NonNegativeInt, steps: Count,
+                        batch_size: Count) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`positions` of the local steps step, ..., step + steps - 1 side by side:
+        (k, steps B') each."""
+        ids, m = clients.cpu().numpy(), sizes.cpu().numpy()
+        key = (int(round_index), int(batch_size), ids.tobytes(), m.tobytes())
+        if self._cache is None or self._cache[0] != key:   # the steps of a round share the shuffle
+            self._cache = (key, self._round(ids, m, int(round_index), int(batch_size)))
+        flat, B, slots, wrap, rows, valid, all_valid = self._cache[1]
+        s = np.arange(int(step), int(step) + int(steps))[None, :, None]
+        at = (s * B[:, :, None] + slots[:, None, :]) % wrap[:, :, None]   # (s B_i + j) mod m_i
+        at += rows[:, :, None]                              # in row i of the flat permutations
+        pos = flat[at].reshape(len(ids), -1)
+        valid = np.tile(valid, (1, int(steps)))
+        if not all_valid:
+            pos[~valid] = 0
+        return torch.from_numpy(pos).to(clients.device), torch.from_numpy(valid).to(clients.device)
+
+    def _round(self, ids: np.ndarray, m: np.ndarray, round_index: int, batch_size: int) -> tuple:
         """What the steps of a round share: the flat permutations, B_i (k, 1), the slots j (1, B'),
         max(m_i, 1) (k, 1), each row's offset in the flat permutations (k, 1), the validity
-        (numpy, None where all are valid; torch)."""
+        (k, B') and whether all are valid."""
         perm = self.permutations(ids, m, round_index)
         B = np.minimum(batch_size, m)[:, None]
         slots = np.arange(min(batch_size, perm.shape[1]))[None, :]
         valid = slots < B
         rows = (np.arange(perm.shape[0]) * perm.shape[1])[:, None]
-        return (perm.reshape(-1), B, slots, np.maximum(m, 1)[:, None], rows,
-                None if valid.all() else valid, torch.from_numpy(valid).to(device))
+        return perm.reshape(-1), B, slots, np.maximum(m, 1)[:, None], rows, valid, bool(valid.all())
 
     def __repr__(self) -> str:
         return f"SeededBatches(seed={self.seed})"

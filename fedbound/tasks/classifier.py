@@ -214,11 +214,10 @@ class MLPClassifier(ClientDataTask):
         if self.batch_size is None:
             full = self._passes(features, labels, ops.array(data.mask), ops)
             return mlp.descend(X, self.parameter_shapes, lr, steps, lambda s: full, self.activation, backend)
-        drawn = [self.batch_positions(data, generator, clients, round_index, step + s)
-                 for s in range(steps)]
-        k, width = data.mask.shape[0], drawn[0][0].shape[1]
-        at = ops.array(torch.cat([p for p, _ in drawn], 1))
-        mask = ops.array(torch.cat([v for _, v in drawn], 1).to(data.mask.dtype)).reshape(k * steps, width)
+        at, valid = self.batch_positions(data, generator, clients, round_index, step, steps)
+        k, width = data.mask.shape[0], at.shape[1] // steps
+        at = ops.array(at)
+        mask = ops.array(valid.to(data.mask.dtype)).reshape(k * steps, width)
         feats = ops.with_ones(ops.take(features, at))
         w = ops.sample_weights(mask).reshape(k, steps * width, 1)   # each step's batch: its mean
         T = ops.targets(ops.take(labels, at), w, self.num_classes)

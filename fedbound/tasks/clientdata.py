@@ -143,15 +143,25 @@ class ClientDataTask(Task):
 
     def batch_positions(self, data: ClientData, generator: torch.Generator,
                         clients: torch.Tensor | None = None, round_index: int | None = None,
-                        step: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-        """The positions and validity of :meth:`batch`'s minibatch (a ``batch_size`` is set)."""
+                        step: int = 0, steps: Count = 1) -> tuple[torch.Tensor, torch.Tensor]:
+        """The positions and validity of :meth:`batch`'s minibatch (a ``batch_size`` is set); of
+        ``steps`` local steps from ``step`` on, side by side ((k, steps B'): what as many calls
+        give, in their order; at once where the batch order offers ``steps_positions``)."""
         if self.batches is None:
-            return data.minibatch_positions(self.batch_size, generator)
-        require(round_index is not None and clients is not None,
-                f"the task's batch order {self.batches!r} picks samples per client, round and local "
-                "step: it serves the local steps of a federated round, which give them; this "
-                "gradient has no round (use batches=None here)")
-        return self.batches.positions(clients, data.sizes, round_index, step, self.batch_size)
+            drawn = [data.minibatch_positions(self.batch_size, generator) for _ in range(steps)]
+        else:
+            require(round_index is not None and clients is not None,
+                    f"the task's batch order {self.batches!r} picks samples per client, round and "
+                    "local step: it serves the local steps of a federated round, which give them; "
+                    "this gradient has no round (use batches=None here)")
+            at_once = getattr(self.batches, "steps_positions", None)
+            if at_once is not None:
+                return at_once(clients, data.sizes, round_index, step, steps, self.batch_size)
+            drawn = [self.batches.positions(clients, data.sizes, round_index, step + s, self.batch_size)
+                     for s in range(steps)]
+        if steps == 1:
+            return drawn[0]
+        return torch.cat([p for p, _ in drawn], 1), torch.cat([v for _, v in drawn], 1)
 
     def _sampled_grad_on(self, X, data: ClientData, generator):
         return self._grad_on(X, self.batch(data, generator))

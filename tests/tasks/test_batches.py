@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fedbound.errors import FedboundError, InputTypeError
+from fedbound.tasks import MLPClassifier
 from fedbound.tasks.batches import GivenBatches, SeededBatches, _mix, batch_order
 
 
@@ -34,6 +35,33 @@ def test_a_seeded_shuffle_is_a_permutation_and_steps_walk_it(seed, round_index, 
         assert int(valid[j].sum()) == take
         expected = perm[j, (2 * take + np.arange(take)) % mj]
         assert pos[j, :take].tolist() == expected.tolist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**63 - 1), round_index=st.integers(0, 10**6),
+       sizes=st.lists(st.integers(1, 40), min_size=1, max_size=6), batch=st.integers(1, 50),
+       step=st.integers(0, 30), steps=st.integers(1, 6))
+def test_steps_at_once_are_the_steps_one_by_one(seed, round_index, sizes, batch, step, steps):
+    """steps_positions of steps s..s+K-1 (one vectorized draw) is the K calls of positions side by
+    side, and a task's batch_positions of K steps is the same with an order that offers only
+    positions (the loop)."""
+    order = SeededBatches(seed)
+    ids, m = torch.arange(len(sizes)) * 3, torch.as_tensor(sizes)
+    pos, valid = order.steps_positions(ids, m, round_index, step, steps, batch)
+    one = [SeededBatches(seed).positions(ids, m, round_index, step + s, batch) for s in range(steps)]
+    assert torch.equal(pos, torch.cat([p for p, _ in one], 1))
+    assert torch.equal(valid, torch.cat([v for _, v in one], 1))
+
+    class OneByOne:   # a user's order: positions only
+        def positions(self, clients, sizes, round_index, step, batch_size):
+            return order.positions(clients, sizes, round_index, step, batch_size)
+    task = MLPClassifier.generate(len(sizes), num_samples=40 * len(sizes), dim=3, num_classes=2,
+                                  hidden=(2,), seed=1, batch_size=batch, batches=seed)
+    data = task.clients(ids // 3).data
+    got = task.batch_positions(data, torch.Generator(), ids, round_index, step, steps)
+    task.set_batches(OneByOne())
+    loop = task.batch_positions(data, torch.Generator(), ids, round_index, step, steps)
+    assert all(torch.equal(a, b) for a, b in zip(got, loop))
 
 
 def test_batch_order_from_what_a_user_gives():
