@@ -230,9 +230,9 @@ class _NumpyOps:
 
     @staticmethod
     def logit_gradient(Z, target, weights):
-        """As :meth:`_TorchOps.logit_gradient`, with :func:`_softmax_shift` (numpy's max over a short last
-        axis costs 5x two whole-array reductions) and the row sums as a product with ones (a
-        reduction over the short axis costs 3x it)."""
+        """As :meth:`_TorchOps.logit_gradient`, with :func:`_softmax_shift` (numpy's max over a
+        short last axis costs 5x two whole-array reductions) and the row sums as a product with
+        ones (a reduction over the short axis costs 3x it)."""
         Z -= _softmax_shift(Z.max(), Z.min(), lambda: Z.max(axis=2, keepdims=True))
         E = np.exp(Z, out=Z)
         E *= weights / np.matmul(E, np.ones((E.shape[2], 1), dtype=E.dtype))
