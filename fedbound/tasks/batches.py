@@ -134,32 +134,52 @@ class GivenBatches:
 
     def positions(self, clients: torch.Tensor, sizes: torch.Tensor, round_index: NonNegativeInt,
                   step: NonNegativeInt, batch_size: Count) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.steps_positions(clients, sizes, round_index, step, 1, batch_size)
+
+    def steps_positions(self, clients: torch.Tensor, sizes: torch.Tensor, round_index: NonNegativeInt,
+                        step: NonNegativeInt, steps: Count,
+                        batch_size: Count) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`positions` of the local steps step, ..., step + steps - 1 side by side (k,
+        steps B): one slice of the array, or the function called step by step (the same B at
+        every step)."""
         ids = clients.cpu().numpy()
+        step, steps = int(step), int(steps)
         if self.array is not None:
-            R, n, K, _ = self.array.shape
+            R, n, K, B = self.array.shape
             require(round_index < R, f"the given batches cover {R} rounds; round {round_index} has none")
-            require(step < K, f"the given batches cover {K} local steps; step {step} has none")
+            require(step + steps <= K, f"the given batches cover {K} local steps; step {step + steps - 1} has none")
             require(ids.size == 0 or int(ids.max()) < n,
                     f"the given batches cover {n} clients; client {int(ids.max()) if ids.size else 0} has none")
-            pos = self.array[round_index, ids, step]
+            pos = self.array[round_index, ids, step:step + steps].reshape(ids.size, steps * B)
         else:
-            try:
-                pos = np.asarray(self.function(int(round_index), ids.copy(), int(step)))
-            except (TypeError, ValueError) as err:
-                raise ValidationError(f"the batch function failed at round {round_index}, step {step}: "
-                                      f"{' '.join(str(err).split())[:120]}") from None
-            if pos.dtype.kind not in "iu" or pos.ndim != 2 or pos.shape[0] != ids.size:
-                raise InputTypeError(f"the batch function must return ({ids.size}, B) integers at round "
-                                     f"{round_index}, step {step}, got {validate.show(pos)}")
+            called = [self._called(round_index, ids, s) for s in range(step, step + steps)]
+            B = called[0].shape[1]
+            for s, got in enumerate(called):
+                require(got.shape[1] == B, f"the batch function must return the same B at every step: "
+                                           f"{B} at step {step}, {got.shape[1]} at step {step + s}")
+            pos = np.concatenate(called, axis=1)
         m = sizes.cpu().numpy()
         bad = (pos < 0) | (pos >= m[:, None])
         if bad.any():
-            j = int(np.argwhere(bad)[0][0])
+            j, col = (int(v) for v in np.argwhere(bad)[0])
+            at = slice(col - col % B, col - col % B + B)
             raise ValidationError(f"batch positions of client {int(ids[j])} must be in [0, {int(m[j]) - 1}] "
-                                  f"(its samples), got {pos[j].tolist()[:8]} at round {round_index}, "
-                                  f"step {step}")
+                                  f"(its samples), got {pos[j, at].tolist()[:8]} at round {round_index}, "
+                                  f"step {step + col // B}")
         pos = torch.from_numpy(pos.astype(np.int64)).to(clients.device)
         return pos, torch.ones(pos.shape, dtype=torch.bool, device=clients.device)
+
+    def _called(self, round_index, ids: np.ndarray, step: int) -> np.ndarray:
+        """The function's positions (k, B) of the clients ``ids`` at ``step``, checked for shape."""
+        try:
+            pos = np.asarray(self.function(int(round_index), ids.copy(), step))
+        except (TypeError, ValueError) as err:
+            raise ValidationError(f"the batch function failed at round {round_index}, step {step}: "
+                                  f"{' '.join(str(err).split())[:120]}") from None
+        if pos.dtype.kind not in "iu" or pos.ndim != 2 or pos.shape[0] != ids.size:
+            raise InputTypeError(f"the batch function must return ({ids.size}, B) integers at round "
+                                 f"{round_index}, step {step}, got {validate.show(pos)}")
+        return pos
 
     def __repr__(self) -> str:
         shape = "function" if self.array is None else f"array {self.array.shape}"

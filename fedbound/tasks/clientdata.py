@@ -161,6 +161,9 @@ class ClientDataTask(Task):
                      for s in range(steps)]
         if steps == 1:
             return drawn[0]
+        widths = {int(p.shape[1]) for p, _ in drawn}
+        require(len(widths) == 1, f"the batch order {self.batches!r} gave minibatches of sizes "
+                                  f"{sorted(widths)} across the local steps of a round; they must have one size")
         return torch.cat([p for p, _ in drawn], 1), torch.cat([v for _, v in drawn], 1)
 
     def _sampled_grad_on(self, X, data: ClientData, generator):

@@ -86,3 +86,43 @@ def test_a_batch_function_is_checked_where_it_is_used():
     with pytest.raises(FedboundError, match="client 1"):
         GivenBatches(lambda t, clients, s: np.full((2, 1), 3)).positions(torch.tensor([0, 1]),
                                                                          torch.tensor([4, 3]), 0, 0, 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), k=st.integers(1, 5), B=st.integers(1, 4), step=st.integers(0, 3),
+       steps=st.integers(1, 3), as_function=st.booleans())
+def test_given_steps_at_once_are_the_steps_one_by_one(seed, k, B, step, steps, as_function):
+    """An explicit order's steps_positions (one slice of the array, or the function per step) is
+    its positions step by step side by side, and an out-of-range position names its step."""
+    rng = np.random.default_rng(seed)
+    sizes = torch.as_tensor(rng.integers(1, 6, size=2 * k))
+    arr = rng.integers(0, 6, size=(2, 2 * k, 6, B)) % sizes.numpy()[None, :, None, None]
+    order = GivenBatches((lambda t, clients, s: arr[t, clients, s]) if as_function else arr)
+    clients = torch.as_tensor(np.sort(rng.choice(2 * k, k, replace=False)))
+    pos, valid = order.steps_positions(clients, sizes[clients], 1, step, steps, B)
+    one = [order.positions(clients, sizes[clients], 1, step + s, B) for s in range(steps)]
+    assert torch.equal(pos, torch.cat([p for p, _ in one], 1)) and bool(valid.all())
+    bad = arr.copy()
+    bad[1, int(clients[-1]), step + steps - 1, 0] = 99
+    wrong = GivenBatches((lambda t, c, s: bad[t, c, s]) if as_function else bad)
+    with pytest.raises(FedboundError, match=f"client {int(clients[-1])} .* step {step + steps - 1}"):
+        wrong.steps_positions(clients, sizes[clients], 1, step, steps, B)
+
+
+def test_minibatches_of_one_size_per_round():
+    """A batch function whose minibatch size changes between the steps of a round is refused
+    where a round asks for its steps at once (the steps are laid side by side)."""
+    sizes = torch.tensor([5, 5])
+    varying = GivenBatches(lambda t, clients, s: np.zeros((len(clients), 1 + s), dtype=int))
+    with pytest.raises(FedboundError, match="same B at every step"):
+        varying.steps_positions(torch.tensor([0, 1]), sizes, 0, 0, 2, 2)
+
+    class Varying:   # a user's order, positions only
+        def positions(self, clients, sizes, round_index, step, batch_size):
+            return (torch.zeros(len(clients), 1 + step, dtype=torch.int64),
+                    torch.ones(len(clients), 1 + step, dtype=torch.bool))
+    task = MLPClassifier.generate(2, num_samples=20, dim=3, num_classes=2, hidden=(2,), seed=1,
+                                  batch_size=2, batches=Varying())
+    with pytest.raises(FedboundError, match="one size"):
+        task.batch_positions(task.clients(torch.tensor([0, 1])).data, torch.Generator(),
+                             torch.tensor([0, 1]), 0, 0, 2)
