@@ -27,8 +27,9 @@ Positions index a client's own samples in the order the task holds them (0..m_i 
 give the positions of the clients of a local step (:meth:`BatchOrder.positions`): (k, B) positions
 and (k, B) validity (False for the slots j >= B_i of a client with fewer than B samples, which
 weigh 0). An order may also offer those of several consecutive steps side by side
-(``steps_positions``, as :class:`SeededBatches` does: one vectorized draw for a round's local
-steps); the tasks use it where it is offered and call ``positions`` step by step otherwise.
+(``steps_positions``, as both orders here do: one vectorized draw, or one slice of the array, for
+a round's local steps); the tasks use it where it is offered and call ``positions`` step by step
+otherwise (every step of a round with the same minibatch size).
 """
 from __future__ import annotations
 
