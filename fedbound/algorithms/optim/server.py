@@ -115,9 +115,8 @@ def adam_corrected_step(m: torch.Tensor, v: torch.Tensor, t: Count, lr: Positive
     rate corrected AND eps rescaled. torch.optim.Adam and optax.adam fed with the pseudo-gradient
     (eps outside the root, v_0 = 0); with amsgrad the running max is taken before the correction,
     as torch.optim.Adam(amsgrad=True)."""
-    m_hat = m / (1.0 - b1 ** int(t))
     v_hat = v / (1.0 - b2 ** int(t))
-    return -lr * m_hat / _denominator(v_hat, eps, eps_inside_sqrt)
+    return m * (-lr / (1.0 - b1 ** int(t))) / _denominator(v_hat, eps, eps_inside_sqrt)
 
 
 def flower_corrected_step(m: torch.Tensor, v: torch.Tensor, t: Count, lr: Positive, b1: Decay,
@@ -176,7 +175,7 @@ def _adaptive(lr, b1, b2, eps, bias_correction, eps_inside_sqrt: bool, v0,
 
     def update(grads, state, params):
         t = state.count + 1
-        m = b1 * state.first_moment + (1.0 - b1) * grads
+        m = torch.add(b1 * state.first_moment, grads, alpha=1.0 - b1)   # one operation fewer
         v = second_moment(state.second_moment, grads * grads)
         v_hat = torch.maximum(state.max_second_moment, v) if amsgrad else v
         new_state = AMSGradState(t, m, v, v_hat) if amsgrad else MomentsState(t, m, v)
@@ -217,7 +216,7 @@ def adam(lr: Positive = 0.1, b1: Decay = 0.9, b2: Decay = 0.99, eps: Positive = 
     """
     b2 = _beta("b2", b2)
     return _adaptive(lr, b1, b2, eps, bias_correction, eps_inside_sqrt, v0,
-                     lambda v, g2: b2 * v + (1.0 - b2) * g2)
+                     lambda v, g2: torch.add(b2 * v, g2, alpha=1.0 - b2))
 
 
 def yogi(lr: Positive = 0.01, b1: Decay = 0.9, b2: Decay = 0.99, eps: Positive = 1e-3,
@@ -251,7 +250,7 @@ def amsgrad(lr: Positive = 0.01, b1: Decay = 0.9, b2: Decay = 0.99, eps: Positiv
     """
     b2 = _beta("b2", b2)
     return _adaptive(lr, b1, b2, eps, bias_correction, eps_inside_sqrt, 0.0,
-                     lambda v, g2: b2 * v + (1.0 - b2) * g2, amsgrad=True)
+                     lambda v, g2: torch.add(b2 * v, g2, alpha=1.0 - b2), amsgrad=True)
 
 
 for _name, _factory, _summary, _options in (
