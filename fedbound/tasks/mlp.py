@@ -47,7 +47,10 @@ samples): the targets and weights come times lr, so every gradient does and a st
 product 0.55-0.65x); numpy's softmax shifts by one number where the logits' range allows
 (:func:`_softmax_shift`) and sums its rows by a product with ones (numpy's max and sum over a
 short last axis cost 5x and 3x that: 66 and 30 us per step at 100 clients). Together 7 % of a round
-of 10 clients and 15-30 % of one of 100 (benchmarks/neural_race.py).
+of 10 clients and 15-30 % of one of 100 (benchmarks/neural_race.py). Where a client has few
+samples and the first layer many inputs, its steps run in sample space (the first layer moves in
+the span of the round's inputs: :func:`_sample_space_steps`): a Gram product per step in place of
+two products with the first layer and its update.
 """
 from __future__ import annotations
 
@@ -58,20 +61,26 @@ import numpy as np
 import torch
 
 
-def augmented(X: torch.Tensor | np.ndarray, shapes: tuple[tuple[int, ...], ...]) -> list:
+def augmented(X: torch.Tensor | np.ndarray, shapes: tuple[tuple[int, ...], ...],
+              first_transposed: bool = False) -> list:
     """The layers V_l = [W_l | b_l] (k, out, in + 1) of the flat parameters X (k, d), for
     ``shapes`` (each layer's weight (out, in) then bias (out,), in the order of x); new tensors
-    (new numpy arrays of a numpy X)."""
+    (new numpy arrays of a numpy X), contiguous; ``first_transposed``: the first as
+    U_1 = V_1^T (k, in + 1, out)."""
     k, out, start = X.shape[0], [], 0
     for w_shape, b_shape in zip(shapes[::2], shapes[1::2]):
         size = math.prod(w_shape)
         W = X[:, start:start + size].reshape(k, *w_shape)
         b = X[:, start + size:start + size + b_shape[0]]
         start += size + b_shape[0]
-        if isinstance(X, np.ndarray):   # row-major (numpy lays a concatenation out as its inputs)
-            out.append(np.concatenate([W, b[:, :, None]], 2, out=np.empty((k, w_shape[0], w_shape[1] + 1), X.dtype)))
+        if first_transposed and not out:
+            parts, axis, shape = [W.swapaxes(1, 2), b[:, None, :]], 1, (k, w_shape[1] + 1, w_shape[0])
         else:
-            out.append(torch.cat([W, b[:, :, None]], 2))
+            parts, axis, shape = [W, b[:, :, None]], 2, (k, w_shape[0], w_shape[1] + 1)
+        if isinstance(X, np.ndarray):   # row-major (numpy lays a concatenation out as its inputs)
+            out.append(np.concatenate(parts, axis, out=np.empty(shape, X.dtype)))
+        else:
+            out.append(torch.cat(parts, axis))
     return out
 
 
@@ -165,6 +174,17 @@ class _TorchOps:
     def ones(shape, like):
         return torch.ones(shape, dtype=like.dtype, device=like.device)
 
+    @staticmethod
+    def zeros(shape, like):
+        return torch.zeros(shape, dtype=like.dtype, device=like.device)
+
+    copy = staticmethod(torch.clone)
+
+    @staticmethod
+    def concatenate(arrays):
+        """The arrays (k, m_i, n) side by side along their samples: (k, sum m_i, n)."""
+        return torch.cat(arrays, 1)
+
     activate = staticmethod(activate)
 
     @staticmethod
@@ -223,6 +243,16 @@ class _NumpyOps:
     @staticmethod
     def ones(shape, like):
         return np.ones(shape, dtype=like.dtype)
+
+    @staticmethod
+    def zeros(shape, like):
+        return np.zeros(shape, dtype=like.dtype)
+
+    copy = staticmethod(np.copy)
+
+    @staticmethod
+    def concatenate(arrays):
+        return np.concatenate(arrays, 1)
 
     @staticmethod
     def activate(Z, activation, out):
@@ -322,21 +352,30 @@ def _hidden_inputs(Z, ops, activation, buffers, i):
     return buffer
 
 
-def _gradient(layers, features, target, weights, activation, buffers, ops, first_transposed=False):
-    """[grad V_l] (module doc); ``first_transposed``: layers[0] is held as U_1 = V_1^T (k, in + 1,
-    out), and its gradient comes as grad U_1 = A_0^T dZ_1 (:func:`descend`)."""
-    A = [features]
+def _after_first(Z, layers, target, weights, activation, buffers, ops):
+    """From the first layer's pre-activation Z_1 (k, m, out_1) on: the forward pass through the
+    later layers, the logits' gradient and the backward pass (module doc); ([grad V_l for l >= 2],
+    dZ_1)."""
+    A = []   # [A_l | 1] for l = 1..L-1
     for i, V in enumerate(layers):
-        Z = ops.product(A[-1], V) if i == 0 and first_transposed else ops.product_t(A[-1], V)
+        if i:
+            Z = ops.product_t(A[-1], V)
         if i < len(layers) - 1:
             A.append(_hidden_inputs(Z, ops, activation, buffers, i))
     dZ = ops.logit_gradient(Z, target, weights)
     grads: list = []
-    for i in range(len(layers) - 1, -1, -1):
-        grads.append(ops.t_product(A[0], dZ) if i == 0 and first_transposed else ops.t_product(dZ, A[i]))
-        if i:
-            dZ = ops.backward(ops.product(dZ, layers[i][:, :, :-1]), A[i][:, :, :-1], activation)
-    return grads[::-1]
+    for i in range(len(layers) - 1, 0, -1):
+        grads.append(ops.t_product(dZ, A[i - 1]))
+        dZ = ops.backward(ops.product(dZ, layers[i][:, :, :-1]), A[i - 1][:, :, :-1], activation)
+    return grads[::-1], dZ
+
+
+def _gradient(layers, features, target, weights, activation, buffers, ops, first_transposed=False):
+    """[grad V_l] (module doc); ``first_transposed``: layers[0] is held as U_1 = V_1^T (k, in + 1,
+    out), and its gradient comes as grad U_1 = A_0^T dZ_1 (:func:`descend`)."""
+    Z = ops.product(features, layers[0]) if first_transposed else ops.product_t(features, layers[0])
+    later, dZ = _after_first(Z, layers, target, weights, activation, buffers, ops)
+    return [ops.t_product(features, dZ) if first_transposed else ops.t_product(dZ, features)] + later
 
 
 def gradient(layers: list[torch.Tensor], features: torch.Tensor, target: torch.Tensor,
@@ -347,20 +386,80 @@ def gradient(layers: list[torch.Tensor], features: torch.Tensor, target: torch.T
     return _gradient(layers, features, target, weights, activation, None, _TorchOps)
 
 
+def _step_rows(batches) -> tuple[list, list[tuple[int, int, int]]]:
+    """The round's distinct feature arrays in order of first use (their rows stacked: R), and per
+    step (a, b, seen): its rows R[a:b] and the rows R[:seen] that earlier steps used."""
+    distinct = list({id(F): F for F, _, _ in batches}.values())
+    where, start = {}, 0
+    for F in distinct:
+        where[id(F)] = (start, start + F.shape[1])
+        start += F.shape[1]
+    spans, seen = [], 0
+    for F, _, _ in batches:
+        spans.append((*where[id(F)], seen))
+        seen = max(seen, where[id(F)][1])
+    return distinct, spans
+
+
+def _first_layer_costs(spans, inputs: int, outputs: int) -> tuple[int, int]:
+    """Multiply-adds per client of the first layer's steps (``inputs`` = in + 1): in weight space
+    (a forward and a weight-gradient product per step, b x inputs x out each, and the update) and
+    in sample space (:func:`_sample_space_steps`: R U_1(0), R R^T and R^T D once, a Gram product
+    b x seen x out per step)."""
+    rows = max(b for _, b, _ in spans)
+    weights = sum((2 * (b - a) + 1) * inputs * outputs for a, b, _ in spans)
+    samples = rows * inputs * (2 * outputs + rows) + sum((b - a) * seen * outputs for a, b, seen in spans)
+    return weights, samples
+
+
+def _sample_space_steps(layers, batches, activation, buffers, ops):
+    """SGD steps on ``batches`` (features with ones, targets, weights; times lr) with the first
+    layer in sample space, ``layers[0]`` = U_1 = V_1^T updated once at the end (:func:`descend`).
+
+    Every step's gradient of U_1 is A^T dZ_1 on its batch A, so after steps on the round's rows R
+    (the distinct batches stacked, (k, r, in + 1)), U_1 = U_1(0) - R^T D, D (k, r, out_1) the sum
+    of the steps' dZ_1 on each row: the first layer moves in the span of its inputs (the
+    representer argument). A step's pre-activation on its rows A = R[a:b] is then
+    Z_1 = A U_1(0) - (R R^T)[a:b] D: a product with the Gram matrix of the rows seen so far (b x r
+    per client) in place of the forward and the weight-gradient products of the first layer (b x
+    (in + 1) each) and its update; the same numbers up to float rounding
+    (``tests/tasks/test_mlp_backends.py``)."""
+    distinct, spans = _step_rows(batches)
+    R = distinct[0] if len(distinct) == 1 else ops.concatenate(distinct)
+    # R R^T with a contiguous copy of R^T: numpy's batched product of R with its own transposed
+    # view took 1.7x (100 clients, 15 x 65 rows, measured)
+    P, gram = ops.product(R, layers[0]), ops.product(R, ops.contiguous(ops.swap(R)))
+    D = ops.zeros(P.shape, P)
+    for (a, b, seen), (_, target, weights) in zip(spans, batches):
+        Z = ops.copy(P[:, a:b]) if seen == 0 else P[:, a:b] - ops.product(gram[:, a:b, :seen], D[:, :seen])
+        later, dZ = _after_first(Z, layers, target, weights, activation, buffers, ops)
+        for V, G in zip(layers[1:], later):
+            ops.sgd(V, G)
+        D[:, a:b] += dZ
+    ops.sgd(layers[0], ops.t_product(R, D))
+
+
 def descend(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...], lr: float, steps: int,
             batch: Callable[[int], tuple[torch.Tensor, torch.Tensor, torch.Tensor]], activation: str,
-            backend: Literal["torch", "numpy"] | None = None) -> torch.Tensor:
+            backend: Literal["torch", "numpy"] | None = None,
+            first_layer: Literal["weights", "samples"] | None = None) -> torch.Tensor:
     """The flat models X (k, d) (layers ``shapes``, :func:`augmented`) after ``steps`` SGD steps
     V <- V - lr grad V of their augmented layers, a new tensor; ``batch(s)`` gives step s's
     (features with ones, targets, sample weights). ``backend``: the array library of the steps,
-    "torch", or "numpy" on zero-copy views of CPU tensors (default :func:`backend_for`); the
-    same numbers up to float rounding (``tests/tasks/test_mlp_backends.py``)."""
+    "torch", or "numpy" on zero-copy views of CPU tensors (default :func:`backend_for`);
+    ``first_layer``: the first layer's steps in weight space (its products and update at every
+    step) or in sample space (:func:`_sample_space_steps`), by default "samples" where that takes at
+    most half the multiply-adds (:func:`_first_layer_costs`; the half pays for its calls. Measured
+    on rounds of 10 and 100 clients of 15 samples, full batch: digits' 64-32-10 MLP 3x fewer, its
+    round 0.97x and 0.82x; a 784-32-10 MLP's 0.69x at 100; the 16-32-10 MLP 0.58x, its round
+    1.0x; digits' minibatches of 5 1.3x more, its round 1.07-1.1x). Either way the same numbers up
+    to float rounding
+    (``tests/tasks/test_mlp_backends.py``)."""
     ops = BACKENDS[backend or backend_for(X)]
-    layers = augmented(ops.array(X), shapes)
     # the first layer held as U_1 = V_1^T, contiguous: its product A_0 U_1 costs 0.55-0.65x
     # A_0 V_1^T of a transposed operand (numpy, 10-100 clients of the 64-32-10 MLP, measured), and
     # it has no backward product (whose operand V_l[:, :, :-1] favours V's orientation)
-    layers[0] = ops.contiguous(ops.swap(layers[0]))
+    layers = augmented(ops.array(X), shapes, first_transposed=True)
     out = torch.empty(X.shape, dtype=X.dtype, device=X.device)
     given = [batch(s) for s in range(steps)]   # held: the arrays' ids below stay theirs
     arrays: dict = {}   # each distinct array once (a full batch's once)
@@ -372,10 +471,16 @@ def descend(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...], lr: float, ste
     # the targets and weights times lr: the logits' gradient, and so every layer's, comes out times
     # lr, and a step is V <- V - G (no product of the weight-sized G with lr per layer and step)
     batches = [tuple(array(t, scale) for t, scale in zip(b, (None, lr, lr))) for b in given]
+    if first_layer is None:
+        weights, samples = _first_layer_costs(_step_rows(batches)[1], *layers[0].shape[1:])
+        first_layer = "samples" if 2 * samples <= weights else "weights"
     buffers: dict = {}
-    for b in batches:
-        for V, G in zip(layers, _gradient(layers, *b, activation, buffers, ops, first_transposed=True)):
-            ops.sgd(V, G)
+    if first_layer == "samples":
+        _sample_space_steps(layers, batches, activation, buffers, ops)
+    else:
+        for b in batches:
+            for V, G in zip(layers, _gradient(layers, *b, activation, buffers, ops, first_transposed=True)):
+                ops.sgd(V, G)
     layers[0] = ops.swap(layers[0])
     flatten(layers, ops.array(out))
     return out
