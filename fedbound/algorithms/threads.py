@@ -40,6 +40,7 @@ from typing import Annotated, Callable, Iterator
 
 import torch
 
+from fedbound.algorithms import heap
 from fedbound.argtypes import Count, NonNegative, Range
 
 #: flops of a local step that one more thread must have to work on (25 MFLOP: 2.5-5 ms on one core)
@@ -136,11 +137,12 @@ def round_threads(flops_per_step: NonNegative = 0.0, threads: Threads | None = N
 def per_round(work: Callable[..., float]) -> Callable[[Callable], Callable]:
     """Decorator of a method that computes a round (``Algorithm.init``/``step``): it runs under
     :func:`round_threads` of ``work(self, *args, **kwargs)`` flops per local step, unless the
-    threads are chosen
-    (then it is called as it is, at the cost of one check)."""
+    threads are chosen (then it is called as it is, at the cost of one check); the first such
+    call in a process settles glibc's heap thresholds (:func:`fedbound.algorithms.heap.settle`)."""
     def wrap(method: Callable) -> Callable:
         @functools.wraps(method)
         def inner(self, *args, **kwargs):
+            heap.settle()
             if chosen():
                 return method(self, *args, **kwargs)
             with round_threads(work(self, *args, **kwargs)):
