@@ -25,7 +25,6 @@ the C library is not glibc (no ``mallopt``).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 import os
 
@@ -42,10 +41,11 @@ def user_set(environ: dict | None = None) -> bool:
 
 
 def _mallopt():
-    """glibc's ``mallopt``, or None (another C library, or none found)."""
+    """``mallopt`` among the running process's symbols (glibc's, where it is the C library), or
+    None (no such symbol, or no way to look: ``ctypes.util.find_library`` would run ldconfig)."""
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
-    except (OSError, AttributeError):
+        return ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError, TypeError):
         return None
 
 
