@@ -17,8 +17,9 @@ So :func:`settle`, at the first round fedbound computes (every ``Algorithm.init`
 :func:`fedbound.algorithms.threads.per_round`), sets the two thresholds (``mallopt``'s
 M_MMAP_THRESHOLD and M_TRIM_THRESHOLD) to those ceilings, :data:`MMAP_THRESHOLD` and
 :data:`TRIM_THRESHOLD`: where glibc's own heuristic ends, from the start. Memory: a freed array
-under 32 MB stays in the heap for the next round and at most 64 MB stay free at its top; the peak
-is the round's own (benchmarks/neural_race.py measures it). A user's setting wins: nothing is set
+under 32 MB stays in the heap for the next round and at most 64 MB stay free at its top (a fresh
+``fedbound run`` of 20 rounds of the MLP at 10^3 and 10^4 clients: RSS 32 and 9 MB above glibc's
+own heuristic's, peak 364 MB against 355; benchmarks/neural_race.py measures it). A user's setting wins: nothing is set
 where the environment sets glibc's malloc (``MALLOC_*`` variables, ``GLIBC_TUNABLES``), nor where
 the C library is not glibc (no ``mallopt``).
 """
@@ -34,10 +35,9 @@ M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
 MMAP_THRESHOLD, TRIM_THRESHOLD = 32 * 2**20, 64 * 2**20
 
 
-def user_set(environ: dict | None = None) -> bool:
+def _user_set() -> bool:
     """Whether the environment sets glibc's malloc: a ``MALLOC_...`` variable or GLIBC_TUNABLES."""
-    environ = os.environ if environ is None else environ
-    return any(name == "GLIBC_TUNABLES" or name.startswith("MALLOC_") for name in environ)
+    return any(name == "GLIBC_TUNABLES" or name.startswith("MALLOC_") for name in os.environ)
 
 
 def _mallopt():
@@ -54,7 +54,7 @@ def settle() -> bool:
     """Set glibc's mmap and trim thresholds to :data:`MMAP_THRESHOLD` and :data:`TRIM_THRESHOLD`
     (module doc), once per process; whether they were set (not where the user set malloc, or the C
     library is not glibc)."""
-    if user_set():
+    if _user_set():
         return False
     mallopt = _mallopt()
     if mallopt is None:
@@ -62,4 +62,4 @@ def settle() -> bool:
     return bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD))
 
 
-__all__ = ["M_TRIM_THRESHOLD", "M_MMAP_THRESHOLD", "MMAP_THRESHOLD", "TRIM_THRESHOLD", "user_set", "settle"]
+__all__ = ["M_TRIM_THRESHOLD", "M_MMAP_THRESHOLD", "MMAP_THRESHOLD", "TRIM_THRESHOLD", "settle"]

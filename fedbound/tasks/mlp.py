@@ -406,7 +406,7 @@ def _first_layer_costs(spans, inputs: int, outputs: int) -> tuple[int, int]:
     (a forward and a weight-gradient product per step, b x inputs x out each, and the update) and
     in sample space (:func:`_sample_space_steps`: R U_1(0), R R^T and R^T D once, a Gram product
     b x seen x out per step)."""
-    rows = max(b for _, b, _ in spans)
+    rows = max((b for _, b, _ in spans), default=0)
     weights = sum((2 * (b - a) + 1) * inputs * outputs for a, b, _ in spans)
     samples = rows * inputs * (2 * outputs + rows) + sum((b - a) * seen * outputs for a, b, seen in spans)
     return weights, samples
@@ -424,6 +424,8 @@ def _sample_space_steps(layers, batches, activation, buffers, ops):
     per client) in place of the forward and the weight-gradient products of the first layer (b x
     (in + 1) each) and its update; the same numbers up to float rounding
     (``tests/tasks/test_mlp_backends.py``)."""
+    if not batches:
+        return
     distinct, spans = _step_rows(batches)
     R = distinct[0] if len(distinct) == 1 else ops.concatenate(distinct)
     # R R^T with a contiguous copy of R^T: numpy's batched product of R with its own transposed
