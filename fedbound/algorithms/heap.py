@@ -19,9 +19,9 @@ M_MMAP_THRESHOLD and M_TRIM_THRESHOLD) to those ceilings, :data:`MMAP_THRESHOLD`
 :data:`TRIM_THRESHOLD`: where glibc's own heuristic ends, from the start. Memory: a freed array
 under 32 MB stays in the heap for the next round and at most 64 MB stay free at its top (a fresh
 ``fedbound run`` of 20 rounds of the MLP at 10^3 and 10^4 clients: RSS 32 and 9 MB above glibc's
-own heuristic's, peak 364 MB against 355; benchmarks/neural_race.py measures it). A user's setting wins: nothing is set
-where the environment sets glibc's malloc (``MALLOC_*`` variables, ``GLIBC_TUNABLES``), nor where
-the C library is not glibc (no ``mallopt``).
+own heuristic's, peak 364 MB against 355; benchmarks/neural_race.py measures it). A user's
+setting wins: nothing is set where the environment sets glibc's malloc (``MALLOC_*`` variables,
+``GLIBC_TUNABLES``), nor where the C library is not glibc (no ``mallopt``).
 """
 from __future__ import annotations
 

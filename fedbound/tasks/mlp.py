@@ -412,9 +412,10 @@ def _first_layer_costs(spans, inputs: int, outputs: int) -> tuple[int, int]:
     return weights, samples
 
 
-def _sample_space_steps(layers, batches, activation, buffers, ops):
+def _sample_space_steps(layers, batches, rows, activation, buffers, ops):
     """SGD steps on ``batches`` (features with ones, targets, weights; times lr) with the first
-    layer in sample space, ``layers[0]`` = U_1 = V_1^T updated once at the end (:func:`descend`).
+    layer in sample space, ``layers[0]`` = U_1 = V_1^T updated once at the end (:func:`descend`);
+    ``rows``: :func:`_step_rows` of the batches.
 
     Every step's gradient of U_1 is A^T dZ_1 on its batch A, so after steps on the round's rows R
     (the distinct batches stacked, (k, r, in + 1)), U_1 = U_1(0) - R^T D, D (k, r, out_1) the sum
@@ -426,7 +427,7 @@ def _sample_space_steps(layers, batches, activation, buffers, ops):
     (``tests/tasks/test_mlp_backends.py``)."""
     if not batches:
         return
-    distinct, spans = _step_rows(batches)
+    distinct, spans = rows
     R = distinct[0] if len(distinct) == 1 else ops.concatenate(distinct)
     # R R^T with a contiguous copy of R^T: numpy's batched product of R with its own transposed
     # view took 1.7x (100 clients, 15 x 65 rows, measured)
@@ -473,12 +474,13 @@ def descend(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...], lr: float, ste
     # the targets and weights times lr: the logits' gradient, and so every layer's, comes out times
     # lr, and a step is V <- V - G (no product of the weight-sized G with lr per layer and step)
     batches = [tuple(array(t, scale) for t, scale in zip(b, (None, lr, lr))) for b in given]
+    rows = _step_rows(batches)
     if first_layer is None:
-        weights, samples = _first_layer_costs(_step_rows(batches)[1], *layers[0].shape[1:])
+        weights, samples = _first_layer_costs(rows[1], *layers[0].shape[1:])
         first_layer = "samples" if 2 * samples <= weights else "weights"
     buffers: dict = {}
     if first_layer == "samples":
-        _sample_space_steps(layers, batches, activation, buffers, ops)
+        _sample_space_steps(layers, batches, rows, activation, buffers, ops)
     else:
         for b in batches:
             for V, G in zip(layers, _gradient(layers, *b, activation, buffers, ops, first_transposed=True)):
