@@ -36,7 +36,8 @@ from typing import Callable, Mapping
 import numpy as np
 import sympy as sp
 
-from fedbound.errors import FedboundError
+from fedbound import validate
+from fedbound.errors import FedboundError, InputTypeError
 
 
 class Untraceable(FedboundError):
@@ -135,7 +136,7 @@ class Traced:
         return self
 
     def __abs__(self):
-        return Traced(sp.Abs(self.e))
+        return Traced(_abs(self.e))
 
     def __floordiv__(self, other):
         return Traced(sp.floor(self.e / to_sympy(other)))
@@ -221,6 +222,19 @@ class Traced:
 
     def __repr__(self):
         return f"Traced({self.e})"
+
+
+def _abs(e: sp.Basic) -> sp.Basic:
+    """|e|: of a number as sympy evaluates it; of an expression of the parameters, e or -e where
+    sympy's assumptions sign it, else kept unevaluated (sympy's own Abs would simplify the
+    expression's signs first: seconds for an entry of a matrix with a min of caps)."""
+    if not e.free_symbols:
+        return sp.Abs(e)
+    if e.is_extended_nonnegative:
+        return e
+    if e.is_extended_nonpositive:
+        return -e
+    return sp.Abs(e, evaluate=False)
 
 
 def _exp(e: sp.Basic) -> sp.Basic:
@@ -543,6 +557,35 @@ def witness(name: str, conditions: Callable[[sp.Symbol], list]) -> Traced:
     return Traced(symbol)
 
 
+def clipped_round(x: object, low: object, high: object) -> np.ndarray:
+    """``np.clip(np.round(x), low, high)``: the nearest integers of ``x`` kept in [low, high]
+    (integers). Inside a trace, an entry of ``x`` that depends on the parameters becomes a fresh
+    integer m assumed low <= m <= high on every path: the values the rounding and the clip can
+    give and no constraint more (a relaxation, sound for a proof; the clip's three cases are no
+    branches). Numbers, exact or not, are rounded and clipped as numpy does."""
+    if not is_traced(x, low, high):
+        arrays = [np.asarray(v) for v in (x, low, high)]
+        if not all(a.dtype.kind in "iuf" and np.isfinite(a).all() for a in arrays):
+            raise InputTypeError(f"clipped_round takes finite real numbers (or traced ones), got "
+                                 f"{', '.join(validate.show(v) for v in (x, low, high))}")
+        return np.clip(np.round(x), low, high)
+    tracer = _TRACER.get()
+    if tracer is None or not symbolic(x):
+        return np.clip(np.round(array(x)), array(low), array(high))
+    xs, lows, highs = np.broadcast_arrays(*(np.asarray(v, dtype=object) for v in (x, low, high)))
+    out = np.empty(xs.shape, dtype=object)
+    for i in np.ndindex(xs.shape):
+        e = to_sympy(xs[i])
+        if not e.free_symbols:     # an exact rounding; the clip compared as numpy would (branches)
+            out[i] = np.clip(np.round(array([e])), array([lows[i]]), array([highs[i]]))[0]
+            continue
+        m = tracer.fresh_integer(("clipped round", e))
+        tracer.assume(sp.Ge(m, to_sympy(lows[i]), evaluate=False))
+        tracer.assume(sp.Le(m, to_sympy(highs[i]), evaluate=False))
+        out[i] = Traced(m)
+    return out
+
+
 #: what numpy, scipy and Python raise where code meets a number it cannot handle (a traced one)
 FOREIGN = (TypeError, AttributeError, ValueError, ZeroDivisionError, OverflowError, IndexError,
            RecursionError)
@@ -706,5 +749,5 @@ class exact_twin:
 
 
 __all__ = ["Traced", "Untraceable", "Undecided", "Invalid", "PathLimit", "Path", "Tracer", "trace",
-           "exactly", "symbolic", "witness", "decide", "sign_of", "is_integer_number", "array", "is_traced", "to_sympy", "to_expressions", "float_below",
+           "exactly", "symbolic", "witness", "clipped_round", "decide", "sign_of", "is_integer_number", "array", "is_traced", "to_sympy", "to_expressions", "float_below",
            "substitute", "exact_twin"]

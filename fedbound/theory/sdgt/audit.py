@@ -36,6 +36,7 @@ import numpy as np
 import sympy as sp
 
 from fedbound.papers import PAPERS, Citation, PaperAudit
+from fedbound.theory.certify.trace import clipped_round
 from fedbound.theory.claim import Claim, Param, Regime, Sampler, compile_expr, sign_parts
 from fedbound.theory.order_claim import OrderClaim
 from fedbound.theory.registry import get
@@ -78,9 +79,9 @@ def _sampling(c: dict) -> None:
     if "h_p position" in c:
         if "m_p position" in c:
             top = c["n"] if "n" in c else c["m_max"]
-            c["m_p"] = np.clip(np.round(top ** c.pop("m_p position")), 1, top)
+            c["m_p"] = clipped_round(top ** c.pop("m_p position"), 1, top)
         m = c["m_p"]
-        c["h_p"] = np.clip(np.round(m ** c.pop("h_p position")), 1, m)
+        c["h_p"] = clipped_round(m ** c.pop("h_p position"), 1, m)
         c["p"] = p_from_h(c["h_p"], m)
     if "n" in c and "q" in c:
         c["q"] = np.where(np.asarray(c["n"]) == 1, 1.0, c["q"])

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from fedbound.theory import symbols as S
 from fedbound.theory.audit import audit_claim, claims_of
 from fedbound.theory.certify import trace as T
+from fedbound.theory.certify.certifier import BUDGETS
+from fedbound.theory.certify.form import symbolic_form
 from fedbound.theory.claim import Claim, Param, Sampler, compile_expr
 from fedbound.theory.registry import RESULTS
 
@@ -42,6 +44,25 @@ def test_what_z3_proved_outside_is_proved(paper, claim_id, variant):
     assert c["result"] == "unsat" and c["solver"].startswith("z3") and len(c["query_sha256"]) == 64
     assert "(check-sat)" in c["query"] and c["query_bytes"] == len(c["query"].encode())
     assert "inf" in c["domain"]                     # the whole domain, not the sampled box
+
+
+#: SD-GT's corollary steps within their theorems' caps: p's subnet (m_p, h_p: clipped roundings of
+#: positions) traced as integers 1 <= h_p <= m_p <= n, no branch per clip, so level 1 proves them
+STEPS = [("sdgt", "cor1.step_within_caps", "printed"), ("sdgt", "cor1.step_within_caps", "rederived"),
+         ("sdgt", "cor2.step_within_caps", "rederived")]
+
+
+@pytest.mark.parametrize("paper,claim_id,variant", STEPS)
+def test_the_corollaries_steps_are_proved_over_the_subnets_integers(paper, claim_id, variant):
+    c = claim(paper, claim_id, variant)
+    form = symbolic_form(c, max_paths=BUDGETS[1].paths, seconds=BUDGETS[1].seconds)
+    assert len(form.branches) == 2                       # n = 1 (q = 1) or not
+    m_p, h_p = sorted(form.fresh, key=str)
+    for b in form.branches:
+        assert {sp.Ge(m_p, 1), sp.Le(h_p, m_p), sp.Ge(h_p, 1)} <= set(b.condition)
+    report = audit_claim(c, **FAST)
+    assert report.verdict == "holds" and report.evidence == "proved", report.certificate
+    assert report.certificate["result"] == "unsat" and len(report.certificate["query_sha256"]) == 64
 
 
 def test_lemma3_is_proved_on_its_box_by_interval_branch_and_bound():

@@ -112,3 +112,39 @@ def test_an_exact_evaluation_has_a_time_limit():
 
     with pytest.raises(T.Untraceable, match="time"):
         T.exactly(slow, seconds=0.2)
+
+
+@given(st.floats(-5.0, 40.0), st.integers(0, 3), st.integers(4, 30))
+@settings(max_examples=60, deadline=None)
+def test_a_clipped_rounding_of_numbers_is_numpys(x, low, high):
+    assert T.clipped_round(np.array([x]), low, high)[0] == np.clip(np.round(x), low, high)
+    exact = T.clipped_round(T.array([x]), low, high)          # exact numbers: rounded exactly
+    assert values(exact) == [int(np.clip(np.round(x), low, high))]
+
+
+def test_a_clipped_rounding_in_a_trace_is_one_bounded_integer_and_no_branch():
+    n = sp.Symbol("n", integer=True, positive=True)
+    z = sp.Symbol("z", real=True)
+
+    def f():
+        m = T.clipped_round(T.array([n]) ** T.array([z]), 1, T.array([n]))
+        return m, T.clipped_round(T.array([sp.Rational(7, 2)]), 1, T.array([n]))
+
+    paths, fresh = T.trace(f)
+    (m,) = fresh
+    assert m.is_integer and values(paths[0].outputs[0]) == [m]
+    assert {sp.Ge(m, 1), sp.Le(m, n)} <= set(paths[0].condition)    # its bounds, on every path
+    # round(7/2) = 4 (half to even) clipped to [1, n]: the clip's comparison with n branches
+    assert len(paths) == 2 and {values(p.outputs[1])[0] for p in paths} == {4, n}
+
+
+def test_abs_of_an_expression_is_signed_by_assumptions_or_kept():
+    x = sp.Symbol("x", positive=True)
+    y = sp.Symbol("y", real=True)
+    assert values(np.abs(T.array([x + 1]))) == [x + 1]
+    assert values(np.abs(T.array([-x]))) == [x]
+    (kept,) = values(np.abs(T.array([y - x])))
+    assert isinstance(kept, sp.Abs) and kept.args == (y - x,)
+    for xv, yv in ((1, 3), (2, -5), (sp.Rational(1, 3), sp.Rational(1, 3))):
+        assert kept.subs({x: xv, y: yv}) == abs(yv - xv)
+    assert values(np.abs(T.array([-2.5]))) == [sp.Rational(5, 2)]
