@@ -251,6 +251,9 @@ def _comparable(other) -> sp.Basic:
 
 #: the largest root (denominator of a rational exponent) evaluated or used in a minimal polynomial
 MAX_ROOT = 64
+#: the largest integer power of an expression of the parameters a trace builds (beta^(2^60) would
+#: make sympy's sign tests build a dense polynomial of degree 2^60: memory, not time)
+MAX_SYMBOLIC_POWER = 4096
 #: bits beyond which an exact power of a rational is kept unevaluated (compared through sympy's
 #: evalf with its error bounds, not expanded into a huge rational)
 MAX_POWER_BITS = 20_000
@@ -291,6 +294,8 @@ class _Kept(sp.Function):
 def _power(base: sp.Basic, exponent: sp.Basic) -> sp.Basic:
     if base == 0 and exponent.is_number and exponent.is_negative:
         return sp.zoo
+    if base.free_symbols:
+        _refuse_huge_power(exponent)
     if base in (0, 1) or exponent == 0:
         return sp.Pow(base, exponent)
     if base.is_number and exponent.is_Rational and not exponent.is_Integer and exponent.q > MAX_ROOT:
@@ -301,6 +306,14 @@ def _power(base: sp.Basic, exponent: sp.Basic) -> sp.Basic:
         if bits > MAX_POWER_BITS:
             return _Kept(sp.Pow(base, exponent, evaluate=False))
     return sp.Pow(base, exponent)
+
+
+def _refuse_huge_power(exponent: sp.Basic) -> None:
+    """:class:`Untraceable` for an integer exponent above :data:`MAX_SYMBOLIC_POWER` of an
+    expression of the parameters."""
+    if exponent.is_Integer and abs(exponent) > MAX_SYMBOLIC_POWER:
+        raise Untraceable(f"a power {exponent} of an expression of the parameters (sympy's "
+                          f"assumptions would expand it into a polynomial of that degree)")
 
 
 def _rounded(e: sp.Basic, how: str) -> sp.Basic:
@@ -405,6 +418,9 @@ def sign_of(d: sp.Basic) -> int:
             return 1 if value == sp.oo else -1
         if value.is_Float and value._prec > 1 and value != 0:
             return 1 if value > 0 else -1
+    logs = _sign_of_logs(d)
+    if logs is not None:
+        return logs
     roots = [a.exp.q for a in sp.preorder_traversal(d) if isinstance(a, sp.Pow) and a.exp.is_Rational]
     if d.count_ops() <= 400 and max(roots, default=1) <= MAX_ROOT:
         if d.is_algebraic:
@@ -415,6 +431,38 @@ def sign_of(d: sp.Basic) -> int:
             return 0
     raise Undecided("cannot decide the sign of an exact difference (sympy can neither sign it nor "
                     "show it is zero)")
+
+
+#: the largest integer power of a logarithm's argument :func:`_sign_of_logs` expands
+MAX_LOG_POWER = 16
+
+
+def _sign_of_logs(d: sp.Basic) -> int | None:
+    """The sign of a sum of rational multiples of logarithms, sum_i c_i log x_i, where evalf finds
+    no digit (the x_i within 10^-2000 of each other's product: 1 - r^(2^60) against 1 - r^(2^70)):
+    with the c_i brought to integers k_i by their common denominator, it is the sign of
+    prod_{k_i > 0} x_i^k_i - prod_{k_i < 0} x_i^-k_i, whose numerator, expanded, cancels exactly
+    what evalf could not (1 - 1), and is signed again. None where ``d`` is not such a sum or an
+    x_i is not positive."""
+    if not d.is_Add or d.count_ops() > 400:
+        return None
+    terms = []
+    for term in d.args:
+        c, rest = term.as_coeff_Mul()
+        if not (c.is_Rational and isinstance(rest, sp.log)):
+            return None
+        terms.append((c, rest.args[0]))
+    scale = functools.reduce(math.lcm, (int(c.q) for c, _ in terms), 1)
+    above, below = sp.Integer(1), sp.Integer(1)
+    for c, x in terms:
+        if sign_of(x) <= 0:
+            return None
+        k = int(c * scale)
+        if abs(k) > MAX_LOG_POWER:
+            return None
+        above, below = (above * x ** k, below) if k > 0 else (above, below * x ** -k)
+    numerator, denominator = sp.fraction(sp.together(above - below))
+    return sign_of(sp.expand(numerator)) * sign_of(denominator)
 
 
 def _decide_numbers(relation: sp.Basic) -> bool:
@@ -674,7 +722,11 @@ def substitute(expr: sp.Basic, values: Mapping[sp.Symbol, object]) -> np.ndarray
         mapping = {s: to_sympy(a[i]) for s, a in zip(symbols, arrays)}
         if any(v.free_symbols for v in mapping.values()):
             with sp.evaluate(False):
-                out[i] = Traced(expr.xreplace(mapping))
+                e = expr.xreplace(mapping)
+            for power in e.atoms(sp.Pow):
+                if power.base.free_symbols:
+                    _refuse_huge_power(power.exp)
+            out[i] = Traced(e)
         else:
             out[i] = Traced(_value(expr, mapping, {}))
     return out

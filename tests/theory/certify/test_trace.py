@@ -148,3 +148,23 @@ def test_abs_of_an_expression_is_signed_by_assumptions_or_kept():
     for xv, yv in ((1, 3), (2, -5), (sp.Rational(1, 3), sp.Rational(1, 3))):
         assert kept.subs({x: xv, y: yv}) == abs(yv - xv)
     assert values(np.abs(T.array([-2.5]))) == [sp.Rational(5, 2)]
+
+
+def test_a_sum_of_logs_beyond_evalfs_digits_is_signed_by_its_arguments():
+    r = sp.Rational(7909605686196133, 9007199254740992)
+    far, near = T._power(r, sp.Integer(2 ** 70)), T._power(r, sp.Integer(2 ** 60))   # ~10^-(6.5e16)
+    d = -sp.log(32) - sp.log((1 - far) / (32 * (1 - near)))       # = log((1 - near)/(1 - far)) < 0
+    assert d.evalf(T.SIGN_DIGITS, maxn=2000)._prec <= 1           # no digit from evalf
+    assert T.sign_of(d) == -1 and T.sign_of(-d) == 1
+    assert T.sign_of(sp.log(6) - sp.log(2) - sp.log(3)) == 0
+    assert T.sign_of(sp.Rational(1, 2) * sp.log(1 + near) - sp.log(1 + near / 2)) == -1
+
+
+def test_a_huge_power_of_an_expression_of_the_parameters_is_refused():
+    b = sp.Symbol("b", positive=True)
+    with pytest.raises(T.Untraceable, match="power 1152921504606846976"):
+        T.trace(lambda: np.log(1 - T.array([b]) ** T.array([2 ** 60])))
+    with pytest.raises(T.Untraceable, match="power"):
+        T.trace(lambda: T.substitute(b ** sp.Symbol("t"), {b: T.array([b]), sp.Symbol("t"): T.array([2 ** 60])}))
+    paths, _ = T.trace(lambda: T.array([b]) ** T.array([4096]))   # within MAX_SYMBOLIC_POWER
+    assert values(paths[0].outputs) == [b ** 4096]
