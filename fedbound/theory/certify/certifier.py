@@ -194,14 +194,19 @@ def _nonvacuous(claim, report, points: list, error: str | None) -> Certified:
 
 # -- proofs ------------------------------------------------------------------------------------
 
-def _prove(claim, budget: Budget, whole) -> Certified | str | None:
-    """A proof (Certified), or what the search tried and why it proved nothing (a line; None where
-    the claim's code could not be traced to a form)."""
+def _prove(claim, budget: Budget, whole) -> Certified | str:
+    """A proof (Certified), or what the search tried and why it proved nothing (a line: the claim's
+    code not traced to a formula, and why; what z3 answered; where interval branch and bound
+    stopped)."""
     deadline = time.perf_counter() + budget.seconds
     try:
         form = F.symbolic_form(claim, max_paths=budget.paths, seconds=budget.seconds)
-    except (T.Untraceable, T.Invalid):
-        return None
+    except T.PathLimit as exc:
+        return f"not traced to a formula: {exc} at this level (--prove)"
+    except (T.Untraceable, T.Invalid) as exc:
+        return f"not traced to a formula: {exc}" + (
+            " (the claim's code loops over or indexes by a parameter: a numeric procedure)"
+            if "int() of a symbolic" in str(exc) else "")
     tried = ""
     if not form.transcendental:
         out = _smt(claim, form, budget, whole, deadline)
@@ -215,11 +220,13 @@ def _prove(claim, budget: Budget, whole) -> Certified | str | None:
         try:
             answer = interval.prove(form, seconds=remaining, max_boxes=budget.boxes,
                                     spectral_order=budget.spectral_order)
-        except interval.Unsupported:
-            return tried or None
+        except interval.Unsupported as exc:
+            return tried or f"not z3's (transcendental) nor the interval method's: {exc}"
         if answer.proved:
             return Certified("proved-on-box", answer.certificate(), "holds")
-    return tried or None
+        tried = "; ".join(filter(None, (tried, f"interval branch and bound on the box: {answer.reason} "
+                                               f"after {answer.boxes:,} boxes")))
+    return tried or "out of this level's time before a proof was tried (--prove)"
 
 
 def _smt(claim, form, budget: Budget, whole, deadline: float) -> Certified | str:

@@ -135,6 +135,8 @@ class Balls:
             for v in possible[1:]:
                 out = arb.union(out, v)
             return out
+        if isinstance(e, sp.Symbol):
+            raise Unsupported(f"the integer {e} of a rounding, which has no box")
         raise Unsupported(f"{type(e).__name__}")
 
     def _perron(self, M: sp.Matrix):

@@ -258,3 +258,13 @@ def test_an_implicit_step_size_cap_is_solved_exactly():
     report = audit_claim(claim("afga", "thm46.nonvacuous", "printed"), **FAST)
     assert report.verdict == "holds" and report.evidence == "proved", report.certificate
     assert "witness" in report.certificate
+
+
+@pytest.mark.parametrize("paper,claim_id,variant,why", [
+    ("fedada2", "lemma22.log_sum", "printed", "a numeric procedure"),
+    ("sdgt", "thm3.A_l1_quarter_cap_main", "main", "more than 8 paths at this level (--prove)"),
+    ("sdgt", "thm3.rho_lt_1", "main", "4 x 4 matrix: beyond order 3"),
+    ("sdgt", "thm5.contains_root", "corrected", "the root K* of (118) over symbols")])
+def test_a_claim_left_not_refuted_says_why_no_proof(paper, claim_id, variant, why):
+    report = audit_claim(claim(paper, claim_id, variant), **FAST)
+    assert report.evidence == "not-refuted" and why in report.certificate["proof_search"]
