@@ -433,8 +433,8 @@ def sign_of(d: sp.Basic) -> int:
                     "show it is zero)")
 
 
-#: the largest integer power of a logarithm's argument :func:`_sign_of_logs` expands
-MAX_LOG_POWER = 16
+#: the largest total degree (sum of |k_i|) of the products :func:`_sign_of_logs` expands
+MAX_LOG_DEGREE = 6
 
 
 def _sign_of_logs(d: sp.Basic) -> int | None:
@@ -453,13 +453,13 @@ def _sign_of_logs(d: sp.Basic) -> int | None:
             return None
         terms.append((c, rest.args[0]))
     scale = functools.reduce(math.lcm, (int(c.q) for c, _ in terms), 1)
+    if sum(abs(int(c * scale)) for c, _ in terms) > MAX_LOG_DEGREE:
+        return None
     above, below = sp.Integer(1), sp.Integer(1)
     for c, x in terms:
         if sign_of(x) <= 0:
             return None
         k = int(c * scale)
-        if abs(k) > MAX_LOG_POWER:
-            return None
         above, below = (above * x ** k, below) if k > 0 else (above, below * x ** -k)
     numerator, denominator = sp.fraction(sp.together(above - below))
     return sign_of(sp.expand(numerator)) * sign_of(denominator)
@@ -627,9 +627,10 @@ def clipped_round(x: object, low: object, high: object) -> np.ndarray:
         if not e.free_symbols:     # an exact rounding; the clip compared as numpy would (branches)
             out[i] = np.clip(np.round(array([e])), array([lows[i]]), array([highs[i]]))[0]
             continue
-        m = tracer.fresh_integer(("clipped round", e))
-        tracer.assume(sp.Ge(m, to_sympy(lows[i]), evaluate=False))
-        tracer.assume(sp.Le(m, to_sympy(highs[i]), evaluate=False))
+        low_i, high_i = to_sympy(lows[i]), to_sympy(highs[i])
+        m = tracer.fresh_integer(("clipped round", e, low_i, high_i))
+        tracer.assume(sp.Ge(m, low_i, evaluate=False))
+        tracer.assume(sp.Le(m, high_i, evaluate=False))
         out[i] = Traced(m)
     return out
 

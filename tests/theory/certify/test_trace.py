@@ -168,3 +168,17 @@ def test_a_huge_power_of_an_expression_of_the_parameters_is_refused():
         T.trace(lambda: T.substitute(b ** sp.Symbol("t"), {b: T.array([b]), sp.Symbol("t"): T.array([2 ** 60])}))
     paths, _ = T.trace(lambda: T.array([b]) ** T.array([4096]))   # within MAX_SYMBOLIC_POWER
     assert values(paths[0].outputs) == [b ** 4096]
+
+
+def test_clipped_roundings_of_one_value_with_other_bounds_are_other_integers():
+    n = sp.Symbol("n", integer=True, positive=True)
+    z = sp.Symbol("z", real=True)
+
+    def f():
+        x = T.array([n]) ** T.array([z])
+        return T.clipped_round(x, 1, T.array([n])), T.clipped_round(x, 2, T.array([n]))
+
+    paths, fresh = T.trace(f)
+    a, b = (values(o)[0] for o in paths[0].outputs)
+    assert a != b and {sp.Ge(a, 1), sp.Ge(b, 2)} <= set(paths[0].condition)
+    assert sp.Ge(a, 2) not in paths[0].condition
