@@ -74,6 +74,7 @@ _EXPORTS = {
     "Predicate": "fedbound.theory.variant", "StepCondition": "fedbound.theory.variant",
     "Variant": "fedbound.theory.variant", "VerifyCheck": "fedbound.verify.registry",
     "theorem_check": "fedbound.verify.registry", "new_plugin": "fedbound.extend.template",
+    "clipped_round": "fedbound.theory.certify.trace",
 }
 
 
