@@ -66,12 +66,9 @@ class Budget:
 #: the budget of each ``--prove`` level: 0 re-checks the audit's points exactly and proves nothing,
 #: 1 (the default) tries a quick proof, 2 and 3 spend about ten and a hundred times more
 #: (SD-GT Theorem 3's 4 x 4 rho(A) claims are tried from level 2: at level 1 z3 spent its whole
-#: 4 s on each of them and answered unknown). Level 1's wall cap is 12 s: SD-GT Corollary 2's step
-#: claim is proved in 1.8 s on a quiet machine (z3 1.1 s) and was not within 4 s in a test suite
-#: running on both cores; two claims whose z3 query runs to the cap (FedNova Theorem 2's FedAvg
-#: limit, SD-GT Theorem 1's D signs, unknown either way) take 8 s longer
+#: 4 s on each of them and answered unknown)
 BUDGETS = {0: Budget(4, 2, 1.0, 0, 0, 0, 0.0, 0),
-           1: Budget(4, 2, 1.0, 8, 4_000_000, 2_000, 12.0, 3),
+           1: Budget(4, 2, 1.0, 8, 4_000_000, 2_000, 4.0, 3),
            2: Budget(12, 6, 10.0, 64, 60_000_000, 50_000, 60.0, 4),
            3: Budget(32, 16, 60.0, 256, 600_000_000, 1_000_000, 600.0, 6)}
 #: a ``--prove`` level
