@@ -204,9 +204,7 @@ def _prove(claim, budget: Budget, whole) -> Certified | str:
     except T.PathLimit as exc:
         return f"not traced to a formula: {exc} at this level (--prove)"
     except (T.Untraceable, T.Invalid) as exc:
-        return f"not traced to a formula: {exc}" + (
-            " (the claim's code loops over or indexes by a parameter: a numeric procedure)"
-            if "int() of a symbolic" in str(exc) else "")
+        return f"not traced to a formula: {exc}"
     tried = ""
     if not form.transcendental:
         out = _smt(claim, form, budget, whole, deadline)

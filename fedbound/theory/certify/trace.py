@@ -37,7 +37,7 @@ import numpy as np
 import sympy as sp
 
 from fedbound import validate
-from fedbound.errors import FedboundError, InputTypeError
+from fedbound.errors import FedboundError
 
 
 class Untraceable(FedboundError):
@@ -171,7 +171,10 @@ class Traced:
     def __int__(self):
         if self.e.is_Integer:
             return int(self.e)
-        raise Untraceable(f"int() of {'a symbolic' if self.e.free_symbols else 'a non-integer'} number")
+        if self.e.free_symbols:
+            raise Untraceable("int() of a symbolic number (the code loops over or indexes by a "
+                              "parameter: a numeric procedure)")
+        raise Untraceable("int() of a non-integer number")
 
     __index__ = __int__
 
@@ -612,10 +615,8 @@ def clipped_round(x: object, low: object, high: object) -> np.ndarray:
     give and no constraint more (a relaxation, sound for a proof; the clip's three cases are no
     branches). Numbers, exact or not, are rounded and clipped as numpy does."""
     if not is_traced(x, low, high):
-        arrays = [np.asarray(v) for v in (x, low, high)]
-        if not all(a.dtype.kind in "iuf" and np.isfinite(a).all() for a in arrays):
-            raise InputTypeError(f"clipped_round takes finite real numbers (or traced ones), got "
-                                 f"{', '.join(validate.show(v) for v in (x, low, high))}")
+        for name, v in (("x", x), ("low", low), ("high", high)):
+            validate.real_array(name, v)
         return np.clip(np.round(x), low, high)
     tracer = _TRACER.get()
     if tracer is None or not symbolic(x):
