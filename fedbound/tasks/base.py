@@ -379,12 +379,12 @@ class Task:
         of round ``round_index`` (tasks with ``keyed_batches``)."""
         raise NotImplementedError
 
-    def _descend_on(self, X: torch.Tensor, data, lr: float, steps: int, generator: torch.Generator,
-                    clients: torch.Tensor | None, round_index: int | None, step: int) -> torch.Tensor:
-        """X (k, d) after ``steps`` plain SGD steps X <- X - lr g(X) of the clients of ``data``,
-        from local step ``step`` of round ``round_index`` (``clients``: their ids, given with
-        ``keyed_batches``), drawing the randomness of as many stochastic gradients; a task that
-        runs them fused implements it (:class:`Oracle`'s ``descend``)."""
+    def _descend_on(self, X: torch.Tensor, view: "ClientView", lr: float, steps: int,
+                    generator: torch.Generator, round_index: int | None, step: int) -> torch.Tensor:
+        """X (k, d) after ``steps`` plain SGD steps X <- X - lr g(X) of the clients of ``view``
+        (their data ``view.data``, or the task's own arrays at ``view.idx``), from local step
+        ``step`` of round ``round_index``, drawing the randomness of as many stochastic gradients;
+        a task that runs them fused implements it (:class:`Oracle`'s ``descend``)."""
         raise NotImplementedError
 
     @property
@@ -512,20 +512,26 @@ class Task:
 
 
 class ClientView:
-    """Clients ``idx`` of a task with their data gathered once: ``grad``, ``stochastic_grad`` and
+    """Clients ``idx`` of a task with their data gathered once, on first use: ``grad``, ``stochastic_grad`` and
     ``local_losses`` of X (len(idx), d), optionally for the sub-rows ``rows`` of the view (the clients
     still running local steps). ``weights``: their p_i. ``idx`` None: all clients; a slice: a
     contiguous range of clients (views of the data)."""
 
     def __init__(self, task: Task, idx: torch.Tensor | slice | None):
         self.task, self.idx = task, idx
-        self.data = task._data(idx)
         if idx is None:
             self.n = task.n
         elif isinstance(idx, slice):
             self.n = len(range(*idx.indices(task.n)))
         else:
             self.n = int(idx.shape[0])
+
+    @functools.cached_property
+    def data(self):
+        """The clients' data, gathered on first use (a task that runs the local steps fused reads
+        only what they need from its own arrays at ``idx``: a round of 10 small clients spent 35
+        us gathering every field)."""
+        return self.task._data(self.idx)
 
     @property
     def weights(self) -> torch.Tensor:
@@ -613,8 +619,6 @@ class Oracle:
 
     def _descend(self, X: torch.Tensor, lr: float, steps: int) -> torch.Tensor:
         view = self.view
-        ids = view.ids if view.task.keyed_batches else None
-        X = view.task._descend_on(X, view.data, lr, steps, self.generator, ids, self.round_index,
-                                  self.step)
+        X = view.task._descend_on(X, view, lr, steps, self.generator, self.round_index, self.step)
         self.step += steps
         return X

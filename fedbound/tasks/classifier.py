@@ -32,7 +32,7 @@ from fedbound.argtypes import Count, Positive, Range, Seed
 from fedbound.errors import require
 from fedbound.registry import Option, integer_option
 from fedbound.validate import seed as check_seed
-from fedbound.tasks.base import Points, Weights, as_float64, check_dtype, check_size
+from fedbound.tasks.base import Points, Weights, as_float64, check_dtype, check_size, gather
 from fedbound.tasks import mlp
 from fedbound.tasks.clientdata import ClientData, ClientDataTask
 from fedbound.tasks.datasets import digits, gaussian_mixture, train_test_split
@@ -202,25 +202,31 @@ class MLPClassifier(ClientDataTask):
         return ops.with_ones(features), ops.targets(labels, w, self.num_classes), w
 
     @torch.no_grad()
-    def _descend_on(self, X, data: ClientData, lr, steps, generator, clients, round_index, step):
-        """``steps`` plain SGD steps of the clients of ``data`` from X, on the augmented layers
-        (:func:`fedbound.tasks.mlp.descend`), the batches prepared in the arrays of its backend.
+    def _descend_on(self, X, view, lr, steps, generator, round_index, step):
+        """``steps`` plain SGD steps of the clients of ``view`` from X, on the augmented layers
+        (:func:`fedbound.tasks.mlp.descend`), the batches taken from the task's arrays in those of
+        its backend (only the samples the steps use: not the view's gathered data).
         Minibatches: the positions of every step drawn first, in the order ``steps`` gradient
         calls draw them (nothing else is drawn between), then the samples of all steps gathered
         at once and sliced step by step."""
         backend = mlp.backend_for(X)
         ops = mlp.BACKENDS[backend]
-        features, labels = ops.array(data.features), ops.array(data.labels)
+        rows = None if view.idx is None else ops.array(view.ids)
+        data = self.data
         if self.batch_size is None:
-            full = self._passes(features, labels, ops.array(data.mask), ops)
+            full = self._passes(*(ops.rows(ops.array(t), rows) for t in (data.features, data.labels, data.mask)), ops)
             return mlp.descend(X, self.parameter_shapes, lr, steps, lambda s: full, self.activation, backend)
-        at, valid = self.batch_positions(data, generator, clients, round_index, step, steps)
-        k, width = data.mask.shape[0], at.shape[1] // steps
+        if self.keyed_batches:
+            sizes = data.sizes if view.idx is None else gather(data.sizes, view.idx)
+            at, valid = self.keyed_positions(sizes, view.ids, round_index, step, steps)
+        else:
+            at, valid = self.batch_positions(view.data, generator, None, round_index, step, steps)
+        k, width = view.n, at.shape[1] // steps
         at = ops.array(at)
         mask = ops.array(valid.to(data.mask.dtype)).reshape(k * steps, width)
-        feats = ops.with_ones(ops.take(features, at))
+        feats = ops.with_ones(ops.take(ops.array(data.features), at, rows))
         w = ops.sample_weights(mask).reshape(k, steps * width, 1)   # each step's batch: its mean
-        T = ops.targets(ops.take(labels, at), w, self.num_classes)
+        T = ops.targets(ops.take(ops.array(data.labels), at, rows), w, self.num_classes)
 
         def batch(s):
             part = slice(s * width, (s + 1) * width)

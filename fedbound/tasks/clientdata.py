@@ -149,22 +149,24 @@ class ClientDataTask(Task):
         give, in their order; at once where the batch order offers ``steps_positions``)."""
         if self.batches is None:
             drawn = [data.minibatch_positions(self.batch_size, generator) for _ in range(steps)]
-        else:
-            require(round_index is not None and clients is not None,
-                    f"the task's batch order {self.batches!r} picks samples per client, round and "
-                    "local step: it serves the local steps of a federated round, which give them; "
-                    "this gradient has no round (use batches=None here)")
-            at_once = getattr(self.batches, "steps_positions", None)
-            if at_once is not None:
-                return at_once(clients, data.sizes, round_index, step, steps, self.batch_size)
-            drawn = [self.batches.positions(clients, data.sizes, round_index, step + s, self.batch_size)
-                     for s in range(steps)]
-        if steps == 1:
-            return drawn[0]
-        widths = {int(p.shape[1]) for p, _ in drawn}
-        require(len(widths) == 1, f"the batch order {self.batches!r} gave minibatches of sizes "
-                                  f"{sorted(widths)} across the local steps of a round; they must have one size")
-        return torch.cat([p for p, _ in drawn], 1), torch.cat([v for _, v in drawn], 1)
+            return drawn[0] if steps == 1 else _side_by_side(drawn, None)
+        return self.keyed_positions(data.sizes, clients, round_index, step, steps)
+
+    def keyed_positions(self, sizes: torch.Tensor, clients: torch.Tensor | None,
+                        round_index: int | None, step: int = 0,
+                        steps: Count = 1) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`batch_positions` in the task's batch order, from the clients' ids ``clients`` and
+        their sample counts ``sizes`` alone (no sample is read)."""
+        require(round_index is not None and clients is not None,
+                f"the task's batch order {self.batches!r} picks samples per client, round and "
+                "local step: it serves the local steps of a federated round, which give them; "
+                "this gradient has no round (use batches=None here)")
+        at_once = getattr(self.batches, "steps_positions", None)
+        if at_once is not None:
+            return at_once(clients, sizes, round_index, step, steps, self.batch_size)
+        drawn = [self.batches.positions(clients, sizes, round_index, step + s, self.batch_size)
+                 for s in range(steps)]
+        return drawn[0] if steps == 1 else _side_by_side(drawn, self.batches)
 
     def _sampled_grad_on(self, X, data: ClientData, generator):
         return self._grad_on(X, self.batch(data, generator))
@@ -172,3 +174,12 @@ class ClientDataTask(Task):
     def _keyed_grad_on(self, X, data: ClientData, generator, clients, round_index, step):
         return self.add_noise(self._grad_on(X, self.batch(data, generator, clients, round_index, step)),
                               [generator])
+
+
+def _side_by_side(drawn: list, order: object) -> tuple[torch.Tensor, torch.Tensor]:
+    """The positions and validity of several steps' minibatches side by side (k, steps B'); every
+    step's B' the same (else a ValidationError naming the batch ``order``)."""
+    widths = {int(p.shape[1]) for p, _ in drawn}
+    require(len(widths) == 1, f"the batch order {order!r} gave minibatches of sizes "
+                              f"{sorted(widths)} across the local steps of a round; they must have one size")
+    return torch.cat([p for p, _ in drawn], 1), torch.cat([v for _, v in drawn], 1)

@@ -210,8 +210,15 @@ class _TorchOps:
         return tensor
 
     @staticmethod
-    def take(A, P):
-        """A[j, P[j, s]]: the samples at the positions P (k, b) of each row of A (k, m, ...)."""
+    def rows(A, rows):
+        """A[rows]: the rows ``rows`` (indices; None: all) of A (n, ...)."""
+        return A if rows is None else A.index_select(0, rows)
+
+    @staticmethod
+    def take(A, P, rows=None):
+        """A[r_j, P[j, s]]: the samples at the positions P (k, b) of the rows r = ``rows`` (k,)
+        of A (n, m, ...) (None: A's k rows in order)."""
+        A = _TorchOps.rows(A, rows)
         if A.ndim == 2:
             return torch.gather(A, 1, P)
         return torch.gather(A, 1, P[:, :, None].expand(-1, -1, A.shape[2]))
@@ -288,8 +295,13 @@ class _NumpyOps:
         return tensor if isinstance(tensor, np.ndarray) else tensor.detach().numpy()
 
     @staticmethod
-    def take(A, P):
-        return A[np.arange(P.shape[0])[:, None], P]
+    def rows(A, rows):
+        return A if rows is None else A[rows]
+
+    @staticmethod
+    def take(A, P, rows=None):
+        """As :meth:`_TorchOps.take`, in one indexing of A (the rows' samples only)."""
+        return A[(np.arange(P.shape[0]) if rows is None else rows)[:, None], P]
 
     @staticmethod
     def with_ones(A):
