@@ -62,7 +62,7 @@ class MLPClassifier(ClientDataTask):
                  activation: Literal["tanh", "relu"] = "tanh", num_classes: _Classes | None = None,
                  batch_size: int | None = None, init_seed: Seed = 0, weights: Weights | None = None,
                  x0: Points | None = None, dtype: torch.dtype = torch.float64, batches: object = None):
-        data = ClientData.from_lists(features, labels, dtype=check_dtype(dtype))
+        data, features_with_ones = ClientData.with_ones_from_lists(features, labels, dtype=check_dtype(dtype))
         test_x = as_float64("test_features", test_features, 2)
         test_y = np.asarray(test_labels)
         D = data.features.shape[2]
@@ -88,6 +88,7 @@ class MLPClassifier(ClientDataTask):
         self._sizes_np = data.sizes.numpy()
         super().__init__(data.n, d, dtype=dtype, weights=weights, x0=x0)
         self.data, self.batch_size, self.num_classes = data, batch_size, C
+        self._features_with_ones = features_with_ones   # [features | 1], the data's features a view of it
         self.activation = activation
         self.set_batches(batches)
         self.test_features = torch.as_tensor(test_x, dtype=dtype)
@@ -191,15 +192,16 @@ class MLPClassifier(ClientDataTask):
     @torch.no_grad()   # the backward pass is written out: nothing for autograd to record
     def _grad_on(self, X, data: ClientData) -> torch.Tensor:
         grads = mlp.gradient(mlp.augmented(X, self.parameter_shapes),
-                             *self._passes(data.features, data.labels, data.mask), self.activation)
+                             *self._passes(mlp.with_ones(data.features), data.labels, data.mask),
+                             self.activation)
         return mlp.flatten(grads)
 
-    def _passes(self, features, labels, mask, ops=mlp.BACKENDS["torch"]) -> tuple:
+    def _passes(self, features_with_ones, labels, mask, ops=mlp.BACKENDS["torch"]) -> tuple:
         """(features with ones, targets, sample weights) of a batch, as
         :func:`fedbound.tasks.mlp.gradient` takes them, in the arrays of ``ops``
         (:data:`fedbound.tasks.mlp.BACKENDS`)."""
         w = ops.sample_weights(mask)
-        return ops.with_ones(features), ops.targets(labels, w, self.num_classes), w
+        return features_with_ones, ops.targets(labels, w, self.num_classes), w
 
     @torch.no_grad()
     def _descend_on(self, X, view, lr, steps, generator, round_index, step):
@@ -214,7 +216,8 @@ class MLPClassifier(ClientDataTask):
         rows = None if view.idx is None else ops.array(view.ids)
         data = self.data
         if self.batch_size is None:
-            full = self._passes(*(ops.rows(ops.array(t), rows) for t in (data.features, data.labels, data.mask)), ops)
+            full = self._passes(*(ops.rows(ops.array(t), rows) for t in (self._features_with_ones,
+                                                                           data.labels, data.mask)), ops)
             return mlp.descend(X, self.parameter_shapes, lr, steps, lambda s: full, self.activation, backend)
         if self.keyed_batches:
             sizes = data.sizes if view.idx is None else gather(data.sizes, view.idx)
@@ -224,7 +227,7 @@ class MLPClassifier(ClientDataTask):
         k, width = view.n, at.shape[1] // steps
         at = ops.array(at)
         mask = ops.array(valid.to(data.mask.dtype)).reshape(k * steps, width)
-        feats = ops.with_ones(ops.take(ops.array(data.features), at, rows))
+        feats = ops.take(ops.array(self._features_with_ones), at, rows)
         w = ops.sample_weights(mask).reshape(k, steps * width, 1)   # each step's batch: its mean
         T = ops.targets(ops.take(ops.array(data.labels), at, rows), w, self.num_classes)
 

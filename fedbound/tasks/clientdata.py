@@ -33,6 +33,22 @@ class ClientData:
     def from_lists(cls, features: list[np.ndarray], labels: list[np.ndarray],
                    dtype: torch.dtype = torch.float64) -> "ClientData":
         """From per-client arrays features[i] (m_i, D) and labels[i] (m_i,) of integers, m_i >= 1."""
+        return cls._packed(features, labels, dtype, ones=False)[0]
+
+    @classmethod
+    def with_ones_from_lists(cls, features: list[np.ndarray], labels: list[np.ndarray],
+                             dtype: torch.dtype = torch.float64) -> tuple["ClientData", torch.Tensor]:
+        """:meth:`from_lists`, and [features | 1] (n, m_max, D + 1): each sample's features and a
+        one (padding rows too), the data's ``features`` a view of its first D columns (the
+        samples held once; an MLP's fused local steps take their inputs [A | 1] from it: a
+        round of 100 clients spent 45 us of 1.7 ms appending the ones to its minibatches)."""
+        return cls._packed(features, labels, dtype, ones=True)
+
+    @classmethod
+    def _packed(cls, features: list[np.ndarray], labels: list[np.ndarray], dtype: torch.dtype,
+                ones: bool) -> tuple["ClientData", torch.Tensor]:
+        """The data and the array its features view: (n, m_max, D), or with a column of ones
+        after them (``ones``)."""
         require(len(features) == len(labels) and len(features) >= 1,
                 f"features and labels must list the same number >= 1 of clients, got {len(features)} and {len(labels)}")
         shapes = [np.shape(f) for f in features]
@@ -45,7 +61,8 @@ class ClientData:
         # packed straight into the task's dtype, one client at a time (the data set is not held
         # twice more in float64: 10^4 clients of the digits were 0.6 GB on the way)
         np_dtype = np.float32 if dtype == torch.float32 else np.float64
-        X = np.zeros((n, m_max, dim), dtype=np_dtype)
+        X = np.zeros((n, m_max, dim + ones), dtype=np_dtype)
+        X[:, :, dim:] = 1.0
         Y = np.zeros((n, m_max), dtype=np.int64)
         M = np.zeros((n, m_max), dtype=np_dtype)
         for i, (f, y) in enumerate(zip(features, labels)):   # one-off packing at construction
@@ -53,8 +70,9 @@ class ClientData:
             y = np.asarray(y)
             require(y.shape == (f.shape[0],), f"labels[{i}] must have shape ({f.shape[0]},), got {y.shape}")
             require(y.dtype.kind in "iu" and bool(np.all(y >= 0)), f"labels[{i}] must be integers >= 0")
-            X[i, : len(y)], Y[i, : len(y)], M[i, : len(y)] = f, y, 1.0
-        return cls(torch.from_numpy(X), torch.from_numpy(Y), torch.from_numpy(M), torch.as_tensor(sizes))
+            X[i, : len(y), :dim], Y[i, : len(y)], M[i, : len(y)] = f, y, 1.0
+        held = torch.from_numpy(X)
+        return cls(held[:, :, :dim], torch.from_numpy(Y), torch.from_numpy(M), torch.as_tensor(sizes)), held
 
     @property
     def n(self) -> int:

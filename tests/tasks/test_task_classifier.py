@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from fedbound.algorithms.threads import torch_threads
 from fedbound.errors import ValidationError
 from fedbound.tasks import MLPClassifier
 
@@ -90,14 +91,28 @@ def _sgd_steps(task, X, lr, steps, generator, ids=None, round_index=None):
 
 @pytest.mark.parametrize("activation", ["tanh", "relu"])
 @pytest.mark.parametrize("batch_size,batches", [(None, None), (3, None), (3, 5)])
-def test_fused_steps_equal_the_gradient_steps(activation, batch_size, batches):
+@pytest.mark.parametrize("clients", ["indices", "slice", "all"])
+@pytest.mark.parametrize("threads", [1, 2])   # numpy's steps on one torch thread, torch's on two
+def test_fused_steps_equal_the_gradient_steps(activation, batch_size, batches, clients, threads):
+    """The fused steps read the clients' samples from the task's arrays (``[features | 1]``, labels,
+    mask) at the view's indices, a slice or all of them; the gradient steps from the gathered data."""
     task = MLPClassifier.generate(6, num_samples=200, dim=5, num_classes=3, hidden=(7, 4),
                                   activation=activation, batch_size=batch_size, batches=batches, seed=2)
-    ids = torch.tensor([4, 1, 1, 5])
-    X = task.x0 + 0.05 * torch.randn(4, task.d, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
-    fused = task.clients(ids).oracle(torch.Generator().manual_seed(3), 2).descend(X, 0.3, 4)
+    ids = {"indices": torch.tensor([4, 1, 1, 5]), "slice": slice(1, 5), "all": None}[clients]
+    k = 4 if ids is not None else task.n
+    X = task.x0 + 0.05 * torch.randn(k, task.d, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    with torch_threads(threads):
+        fused = task.clients(ids).oracle(torch.Generator().manual_seed(3), 2).descend(X, 0.3, 4)
     steps = _sgd_steps(task, X, 0.3, 4, torch.Generator().manual_seed(3), ids, 2)
     assert torch.allclose(fused, steps, rtol=0, atol=1e-12)
+
+
+def test_the_features_are_held_once_with_their_column_of_ones():
+    task = MLPClassifier.generate(5, num_samples=120, dim=4, num_classes=3, seed=1)
+    held = task._features_with_ones
+    assert held.shape == (*task.data.features.shape[:2], 5)
+    assert task.data.features.data_ptr() == held.data_ptr()   # a view: the samples are not copied
+    assert torch.equal(held[:, :, :4], task.data.features) and bool((held[:, :, 4] == 1).all())
 
 
 def test_no_compiler_stack_is_imported_for_a_gradient():
