@@ -203,6 +203,16 @@ class MLPClassifier(ClientDataTask):
         w = ops.sample_weights(mask)
         return features_with_ones, ops.targets(labels, w, self.num_classes), w
 
+    @functools.cached_property
+    def _full_batches(self) -> dict[str, torch.Tensor]:
+        """Every client's full batch as the fused steps take it (:meth:`_passes`: [features | 1],
+        targets, sample weights), computed once (a dict, so that :meth:`to` moves it): a round
+        gathers its participants' rows (the targets' one-hot and the weights' division took 22 us
+        of a 0.6 ms round of 10 clients; the targets and weights add (C + 1) / (D + 1) to the
+        samples' memory)."""
+        return dict(zip(("features", "targets", "weights"),
+                        self._passes(self._features_with_ones, self.data.labels, self.data.mask)))
+
     @torch.no_grad()
     def _descend_on(self, X, view, lr, steps, generator, round_index, step):
         """``steps`` plain SGD steps of the clients of ``view`` from X, on the augmented layers
@@ -216,8 +226,7 @@ class MLPClassifier(ClientDataTask):
         rows = None if view.idx is None else ops.array(view.ids)
         data = self.data
         if self.batch_size is None:
-            full = self._passes(*(ops.rows(ops.array(t), rows) for t in (self._features_with_ones,
-                                                                           data.labels, data.mask)), ops)
+            full = tuple(ops.rows(ops.array(t), rows) for t in self._full_batches.values())
             return mlp.descend(X, self.parameter_shapes, lr, steps, lambda s: full, self.activation, backend)
         if self.keyed_batches:
             sizes = data.sizes if view.idx is None else gather(data.sizes, view.idx)
