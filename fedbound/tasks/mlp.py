@@ -223,7 +223,6 @@ class _TorchOps:
             return torch.gather(A, 1, P)
         return torch.gather(A, 1, P[:, :, None].expand(-1, -1, A.shape[2]))
 
-    with_ones = staticmethod(with_ones)
     sample_weights = staticmethod(sample_weights)
     targets = staticmethod(targets)
 
@@ -302,12 +301,6 @@ class _NumpyOps:
     def take(A, P, rows=None):
         """As :meth:`_TorchOps.take`, in one indexing of A (the rows' samples only)."""
         return A[(np.arange(P.shape[0]) if rows is None else rows)[:, None], P]
-
-    @staticmethod
-    def with_ones(A):
-        out = np.ones((*A.shape[:2], A.shape[2] + 1), dtype=A.dtype)
-        out[:, :, :-1] = A
-        return out
 
     @staticmethod
     def sample_weights(mask):
