@@ -9,7 +9,8 @@ kernels at run time from the CPU, and each has a switch to choose an older CPU's
 * ``MKL_ENABLE_INSTRUCTIONS`` (torch's MKL: SSE4_2, AVX2, AVX512),
 * ``OPENBLAS_CORETYPE`` (numpy's and scipy's OpenBLAS: Nehalem, Haswell, SkylakeX, Zen, ARMV8),
 * ``NPY_DISABLE_CPU_FEATURES`` (numpy's dispatched loops: the dispatch targets above a level,
-  read from numpy itself, since their names differ between numpy versions).
+  read from numpy itself, since their names differ between numpy versions),
+* ``FEDBOUND_KERNEL_ISA`` (fedbound's compiled MLP steps: avx2, base; ``fedbound.tasks.mlp.kernel_isa``).
 
 :data:`SETS` are three x86-64 CPUs (no AVX, AVX2, AVX-512) and a generic ARM one; a set runs only
 where the CPU has what it asks for (forcing AVX-512 kernels on a CPU without them would crash, not
@@ -46,7 +47,7 @@ NUMERIC = [
 #: name -> (what the CPU must have, environment, numpy dispatch targets to disable: a predicate)
 SETS = {
     "no-avx": ("x86", {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
-                       "OPENBLAS_CORETYPE": "Nehalem"},
+                       "OPENBLAS_CORETYPE": "Nehalem", "FEDBOUND_KERNEL_ISA": "base"},
                lambda f: any(k in f for k in ("AVX", "FMA", "F16C", "X86_V3", "X86_V4"))),
     "avx2": ("avx2", {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
                       "OPENBLAS_CORETYPE": "Haswell"},
@@ -100,7 +101,10 @@ try:
 except ImportError:
     from numpy.core._multiarray_umath import __cpu_dispatch__ as d, __cpu_features__ as f
 on = [t for t in d if f.get(t)]   # the compiled dispatch targets this environment leaves enabled
-print("torch kernels:", torch.backends.cpu.get_cpu_capability(), "| numpy dispatch on:", " ".join(on) or "baseline")
+from fedbound.tasks import mlp
+compiled = mlp.kernel_isa() if mlp._mlp_kernel is not None else "not built"
+print("torch kernels:", torch.backends.cpu.get_cpu_capability(), "| numpy dispatch on:", " ".join(on) or "baseline",
+      "| fedbound's compiled MLP steps:", compiled)
 """
 
 

@@ -54,12 +54,20 @@ two products with the first layer and its update.
 """
 from __future__ import annotations
 
+import functools
 import math
+import os
 from typing import Callable, Literal
 
 import numpy as np
 import torch
 
+from fedbound.errors import require
+
+try:   # the compiled local steps, built at install where a C compiler is found (setup.py)
+    from fedbound.tasks import _mlp_kernel
+except ImportError:   # pragma: no cover - a machine without a C compiler: the numpy steps
+    _mlp_kernel = None
 
 def augmented(X: torch.Tensor | np.ndarray, shapes: tuple[tuple[int, ...], ...],
               first_transposed: bool = False) -> list:
@@ -314,8 +322,9 @@ class _NumpyOps:
         return T
 
 
-#: the array libraries the local steps run on (:func:`descend`'s ``backend``)
-BACKENDS = {"torch": _TorchOps, "numpy": _NumpyOps}
+#: the array libraries of the local steps' arrays (:func:`descend`'s ``backend``; the compiled
+#: steps take numpy's)
+BACKENDS = {"torch": _TorchOps, "numpy": _NumpyOps, "compiled": _NumpyOps}
 
 
 #: the widest range max Z - min Z of logits that one shift serves (:func:`_softmax_shift`)
@@ -335,14 +344,35 @@ def _softmax_shift(top, bottom, row_max: Callable):
 
 
 def backend_for(X: torch.Tensor) -> str:
-    """"numpy" for a CPU float tensor where torch runs one thread (a small round, where the calls
-    cost more than the flops: numpy's call on a round's small arrays costs 1-4 microseconds, torch's
-    eager one 10-30; the thread policy, :mod:`fedbound.algorithms.threads`, gives larger rounds
-    more threads, which numpy's products would not follow), else "torch"."""
-    if (X.device.type == "cpu" and X.dtype in (torch.float32, torch.float64)
-            and torch.get_num_threads() == 1):
-        return "numpy"
+    """"compiled" (:func:`kernel_isa`) for a float32 CPU tensor and "numpy" for a float64 one
+    where torch runs one thread (a small round, where the calls cost more than the flops: numpy's
+    call on a round's small arrays costs 1-4 microseconds, torch's eager one 10-30, the compiled
+    steps one call for all; the thread policy, :mod:`fedbound.algorithms.threads`, gives larger
+    rounds more threads, which neither would follow), else "torch"."""
+    if X.device.type == "cpu" and X.dtype in (torch.float32, torch.float64) and torch.get_num_threads() == 1:
+        return "compiled" if X.dtype == torch.float32 and _mlp_kernel is not None else "numpy"
     return "torch"
+
+
+#: the environment variable that picks the compiled kernel's instruction set (``tests/kernel_sets.py``
+#: runs the baseline one on a CPU that has AVX2)
+KERNEL_ISA_VARIABLE = "FEDBOUND_KERNEL_ISA"
+
+
+@functools.cache
+def kernel_isa() -> str:
+    """The instruction set of the compiled steps: the best this CPU runs ("avx2": AVX2 and FMA,
+    else "base": the compiler's baseline, SSE2 on x86-64), or the one :data:`KERNEL_ISA_VARIABLE`
+    names."""
+    require(_mlp_kernel is not None, "the compiled MLP steps are not built here (no C compiler at "
+                                     "install: `pip install -e .` builds them); use backend='numpy'")
+    available = _mlp_kernel.isas()
+    forced = os.environ.get(KERNEL_ISA_VARIABLE)
+    if forced is None:
+        return available[0]
+    require(forced in available, f"{KERNEL_ISA_VARIABLE} must be one of {list(available)} on this "
+                                 f"machine, got {forced!r}")
+    return forced
 
 
 def _hidden_inputs(Z, ops, activation, buffers, i):
@@ -449,27 +479,26 @@ def _sample_space_steps(layers, batches, rows, activation, buffers, ops):
 
 def descend(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...], lr: float, steps: int,
             batch: Callable[[int], tuple[torch.Tensor, torch.Tensor, torch.Tensor]], activation: str,
-            backend: Literal["torch", "numpy"] | None = None,
+            backend: Literal["torch", "numpy", "compiled"] | None = None,
             first_layer: Literal["weights", "samples"] | None = None) -> torch.Tensor:
     """The flat models X (k, d) (layers ``shapes``, :func:`augmented`) after ``steps`` SGD steps
     V <- V - lr grad V of their augmented layers, a new tensor; ``batch(s)`` gives step s's
     (features with ones, targets, sample weights). ``backend``: the array library of the steps,
-    "torch", or "numpy" on zero-copy views of CPU tensors (default :func:`backend_for`);
-    ``first_layer``: the first layer's steps in weight space (its products and update at every
-    step) or in sample space (:func:`_sample_space_steps`), by default "samples" where that takes at
-    most half the multiply-adds (:func:`_first_layer_costs`; the half pays for its calls. Measured
-    on rounds of 10 and 100 clients of 15 samples, full batch: digits' 64-32-10 MLP 3x fewer, its
-    round 0.97x and 0.82x; a 784-32-10 MLP's 0.69x at 100; the 16-32-10 MLP 0.58x, its round
-    1.0x; digits' minibatches of 5 1.3x more, its round 1.07-1.1x). Either way the same numbers up
-    to float rounding
-    (``tests/tasks/test_mlp_backends.py``)."""
-    ops = BACKENDS[backend or backend_for(X)]
-    # the first layer held as U_1 = V_1^T, contiguous: its product A_0 U_1 costs 0.55-0.65x
-    # A_0 V_1^T of a transposed operand (numpy, 10-100 clients of the 64-32-10 MLP, measured), and
-    # it has no backward product (whose operand V_l[:, :, :-1] favours V's orientation)
-    layers = augmented(ops.array(X), shapes, first_transposed=True)
-    out = torch.empty(X.shape, dtype=X.dtype, device=X.device)
+    "torch", "numpy" on zero-copy views of CPU tensors, or "compiled" (float32 CPU tensors:
+    :func:`_compiled_steps`) (default :func:`backend_for`); ``first_layer``: the first layer's
+    steps in weight space (its products and update at every step) or in sample space
+    (:func:`_sample_space_steps`), by default "samples" where that takes at most half the
+    multiply-adds (:func:`_first_layer_costs`; the half pays for its calls. Measured on rounds of
+    10 and 100 clients of 15 samples, full batch: digits' 64-32-10 MLP 3x fewer, its round 0.97x
+    and 0.82x; a 784-32-10 MLP's 0.69x at 100; the 16-32-10 MLP 0.58x, its round 1.0x; digits'
+    minibatches of 5 1.3x more, its round 1.07-1.1x), compiled where it takes fewer. Either way
+    the same numbers up to float rounding (``tests/tasks/test_mlp_backends.py``,
+    ``tests/tasks/test_mlp_kernel.py``)."""
+    backend = backend or backend_for(X)
+    ops = BACKENDS[backend]
     given = [batch(s) for s in range(steps)]   # held: the arrays' ids below stay theirs
+    if backend == "compiled":
+        return _compiled_steps(X, shapes, lr, given, activation, first_layer)
     arrays: dict = {}   # each distinct array once (a full batch's once)
 
     def array(t, scale):
@@ -481,8 +510,13 @@ def descend(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...], lr: float, ste
     batches = [tuple(array(t, scale) for t, scale in zip(b, (None, lr, lr))) for b in given]
     rows = _step_rows(batches)
     if first_layer is None:
-        weights, samples = _first_layer_costs(rows[1], *layers[0].shape[1:])
+        weights, samples = _first_layer_costs(rows[1], shapes[0][1] + 1, shapes[0][0])
         first_layer = "samples" if 2 * samples <= weights else "weights"
+    # the first layer held as U_1 = V_1^T, contiguous: its product A_0 U_1 costs 0.55-0.65x
+    # A_0 V_1^T of a transposed operand (numpy, 10-100 clients of the 64-32-10 MLP, measured), and
+    # it has no backward product (whose operand V_l[:, :, :-1] favours V's orientation)
+    layers = augmented(ops.array(X), shapes, first_transposed=True)
+    out = torch.empty(X.shape, dtype=X.dtype, device=X.device)
     buffers: dict = {}
     if first_layer == "samples":
         _sample_space_steps(layers, batches, rows, activation, buffers, ops)
@@ -495,5 +529,42 @@ def descend(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...], lr: float, ste
     return out
 
 
+def _compiled_steps(X, shapes, lr, given, activation, first_layer) -> torch.Tensor:
+    """:func:`descend`'s steps in one call of the compiled kernel (``fedbound/tasks/_mlp_kernel.c``,
+    float32) on ``given``, the steps' (features with ones, targets, weights): per client, all its
+    steps while its arrays stay in cache, the first layer in sample space
+    (:func:`_sample_space_steps`, by default where it takes fewer multiply-adds:
+    :func:`_first_layer_costs`) or weight space, the products in tiles of 4 rows x 16 columns
+    held in vector registers, tanh and exp as polynomials in the same registers (tanh Eigen's
+    rational approximation, within 4e-7; exp Cephes' expf), the softmax shifted by each row's max,
+    subnormal numbers flushed to zero while it runs.
+
+    Why compiled (issue 35): a round of a small model costs numpy's calls (about 17 per step of all
+    clients, 1-4 us each, three times that inside a round), not its products. Measured alone on one
+    thread against these steps in numpy (K = 5 steps on 15 samples of digits' 64-32-10 MLP, the
+    benchmark's arrays): 11 us per client and round against 26 (10 clients) and 16 (100 clients,
+    where numpy's batched products reach OpenBLAS's small-matrix kernels)."""
+    require(_mlp_kernel is not None and X.dtype == torch.float32 and X.device.type == "cpu",
+            f"the compiled MLP steps take float32 CPU models (and a build with a C compiler), got "
+            f"{X.dtype} on {X.device.type}")
+    out = torch.empty(X.shape, dtype=X.dtype)
+    if not given:
+        return out.copy_(X)
+    distinct, spans = _step_rows(given)
+    if first_layer is None:
+        weights, samples = _first_layer_costs(spans, shapes[0][1] + 1, shapes[0][0])
+        first_layer = "samples" if samples <= weights else "weights"
+    first: dict = {}   # each distinct feature array's targets and weights: those of its first step
+    for b in given:
+        first.setdefault(id(b[0]), b)
+    R, T, w = (np.ascontiguousarray(parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1))
+               for parts in zip(*(tuple(_NumpyOps.array(t) for t in first[id(F)]) for F in distinct)))
+    widths = (shapes[0][1], *(shape[0] for shape in shapes[::2]))
+    _mlp_kernel.descend(np.ascontiguousarray(_NumpyOps.array(X)), out.numpy(), widths, R, T,
+                        np.ascontiguousarray(w[:, :, 0]), np.array(spans, dtype=np.int32), float(lr),
+                        activation == "relu", first_layer == "samples", kernel_isa())
+    return out
+
+
 __all__ = ["augmented", "flatten", "with_ones", "activate", "forward", "sample_weights", "targets",
-           "losses", "gradient", "descend", "BACKENDS", "backend_for"]
+           "losses", "gradient", "descend", "BACKENDS", "backend_for", "kernel_isa", "KERNEL_ISA_VARIABLE"]

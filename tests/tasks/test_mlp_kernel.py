@@ -1,0 +1,158 @@
+"""The compiled local steps of the MLP (``fedbound/tasks/_mlp_kernel.c``, issue 35) equal the numpy
+steps: :func:`fedbound.tasks.mlp.descend` with backend "compiled" and "numpy" on the same float32
+models and batches, over random widths (multiples of the kernel's 8-float vectors and not), depths
+(logistic regression to three hidden layers), sequences of batches (full batch, minibatches, a
+mix), both forms of the first layer and every instruction set this CPU runs; the kernel's own
+checks of its arrays; the choice of its instruction set; and that it is built where a C compiler
+is."""
+import shutil
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+from fedbound.errors import ValidationError
+from fedbound.tasks import mlp
+
+kernel = mlp._mlp_kernel
+needs_kernel = pytest.mark.skipif(kernel is None, reason="the kernel is not built (no C compiler)")
+
+#: max |compiled - numpy| of float32 models after the steps: both compute the same products and
+#: functions in another order (tiles of 4 x 16 against BLAS, glibc's vector tanh against numpy's,
+#: each row's softmax shifted by its max against one shift): a few hundred roundings of entries
+#: of size <= ~1 (eps 6e-8), as tests/tasks/test_mlp_backends.py
+TOL = 2e-5
+
+
+def _problem(seed, k, m, dims, classes, relu):
+    """Models X (k, d) and a pool of 4 batches (features with ones, targets, weights), float32.
+    With relu every hidden unit keeps one side of its kink through the steps (biases +-5, weights
+    of at most 1 / (6 in), features in [-1, 1]): a float32 rounding cannot flip a derivative, so
+    both sides take the same steps."""
+    rng = np.random.default_rng(seed)
+    widths = dims + [classes]
+    parts = []
+    for i, (fan_in, fan_out) in enumerate(zip(widths, widths[1:])):
+        hidden = i < len(widths) - 2
+        if relu and hidden:
+            W = rng.uniform(-1, 1, (k, fan_out * fan_in)) / (6 * fan_in)
+            b = 5.0 * rng.choice([-1.0, 1.0], (k, fan_out))
+        else:
+            W, b = rng.uniform(-1, 1, (k, fan_out * fan_in)), rng.uniform(-1, 1, (k, fan_out))
+        parts += [W, b]
+    X = torch.from_numpy(np.concatenate(parts, axis=1).astype(np.float32))
+    shapes = tuple(s for a, b in zip(widths, widths[1:]) for s in ((b, a), (b,)))
+    pool = []
+    for _ in range(4):
+        features = mlp.with_ones(torch.from_numpy(rng.uniform(-1, 1, (k, m, dims[0])).astype(np.float32)))
+        labels = torch.from_numpy(rng.integers(classes, size=(k, m)))
+        mask = torch.from_numpy((rng.uniform(size=(k, m)) < 0.8).astype(np.float32))
+        mask[:, 0] = 1.0   # every client has a sample
+        w = mlp.sample_weights(mask)
+        pool.append((features, mlp.targets(labels, w, classes), w))
+    return X, shapes, pool
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), k=st.integers(1, 5), m=st.integers(1, 21),
+       dims=st.lists(st.integers(1, 40), min_size=1, max_size=4), classes=st.integers(2, 19),
+       relu=st.booleans(), lr=st.floats(0.01, 0.1), order=st.lists(st.integers(0, 3), min_size=0, max_size=5),
+       form=st.sampled_from(["samples", "weights"]), isa=st.sampled_from(list(kernel.isas()) if kernel else ["base"]))
+@needs_kernel
+def test_compiled_steps_equal_numpy_steps(seed, k, m, dims, classes, relu, lr, order, form, isa):
+    X, shapes, pool = _problem(seed, k, m, dims, classes, relu)
+    batches = [pool[i] for i in order]
+    before = X.clone()
+    activation = "relu" if relu else "tanh"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(mlp.KERNEL_ISA_VARIABLE, isa)
+        mlp.kernel_isa.cache_clear()
+        try:
+            ours, ref = (mlp.descend(X, shapes, lr, len(order), batches.__getitem__, activation, backend, form)
+                         for backend in ("compiled", "numpy"))
+        finally:
+            mlp.kernel_isa.cache_clear()
+    assert torch.equal(X, before)   # the input models are not written
+    assert ours.dtype == torch.float32 and ours.shape == X.shape
+    assert float((ours - ref).abs().max()) <= TOL
+
+
+@needs_kernel
+def test_compiled_steps_on_digits_sized_rounds():
+    """The benchmark's shapes (digits' 64-32-10 MLP, 15 samples, 5 full-batch steps, 10 clients;
+    minibatches of 5): the compiled and numpy steps agree to float32 rounding."""
+    X, shapes, pool = _problem(0, 10, 15, [64, 32], 10, relu=False)
+    for batches in ([pool[0]] * 5, [(F[:, :5], T[:, :5], w[:, :5]) for F, T, w in pool]):
+        ours, ref = (mlp.descend(X, shapes, 0.2, len(batches), batches.__getitem__, "tanh", backend)
+                     for backend in ("compiled", "numpy"))
+        assert float((ours - ref).abs().max()) <= TOL
+
+
+@needs_kernel
+def test_default_backend_is_compiled_for_float32_on_one_thread():
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        assert mlp.backend_for(torch.zeros(2, 3)) == "compiled"
+        assert mlp.backend_for(torch.zeros(2, 3, dtype=torch.float64)) == "numpy"
+    finally:
+        torch.set_num_threads(before)
+    with pytest.raises(ValidationError, match="float32 CPU models"):
+        X, shapes, pool = _problem(0, 2, 3, [4, 5], 3, relu=False)
+        mlp.descend(X.double(), shapes, 0.1, 1, lambda s: tuple(t.double() for t in pool[0]), "tanh", "compiled")
+
+
+@needs_kernel
+def test_instruction_set_from_the_environment(monkeypatch):
+    try:
+        monkeypatch.setenv(mlp.KERNEL_ISA_VARIABLE, "base")
+        mlp.kernel_isa.cache_clear()
+        assert mlp.kernel_isa() == "base"
+        monkeypatch.setenv(mlp.KERNEL_ISA_VARIABLE, "sse9")
+        mlp.kernel_isa.cache_clear()
+        with pytest.raises(ValidationError, match="FEDBOUND_KERNEL_ISA must be one of"):
+            mlp.kernel_isa()
+        monkeypatch.delenv(mlp.KERNEL_ISA_VARIABLE)
+        mlp.kernel_isa.cache_clear()
+        assert mlp.kernel_isa() == kernel.isas()[0]
+    finally:
+        mlp.kernel_isa.cache_clear()
+
+
+def _arrays(k=2, r=3, D=4, h=5, C=3):
+    d = h * (D + 1) + C * (h + 1)
+    return dict(X=np.zeros((k, d), np.float32), out=np.zeros((k, d), np.float32), widths=(D, h, C),
+                R=np.ones((k, r, D + 1), np.float32), T=np.zeros((k, r, C), np.float32),
+                w=np.full((k, r), 1 / r, np.float32), spans=np.array([[0, r, 0]], np.int32))
+
+
+@needs_kernel
+@pytest.mark.parametrize("change, message", [
+    (dict(X=np.zeros((2, 38), np.float64)), "models: a C-contiguous float32 array"),
+    (dict(R=np.ones((2, 3, 4), np.float32)), "array shapes do not match the widths"),
+    (dict(widths=(4, 5)), "array shapes do not match the widths"),
+    (dict(widths=tuple(range(1, 19))), "widths: inputs, up to 15 hidden layers"),
+    (dict(widths=(4,)), "widths: inputs"),
+    (dict(widths=(4, 0, 3)), "widths must be in"),
+    (dict(spans=np.array([[0, 4, 0]], np.int32)), "a step's rows are outside the inputs"),
+    (dict(spans=np.array([[0, 3, 0]], np.int64)), "spans: a C-contiguous int32 array"),
+    (dict(w=np.ones((3, 2), np.float32).T), "not C-contiguous"),
+])
+def test_kernel_checks_its_arrays(change, message):
+    """The kernel's own checks (what :func:`fedbound.tasks.mlp._compiled_steps` hands it is right
+    by construction; a wrong array is a ValueError, never a read out of bounds)."""
+    a = {**_arrays(), **change}
+    with pytest.raises((ValueError, BufferError), match=message):
+        kernel.descend(a["X"], a["out"], a["widths"], a["R"], a["T"], a["w"], a["spans"], 0.1, False, True, "base")
+    with pytest.raises(ValueError, match="no kernel for the instruction set"):
+        b = _arrays()
+        kernel.descend(b["X"], b["out"], b["widths"], b["R"], b["T"], b["w"], b["spans"], 0.1, False, True, "avx9")
+
+
+@pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
+def test_the_kernel_is_built_where_a_compiler_is():
+    """`pip install -e .` (the Makefile's setup) builds the kernel wherever a C compiler is: a
+    silently skipped build would leave every float32 round on the slower numpy steps."""
+    assert mlp._mlp_kernel is not None
+    assert "base" in kernel.isas()
