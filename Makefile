@@ -9,7 +9,8 @@ RUNTIME := $(VENV)/.installed-runtime
 
 .PHONY: demo test test-kernels bench setup clean docs
 
-$(RUNTIME): pyproject.toml
+# setup.py and the kernel's sources too: `pip install -e .` compiles the MLP's local steps in place
+$(RUNTIME): pyproject.toml setup.py fedbound/tasks/_mlp_kernel.c fedbound/tasks/_mlp_kernel_body.h
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
 	$(BIN)/python -m pip install torch==2.13.0
