@@ -10,7 +10,8 @@ kernels at run time from the CPU, and each has a switch to choose an older CPU's
 * ``OPENBLAS_CORETYPE`` (numpy's and scipy's OpenBLAS: Nehalem, Haswell, SkylakeX, Zen, ARMV8),
 * ``NPY_DISABLE_CPU_FEATURES`` (numpy's dispatched loops: the dispatch targets above a level,
   read from numpy itself, since their names differ between numpy versions),
-* ``FEDBOUND_KERNEL_ISA`` (fedbound's compiled MLP steps: avx2, base; ``fedbound.tasks.mlp.kernel_isa``).
+* ``FEDBOUND_KERNEL_ISA`` (fedbound's compiled MLP steps: avx512, avx2, base;
+  ``fedbound.tasks.mlp.kernel_isa``).
 
 :data:`SETS` are three x86-64 CPUs (no AVX, AVX2, AVX-512) and a generic ARM one; a set runs only
 where the CPU has what it asks for (forcing AVX-512 kernels on a CPU without them would crash, not
@@ -50,10 +51,10 @@ SETS = {
                        "OPENBLAS_CORETYPE": "Nehalem", "FEDBOUND_KERNEL_ISA": "base"},
                lambda f: any(k in f for k in ("AVX", "FMA", "F16C", "X86_V3", "X86_V4"))),
     "avx2": ("avx2", {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
-                      "OPENBLAS_CORETYPE": "Haswell"},
+                      "OPENBLAS_CORETYPE": "Haswell", "FEDBOUND_KERNEL_ISA": "avx2"},
              lambda f: "AVX512" in f or "X86_V4" in f),
     "avx512": ("avx512f", {"ATEN_CPU_CAPABILITY": "avx512", "MKL_ENABLE_INSTRUCTIONS": "AVX512",
-                           "OPENBLAS_CORETYPE": "SkylakeX"},
+                           "OPENBLAS_CORETYPE": "SkylakeX", "FEDBOUND_KERNEL_ISA": "avx512"},
                lambda f: False),
     "arm-generic": ("aarch64", {"ATEN_CPU_CAPABILITY": "default", "OPENBLAS_CORETYPE": "ARMV8"},
                     lambda f: f.startswith(("ASIMD", "SVE"))),

@@ -1,28 +1,33 @@
-/* Compiled local SGD steps of the batched MLP (fedbound/tasks/mlp.py, descend; issue 35). */
+/* Compiled local SGD steps of the batched MLP (issue 35): fedbound/tasks/mlp.py, _compiled_steps,
+   says what they compute and why; numpy's steps (mlp.descend, backend "numpy") are the reference
+   they equal to float32 rounding (tests/tasks/test_mlp_kernel.py).
+
+   descend(models, out, widths, inputs, targets, weights, spans, lr, relu, samples, isa): for each
+   client j, its flat model models[j] (layers W_l (out, in) then b_l, for widths = (D, hidden...,
+   classes)) after the steps spans[s] = (a, b, seen): step s on the rows a..b-1 of its inputs
+   (features with their one), targets (-w onehot(y)) and weights w, written to out[j]. One copy of
+   the code per instruction set (_mlp_kernel_body.h under a target pragma: AVX-512F, AVX2+FMA, the
+   compiler's baseline), chosen by the caller from isas(). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAXL 16
+#define MAXL 16   /* layers at most */
 
 #if defined(__x86_64__) || defined(__SSE2__)
 #include <xmmintrin.h>
 #define HAVE_MXCSR 1
 #endif
 
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__GLIBC__) && !defined(__FAST_MATH__)
-/* glibc's vector tanh and exp (libmvec), as its math.h declares them under -ffast-math: the loops
-   over a layer's activations call them 8 (AVX2) or 4 (SSE2) at a time */
-extern float tanhf(float) __attribute__((__simd__("notinbranch")));
-extern float expf(float) __attribute__((__simd__("notinbranch")));
-#endif
-
+/* vectors of 4, 8 and 16 floats (and ints, for masks), loaded from any float's address */
 typedef float v4 __attribute__((vector_size(16), aligned(4), may_alias));
 typedef int vi4 __attribute__((vector_size(16), aligned(4), may_alias));
 typedef float v8 __attribute__((vector_size(32), aligned(4), may_alias));
 typedef int vi8 __attribute__((vector_size(32), aligned(4), may_alias));
+typedef float v16 __attribute__((vector_size(64), aligned(4), may_alias));
+typedef int vi16 __attribute__((vector_size(64), aligned(4), may_alias));
 
 typedef struct {
     int layers, rows, steps, relu, samples;
@@ -33,7 +38,10 @@ typedef struct {
 
 typedef struct { float *A, *dZ, *W, *Wt, *b; } Layer;
 
-static inline int ceil8(int n) { return (n + 7) & ~7; }
+/* n rounded up to a multiple of w (a power of 2): the kernel's rows are whole vectors */
+static inline int ceil_to(int n, int w) { return (n + w - 1) & ~(w - 1); }
+#define PAD(n) ceil_to(n, VW)
+#define WIDEST 16   /* the widest vector of any copy, in floats (AVX-512) */
 
 static inline float *carve(float **buf, long n) { float *p = *buf; *buf += n; return p; }
 
@@ -54,6 +62,18 @@ static inline float *carve(float **buf, long n) { float *p = *buf; *buf += n; re
 #define VEC v8
 #define VI vi8
 #define VW 8
+#include "_mlp_kernel_body.h"
+#undef NAME
+#undef VEC
+#undef VI
+#undef VW
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx2,fma")
+#define NAME(x) x##_avx512
+#define VEC v16
+#define VI vi16
+#define VW 16
 #include "_mlp_kernel_body.h"
 #undef NAME
 #undef VEC
@@ -118,10 +138,13 @@ static PyObject *descend(PyObject *self, PyObject *args) {
                 || spans[3 * st + 2] < 0 || spans[3 * st + 2] > r) {
             PyErr_SetString(PyExc_ValueError, "a step's rows are outside the inputs"); goto r6;
         }
-    const long r8 = ceil8(r), Di8 = ceil8(s.width[0]), h8 = ceil8(s.width[1]);
-    long per = h8 * Di8 + r * Di8 + (long)s.width[0] * (r8 + 8) + r * h8 + h8 * (r8 + 8) + r * h8 + r * r8;
-    for (int l = 1; l <= s.layers; l++)
-        per += 2L * r * ceil8(s.width[l]) + 2L * ceil8(s.width[l]) * ceil8(s.width[l - 1]) + ceil8(s.width[l]);
+    /* the scratch of client() at the widest vectors' padding (a bound for every copy) */
+    const long r8 = ceil_to(r, WIDEST), Di8 = ceil_to(s.width[0], WIDEST), h8 = ceil_to(s.width[1], WIDEST);
+    long per = h8 * Di8 + r * Di8 + (long)s.width[0] * (r8 + WIDEST) + r * h8 + h8 * (r8 + WIDEST) + r * h8 + r * r8;
+    for (int l = 1; l <= s.layers; l++) {
+        const long o8 = ceil_to(s.width[l], WIDEST), i8 = ceil_to(s.width[l - 1], WIDEST);
+        per += 2L * r * o8 + 2L * o8 * i8 + o8;
+    }
     buf = malloc(sizeof(float) * per);
     if (!buf) { PyErr_NoMemory(); goto r6; }
 #ifdef HAVE_MXCSR
@@ -132,7 +155,9 @@ static PyObject *descend(PyObject *self, PyObject *args) {
     _mm_setcsr(csr | 0x8040);   /* flush to zero, denormals are zero */
 #endif
 #ifdef HAVE_AVX2
-    if (strcmp(isa, "avx2") == 0)
+    if (strcmp(isa, "avx512") == 0)
+        descend_avx512(&s, k, spans, bR.buf, bT.buf, bw.buf, bX.buf, bo.buf, buf);
+    else if (strcmp(isa, "avx2") == 0)
         descend_avx2(&s, k, spans, bR.buf, bT.buf, bw.buf, bX.buf, bo.buf, buf);
     else
 #endif
@@ -162,6 +187,8 @@ r1: PyBuffer_Release(&bX);
 static PyObject *isas(PyObject *self, PyObject *args) {
 #ifdef HAVE_AVX2
     __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+        return Py_BuildValue("(sss)", "avx512", "avx2", "base");
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         return Py_BuildValue("(ss)", "avx2", "base");
 #endif

@@ -24,7 +24,7 @@ static inline __attribute__((always_inline)) void NAME(tile)(const int MM, const
         }
 }
 
-/* C (M, N8) (+)= alpha A (M, K) B (K, N8), N8 a multiple of 8: tiles of 4 x 2 VW */
+/* C (M, N8) (+)= alpha A (M, K) B (K, N8), N8 a multiple of VW: tiles of 4 rows x 2 VW columns */
 static void NAME(product)(int M, int N8, int K, const float *A, long sam, long sak, const float *B,
                           long ldb, float *C, long ldc, float alpha, int add) {
     for (int m0 = 0; m0 < M; m0 += 4) {
@@ -91,7 +91,13 @@ static inline __attribute__((always_inline)) VEC NAME(vmax)(VEC a, VEC b) {
 }
 
 /* the largest and the sum of a vector's VW lanes: halves folded onto each other in registers */
-#if VW == 8
+#if VW == 16
+#define FOLDS {(VI){8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7}, \
+               (VI){4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11}, \
+               (VI){2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13}, \
+               (VI){1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}}
+#define NFOLDS 4
+#elif VW == 8
 #define FOLDS {(VI){4, 5, 6, 7, 0, 1, 2, 3}, (VI){2, 3, 0, 1, 6, 7, 4, 5}, (VI){1, 0, 3, 2, 5, 4, 7, 6}}
 #define NFOLDS 3
 #else
@@ -135,13 +141,13 @@ static void NAME(transpose)(const float *A, int rows, int cols, long lda, float 
    columns (Rt); every activation and gradient as rows of a multiple of 8 floats, the padding 0 */
 static void NAME(client)(const Net *s, const int *spans, const float *R, const float *T,
                          const float *w, const float *x, float *out_x, float *buf) {
-    const int r = s->rows, r8 = ceil8(r), rt = r8 + 8, Di = s->width[0], Di8 = ceil8(Di);
-    const int L = s->layers, C = s->width[L], h = s->width[1], h8 = ceil8(h);
+    const int r = s->rows, r8 = PAD(r), rt = r8 + VW, Di = s->width[0], Di8 = PAD(Di);
+    const int L = s->layers, C = s->width[L], h = s->width[1], h8 = PAD(h);
     Layer ly[MAXL + 1];
     float *V1 = carve(&buf, (long)h * Di8), *Rp = carve(&buf, (long)r * Di8), *Rt = carve(&buf, (long)Di * rt);
     float *D = carve(&buf, (long)r * h8), *PT = carve(&buf, (long)h * rt), *P = NULL, *G = NULL;
     for (int l = 1; l <= L; l++) {
-        const int out = s->width[l], o8 = ceil8(out), in = s->width[l - 1], i8 = ceil8(in);
+        const int out = s->width[l], o8 = PAD(out), in = s->width[l - 1], i8 = PAD(in);
         ly[l].A = l < L ? carve(&buf, (long)r * o8) : NULL;
         ly[l].dZ = carve(&buf, (long)r * o8);
         if (l > 1) {
@@ -182,22 +188,22 @@ static void NAME(client)(const Net *s, const int *spans, const float *R, const f
             if (seen) NAME(product)(m, h8, seen, G + (long)a * r8, r8, 1, D, h8, Z1, h8, -1.f, 1);
         } else {   /* Z_1 = R V_1^T as (V_1 R^T)^T */
             memset(Z1, 0, sizeof(float) * m * h8);
-            NAME(product)(h, ceil8(m), Di, V1, Di8, 1, Rt + a, rt, PT, rt, 1.f, 0);
+            NAME(product)(h, PAD(m), Di, V1, Di8, 1, Rt + a, rt, PT, rt, 1.f, 0);
             NAME(transpose)(PT, h, m, rt, Z1, h8);
         }
         for (int l = 1; l <= L; l++) {
-            const int out = s->width[l], o8 = ceil8(out), in = s->width[l - 1];
+            const int out = s->width[l], o8 = PAD(out), in = s->width[l - 1];
             float *Z = ly[l].dZ + (long)a * o8;
             if (l > 1) {
                 for (int i = 0; i < in; i++)
-                    for (int o = 0; o < out; o++) ly[l].Wt[i * o8 + o] = ly[l].W[o * ceil8(in) + i];
-                NAME(product)(m, o8, in, ly[l - 1].A + (long)a * ceil8(in), ceil8(in), 1, ly[l].Wt, o8, Z, o8, 1.f, 0);
+                    for (int o = 0; o < out; o++) ly[l].Wt[i * o8 + o] = ly[l].W[o * PAD(in) + i];
+                NAME(product)(m, o8, in, ly[l - 1].A + (long)a * PAD(in), PAD(in), 1, ly[l].Wt, o8, Z, o8, 1.f, 0);
                 for (int q = 0; q < m; q++)
                     for (int o = 0; o < out; o++) Z[q * o8 + o] += ly[l].b[o];
             }
             if (l < L) NAME(activate)(Z, ly[l].A + (long)a * o8, (long)m * o8, s->relu);
         }
-        const int c8 = ceil8(C);
+        const int c8 = PAD(C);
         float *ZL = ly[L].dZ + (long)a * c8;
         VI lane;   /* a vector's lane numbers: lane + c < C where a row's vector at c holds logits */
         for (int j = 0; j < VW; j++) lane[j] = j;
@@ -222,7 +228,7 @@ static void NAME(client)(const Net *s, const int *spans, const float *R, const f
             for (int c = C; c < c8; c++) z[c] = 0.f;
         }
         for (int l = L; l > 1; l--) {
-            const int out = s->width[l], o8 = ceil8(out), in = s->width[l - 1], i8 = ceil8(in);
+            const int out = s->width[l], o8 = PAD(out), in = s->width[l - 1], i8 = PAD(in);
             const float *dZ = ly[l].dZ + (long)a * o8, *Ap = ly[l - 1].A + (long)a * i8;
             float *dA = ly[l - 1].dZ + (long)a * i8;
             NAME(product)(m, i8, out, dZ, o8, 1, ly[l].W, i8, dA, i8, 1.f, 0);
@@ -247,7 +253,7 @@ static void NAME(client)(const Net *s, const int *spans, const float *R, const f
         out_x[(long)h * (Di - 1) + o] = V1[o * Di8 + Di - 1];
     }
     for (int l = 2; l <= L; l++) {
-        const int out = s->width[l], in = s->width[l - 1], i8 = ceil8(in);
+        const int out = s->width[l], in = s->width[l - 1], i8 = PAD(in);
         float *Wx = out_x + s->offset[l], *bx = Wx + out * in;
         for (int o = 0; o < out; o++) {
             for (int i = 0; i < in; i++) Wx[o * in + i] = ly[l].W[o * i8 + i];

@@ -361,9 +361,9 @@ KERNEL_ISA_VARIABLE = "FEDBOUND_KERNEL_ISA"
 
 @functools.cache
 def kernel_isa() -> str:
-    """The instruction set of the compiled steps: the best this CPU runs ("avx2": AVX2 and FMA,
-    else "base": the compiler's baseline, SSE2 on x86-64), or the one :data:`KERNEL_ISA_VARIABLE`
-    names."""
+    """The instruction set of the compiled steps: the best this CPU runs ("avx512": AVX-512F,
+    "avx2": AVX2 and FMA, "base": the compiler's baseline, SSE2 on x86-64), or the one
+    :data:`KERNEL_ISA_VARIABLE` names."""
     require(_mlp_kernel is not None, "the compiled MLP steps are not built here (no C compiler at "
                                      "install: `pip install -e .` builds them); use backend='numpy'")
     available = _mlp_kernel.isas()
@@ -534,16 +534,17 @@ def _compiled_steps(X, shapes, lr, given, activation, first_layer) -> torch.Tens
     float32) on ``given``, the steps' (features with ones, targets, weights): per client, all its
     steps while its arrays stay in cache, the first layer in sample space
     (:func:`_sample_space_steps`, by default where it takes fewer multiply-adds:
-    :func:`_first_layer_costs`) or weight space, the products in tiles of 4 rows x 16 columns
-    held in vector registers, tanh and exp as polynomials in the same registers (tanh Eigen's
+    :func:`_first_layer_costs`) or weight space, the products in tiles of 4 rows x 2 vectors held
+    in registers (32 columns with AVX-512, 16 with AVX2: :func:`kernel_isa`), tanh and exp as polynomials in the same registers (tanh Eigen's
     rational approximation, within 4e-7; exp Cephes' expf), the softmax shifted by each row's max,
     subnormal numbers flushed to zero while it runs.
 
     Why compiled (issue 35): a round of a small model costs numpy's calls (about 17 per step of all
     clients, 1-4 us each, three times that inside a round), not its products. Measured alone on one
     thread against these steps in numpy (K = 5 steps on 15 samples of digits' 64-32-10 MLP, the
-    benchmark's arrays): 11 us per client and round against 26 (10 clients) and 16 (100 clients,
-    where numpy's batched products reach OpenBLAS's small-matrix kernels)."""
+    benchmark's arrays): 11 us per client and round with AVX-512 (12 with AVX2, 22 with SSE2)
+    against 26 (10 clients) and 16 (100 clients, where numpy's batched products reach OpenBLAS's
+    small-matrix kernels)."""
     require(_mlp_kernel is not None and X.dtype == torch.float32 and X.device.type == "cpu",
             f"the compiled MLP steps take float32 CPU models (and a build with a C compiler), got "
             f"{X.dtype} on {X.device.type}")
