@@ -216,18 +216,19 @@ class MLPClassifier(ClientDataTask):
     @torch.no_grad()
     def _descend_on(self, X, view, lr, steps, generator, round_index, step):
         """``steps`` plain SGD steps of the clients of ``view`` from X, on the augmented layers
-        (:func:`fedbound.tasks.mlp.descend`), the batches taken from the task's arrays in those of
-        its backend (only the samples the steps use: not the view's gathered data).
+        (:func:`fedbound.tasks.mlp.descend_rows`), the batches taken from the task's arrays in
+        those of its backend (only the samples the steps use: not the view's gathered data).
         Minibatches: the positions of every step drawn first, in the order ``steps`` gradient
         calls draw them (nothing else is drawn between), then the samples of all steps gathered
-        at once and sliced step by step."""
+        at once, side by side (step s on its B of them)."""
         backend = mlp.backend_for(X)
         ops = mlp.BACKENDS[backend]
         rows = None if view.idx is None else ops.array(view.ids)
         data = self.data
         if self.batch_size is None:
             full = tuple(ops.rows(ops.array(t), rows) for t in self._full_batches.values())
-            return mlp.descend(X, self.parameter_shapes, lr, steps, lambda s: full, self.activation, backend)
+            return mlp.descend_rows(X, self.parameter_shapes, lr, full, [(0, full[0].shape[1])] * steps,
+                                    self.activation, backend)
         if self.keyed_batches:
             sizes = data.sizes if view.idx is None else gather(data.sizes, view.idx)
             at, valid = self.keyed_positions(sizes, view.ids, round_index, step, steps)
@@ -239,11 +240,8 @@ class MLPClassifier(ClientDataTask):
         feats = ops.take(ops.array(self._features_with_ones), at, rows)
         w = ops.sample_weights(mask).reshape(k, steps * width, 1)   # each step's batch: its mean
         T = ops.targets(ops.take(ops.array(data.labels), at, rows), w, self.num_classes)
-
-        def batch(s):
-            part = slice(s * width, (s + 1) * width)
-            return feats[:, part], T[:, part], w[:, part]
-        return mlp.descend(X, self.parameter_shapes, lr, steps, batch, self.activation, backend)
+        return mlp.descend_rows(X, self.parameter_shapes, lr, (feats, T, w),
+                                [(s * width, (s + 1) * width) for s in range(steps)], self.activation, backend)
 
     @functools.cached_property
     def gradient_flops(self) -> float:

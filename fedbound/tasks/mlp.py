@@ -421,19 +421,29 @@ def gradient(layers: list[torch.Tensor], features: torch.Tensor, target: torch.T
     return _gradient(layers, features, target, weights, activation, None, _TorchOps)
 
 
-def _step_rows(batches) -> tuple[list, list[tuple[int, int, int]]]:
-    """The round's distinct feature arrays in order of first use (their rows stacked: R), and per
-    step (a, b, seen): its rows R[a:b] and the rows R[:seen] that earlier steps used."""
-    distinct = list({id(F): F for F, _, _ in batches}.values())
+def _stacked(given, ops) -> tuple[tuple, list[tuple[int, int]]]:
+    """The steps' batches ``given`` (features with ones, targets, weights) as one set of rows: the
+    distinct batches (by their feature array) stacked along the samples in order of first use,
+    (R, T, w), and each step's rows (a, b) there (a full batch's steps all (0, m))."""
+    first: dict = {}
+    for b in given:
+        first.setdefault(id(b[0]), b)
     where, start = {}, 0
-    for F in distinct:
+    for F, _, _ in first.values():
         where[id(F)] = (start, start + F.shape[1])
         start += F.shape[1]
-    spans, seen = [], 0
-    for F, _, _ in batches:
-        spans.append((*where[id(F)], seen))
-        seen = max(seen, where[id(F)][1])
-    return distinct, spans
+    parts = zip(*(tuple(ops.array(t) for t in b) for b in first.values()))
+    stacked = tuple(p[0] if len(p) == 1 else ops.concatenate(p) for p in parts)
+    return stacked, [where[id(b[0])] for b in given]
+
+
+def _seen(spans) -> list[tuple[int, int, int]]:
+    """Per step (a, b, seen): its rows R[a:b] and the rows R[:seen] that earlier steps used."""
+    out, seen = [], 0
+    for a, b in spans:
+        out.append((a, b, seen))
+        seen = max(seen, b)
+    return out
 
 
 def _first_layer_costs(spans, inputs: int, outputs: int) -> tuple[int, int]:
@@ -447,10 +457,10 @@ def _first_layer_costs(spans, inputs: int, outputs: int) -> tuple[int, int]:
     return weights, samples
 
 
-def _sample_space_steps(layers, batches, rows, activation, buffers, ops):
-    """SGD steps on ``batches`` (features with ones, targets, weights; times lr) with the first
-    layer in sample space, ``layers[0]`` = U_1 = V_1^T updated once at the end (:func:`descend`);
-    ``rows``: :func:`_step_rows` of the batches.
+def _sample_space_steps(layers, rows, spans, activation, buffers, ops):
+    """SGD steps on ``rows`` (features with ones R, targets, weights; the last two times lr), step
+    s on the rows ``spans[s]`` (a, b, seen: :func:`_seen`), with the first layer in sample space,
+    ``layers[0]`` = U_1 = V_1^T updated once at the end (:func:`descend_rows`).
 
     Every step's gradient of U_1 is A^T dZ_1 on its batch A, so after steps on the round's rows R
     (the distinct batches stacked, (k, r, in + 1)), U_1 = U_1(0) - R^T D, D (k, r, out_1) the sum
@@ -460,17 +470,14 @@ def _sample_space_steps(layers, batches, rows, activation, buffers, ops):
     per client) in place of the forward and the weight-gradient products of the first layer (b x
     (in + 1) each) and its update; the same numbers up to float rounding
     (``tests/tasks/test_mlp_backends.py``)."""
-    if not batches:
-        return
-    distinct, spans = rows
-    R = distinct[0] if len(distinct) == 1 else ops.concatenate(distinct)
+    R, target, weights = rows
     # R R^T with a contiguous copy of R^T: numpy's batched product of R with its own transposed
     # view took 1.7x (100 clients, 15 x 65 rows, measured)
     P, gram = ops.product(R, layers[0]), ops.product(R, ops.contiguous(ops.swap(R)))
     D = ops.zeros(P.shape, P)
-    for (a, b, seen), (_, target, weights) in zip(spans, batches):
+    for a, b, seen in spans:
         Z = ops.copy(P[:, a:b]) if seen == 0 else P[:, a:b] - ops.product(gram[:, a:b, :seen], D[:, :seen])
-        later, dZ = _after_first(Z, layers, target, weights, activation, buffers, ops)
+        later, dZ = _after_first(Z, layers, target[:, a:b], weights[:, a:b], activation, buffers, ops)
         for V, G in zip(layers[1:], later):
             ops.sgd(V, G)
         D[:, a:b] += dZ
@@ -483,7 +490,21 @@ def descend(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...], lr: float, ste
             first_layer: Literal["weights", "samples"] | None = None) -> torch.Tensor:
     """The flat models X (k, d) (layers ``shapes``, :func:`augmented`) after ``steps`` SGD steps
     V <- V - lr grad V of their augmented layers, a new tensor; ``batch(s)`` gives step s's
-    (features with ones, targets, sample weights). ``backend``: the array library of the steps,
+    (features with ones, targets, sample weights): :func:`descend_rows` on the distinct batches
+    stacked (:func:`_stacked`)."""
+    backend = backend or backend_for(X)
+    rows, spans = _stacked([batch(s) for s in range(steps)], BACKENDS[backend])
+    return descend_rows(X, shapes, lr, rows, spans, activation, backend, first_layer)
+
+
+def descend_rows(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...], lr: float, rows: tuple,
+                 spans: list[tuple[int, int]], activation: str,
+                 backend: Literal["torch", "numpy", "compiled"] | None = None,
+                 first_layer: Literal["weights", "samples"] | None = None) -> torch.Tensor:
+    """The flat models X (k, d) after SGD steps on the rows ``rows`` = (features with ones
+    (k, r, in + 1), targets (k, r, classes), sample weights (k, r, 1)) of arrays of ``backend``'s
+    library, step s on the rows a..b - 1 of ``spans[s]`` = (a, b): a full batch's steps all
+    (0, r), minibatches side by side (s B, (s + 1) B). ``backend``: the array library of the steps,
     "torch", "numpy" on zero-copy views of CPU tensors, or "compiled" (float32 CPU tensors:
     :func:`_compiled_steps`) (default :func:`backend_for`); ``first_layer``: the first layer's
     steps in weight space (its products and update at every step) or in sample space
@@ -496,22 +517,17 @@ def descend(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...], lr: float, ste
     ``tests/tasks/test_mlp_kernel.py``)."""
     backend = backend or backend_for(X)
     ops = BACKENDS[backend]
-    given = [batch(s) for s in range(steps)]   # held: the arrays' ids below stay theirs
+    if not spans:
+        return X.clone()
+    spans = _seen(spans)
+    if first_layer is None:
+        weights, samples = _first_layer_costs(spans, shapes[0][1] + 1, shapes[0][0])
+        first_layer = "samples" if (samples if backend == "compiled" else 2 * samples) <= weights else "weights"
     if backend == "compiled":
-        return _compiled_steps(X, shapes, lr, given, activation, first_layer)
-    arrays: dict = {}   # each distinct array once (a full batch's once)
-
-    def array(t, scale):
-        if id(t) not in arrays:
-            arrays[id(t)] = ops.array(t) if scale is None else ops.array(t) * scale
-        return arrays[id(t)]
+        return _compiled_steps(X, shapes, lr, rows, spans, activation, first_layer == "samples")
     # the targets and weights times lr: the logits' gradient, and so every layer's, comes out times
     # lr, and a step is V <- V - G (no product of the weight-sized G with lr per layer and step)
-    batches = [tuple(array(t, scale) for t, scale in zip(b, (None, lr, lr))) for b in given]
-    rows = _step_rows(batches)
-    if first_layer is None:
-        weights, samples = _first_layer_costs(rows[1], shapes[0][1] + 1, shapes[0][0])
-        first_layer = "samples" if 2 * samples <= weights else "weights"
+    R, T, w = ops.array(rows[0]), ops.array(rows[1]) * lr, ops.array(rows[2]) * lr
     # the first layer held as U_1 = V_1^T, contiguous: its product A_0 U_1 costs 0.55-0.65x
     # A_0 V_1^T of a transposed operand (numpy, 10-100 clients of the 64-32-10 MLP, measured), and
     # it has no backward product (whose operand V_l[:, :, :-1] favours V's orientation)
@@ -519,22 +535,22 @@ def descend(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...], lr: float, ste
     out = torch.empty(X.shape, dtype=X.dtype, device=X.device)
     buffers: dict = {}
     if first_layer == "samples":
-        _sample_space_steps(layers, batches, rows, activation, buffers, ops)
+        _sample_space_steps(layers, (R, T, w), spans, activation, buffers, ops)
     else:
-        for b in batches:
-            for V, G in zip(layers, _gradient(layers, *b, activation, buffers, ops, first_transposed=True)):
+        for a, b, _ in spans:
+            batch = (R[:, a:b], T[:, a:b], w[:, a:b])
+            for V, G in zip(layers, _gradient(layers, *batch, activation, buffers, ops, first_transposed=True)):
                 ops.sgd(V, G)
     layers[0] = ops.swap(layers[0])
     flatten(layers, ops.array(out))
     return out
 
 
-def _compiled_steps(X, shapes, lr, given, activation, first_layer) -> torch.Tensor:
-    """:func:`descend`'s steps in one call of the compiled kernel (``fedbound/tasks/_mlp_kernel.c``,
-    float32) on ``given``, the steps' (features with ones, targets, weights): per client, all its
-    steps while its arrays stay in cache, the first layer in sample space
-    (:func:`_sample_space_steps`, by default where it takes fewer multiply-adds:
-    :func:`_first_layer_costs`) or weight space, the products in tiles of 4 rows x 2 vectors held
+def _compiled_steps(X, shapes, lr, rows, spans, activation, samples: bool) -> torch.Tensor:
+    """:func:`descend_rows`'s steps in one call of the compiled kernel
+    (``fedbound/tasks/_mlp_kernel.c``, float32; ``spans`` with their rows seen, :func:`_seen`):
+    per client, all its steps while its arrays stay in cache, the first layer in sample space
+    (``samples``: :func:`_sample_space_steps`) or weight space, the products in tiles of 4 rows x 2 vectors held
     in registers (32 columns with AVX-512, 16 with AVX2: :func:`kernel_isa`), tanh and exp as polynomials in the same registers (tanh Eigen's
     rational approximation, within 4e-7; exp Cephes' expf), the softmax shifted by each row's max,
     subnormal numbers flushed to zero while it runs.
@@ -549,23 +565,13 @@ def _compiled_steps(X, shapes, lr, given, activation, first_layer) -> torch.Tens
             f"the compiled MLP steps take float32 CPU models (and a build with a C compiler), got "
             f"{X.dtype} on {X.device.type}")
     out = torch.empty(X.shape, dtype=X.dtype)
-    if not given:
-        return out.copy_(X)
-    distinct, spans = _step_rows(given)
-    if first_layer is None:
-        weights, samples = _first_layer_costs(spans, shapes[0][1] + 1, shapes[0][0])
-        first_layer = "samples" if samples <= weights else "weights"
-    first: dict = {}   # each distinct feature array's targets and weights: those of its first step
-    for b in given:
-        first.setdefault(id(b[0]), b)
-    R, T, w = (np.ascontiguousarray(parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1))
-               for parts in zip(*(tuple(_NumpyOps.array(t) for t in first[id(F)]) for F in distinct)))
+    R, T, w = (np.ascontiguousarray(_NumpyOps.array(t)) for t in rows)
     widths = (shapes[0][1], *(shape[0] for shape in shapes[::2]))
     _mlp_kernel.descend(np.ascontiguousarray(_NumpyOps.array(X)), out.numpy(), widths, R, T,
                         np.ascontiguousarray(w[:, :, 0]), np.array(spans, dtype=np.int32), float(lr),
-                        activation == "relu", first_layer == "samples", kernel_isa())
+                        activation == "relu", samples, kernel_isa())
     return out
 
 
 __all__ = ["augmented", "flatten", "with_ones", "activate", "forward", "sample_weights", "targets",
-           "losses", "gradient", "descend", "BACKENDS", "backend_for", "kernel_isa", "KERNEL_ISA_VARIABLE"]
+           "losses", "gradient", "descend", "descend_rows", "BACKENDS", "backend_for", "kernel_isa", "KERNEL_ISA_VARIABLE"]
