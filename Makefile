@@ -10,7 +10,7 @@ RUNTIME := $(VENV)/.installed-runtime
 .PHONY: demo test test-kernels bench setup clean docs
 
 # setup.py and the kernel's sources too: `pip install -e .` compiles the MLP's local steps in place
-$(RUNTIME): pyproject.toml setup.py fedbound/tasks/_mlp_kernel.c fedbound/tasks/_mlp_kernel_body.h
+$(RUNTIME): pyproject.toml setup.py fedbound/tasks/_kernels.c fedbound/tasks/_mlp_steps.h
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
 	$(BIN)/python -m pip install torch==2.13.0

@@ -103,7 +103,7 @@ except ImportError:
     from numpy.core._multiarray_umath import __cpu_dispatch__ as d, __cpu_features__ as f
 on = [t for t in d if f.get(t)]   # the compiled dispatch targets this environment leaves enabled
 from fedbound.tasks import mlp
-compiled = mlp.kernel_isa() if mlp._mlp_kernel is not None else "not built"
+compiled = mlp.kernel_isa() if mlp._kernels is not None else "not built"
 print("torch kernels:", torch.backends.cpu.get_cpu_capability(), "| numpy dispatch on:", " ".join(on) or "baseline",
       "| fedbound's compiled MLP steps:", compiled)
 """

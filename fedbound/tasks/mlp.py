@@ -65,9 +65,9 @@ import torch
 from fedbound.errors import require
 
 try:   # the compiled local steps, built at install where a C compiler is found (setup.py)
-    from fedbound.tasks import _mlp_kernel
+    import fedbound.tasks._kernels as _kernels
 except ImportError:   # pragma: no cover - a machine without a C compiler: the numpy steps
-    _mlp_kernel = None
+    _kernels = None
 
 def augmented(X: torch.Tensor | np.ndarray, shapes: tuple[tuple[int, ...], ...],
               first_transposed: bool = False) -> list:
@@ -350,7 +350,7 @@ def backend_for(X: torch.Tensor) -> str:
     steps one call for all; the thread policy, :mod:`fedbound.algorithms.threads`, gives larger
     rounds more threads, which neither would follow), else "torch"."""
     if X.device.type == "cpu" and X.dtype in (torch.float32, torch.float64) and torch.get_num_threads() == 1:
-        return "compiled" if X.dtype == torch.float32 and _mlp_kernel is not None else "numpy"
+        return "compiled" if X.dtype == torch.float32 and _kernels is not None else "numpy"
     return "torch"
 
 
@@ -364,9 +364,9 @@ def kernel_isa() -> str:
     """The instruction set of the compiled steps: the best this CPU runs ("avx512": AVX-512F,
     "avx2": AVX2 and FMA, "base": the compiler's baseline, SSE2 on x86-64), or the one
     :data:`KERNEL_ISA_VARIABLE` names."""
-    require(_mlp_kernel is not None, "the compiled MLP steps are not built here (no C compiler at "
+    require(_kernels is not None, "the compiled MLP steps are not built here (no C compiler at "
                                      "install: `pip install -e .` builds them); use backend='numpy'")
-    available = _mlp_kernel.isas()
+    available = _kernels.isas()
     forced = os.environ.get(KERNEL_ISA_VARIABLE)
     if forced is None:
         return available[0]
@@ -548,7 +548,7 @@ def descend_rows(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...], lr: float
 
 def _compiled_steps(X, shapes, lr, rows, spans, activation, samples: bool) -> torch.Tensor:
     """:func:`descend_rows`'s steps in one call of the compiled kernel
-    (``fedbound/tasks/_mlp_kernel.c``, float32; ``spans`` with their rows seen, :func:`_seen`):
+    (``fedbound/tasks/_kernels.c``, float32; ``spans`` with their rows seen, :func:`_seen`):
     per client, all its steps while its arrays stay in cache, the first layer in sample space
     (``samples``: :func:`_sample_space_steps`) or weight space, the products in tiles of 4 rows x 2 vectors held
     in registers (32 columns with AVX-512, 16 with AVX2: :func:`kernel_isa`), tanh and exp as polynomials in the same registers (tanh Eigen's
@@ -561,13 +561,13 @@ def _compiled_steps(X, shapes, lr, rows, spans, activation, samples: bool) -> to
     benchmark's arrays): 11 us per client and round with AVX-512 (12 with AVX2, 22 with SSE2)
     against 26 (10 clients) and 16 (100 clients, where numpy's batched products reach OpenBLAS's
     small-matrix kernels)."""
-    require(_mlp_kernel is not None and X.dtype == torch.float32 and X.device.type == "cpu",
+    require(_kernels is not None and X.dtype == torch.float32 and X.device.type == "cpu",
             f"the compiled MLP steps take float32 CPU models (and a build with a C compiler), got "
             f"{X.dtype} on {X.device.type}")
     out = torch.empty(X.shape, dtype=X.dtype)
     R, T, w = (np.ascontiguousarray(_NumpyOps.array(t)) for t in rows)
     widths = (shapes[0][1], *(shape[0] for shape in shapes[::2]))
-    _mlp_kernel.descend(np.ascontiguousarray(_NumpyOps.array(X)), out.numpy(), widths, R, T,
+    _kernels.descend(np.ascontiguousarray(_NumpyOps.array(X)), out.numpy(), widths, R, T,
                         np.ascontiguousarray(w[:, :, 0]), np.array(spans, dtype=np.int32), float(lr),
                         activation == "relu", samples, kernel_isa())
     return out

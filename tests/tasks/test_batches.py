@@ -1,5 +1,6 @@
 """Batch orders (issue 35): the seeded order's keys are SplitMix64's, its shuffles are
-permutations of each client's samples; explicit orders are checked where they are used."""
+permutations of each client's samples, compiled and in numpy alike; explicit orders are checked
+where they are used."""
 import numpy as np
 import pytest
 import torch
@@ -8,6 +9,7 @@ from hypothesis import strategies as st
 
 from fedbound.errors import FedboundError, InputTypeError
 from fedbound.tasks import MLPClassifier
+from fedbound.tasks import batches
 from fedbound.tasks.batches import GivenBatches, SeededBatches, _mix, batch_order
 
 
@@ -89,6 +91,24 @@ def test_steps_at_once_are_the_steps_one_by_one(seed, round_index, sizes, batch,
     task.set_batches(OneByOne())
     loop = task.batch_positions(data, torch.Generator(), ids, round_index, step, steps)
     assert all(torch.equal(a, b) for a, b in zip(got, loop))
+
+
+@pytest.mark.skipif(batches._kernels is None, reason="the kernels are not built (no C compiler)")
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**63 - 1), round_index=st.integers(0, 2**40),
+       ids=st.lists(st.integers(0, 2**40), min_size=0, max_size=8),
+       sizes=st.lists(st.integers(0, 60), min_size=8, max_size=8), batch=st.integers(1, 70),
+       step=st.integers(0, 50), steps=st.integers(0, 6))
+def test_compiled_positions_are_the_numpy_ones(seed, round_index, ids, sizes, batch, step, steps):
+    """The compiled seeded order (fedbound/tasks/_kernels.c) gives the numpy code's integers: the
+    same positions and validity, clients of 0 samples, fewer than B and ids on both sides of the
+    held 2^20 included."""
+    order = SeededBatches(seed)
+    ids, m = np.array(ids, dtype=np.int64), np.array(sizes[:len(ids)], dtype=np.int64)
+    ours = batches.compiled_positions(order, ids, m, round_index, step, steps, batch)
+    ref = SeededBatches(seed).numpy_positions(ids, m, round_index, step, steps, batch)
+    for a, b in zip(ours, ref):
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
 
 
 def test_batch_order_from_what_a_user_gives():

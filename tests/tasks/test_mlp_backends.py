@@ -84,7 +84,7 @@ def test_backend_follows_device_dtype_and_threads():
     try:
         torch.set_num_threads(1)
         # float32: the compiled steps where they are built (tests/tasks/test_mlp_kernel.py)
-        assert mlp.backend_for(torch.zeros(2, 3)) == ("numpy" if mlp._mlp_kernel is None else "compiled")
+        assert mlp.backend_for(torch.zeros(2, 3)) == ("numpy" if mlp._kernels is None else "compiled")
         assert mlp.backend_for(torch.zeros(2, 3, dtype=torch.float64)) == "numpy"
         assert mlp.backend_for(torch.zeros(2, 3, dtype=torch.float16)) == "torch"
         torch.set_num_threads(2)
@@ -111,7 +111,7 @@ def test_rounds_equal_either_way(monkeypatch, batch_size, dtype):
         return state.x_g
     ref = rounds("torch")
     assert float((rounds("numpy") - ref).abs().max()) <= TOL[dtype]
-    if dtype == torch.float32 and mlp._mlp_kernel is not None:
+    if dtype == torch.float32 and mlp._kernels is not None:
         assert float((rounds("compiled") - ref).abs().max()) <= TOL[dtype]
 
 

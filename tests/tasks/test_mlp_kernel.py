@@ -1,4 +1,4 @@
-"""The compiled local steps of the MLP (``fedbound/tasks/_mlp_kernel.c``, issue 35) equal the numpy
+"""The compiled local steps of the MLP (``fedbound/tasks/_kernels.c``, issue 35) equal the numpy
 steps: :func:`fedbound.tasks.mlp.descend` with backend "compiled" and "numpy" on the same float32
 models and batches, over random widths (multiples of the kernel's 8-float vectors and not), depths
 (logistic regression to three hidden layers), sequences of batches (full batch, minibatches, a
@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 from fedbound.errors import ValidationError
 from fedbound.tasks import mlp
 
-kernel = mlp._mlp_kernel
+kernel = mlp._kernels
 needs_kernel = pytest.mark.skipif(kernel is None, reason="the kernel is not built (no C compiler)")
 
 #: max |compiled - numpy| of float32 models after the steps: both compute the same products and
@@ -154,5 +154,5 @@ def test_kernel_checks_its_arrays(change, message):
 def test_the_kernel_is_built_where_a_compiler_is():
     """`pip install -e .` (the Makefile's setup) builds the kernel wherever a C compiler is: a
     silently skipped build would leave every float32 round on the slower numpy steps."""
-    assert mlp._mlp_kernel is not None
+    assert mlp._kernels is not None
     assert "base" in kernel.isas()

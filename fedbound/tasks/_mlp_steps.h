@@ -1,4 +1,4 @@
-/* The body of the kernel, compiled once per instruction set (_mlp_kernel.c includes it with
+/* The body of the kernel, compiled once per instruction set (_kernels.c includes it with
    NAME(x) giving each copy's names and the target set by a pragma around the include). */
 
 /* C[i, :] (+)= alpha sum_k A(i, k) B[k, :] for a tile of MM <= 4 rows and NV <= 2 vectors of VW

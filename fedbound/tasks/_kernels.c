@@ -1,17 +1,24 @@
-/* Compiled local SGD steps of the batched MLP (issue 35): fedbound/tasks/mlp.py, _compiled_steps,
-   says what they compute and why; numpy's steps (mlp.descend, backend "numpy") are the reference
-   they equal to float32 rounding (tests/tasks/test_mlp_kernel.py).
+/* fedbound's compiled kernels (issue 35), each equal to its numpy reference (tests/tasks/
+   test_mlp_kernel.py, tests/tasks/test_batches.py):
 
-   descend(models, out, widths, inputs, targets, weights, spans, lr, relu, samples, isa): for each
-   client j, its flat model models[j] (layers W_l (out, in) then b_l, for widths = (D, hidden...,
-   classes)) after the steps spans[s] = (a, b, seen): step s on the rows a..b-1 of its inputs
-   (features with their one), targets (-w onehot(y)) and weights w, written to out[j]. One copy of
-   the code per instruction set (_mlp_kernel_body.h under a target pragma: AVX-512F, AVX2+FMA, the
-   compiler's baseline), chosen by the caller from isas(). */
+   descend(models, out, widths, inputs, targets, weights, spans, lr, relu, samples, isa): the
+   MLP's local SGD steps (fedbound/tasks/mlp.py, _compiled_steps, says what they compute and why).
+   For each client j, its flat model models[j] (layers W_l (out, in) then b_l, for widths = (D,
+   hidden..., classes)) after the steps spans[s] = (a, b, seen): step s on the rows a..b-1 of its
+   inputs (features with their one), targets (-w onehot(y)) and weights w, written to out[j]. One
+   copy of the code per instruction set (_mlp_steps.h under a target pragma: AVX-512F, AVX2+FMA,
+   the compiler's baseline), chosen by the caller from isas(); equal to numpy's steps (mlp.descend,
+   backend "numpy") to float32 rounding.
+
+   seeded_positions(key, ids, sizes, round, step, steps, batch, positions, valid): the minibatch
+   positions of SeededBatches (fedbound/tasks/batches.py, whose numpy code is the reference and
+   whose module doc gives the formula) for the clients ids with sizes samples, written to
+   positions and valid; the same integers. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #define MAXL 16   /* layers at most */
@@ -49,7 +56,7 @@ static inline float *carve(float **buf, long n) { float *p = *buf; *buf += n; re
 #define VEC v4
 #define VI vi4
 #define VW 4
-#include "_mlp_kernel_body.h"
+#include "_mlp_steps.h"
 #undef NAME
 #undef VEC
 #undef VI
@@ -62,7 +69,7 @@ static inline float *carve(float **buf, long n) { float *p = *buf; *buf += n; re
 #define VEC v8
 #define VI vi8
 #define VW 8
-#include "_mlp_kernel_body.h"
+#include "_mlp_steps.h"
 #undef NAME
 #undef VEC
 #undef VI
@@ -74,7 +81,7 @@ static inline float *carve(float **buf, long n) { float *p = *buf; *buf += n; re
 #define VEC v16
 #define VI vi16
 #define VW 16
-#include "_mlp_kernel_body.h"
+#include "_mlp_steps.h"
 #undef NAME
 #undef VEC
 #undef VI
@@ -86,10 +93,12 @@ static inline float *carve(float **buf, long n) { float *p = *buf; *buf += n; re
 static int get(PyObject *o, Py_buffer *b, int writable, int ndim, const char *fmt, const char *what) {
     if (PyObject_GetBuffer(o, b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) < 0)
         return -1;
-    if (b->ndim != ndim || strcmp(b->format, fmt) != 0) {
+    const int int64 = fmt[0] == 'l' && (strcmp(b->format, "l") == 0 || strcmp(b->format, "q") == 0)
+                      && b->itemsize == 8;
+    if (b->ndim != ndim || (strcmp(b->format, fmt) != 0 && !int64)) {
         PyBuffer_Release(b);
         PyErr_Format(PyExc_ValueError, "%s: a C-contiguous %s array of %d dimensions expected", what,
-                     fmt[0] == 'f' ? "float32" : "int32", ndim);
+                     fmt[0] == 'f' ? "float32" : fmt[0] == 'i' ? "int32" : fmt[0] == 'l' ? "int64" : "bool", ndim);
         return -1;
     }
     return 0;
@@ -183,6 +192,65 @@ r1: PyBuffer_Release(&bX);
     return result;
 }
 
+/* SplitMix64's mixer (fedbound/tasks/batches.py, _mix) */
+static inline uint64_t mix64(uint64_t z) {
+    z += 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+typedef struct { uint64_t key; int64_t r; } Keyed;
+
+static int by_key(const void *a, const void *b) {   /* the keys of one client are distinct (mix64 is a bijection) */
+    const uint64_t x = ((const Keyed *)a)->key, y = ((const Keyed *)b)->key;
+    return (x > y) - (x < y);
+}
+
+static PyObject *seeded_positions(PyObject *self, PyObject *args) {
+    unsigned long long key; long long round_index, step, steps, batch;
+    PyObject *oids, *osizes, *opos, *ovalid;
+    if (!PyArg_ParseTuple(args, "KOOLLLLOO", &key, &oids, &osizes, &round_index, &step, &steps, &batch,
+                          &opos, &ovalid))
+        return NULL;
+    Py_buffer bi, bm, bp, bv; PyObject *result = NULL; Keyed *keyed = NULL;
+    if (get(oids, &bi, 0, 1, "l", "ids") < 0) return NULL;
+    if (get(osizes, &bm, 0, 1, "l", "sizes") < 0) goto s1;
+    if (get(opos, &bp, 1, 2, "l", "positions") < 0) goto s2;
+    if (get(ovalid, &bv, 1, 2, "?", "valid") < 0) goto s3;
+    const Py_ssize_t k = bi.shape[0], width = bp.shape[1];
+    const int64_t *ids = bi.buf, *sizes = bm.buf;
+    int64_t most = 0;
+    for (Py_ssize_t j = 0; j < k; j++) most = sizes[j] > most ? sizes[j] : most;
+    const int64_t slots = batch < most ? batch : most;   /* B' = min(B, max m_i) */
+    if (bm.shape[0] != k || bp.shape[0] != k || bv.shape[0] != k || bv.shape[1] != width
+            || steps < 0 || batch < 1 || width != steps * slots) {
+        PyErr_SetString(PyExc_ValueError, "seeded_positions: shapes do not match"); goto s4;
+    }
+    keyed = malloc(sizeof(Keyed) * (most ? most : 1));
+    if (!keyed) { PyErr_NoMemory(); goto s4; }
+    int64_t *pos = bp.buf; char *valid = bv.buf;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        const int64_t m = sizes[j], B = batch < m ? batch : m, wrap = m > 1 ? m : 1;
+        const uint64_t base = mix64(mix64(key + (uint64_t)ids[j]) + (uint64_t)round_index);
+        for (int64_t r = 0; r < m; r++) { keyed[r].key = mix64(base + (uint64_t)r); keyed[r].r = r; }
+        qsort(keyed, (size_t)m, sizeof(Keyed), by_key);
+        for (int64_t s = 0; s < steps; s++)
+            for (int64_t slot = 0; slot < slots; slot++) {
+                const int64_t at = j * width + s * slots + slot, ok = slot < B;
+                pos[at] = ok ? keyed[((step + s) * B + slot) % wrap].r : 0;
+                valid[at] = (char)ok;
+            }
+    }
+    free(keyed);
+    result = Py_None; Py_INCREF(result);
+s4: PyBuffer_Release(&bv);
+s3: PyBuffer_Release(&bp);
+s2: PyBuffer_Release(&bm);
+s1: PyBuffer_Release(&bi);
+    return result;
+}
+
 /* the instruction sets this machine runs, best first */
 static PyObject *isas(PyObject *self, PyObject *args) {
 #ifdef HAVE_AVX2
@@ -198,6 +266,8 @@ static PyObject *isas(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"descend", descend, METH_VARARGS, "descend(models, out, widths, inputs, targets, weights, spans, lr, relu, samples, isa)"},
     {"isas", isas, METH_NOARGS, "the instruction sets this machine runs, best first"},
+    {"seeded_positions", seeded_positions, METH_VARARGS,
+     "seeded_positions(key, ids, sizes, round, step, steps, batch, positions, valid)"},
     {NULL, NULL, 0, NULL}};
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_mlp_kernel", NULL, -1, methods};
-PyMODINIT_FUNC PyInit__mlp_kernel(void) { return PyModule_Create(&module); }
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_kernels", NULL, -1, methods};
+PyMODINIT_FUNC PyInit__kernels(void) { return PyModule_Create(&module); }
