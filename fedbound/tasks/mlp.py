@@ -51,6 +51,13 @@ of 10 clients and 15-30 % of one of 100 (benchmarks/neural_race.py). Where a cli
 samples and the first layer many inputs, its steps run in sample space (the first layer moves in
 the span of the round's inputs: :func:`_sample_space_steps`): a Gram product per step in place of
 two products with the first layer and its update.
+
+Where even numpy's calls are the cost, compiled (issue 35): float32 steps on one thread run in one
+call of a C kernel built at install (``fedbound/tasks/_kernels.c``, :func:`_compiled_steps`: all
+steps of one client while its arrays stay in cache, the same passes written out), 11 us per client
+and round of digits' MLP against numpy's 16-26; where no C compiler was found, numpy's steps run.
+Both take the steps' batches as one set of rows, step s on rows a..b (:func:`descend_rows`: a
+round's gathered minibatches as they are, no slicing and stacking per step).
 """
 from __future__ import annotations
 
