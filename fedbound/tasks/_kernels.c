@@ -4,7 +4,7 @@
    descend(models, out, widths, inputs, targets, weights, spans, lr, relu, samples, isa): the
    MLP's local SGD steps (fedbound/tasks/mlp.py, _compiled_steps, says what they compute and why).
    For each client j, its flat model models[j] (layers W_l (out, in) then b_l, for widths = (D,
-   hidden..., classes)) after the steps spans[s] = (a, b, seen): step s on the rows a..b-1 of its
+   hidden..., classes); models[0] for all where models has one row) after the steps spans[s] = (a, b, seen): step s on the rows a..b-1 of its
    inputs (features with their one), targets (-w onehot(y)) and weights w, written to out[j]. One
    copy of the code per instruction set (_mlp_steps.h under a target pragma: AVX-512F, AVX2+FMA,
    the compiler's baseline), chosen by the caller from isas(); equal to numpy's steps (mlp.descend,
@@ -41,6 +41,7 @@ typedef struct {
     float lr;   /* the step size */
     int width[MAXL + 1];   /* width[0]: inputs with their one; width[l]: outputs of layer l */
     long offset[MAXL + 1], d;   /* where layer l's weight starts in a flat model; its size */
+    int shared;                 /* one model for every client (the round's global model) */
 } Net;
 
 typedef struct { float *A, *dZ, *W, *Wt, *b; } Layer;
@@ -133,10 +134,11 @@ static PyObject *descend(PyObject *self, PyObject *args) {
     if (get(oT, &bT, 0, 3, "f", "targets") < 0) goto r3;
     if (get(ow, &bw, 0, 2, "f", "weights") < 0) goto r4;
     if (get(ospans, &bs, 0, 2, "i", "spans") < 0) goto r5;
-    const Py_ssize_t k = bX.shape[0];
+    const Py_ssize_t k = bo.shape[0];   /* models: one row per client, or one row for all */
     s.rows = (int)bR.shape[1]; s.lr = (float)lr; s.relu = relu; s.samples = samples; s.steps = (int)bs.shape[0];
     const int r = s.rows, C = s.width[s.layers];
-    if (bX.shape[1] != s.d || bo.shape[0] != k || bo.shape[1] != s.d || bR.shape[0] != k
+    s.shared = bX.shape[0] == 1;
+    if ((bX.shape[0] != k && !s.shared) || bX.shape[1] != s.d || bo.shape[1] != s.d || bR.shape[0] != k
             || bR.shape[2] != s.width[0] || bT.shape[0] != k || bT.shape[1] != r || bT.shape[2] != C
             || bw.shape[0] != k || bw.shape[1] != r || bs.shape[1] != 3) {
         PyErr_SetString(PyExc_ValueError, "array shapes do not match the widths"); goto r6;

@@ -267,5 +267,5 @@ static void NAME(descend)(const Net *s, Py_ssize_t k, const int *spans, const fl
     const int r = s->rows, Di = s->width[0], C = s->width[s->layers];
     for (Py_ssize_t j = 0; j < k; j++)
         NAME(client)(s, spans, R + (long)j * r * Di, T + (long)j * r * C, w + (long)j * r,
-                     X + (long)j * s->d, out + (long)j * s->d, buf);
+                     X + (s->shared ? 0 : (long)j * s->d), out + (long)j * s->d, buf);
 }
