@@ -76,6 +76,7 @@ try:   # the compiled local steps, built at install where a C compiler is found 
 except ImportError:   # pragma: no cover - a machine without a C compiler: the numpy steps
     _kernels = None
 
+
 def augmented(X: torch.Tensor | np.ndarray, shapes: tuple[tuple[int, ...], ...],
               first_transposed: bool = False) -> list:
     """The layers V_l = [W_l | b_l] (k, out, in + 1) of the flat parameters X (k, d), for
@@ -222,7 +223,8 @@ class _TorchOps:
 
     @staticmethod
     def array(tensor):
-        return tensor
+        """A tensor as it is; a numpy array as a tensor (no copy)."""
+        return tensor if isinstance(tensor, torch.Tensor) else torch.from_numpy(tensor)
 
     @staticmethod
     def rows(A, rows):
@@ -372,7 +374,7 @@ def kernel_isa() -> str:
     "avx2": AVX2 and FMA, "base": the compiler's baseline, SSE2 on x86-64), or the one
     :data:`KERNEL_ISA_VARIABLE` names."""
     require(_kernels is not None, "the compiled MLP steps are not built here (no C compiler at "
-                                     "install: `pip install -e .` builds them); use backend='numpy'")
+                                  "install: `pip install -e .` builds them); use backend='numpy'")
     available = _kernels.isas()
     forced = os.environ.get(KERNEL_ISA_VARIABLE)
     if forced is None:
@@ -526,6 +528,9 @@ def descend_rows(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...], lr: float
     ops = BACKENDS[backend]
     if not spans:
         return X.clone()
+    r = rows[0].shape[1]
+    require(all(0 <= a <= b <= r for a, b in spans),
+            f"each step's rows (a, b) must satisfy 0 <= a <= b <= {r} (the rows given), got {spans}")
     spans = _seen(spans)
     if first_layer is None:
         weights, samples = _first_layer_costs(spans, shapes[0][1] + 1, shapes[0][0])

@@ -139,3 +139,19 @@ def test_numpy_softmax_shift_either_way(seed, spread, dtype):
     assert np.abs(ours - ref).max() <= tol
     # each row: w (softmax - onehot) sums to 0
     assert np.abs(ours.sum(axis=2)).max() <= 8 * eps
+
+
+@pytest.mark.parametrize("backend", ["torch", "numpy"] + ([] if mlp._kernels is None else ["compiled"]))
+def test_steps_on_rows_are_the_steps_on_batches(backend):
+    """descend_rows on one set of rows (step s on rows a..b, numpy arrays handed to any backend)
+    takes the steps of descend on those rows' slices; rows outside the set are a clear error."""
+    X, shapes, (features, T, w) = _problem(5, 3, 8, [4, 6], 3, torch.float32, True)
+    spans = [(0, 4), (4, 8), (0, 8)]
+    rows = tuple(t.numpy() for t in (features, T, w))
+    ours = mlp.descend_rows(X, shapes, 0.2, rows, spans, "tanh", backend)
+    ref = mlp.descend(X, shapes, 0.2, 3, lambda s: tuple(t[:, slice(*spans[s])] for t in (features, T, w)),
+                      "tanh", backend)
+    assert float((ours - ref).abs().max()) <= TOL[torch.float32]
+    from fedbound.errors import ValidationError
+    with pytest.raises(ValidationError, match=r"0 <= a <= b <= 8"):
+        mlp.descend_rows(X, shapes, 0.2, rows, [(0, 9)], "tanh", backend)
