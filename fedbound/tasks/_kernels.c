@@ -4,8 +4,9 @@
    descend(models, out, widths, inputs, targets, weights, spans, lr, relu, samples, isa): the
    MLP's local SGD steps (fedbound/tasks/mlp.py, _compiled_steps, says what they compute and why).
    For each client j, its flat model models[j] (layers W_l (out, in) then b_l, for widths = (D,
-   hidden..., classes); models[0] for all where models has one row) after the steps spans[s] = (a, b, seen): step s on the rows a..b-1 of its
-   inputs (features with their one), targets (-w onehot(y)) and weights w, written to out[j]. One
+   hidden..., classes); models[0] for all where models has one row) after the steps spans[s] =
+   (a, b, seen): step s on the rows a..b-1 of its inputs (features with their one), targets
+   (-w onehot(y)) and weights w, the rows 0..seen-1 those of the earlier steps; written to out[j]. One
    copy of the code per instruction set (_mlp_steps.h under a target pragma: AVX-512F, AVX2+FMA,
    the compiler's baseline), chosen by the caller from isas(); equal to numpy's steps (mlp.descend,
    backend "numpy") to float32 rounding.
@@ -88,7 +89,7 @@ static inline float *carve(float **buf, long n) { float *p = *buf; *buf += n; re
 #undef VI
 #undef VW
 #pragma GCC pop_options
-#define HAVE_AVX2 1
+#define HAVE_X86_COPIES 1   /* the AVX2 and AVX-512 copies */
 #endif
 
 static int get(PyObject *o, Py_buffer *b, int writable, int ndim, const char *fmt, const char *what) {
@@ -165,7 +166,7 @@ static PyObject *descend(PyObject *self, PyObject *args) {
     const unsigned int csr = _mm_getcsr();
     _mm_setcsr(csr | 0x8040);   /* flush to zero, denormals are zero */
 #endif
-#ifdef HAVE_AVX2
+#ifdef HAVE_X86_COPIES
     if (strcmp(isa, "avx512") == 0)
         descend_avx512(&s, k, spans, bR.buf, bT.buf, bw.buf, bX.buf, bo.buf, buf);
     else if (strcmp(isa, "avx2") == 0)
@@ -255,7 +256,7 @@ s1: PyBuffer_Release(&bi);
 
 /* the instruction sets this machine runs, best first */
 static PyObject *isas(PyObject *self, PyObject *args) {
-#ifdef HAVE_AVX2
+#ifdef HAVE_X86_COPIES
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f"))
         return Py_BuildValue("(sss)", "avx512", "avx2", "base");
