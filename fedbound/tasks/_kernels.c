@@ -205,7 +205,8 @@ static inline uint64_t mix64(uint64_t z) {
 
 typedef struct { uint64_t key; int64_t r; } Keyed;
 
-static int by_key(const void *a, const void *b) {   /* the keys of one client are distinct (mix64 is a bijection) */
+/* the keys of one client are distinct (mix64 is a bijection): any sort is the stable one */
+static int by_key(const void *a, const void *b) {
     const uint64_t x = ((const Keyed *)a)->key, y = ((const Keyed *)b)->key;
     return (x > y) - (x < y);
 }
@@ -237,7 +238,15 @@ static PyObject *seeded_positions(PyObject *self, PyObject *args) {
         const int64_t m = sizes[j], B = batch < m ? batch : m, wrap = m > 1 ? m : 1;
         const uint64_t base = mix64(mix64(key + (uint64_t)ids[j]) + (uint64_t)round_index);
         for (int64_t r = 0; r < m; r++) { keyed[r].key = mix64(base + (uint64_t)r); keyed[r].r = r; }
-        qsort(keyed, (size_t)m, sizeof(Keyed), by_key);
+        if (m <= 32)   /* a few keys: an insertion sort (qsort's calls cost more than the keys) */
+            for (int64_t r = 1; r < m; r++) {
+                const Keyed x = keyed[r];
+                int64_t i = r;
+                for (; i > 0 && keyed[i - 1].key > x.key; i--) keyed[i] = keyed[i - 1];
+                keyed[i] = x;
+            }
+        else
+            qsort(keyed, (size_t)m, sizeof(Keyed), by_key);
         for (int64_t s = 0; s < steps; s++)
             for (int64_t slot = 0; slot < slots; slot++) {
                 const int64_t at = j * width + s * slots + slot, ok = slot < B;

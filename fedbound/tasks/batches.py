@@ -114,8 +114,9 @@ class SeededBatches:
                         step: NonNegativeInt, steps: Count,
                         batch_size: Count) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`positions` of the local steps step, ..., step + steps - 1 side by side:
-        (k, steps B') each; compiled where built (:func:`compiled_positions`: the same integers,
-        9x faster for a round of 10 clients), else :meth:`numpy_positions`."""
+        (k, steps B') each; compiled where built (:func:`compiled_positions`: the same integers;
+        5 us against numpy's 33 for 10 clients of 15 samples and 5 steps, 23 against 66 for 100,
+        measured alone), else :meth:`numpy_positions`."""
         ids, m = clients.cpu().numpy(), sizes.cpu().numpy()
         draw = self.numpy_positions if _kernels is None else functools.partial(compiled_positions, self)
         pos, valid = draw(ids, m, int(round_index), int(step), int(steps), int(batch_size))
