@@ -178,9 +178,9 @@ def mean_ci(samples: np.ndarray, confidence: float = 0.95, axis: int = 0,
     with np.errstate(over="ignore"):
         half = (stats.t.ppf(0.5 + confidence / 2, r - 1) if r > 1 else 0.0) * stderr
         low, high = mean - half, mean + half
-    require(np.all(np.isfinite(low)) and np.all(np.isfinite(high)),
-            f"the confidence interval of samples of magnitude up to {float(np.max(np.abs(x))):.3g} "
-            f"overflows float64; rescale the samples")
+    if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):   # (x has entries then)
+        require(False, f"the confidence interval of samples of magnitude up to "
+                       f"{float(np.max(np.abs(x))):.3g} overflows float64; rescale the samples")
     if nonnegative:
         return Estimate(mean, stderr, np.maximum(low, 0.0), np.maximum(high, 0.0), r, confidence,
                         CLIPPED)

@@ -51,3 +51,11 @@ def test_nonnegative_must_be_a_boolean():
 
     with pytest.raises(FedboundError):
         mean_ci(np.ones(3), nonnegative="yes")
+
+
+def test_samples_of_no_entries_give_empty_estimates():
+    """Samples whose entries are empty arrays ((r, 0)): an estimate of no entries, not a crash in
+    the message of a check that passed (found by the fuzz suite: the overflow message took the max
+    of an empty array eagerly)."""
+    est = mean_ci(np.zeros((2, 0)))
+    assert est.mean.shape == est.low.shape == est.high.shape == (0,)
