@@ -41,7 +41,7 @@ from scipy import stats
 
 from fedbound import validate
 from fedbound.display import box, brief, clip, fields, plot, sample_rows, shown, table
-from fedbound.errors import require
+from fedbound.errors import ValidationError, require
 
 #: the interval methods of :func:`mean_ci`: the Student-t interval, and the same intersected with
 #: [0, inf) for a non-negative quantity (module doc)
@@ -179,8 +179,8 @@ def mean_ci(samples: np.ndarray, confidence: float = 0.95, axis: int = 0,
         half = (stats.t.ppf(0.5 + confidence / 2, r - 1) if r > 1 else 0.0) * stderr
         low, high = mean - half, mean + half
     if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):   # (x has entries then)
-        require(False, f"the confidence interval of samples of magnitude up to "
-                       f"{float(np.max(np.abs(x))):.3g} overflows float64; rescale the samples")
+        raise ValidationError(f"the confidence interval of samples of magnitude up to "
+                              f"{float(np.max(np.abs(x))):.3g} overflows float64; rescale the samples")
     if nonnegative:
         return Estimate(mean, stderr, np.maximum(low, 0.0), np.maximum(high, 0.0), r, confidence,
                         CLIPPED)

@@ -150,6 +150,14 @@ static PyObject *descend(PyObject *self, PyObject *args) {
                 || spans[3 * st + 2] < 0 || spans[3 * st + 2] > r) {
             PyErr_SetString(PyExc_ValueError, "a step's rows are outside the inputs"); goto r6;
         }
+    typedef void (*Copy)(const Net *, Py_ssize_t, const int *, const float *, const float *,
+                         const float *, const float *, float *, float *);
+    Copy copy = strcmp(isa, "base") == 0 ? descend_base : NULL;
+#ifdef HAVE_X86_COPIES
+    if (strcmp(isa, "avx512") == 0) copy = descend_avx512;
+    if (strcmp(isa, "avx2") == 0) copy = descend_avx2;
+#endif
+    if (!copy) { PyErr_Format(PyExc_ValueError, "no kernel for the instruction set %s", isa); goto r6; }
     /* the scratch of client() at the widest vectors' padding (a bound for every copy) */
     const long r8 = ceil_to(r, WIDEST), Di8 = ceil_to(s.width[0], WIDEST), h8 = ceil_to(s.width[1], WIDEST);
     long per = h8 * Di8 + r * Di8 + (long)s.width[0] * (r8 + WIDEST) + r * h8 + h8 * (r8 + WIDEST) + r * h8 + r * r8;
@@ -166,21 +174,7 @@ static PyObject *descend(PyObject *self, PyObject *args) {
     const unsigned int csr = _mm_getcsr();
     _mm_setcsr(csr | 0x8040);   /* flush to zero, denormals are zero */
 #endif
-#ifdef HAVE_X86_COPIES
-    if (strcmp(isa, "avx512") == 0)
-        descend_avx512(&s, k, spans, bR.buf, bT.buf, bw.buf, bX.buf, bo.buf, buf);
-    else if (strcmp(isa, "avx2") == 0)
-        descend_avx2(&s, k, spans, bR.buf, bT.buf, bw.buf, bX.buf, bo.buf, buf);
-    else
-#endif
-    if (strcmp(isa, "base") == 0)
-        descend_base(&s, k, spans, bR.buf, bT.buf, bw.buf, bX.buf, bo.buf, buf);
-    else {
-#ifdef HAVE_MXCSR
-        _mm_setcsr(csr);
-#endif
-        PyErr_Format(PyExc_ValueError, "no kernel for the instruction set %s", isa); free(buf); goto r6;
-    }
+    copy(&s, k, spans, bR.buf, bT.buf, bw.buf, bX.buf, bo.buf, buf);
 #ifdef HAVE_MXCSR
     _mm_setcsr(csr);
 #endif

@@ -138,7 +138,7 @@ static void NAME(transpose)(const float *A, int rows, int cols, long lda, float 
 
 /* one client's steps (fedbound/tasks/mlp.py, _compiled_steps) on its own arrays. The first layer
    held as V_1 = [W_1 | b_1] (h, D + 1) in rows of Di8 floats, its inputs R as rows (Rp) and
-   columns (Rt); every activation and gradient as rows of a multiple of 8 floats, the padding 0 */
+   columns (Rt); every activation and gradient as rows of whole vectors (PAD), the padding 0 */
 static void NAME(client)(const Net *s, const int *spans, const float *R, const float *T,
                          const float *w, const float *x, float *out_x, float *buf) {
     const int r = s->rows, r8 = PAD(r), rt = r8 + VW, Di = s->width[0], Di8 = PAD(Di);

@@ -69,7 +69,7 @@ from typing import Callable, Literal
 import numpy as np
 import torch
 
-from fedbound.errors import require
+from fedbound.errors import ValidationError, require
 
 try:   # the compiled local steps, built at install where a C compiler is found (setup.py)
     import fedbound.tasks._kernels as _kernels
@@ -529,8 +529,9 @@ def descend_rows(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...], lr: float
     if not spans:
         return X.clone()
     r = rows[0].shape[1]
-    require(all(0 <= a <= b <= r for a, b in spans),
-            f"each step's rows (a, b) must satisfy 0 <= a <= b <= {r} (the rows given), got {spans}")
+    if not all(0 <= a <= b <= r for a, b in spans):   # (the message built only then: a round's hot path)
+        raise ValidationError(f"each step's rows (a, b) must satisfy 0 <= a <= b <= {r} (the rows "
+                              f"given), got {spans}")
     spans = _seen(spans)
     if first_layer is None:
         weights, samples = _first_layer_costs(spans, shapes[0][1] + 1, shapes[0][0])
@@ -562,10 +563,11 @@ def _compiled_steps(X, shapes, lr, rows, spans, activation, samples: bool) -> to
     """:func:`descend_rows`'s steps in one call of the compiled kernel
     (``fedbound/tasks/_kernels.c``, float32; ``spans`` with their rows seen, :func:`_seen`):
     per client, all its steps while its arrays stay in cache, the first layer in sample space
-    (``samples``: :func:`_sample_space_steps`) or weight space, the products in tiles of 4 rows x 2 vectors held
-    in registers (32 columns with AVX-512, 16 with AVX2: :func:`kernel_isa`), tanh and exp as polynomials in the same registers (tanh Eigen's
-    rational approximation, within 4e-7; exp Cephes' expf), the softmax shifted by each row's max,
-    subnormal numbers flushed to zero while it runs.
+    (``samples``: :func:`_sample_space_steps`) or weight space, the products in tiles of 4 rows x 2
+    vectors held in registers (32 columns with AVX-512, 16 with AVX2: :func:`kernel_isa`), tanh and
+    exp as polynomials in the same registers (tanh Eigen's rational approximation, within 4e-7; exp
+    Cephes' expf), the softmax shifted by each row's max, subnormal numbers flushed to zero while
+    it runs.
 
     Why compiled (issue 35): a round of a small model costs numpy's calls (about 17 per step of all
     clients, 1-4 us each, three times that inside a round), not its products. Measured alone on one
@@ -573,9 +575,9 @@ def _compiled_steps(X, shapes, lr, rows, spans, activation, samples: bool) -> to
     benchmark's arrays): 11 us per client and round with AVX-512 (12 with AVX2, 22 with SSE2)
     against 26 (10 clients) and 16 (100 clients, where numpy's batched products reach OpenBLAS's
     small-matrix kernels)."""
-    require(_kernels is not None and X.dtype == torch.float32 and X.device.type == "cpu",
-            f"the compiled MLP steps take float32 CPU models (and a build with a C compiler), got "
-            f"{X.dtype} on {X.device.type}")
+    if not (_kernels is not None and X.dtype == torch.float32 and X.device.type == "cpu"):
+        raise ValidationError(f"the compiled MLP steps take float32 CPU models (and a build with a C "
+                              f"compiler), got {X.dtype} on {X.device.type}")
     out = torch.empty(X.shape, dtype=X.dtype)
     R, T, w = (np.ascontiguousarray(_NumpyOps.array(t)) for t in rows)
     widths = (shapes[0][1], *(shape[0] for shape in shapes[::2]))
@@ -583,8 +585,8 @@ def _compiled_steps(X, shapes, lr, rows, spans, activation, samples: bool) -> to
     # copied per client (a 1 MB copy at 100 clients of digits' MLP)
     models = X[:1] if X.shape[0] > 1 and X.stride(0) == 0 else X
     _kernels.descend(np.ascontiguousarray(_NumpyOps.array(models)), out.numpy(), widths, R, T,
-                        np.ascontiguousarray(w[:, :, 0]), np.array(spans, dtype=np.int32), float(lr),
-                        activation == "relu", samples, kernel_isa())
+                     np.ascontiguousarray(w[:, :, 0]), np.array(spans, dtype=np.int32), float(lr),
+                     activation == "relu", samples, kernel_isa())
     return out
 
 
