@@ -1,15 +1,19 @@
 /* fedbound's compiled kernels (issue 35), each equal to its numpy reference (tests/tasks/
    test_mlp_kernel.py, tests/tasks/test_batches.py):
 
-   descend(models, out, widths, inputs, targets, weights, spans, lr, relu, samples, isa): the
-   MLP's local SGD steps (fedbound/tasks/mlp.py, _compiled_steps, says what they compute and why).
-   For each client j, its flat model models[j] (layers W_l (out, in) then b_l, for widths = (D,
-   hidden..., classes); models[0] for all where models has one row) after the steps spans[s] =
-   (a, b, seen): step s on the rows a..b-1 of its inputs (features with their one), targets
-   (-w onehot(y)) and weights w, the rows 0..seen-1 those of the earlier steps; written to out[j]. One
-   copy of the code per instruction set (_mlp_steps.h under a target pragma: AVX-512F, AVX2+FMA,
-   the compiler's baseline), chosen by the caller from isas(); equal to numpy's steps (mlp.descend,
-   backend "numpy") to float32 rounding.
+   descend(models, out, widths, rows, spans, lr, relu, samples, isa): the MLP's local SGD steps
+   (fedbound/tasks/mlp.py, _compiled_steps, says what they compute and why). For each client j, its
+   flat model models[j] (layers W_l (out, in) then b_l, for widths = (D, hidden..., classes);
+   models[0] for all where models has one row) after the steps spans[s] = (a, b, seen): step s on
+   the rows a..b-1 of its batch rows, the rows 0..seen-1 those of the earlier steps; written to
+   out[j]. rows: the arrays (inputs (k, r, D + 1): features with their one, targets (k, r, C):
+   -w onehot(y), weights w (k, r)), or where they are in the task's arrays (features (n, m, D + 1),
+   labels (n, m), presence (n, m), ids (k,), positions (k, r) or None: every sample, valid (k, r)
+   or None, width): client j's row q is sample positions[j, q] of client ids[j], its weight its
+   validity (valid, or else presence) over that of its block of width rows (a step's batch; mlp.py,
+   GatheredRows). One copy of the code per instruction set (_mlp_steps.h under a target pragma:
+   AVX-512F, AVX2+FMA, the compiler's baseline), chosen by the caller from isas(); equal to numpy's
+   steps (mlp.descend, backend "numpy") to float32 rounding.
 
    seeded_positions(key, ids, sizes, round, step, steps, batch, positions, valid): the minibatch
    positions of SeededBatches (fedbound/tasks/batches.py, whose numpy code is the reference and
@@ -46,6 +50,51 @@ typedef struct {
 } Net;
 
 typedef struct { float *A, *dZ, *W, *Wt, *b; } Layer;
+
+/* where the clients' batch rows are (descend's rows): given as arrays, or gathered */
+typedef struct {
+    int gathered, width;
+    const float *R, *T, *w;                       /* given: (k, r, D + 1), (k, r, C), (k, r) */
+    const float *F, *presence;                    /* gathered: (n, m, D + 1), (n, m) */
+    const int64_t *labels, *ids, *pos;            /* (n, m), (k,), (k, r) or NULL */
+    const char *valid;                            /* (k, r) or NULL */
+    long m;
+} Source;
+
+/* one client's batch rows as its steps read them: each row's features with their one, lr times
+   its targets in rows of c8 floats (the padding 0), lr times its weights */
+typedef struct { const float **row; float *T, *w; } Batch;
+
+/* client j's Batch from src (lr w and lr T: the step size in the logits' gradient) */
+static void prepare(const Net *s, const Source *src, Py_ssize_t j, int c8, Batch *batch) {
+    const int r = s->rows, Di = s->width[0], C = s->width[s->layers];
+    memset(batch->T, 0, sizeof(float) * r * c8);
+    if (!src->gathered) {
+        const float *R = src->R + (long)j * r * Di, *T = src->T + (long)j * r * C, *w = src->w + (long)j * r;
+        for (int q = 0; q < r; q++) {
+            batch->row[q] = R + (long)q * Di;
+            batch->w[q] = s->lr * w[q];
+            for (int c = 0; c < C; c++) batch->T[q * c8 + c] = s->lr * T[(long)q * C + c];
+        }
+        return;
+    }
+    const long client = (long)src->ids[j] * src->m;
+    for (int q = 0; q < r; q++) {   /* the validity first, in w */
+        const long at = client + (src->pos ? src->pos[(long)j * r + q] : q);
+        batch->row[q] = src->F + at * Di;
+        batch->w[q] = src->pos ? (float)(src->valid[(long)j * r + q] != 0) : src->presence[client + q];
+    }
+    for (int b0 = 0; b0 < r; b0 += src->width) {   /* w = validity / its block's (numpy's order) */
+        float total = 0.f;
+        for (int q = b0; q < b0 + src->width; q++) total += batch->w[q];
+        for (int q = b0; q < b0 + src->width; q++) {
+            const long at = client + (src->pos ? src->pos[(long)j * r + q] : q);
+            const float w = batch->w[q] / total;
+            batch->w[q] = s->lr * w;
+            batch->T[q * c8 + src->labels[at]] = s->lr * -w;
+        }
+    }
+}
 
 /* n rounded up to a multiple of w (a power of 2): the kernel's rows are whole vectors */
 static inline int ceil_to(int n, int w) { return (n + w - 1) & ~(w - 1); }
@@ -106,14 +155,81 @@ static int get(PyObject *o, Py_buffer *b, int writable, int ndim, const char *fm
     return 0;
 }
 
+/* the buffers of descend's rows: the arrays (3) or the task's arrays and indices (6) */
+#define NROWS 6
+static void release(Py_buffer *b, int n) { for (int i = 0; i < n; i++) PyBuffer_Release(&b[i]); }
+
+/* descend's rows into src and its buffers (see the module doc); r: the rows per client; -1 with
+   an error set (every buffer it took released) */
+static int rows_from(PyObject *rows, Py_ssize_t k, const Net *s, Source *src, Py_buffer *b, int *taken,
+                     int *r) {
+    const int C = s->width[s->layers], Di = s->width[0];
+    const Py_ssize_t n = PyTuple_GET_SIZE(rows);
+    *taken = 0;
+    memset(src, 0, sizeof(Source));
+    if (n == 3) {
+        static const char *fmt[3] = {"f", "f", "f"}, *what[3] = {"inputs", "targets", "weights"};
+        static const int ndim[3] = {3, 3, 2};
+        for (int i = 0; i < 3; i++, (*taken)++)
+            if (get(PyTuple_GET_ITEM(rows, i), &b[i], 0, ndim[i], fmt[i], what[i]) < 0) goto fail;
+        *r = (int)b[0].shape[1];
+        if (b[0].shape[0] != k || b[0].shape[2] != Di || b[1].shape[0] != k || b[1].shape[1] != *r
+                || b[1].shape[2] != C || b[2].shape[0] != k || b[2].shape[1] != *r) {
+            PyErr_SetString(PyExc_ValueError, "array shapes do not match the widths"); goto fail;
+        }
+        src->R = b[0].buf; src->T = b[1].buf; src->w = b[2].buf;
+        return 0;
+    }
+    long width;
+    if (n != 7 || (width = PyLong_AsLong(PyTuple_GET_ITEM(rows, 6))) < 1) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "rows: (inputs, targets, weights) or (features, labels, "
+                            "presence, ids, positions, valid, width), width >= 1");
+        return -1;
+    }
+    static const char *fmt[6] = {"f", "l", "f", "l", "l", "?"};
+    static const char *what[6] = {"features", "labels", "presence", "ids", "positions", "valid"};
+    static const int ndim[6] = {3, 2, 2, 1, 2, 2};
+    const int given = PyTuple_GET_ITEM(rows, 4) != Py_None;
+    if (given != (PyTuple_GET_ITEM(rows, 5) != Py_None)) {
+        PyErr_SetString(PyExc_ValueError, "positions and valid: both or neither"); return -1;
+    }
+    for (int i = 0; i < (given ? 6 : 4); i++, (*taken)++)
+        if (get(PyTuple_GET_ITEM(rows, i), &b[i], 0, ndim[i], fmt[i], what[i]) < 0) goto fail;
+    const Py_ssize_t N = b[0].shape[0], m = b[0].shape[1];
+    *r = given ? (int)b[4].shape[1] : (int)m;
+    if (b[0].shape[2] != Di || b[1].shape[0] != N || b[1].shape[1] != m || b[2].shape[0] != N
+            || b[2].shape[1] != m || b[3].shape[0] != k || (given && (b[4].shape[0] != k
+            || b[5].shape[0] != k || b[5].shape[1] != *r)) || *r % width != 0) {
+        PyErr_SetString(PyExc_ValueError, "array shapes do not match the widths"); goto fail;
+    }
+    src->gathered = 1; src->width = (int)width; src->m = (long)m;
+    src->F = b[0].buf; src->labels = b[1].buf; src->presence = b[2].buf; src->ids = b[3].buf;
+    src->pos = given ? b[4].buf : NULL; src->valid = given ? b[5].buf : NULL;
+    for (Py_ssize_t j = 0; j < k; j++) {   /* every index in bounds: no read or write outside */
+        const int64_t id = src->ids[j];
+        if (id < 0 || id >= N) { PyErr_SetString(PyExc_ValueError, "ids: a client outside the features"); goto fail; }
+        for (int q = 0; q < *r; q++) {
+            const int64_t p = given ? src->pos[j * *r + q] : q;
+            if (p < 0 || p >= m) { PyErr_SetString(PyExc_ValueError, "positions: a sample outside the features"); goto fail; }
+            const int64_t y = src->labels[id * m + p];
+            if (y < 0 || y >= C) { PyErr_SetString(PyExc_ValueError, "labels: a class outside the widths"); goto fail; }
+        }
+    }
+    return 0;
+fail:
+    release(b, *taken);
+    return -1;
+}
+
 static PyObject *descend(PyObject *self, PyObject *args) {
-    PyObject *oX, *oout, *owidths, *oR, *oT, *ow, *ospans; int relu, samples; const char *isa;
+    PyObject *oX, *oout, *owidths, *orows, *ospans; int relu, samples; const char *isa;
     double lr;
-    if (!PyArg_ParseTuple(args, "OOO!OOOOdpps", &oX, &oout, &PyTuple_Type, &owidths, &oR, &oT, &ow,
-                          &ospans, &lr, &relu, &samples, &isa))
+    if (!PyArg_ParseTuple(args, "OOO!O!Odpps", &oX, &oout, &PyTuple_Type, &owidths, &PyTuple_Type,
+                          &orows, &ospans, &lr, &relu, &samples, &isa))
         return NULL;
-    Py_buffer bX, bo, bR, bT, bw, bs; PyObject *result = NULL; float *buf = NULL;
-    Net s;
+    Py_buffer bX, bo, bs, brows[NROWS]; PyObject *result = NULL; float *buf = NULL; const float **row = NULL;
+    Net s; Source src; int taken = 0, r;
     const Py_ssize_t nw = PyTuple_GET_SIZE(owidths);
     if (nw < 2 || nw > MAXL + 1) {
         PyErr_SetString(PyExc_ValueError, "widths: inputs, up to 15 hidden layers, classes"); return NULL;
@@ -129,44 +245,44 @@ static PyObject *descend(PyObject *self, PyObject *args) {
         if (l) { s.offset[l] = s.d; s.d += (long)s.width[l] * (s.width[l - 1] + 1); }
     }
     s.width[0] += 1;   /* the inputs with their one */
-    if (get(oX, &bX, 0, 2, "f", "models") < 0) return NULL;
-    if (get(oout, &bo, 1, 2, "f", "out") < 0) goto r1;
-    if (get(oR, &bR, 0, 3, "f", "inputs") < 0) goto r2;
-    if (get(oT, &bT, 0, 3, "f", "targets") < 0) goto r3;
-    if (get(ow, &bw, 0, 2, "f", "weights") < 0) goto r4;
-    if (get(ospans, &bs, 0, 2, "i", "spans") < 0) goto r5;
-    const Py_ssize_t k = bo.shape[0];   /* models: one row per client, or one row for all */
-    s.rows = (int)bR.shape[1]; s.lr = (float)lr; s.relu = relu; s.samples = samples; s.steps = (int)bs.shape[0];
-    const int r = s.rows, C = s.width[s.layers];
-    s.shared = bX.shape[0] == 1;
-    if ((bX.shape[0] != k && !s.shared) || bX.shape[1] != s.d || bo.shape[1] != s.d || bR.shape[0] != k
-            || bR.shape[2] != s.width[0] || bT.shape[0] != k || bT.shape[1] != r || bT.shape[2] != C
-            || bw.shape[0] != k || bw.shape[1] != r || bs.shape[1] != 3) {
-        PyErr_SetString(PyExc_ValueError, "array shapes do not match the widths"); goto r6;
-    }
-    const int *spans = (const int *)bs.buf;
-    for (int st = 0; st < s.steps; st++)
-        if (spans[3 * st] < 0 || spans[3 * st] > spans[3 * st + 1] || spans[3 * st + 1] > r
-                || spans[3 * st + 2] < 0 || spans[3 * st + 2] > r) {
-            PyErr_SetString(PyExc_ValueError, "a step's rows are outside the inputs"); goto r6;
-        }
-    typedef void (*Copy)(const Net *, Py_ssize_t, const int *, const float *, const float *,
-                         const float *, const float *, float *, float *);
+    typedef void (*Copy)(const Net *, Py_ssize_t, const int *, const Source *, const float *, float *,
+                         Batch *, float *);
     Copy copy = strcmp(isa, "base") == 0 ? descend_base : NULL;
 #ifdef HAVE_X86_COPIES
     if (strcmp(isa, "avx512") == 0) copy = descend_avx512;
     if (strcmp(isa, "avx2") == 0) copy = descend_avx2;
 #endif
-    if (!copy) { PyErr_Format(PyExc_ValueError, "no kernel for the instruction set %s", isa); goto r6; }
-    /* the scratch of client() at the widest vectors' padding (a bound for every copy) */
+    if (!copy) { PyErr_Format(PyExc_ValueError, "no kernel for the instruction set %s", isa); return NULL; }
+    if (get(oX, &bX, 0, 2, "f", "models") < 0) return NULL;
+    if (get(oout, &bo, 1, 2, "f", "out") < 0) goto r1;
+    if (get(ospans, &bs, 0, 2, "i", "spans") < 0) goto r2;
+    const Py_ssize_t k = bo.shape[0];   /* models: one row per client, or one row for all */
+    if (rows_from(orows, k, &s, &src, brows, &taken, &r) < 0) goto r3;
+    s.rows = r; s.lr = (float)lr; s.relu = relu; s.samples = samples; s.steps = (int)bs.shape[0];
+    s.shared = bX.shape[0] == 1;
+    if ((bX.shape[0] != k && !s.shared) || bX.shape[1] != s.d || bo.shape[1] != s.d || bs.shape[1] != 3) {
+        PyErr_SetString(PyExc_ValueError, "array shapes do not match the widths"); goto r4;
+    }
+    const int *spans = (const int *)bs.buf;
+    for (int st = 0; st < s.steps; st++)
+        if (spans[3 * st] < 0 || spans[3 * st] > spans[3 * st + 1] || spans[3 * st + 1] > r
+                || spans[3 * st + 2] < 0 || spans[3 * st + 2] > r) {
+            PyErr_SetString(PyExc_ValueError, "a step's rows are outside the inputs"); goto r4;
+        }
+    /* the scratch of prepare() and client() at the widest vectors' padding (a bound for every copy) */
     const long r8 = ceil_to(r, WIDEST), Di8 = ceil_to(s.width[0], WIDEST), h8 = ceil_to(s.width[1], WIDEST);
-    long per = h8 * Di8 + r * Di8 + (long)s.width[0] * (r8 + WIDEST) + r * h8 + h8 * (r8 + WIDEST) + r * h8 + r * r8;
+    const long c8 = ceil_to(s.width[s.layers], WIDEST);
+    long per = r * c8 + r + h8 * Di8 + r * Di8 + (long)s.width[0] * (r8 + WIDEST) + r * h8 + h8 * (r8 + WIDEST)
+               + r * h8 + r * r8;
     for (int l = 1; l <= s.layers; l++) {
         const long o8 = ceil_to(s.width[l], WIDEST), i8 = ceil_to(s.width[l - 1], WIDEST);
         per += 2L * r * o8 + 2L * o8 * i8 + o8;
     }
     buf = malloc(sizeof(float) * per);
-    if (!buf) { PyErr_NoMemory(); goto r6; }
+    row = malloc(sizeof(float *) * (r ? r : 1));
+    if (!buf || !row) { PyErr_NoMemory(); goto r5; }
+    float *scratch = buf;
+    Batch batch = {row, carve(&scratch, r * c8), carve(&scratch, r)};
 #ifdef HAVE_MXCSR
     /* subnormal numbers flushed to zero while the kernel runs (a softmax entry below e^-87 took
        100x the time of a step: each subnormal operand is a microcode assist); they change no
@@ -174,16 +290,15 @@ static PyObject *descend(PyObject *self, PyObject *args) {
     const unsigned int csr = _mm_getcsr();
     _mm_setcsr(csr | 0x8040);   /* flush to zero, denormals are zero */
 #endif
-    copy(&s, k, spans, bR.buf, bT.buf, bw.buf, bX.buf, bo.buf, buf);
+    copy(&s, k, spans, &src, bX.buf, bo.buf, &batch, scratch);
 #ifdef HAVE_MXCSR
     _mm_setcsr(csr);
 #endif
-    free(buf);
     result = Py_None; Py_INCREF(result);
-r6: PyBuffer_Release(&bs);
-r5: PyBuffer_Release(&bw);
-r4: PyBuffer_Release(&bT);
-r3: PyBuffer_Release(&bR);
+r5: free(row);
+    free(buf);
+r4: release(brows, taken);
+r3: PyBuffer_Release(&bs);
 r2: PyBuffer_Release(&bo);
 r1: PyBuffer_Release(&bX);
     return result;
@@ -270,7 +385,7 @@ static PyObject *isas(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
-    {"descend", descend, METH_VARARGS, "descend(models, out, widths, inputs, targets, weights, spans, lr, relu, samples, isa)"},
+    {"descend", descend, METH_VARARGS, "descend(models, out, widths, rows, spans, lr, relu, samples, isa)"},
     {"isas", isas, METH_NOARGS, "the instruction sets this machine runs, best first"},
     {"seeded_positions", seeded_positions, METH_VARARGS,
      "seeded_positions(key, ids, sizes, round, step, steps, batch, positions, valid)"},

@@ -136,13 +136,16 @@ static void NAME(transpose)(const float *A, int rows, int cols, long lda, float 
         for (int j = 0; j < cols; j++) B[j * ldb + i] = A[i * lda + j];
 }
 
-/* one client's steps (fedbound/tasks/mlp.py, _compiled_steps) on its own arrays. The first layer
-   held as V_1 = [W_1 | b_1] (h, D + 1) in rows of Di8 floats, its inputs R as rows (Rp) and
-   columns (Rt); every activation and gradient as rows of whole vectors (PAD), the padding 0 */
-static void NAME(client)(const Net *s, const int *spans, const float *R, const float *T,
-                         const float *w, const float *x, float *out_x, float *buf) {
+/* one client's steps (fedbound/tasks/mlp.py, _compiled_steps) on its rows (prepare(): its
+   features with their one, lr times its targets padded to whole vectors, lr times its weights).
+   The first layer held as V_1 = [W_1 | b_1] (h, D + 1) in rows of Di8 floats, its inputs R as
+   rows (Rp) and columns (Rt); every activation and gradient as rows of whole vectors (PAD), the
+   padding 0; a later layer as W_l (out, in) and W_l^T (in, out), both updated at every step (a
+   product each: the forward takes W_l^T, the backward W_l) */
+static void NAME(client)(const Net *s, const int *spans, const Batch *batch, const float *x,
+                         float *out_x, float *buf) {
     const int r = s->rows, r8 = PAD(r), rt = r8 + VW, Di = s->width[0], Di8 = PAD(Di);
-    const int L = s->layers, C = s->width[L], h = s->width[1], h8 = PAD(h);
+    const int L = s->layers, C = s->width[L], h = s->width[1], h8 = PAD(h), c8 = PAD(C);
     Layer ly[MAXL + 1];
     float *V1 = carve(&buf, (long)h * Di8), *Rp = carve(&buf, (long)r * Di8), *Rt = carve(&buf, (long)Di * rt);
     float *D = carve(&buf, (long)r * h8), *PT = carve(&buf, (long)h * rt), *P = NULL, *G = NULL;
@@ -153,12 +156,14 @@ static void NAME(client)(const Net *s, const int *spans, const float *R, const f
         if (l > 1) {
             ly[l].W = carve(&buf, (long)out * i8);
             ly[l].Wt = carve(&buf, (long)in * o8);
-            memset(ly[l].Wt, 0, sizeof(float) * in * o8);   /* its padding columns stay 0 */
             ly[l].b = carve(&buf, o8);
             const float *Wx = x + s->offset[l], *bx = Wx + out * in;
-            memset(ly[l].W, 0, sizeof(float) * out * i8);
+            memset(ly[l].W, 0, sizeof(float) * out * i8);   /* the padding stays 0 */
+            memset(ly[l].Wt, 0, sizeof(float) * in * o8);
+            memset(ly[l].b, 0, sizeof(float) * o8);
             for (int o = 0; o < out; o++) {
                 memcpy(ly[l].W + o * i8, Wx + o * in, sizeof(float) * in);
+                for (int i = 0; i < in; i++) ly[l].Wt[i * o8 + o] = Wx[o * in + i];
                 ly[l].b[o] = bx[o];
             }
         }
@@ -170,8 +175,11 @@ static void NAME(client)(const Net *s, const int *spans, const float *R, const f
         memcpy(V1 + o * Di8, x + o * (Di - 1), sizeof(float) * (Di - 1));
         V1[o * Di8 + Di - 1] = x[(long)h * (Di - 1) + o];
     }
-    for (int q = 0; q < r; q++) memcpy(Rp + q * Di8, R + (long)q * Di, sizeof(float) * Di);
-    NAME(transpose)(R, r, Di, Di, Rt, rt);
+    for (int q = 0; q < r; q++) {
+        const float *row = batch->row[q];
+        memcpy(Rp + q * Di8, row, sizeof(float) * Di);
+        for (int j = 0; j < Di; j++) Rt[j * rt + q] = row[j];
+    }
     if (s->samples) {   /* P = R V_1^T as (V_1 R^T)^T, the Gram matrix R R^T */
         P = carve(&buf, (long)r * h8); G = carve(&buf, (long)r * r8);
         memset(P, 0, sizeof(float) * r * h8);
@@ -195,15 +203,12 @@ static void NAME(client)(const Net *s, const int *spans, const float *R, const f
             const int out = s->width[l], o8 = PAD(out), in = s->width[l - 1];
             float *Z = ly[l].dZ + (long)a * o8;
             if (l > 1) {
-                for (int i = 0; i < in; i++)
-                    for (int o = 0; o < out; o++) ly[l].Wt[i * o8 + o] = ly[l].W[o * PAD(in) + i];
                 NAME(product)(m, o8, in, ly[l - 1].A + (long)a * PAD(in), PAD(in), 1, ly[l].Wt, o8, Z, o8, 1.f, 0);
                 for (int q = 0; q < m; q++)
-                    for (int o = 0; o < out; o++) Z[q * o8 + o] += ly[l].b[o];
+                    for (int c = 0; c < o8; c += VW) *(VEC *)(Z + q * o8 + c) += *(const VEC *)(ly[l].b + c);
             }
             if (l < L) NAME(activate)(Z, ly[l].A + (long)a * o8, (long)m * o8, s->relu);
         }
-        const int c8 = PAD(C);
         float *ZL = ly[L].dZ + (long)a * c8;
         VI lane;   /* a vector's lane numbers: lane + c < C where a row's vector at c holds logits */
         for (int j = 0; j < VW; j++) lane[j] = j;
@@ -219,13 +224,14 @@ static void NAME(client)(const Net *s, const int *spans, const float *R, const f
             const float shift = NAME(hmax)(top);
             for (int c = 0; c < c8; c += VW) *(VEC *)(z + c) = NAME(vexp)(*(const VEC *)(z + c) - shift);
         }
-        for (int q = 0; q < m; q++) {   /* w (softmax(Z) - onehot(y)) = w softmax(Z) + T */
+        for (int q = 0; q < m; q++) {   /* lr w (softmax(Z) - onehot(y)) = lr w softmax(Z) + lr T */
             float *z = ZL + q * c8;
+            const float *t = batch->T + (long)(a + q) * c8;
             VEC total = *(const VEC *)z;
             for (int c = VW; c < c8; c += VW) total += *(const VEC *)(z + c);
-            const float scale = s->lr * w[a + q] / NAME(hsum)(total);   /* the step in the gradient */
-            for (int c = 0; c < C; c++) z[c] = z[c] * scale + s->lr * T[(long)(a + q) * C + c];
-            for (int c = C; c < c8; c++) z[c] = 0.f;
+            const float scale = batch->w[a + q] / NAME(hsum)(total);
+            for (int c = 0; c < c8; c += VW)   /* the padding 0 (its exp is tiny, not 0) */
+                *(VEC *)(z + c) = (VEC)((VI)(*(const VEC *)(z + c) * scale + *(const VEC *)(t + c)) & (VI)(lane + c < C));
         }
         for (int l = L; l > 1; l--) {
             const int out = s->width[l], o8 = PAD(out), in = s->width[l - 1], i8 = PAD(in);
@@ -234,10 +240,11 @@ static void NAME(client)(const Net *s, const int *spans, const float *R, const f
             NAME(product)(m, i8, out, dZ, o8, 1, ly[l].W, i8, dA, i8, 1.f, 0);
             NAME(derivative)(dA, Ap, (long)m * i8, s->relu);
             NAME(product)(out, i8, m, dZ, 1, o8, Ap, i8, ly[l].W, i8, -1.f, 1);
-            for (int o = 0; o < out; o++) {
-                float g = 0.f;
-                for (int q = 0; q < m; q++) g += dZ[q * o8 + o];
-                ly[l].b[o] -= g;
+            NAME(product)(in, o8, m, Ap, 1, i8, dZ, o8, ly[l].Wt, o8, -1.f, 1);
+            for (int c = 0; c < o8; c += VW) {
+                VEC g = (VEC){0};
+                for (int q = 0; q < m; q++) g += *(const VEC *)(dZ + q * o8 + c);
+                *(VEC *)(ly[l].b + c) -= g;
             }
         }
         if (s->samples) {
@@ -262,10 +269,10 @@ static void NAME(client)(const Net *s, const int *spans, const float *R, const f
     }
 }
 
-static void NAME(descend)(const Net *s, Py_ssize_t k, const int *spans, const float *R, const float *T,
-                          const float *w, const float *X, float *out, float *buf) {
-    const int r = s->rows, Di = s->width[0], C = s->width[s->layers];
-    for (Py_ssize_t j = 0; j < k; j++)
-        NAME(client)(s, spans, R + (long)j * r * Di, T + (long)j * r * C, w + (long)j * r,
-                     X + (s->shared ? 0 : (long)j * s->d), out + (long)j * s->d, buf);
+static void NAME(descend)(const Net *s, Py_ssize_t k, const int *spans, const Source *src,
+                          const float *X, float *out, Batch *batch, float *buf) {
+    for (Py_ssize_t j = 0; j < k; j++) {
+        prepare(s, src, j, PAD(s->width[s->layers]), batch);
+        NAME(client)(s, spans, batch, X + (s->shared ? 0 : (long)j * s->d), out + (long)j * s->d, buf);
+    }
 }

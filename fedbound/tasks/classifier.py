@@ -217,30 +217,33 @@ class MLPClassifier(ClientDataTask):
     def _descend_on(self, X, view, lr, steps, generator, round_index, step):
         """``steps`` plain SGD steps of the clients of ``view`` from X, on the augmented layers
         (:func:`fedbound.tasks.mlp.descend_rows`), the batches taken from the task's arrays in
-        those of its backend (only the samples the steps use: not the view's gathered data).
+        those of its backend (only the samples the steps use: not the view's gathered data); the
+        compiled steps read them where they are (:class:`fedbound.tasks.mlp.GatheredRows`).
         Minibatches: the positions of every step drawn first, in the order ``steps`` gradient
-        calls draw them (nothing else is drawn between), then the samples of all steps gathered
-        at once, side by side (step s on its B of them)."""
+        calls draw them (nothing else is drawn between), then the samples of all steps side by
+        side (step s on its B of them)."""
         backend = mlp.backend_for(X)
         ops = mlp.BACKENDS[backend]
-        rows = None if view.idx is None else ops.array(view.ids)
         data = self.data
         if self.batch_size is None:
-            full = tuple(ops.rows(ops.array(t), rows) for t in self._full_batches.values())
-            return mlp.descend_rows(X, self.parameter_shapes, lr, full, [(0, full[0].shape[1])] * steps,
+            m = data.features.shape[1]
+            if backend == "compiled":
+                rows = mlp.GatheredRows(self._features_with_ones, data.labels, data.mask, view.ids,
+                                        None, None, m, self.num_classes)
+            else:   # the targets and weights computed once (_full_batches), the rows gathered
+                ids = None if view.idx is None else ops.array(view.ids)
+                rows = tuple(ops.rows(ops.array(t), ids) for t in self._full_batches.values())
+            return mlp.descend_rows(X, self.parameter_shapes, lr, rows, [(0, m)] * steps,
                                     self.activation, backend)
         if self.keyed_batches:
             sizes = data.sizes if view.idx is None else gather(data.sizes, view.idx)
             at, valid = self.keyed_positions(sizes, view.ids, round_index, step, steps)
         else:
             at, valid = self.batch_positions(view.data, generator, None, round_index, step, steps)
-        k, width = view.n, at.shape[1] // steps
-        at = ops.array(at)
-        mask = ops.array(valid.to(data.mask.dtype)).reshape(k * steps, width)
-        feats = ops.take(ops.array(self._features_with_ones), at, rows)
-        w = ops.sample_weights(mask).reshape(k, steps * width, 1)   # each step's batch: its mean
-        T = ops.targets(ops.take(ops.array(data.labels), at, rows), w, self.num_classes)
-        return mlp.descend_rows(X, self.parameter_shapes, lr, (feats, T, w),
+        width = at.shape[1] // steps
+        rows = mlp.GatheredRows(self._features_with_ones, data.labels, data.mask, view.ids, at, valid,
+                                width, self.num_classes)
+        return mlp.descend_rows(X, self.parameter_shapes, lr, rows,
                                 [(s * width, (s + 1) * width) for s in range(steps)], self.activation, backend)
 
     @functools.cached_property

@@ -64,7 +64,7 @@ from __future__ import annotations
 import functools
 import math
 import os
-from typing import Callable, Literal
+from typing import Callable, Literal, NamedTuple
 
 import numpy as np
 import torch
@@ -227,6 +227,11 @@ class _TorchOps:
         return tensor if isinstance(tensor, torch.Tensor) else torch.from_numpy(tensor)
 
     @staticmethod
+    def cast(A, like):
+        """A in the dtype of ``like``."""
+        return A.to(like.dtype)
+
+    @staticmethod
     def rows(A, rows):
         """A[rows]: the rows ``rows`` (indices; None: all) of A (n, ...)."""
         return A if rows is None else A.index_select(0, rows)
@@ -309,6 +314,10 @@ class _NumpyOps:
     def array(tensor):
         """The numpy view of a CPU tensor (no copy: what the steps write lands in the tensor)."""
         return tensor if isinstance(tensor, np.ndarray) else tensor.detach().numpy()
+
+    @staticmethod
+    def cast(A, like):
+        return A.astype(like.dtype)
 
     @staticmethod
     def rows(A, rows):
@@ -430,6 +439,45 @@ def gradient(layers: list[torch.Tensor], features: torch.Tensor, target: torch.T
     return _gradient(layers, features, target, weights, activation, None, _TorchOps)
 
 
+class GatheredRows(NamedTuple):
+    """A round's batch rows where they are in a task's arrays (:func:`descend_rows`): client j's
+    row q is sample ``positions[j, q]`` (None: sample q, every one) of client ``ids[j]`` of
+    ``features`` (n, m, in + 1, with their ones), ``labels`` (n, m) and ``presence`` (n, m, the
+    task's mask); the rows come in blocks of ``width`` (a step's batch), each row weighted by its
+    validity (``valid`` (k, r), with positions; else its presence) over its block's: a client's
+    mean loss over the batch. The compiled steps read the samples where they are; the others
+    gather them first (:meth:`arrays`). Arrays of one library (numpy or torch)."""
+
+    features: object
+    labels: object
+    presence: object
+    ids: object
+    positions: object | None
+    valid: object | None
+    width: int
+    classes: int
+
+    @property
+    def rows(self) -> int:
+        """The rows of each client."""
+        return int((self.features if self.positions is None else self.positions).shape[1])
+
+    def arrays(self, ops) -> tuple:
+        """(features with ones (k, r, in + 1), targets (k, r, classes), sample weights (k, r, 1)),
+        gathered in the arrays of ``ops`` (:data:`BACKENDS`)."""
+        ids = ops.array(self.ids)
+        if self.positions is None:
+            rows = (ops.rows(ops.array(a), ids) for a in (self.features, self.labels, self.presence))
+            R, labels, validity = rows
+        else:
+            at = ops.array(self.positions)
+            R, labels = (ops.take(ops.array(a), at, ids) for a in (self.features, self.labels))
+            validity = ops.cast(ops.array(self.valid), R)
+        k, r = labels.shape
+        w = ops.sample_weights(validity.reshape(k * r // self.width, self.width)).reshape(k, r, 1)
+        return R, ops.targets(labels, w, self.classes), w
+
+
 def _stacked(given, ops) -> tuple[tuple, list[tuple[int, int]]]:
     """The steps' batches ``given`` (features with ones, targets, weights) as one set of rows: the
     distinct batches (by their feature array) stacked along the samples in order of first use,
@@ -512,8 +560,9 @@ def descend_rows(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...], lr: float
                  first_layer: Literal["weights", "samples"] | None = None) -> torch.Tensor:
     """The flat models X (k, d) after SGD steps on the rows ``rows`` = (features with ones
     (k, r, in + 1), targets (k, r, classes), sample weights (k, r, 1)) of arrays of ``backend``'s
-    library, step s on the rows a..b - 1 of ``spans[s]`` = (a, b): a full batch's steps all
-    (0, r), minibatches side by side (s B, (s + 1) B). ``backend``: the array library of the steps,
+    library, or where they are in a task's arrays (:class:`GatheredRows`), step s on the rows
+    a..b - 1 of ``spans[s]`` = (a, b): a full batch's steps all (0, r), minibatches side by side
+    (s B, (s + 1) B). ``backend``: the array library of the steps,
     "torch", "numpy" on zero-copy views of CPU tensors, or "compiled" (float32 CPU tensors:
     :func:`_compiled_steps`) (default :func:`backend_for`); ``first_layer``: the first layer's
     steps in weight space (its products and update at every step) or in sample space
@@ -528,7 +577,8 @@ def descend_rows(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...], lr: float
     ops = BACKENDS[backend]
     if not spans:
         return X.clone()
-    r = rows[0].shape[1]
+    gathered = isinstance(rows, GatheredRows)
+    r = rows.rows if gathered else rows[0].shape[1]
     if not all(0 <= a <= b <= r for a, b in spans):   # (the message built only then: a round's hot path)
         raise ValidationError(f"each step's rows (a, b) must satisfy 0 <= a <= b <= {r} (the rows "
                               f"given), got {spans}")
@@ -538,6 +588,8 @@ def descend_rows(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...], lr: float
         first_layer = "samples" if (samples if backend == "compiled" else 2 * samples) <= weights else "weights"
     if backend == "compiled":
         return _compiled_steps(X, shapes, lr, rows, spans, activation, first_layer == "samples")
+    if gathered:
+        rows = rows.arrays(ops)
     # the targets and weights times lr: the logits' gradient, and so every layer's, comes out times
     # lr, and a step is V <- V - G (no product of the weight-sized G with lr per layer and step)
     R, T, w = ops.array(rows[0]), ops.array(rows[1]) * lr, ops.array(rows[2]) * lr
@@ -567,7 +619,8 @@ def _compiled_steps(X, shapes, lr, rows, spans, activation, samples: bool) -> to
     vectors held in registers (32 columns with AVX-512, 16 with AVX2: :func:`kernel_isa`), tanh and
     exp as polynomials in the same registers (tanh Eigen's rational approximation, within 4e-7; exp
     Cephes' expf), the softmax shifted by each row's max, subnormal numbers flushed to zero while
-    it runs.
+    it runs. :class:`GatheredRows` are read where they are: each client's samples, targets and
+    weights from the task's arrays (no gathered copy of a round's rows).
 
     Why compiled (issue 35): a round of a small model costs numpy's calls (about 17 per step of all
     clients, 1-4 us each, three times that inside a round), not its products. Measured alone on one
@@ -579,16 +632,23 @@ def _compiled_steps(X, shapes, lr, rows, spans, activation, samples: bool) -> to
         raise ValidationError(f"the compiled MLP steps take float32 CPU models (and a build with a C "
                               f"compiler), got {X.dtype} on {X.device.type}")
     out = torch.empty(X.shape, dtype=X.dtype)
-    R, T, w = (np.ascontiguousarray(_NumpyOps.array(t)) for t in rows)
+    if isinstance(rows, GatheredRows):
+        arrays = tuple(None if a is None else np.ascontiguousarray(_NumpyOps.array(a))
+                       for a in rows[:6]) + (int(rows.width),)
+        if arrays[0].dtype != np.float32 or arrays[2].dtype != np.float32:
+            raise ValidationError(f"the compiled MLP steps take float32 features and presence, got "
+                                  f"{arrays[0].dtype} and {arrays[2].dtype}")
+    else:
+        R, T, w = (np.ascontiguousarray(_NumpyOps.array(t)) for t in rows)
+        arrays = (R, T, np.ascontiguousarray(w[:, :, 0]))
     widths = (shapes[0][1], *(shape[0] for shape in shapes[::2]))
     # a round's clients start from one model (X = x expanded, a stride of 0): handed once, not
     # copied per client (a 1 MB copy at 100 clients of digits' MLP)
     models = X[:1] if X.shape[0] > 1 and X.stride(0) == 0 else X
-    _kernels.descend(np.ascontiguousarray(_NumpyOps.array(models)), out.numpy(), widths, R, T,
-                     np.ascontiguousarray(w[:, :, 0]), np.array(spans, dtype=np.int32), float(lr),
-                     activation == "relu", samples, kernel_isa())
+    _kernels.descend(np.ascontiguousarray(_NumpyOps.array(models)), out.numpy(), widths, arrays,
+                     np.array(spans, dtype=np.int32), float(lr), activation == "relu", samples, kernel_isa())
     return out
 
 
 __all__ = ["augmented", "flatten", "with_ones", "activate", "forward", "sample_weights", "targets",
-           "losses", "gradient", "descend", "descend_rows", "BACKENDS", "backend_for", "kernel_isa", "KERNEL_ISA_VARIABLE"]
+           "losses", "gradient", "descend", "descend_rows", "GatheredRows", "BACKENDS", "backend_for", "kernel_isa", "KERNEL_ISA_VARIABLE"]

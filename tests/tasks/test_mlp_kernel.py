@@ -90,6 +90,72 @@ def test_compiled_steps_equal_numpy_steps(seed, k, m, dims, classes, relu, lr, o
     assert off <= allowed
 
 
+def _gathered(seed, n, m, k, D, classes, steps, batch):
+    """A task's arrays (features with ones (n, m, D + 1), labels, presence) and a round's rows in
+    them: k clients' full batches (``batch`` None) or ``steps`` minibatches of ``batch`` each
+    (random positions and validity, a valid row in every block); with the same rows written out
+    by a plain loop (features, -w onehot(y), w: validity over its block's), and the spans."""
+    rng = np.random.default_rng(seed)
+    features = mlp.with_ones(torch.from_numpy(rng.uniform(-1, 1, (n, m, D)).astype(np.float32)))
+    labels = torch.from_numpy(rng.integers(classes, size=(n, m)))
+    presence = torch.from_numpy((rng.uniform(size=(n, m)) < 0.7).astype(np.float32))
+    presence[:, 0] = 1.0
+    ids = torch.from_numpy(rng.integers(n, size=k))
+    if batch is None:
+        positions = valid = None
+        width, spans = m, [(0, m)] * steps
+        at = np.tile(np.arange(m), (k, 1))
+        validity = presence.numpy()[ids.numpy()]
+    else:
+        width, spans = batch, [(s * batch, (s + 1) * batch) for s in range(steps)]
+        at = rng.integers(m, size=(k, steps * batch))
+        valid = torch.from_numpy(rng.uniform(size=at.shape) < 0.7)
+        valid[:, ::batch] = True
+        positions, validity = torch.from_numpy(at), valid.numpy().astype(np.float32)
+    r = at.shape[1]
+    R = np.empty((k, r, D + 1), np.float32)
+    T = np.zeros((k, r, classes), np.float32)
+    w = np.empty((k, r, 1), np.float32)
+    for j in range(k):
+        for q in range(r):
+            i, p, b0 = int(ids[j]), int(at[j, q]), q - q % width
+            R[j, q] = features[i, p].numpy()
+            w[j, q, 0] = validity[j, q] / validity[j, b0:b0 + width].sum(dtype=np.float32)
+            T[j, q, int(labels[i, p])] = -w[j, q, 0]
+    rows = mlp.GatheredRows(features, labels, presence, ids, positions, valid, width, classes)
+    return rows, tuple(torch.from_numpy(a) for a in (R, T, w)), spans
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 6), m=st.integers(1, 12), k=st.integers(1, 5),
+       dims=st.lists(st.integers(1, 24), min_size=1, max_size=3), classes=st.integers(2, 12),
+       steps=st.integers(1, 4), batch=st.one_of(st.none(), st.integers(1, 6)), relu=st.booleans(),
+       form=st.sampled_from(["samples", "weights"]), isa=st.sampled_from(list(kernel.isas()) if kernel else ["base"]))
+@needs_kernel
+def test_gathered_rows_equal_given_rows(seed, n, m, k, dims, classes, steps, batch, relu, form, isa):
+    """The kernel's gathered rows (:class:`fedbound.tasks.mlp.GatheredRows`, each client's samples,
+    targets and weights read where they are) give the steps of the same rows given as arrays (a
+    plain loop here), and so do the numpy steps on the rows :meth:`GatheredRows.arrays` gathers."""
+    X, shapes, _ = _problem(seed, k, 1, dims, classes, relu)
+    rows, given, spans = _gathered(seed, n, m, k, dims[0], classes, steps, batch)
+    activation = "relu" if relu else "tanh"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(mlp.KERNEL_ISA_VARIABLE, isa)
+        mlp.kernel_isa.cache_clear()
+        try:
+            ours, theirs = (mlp.descend_rows(X, shapes, 0.05, r, spans, activation, "compiled", form)
+                            for r in (rows, given))
+        finally:
+            mlp.kernel_isa.cache_clear()
+    # the same kernel on the same rows: the weights' sums alone may round apart (1 ulp of w)
+    assert float((ours - theirs).abs().max()) <= 1e-6
+    numpy = mlp.descend_rows(X, shapes, 0.05, rows, spans, activation, "numpy", form)
+    exact = mlp.descend_rows(X.double(), shapes, 0.05, tuple(a.double() for a in given), spans, activation,
+                             "torch", form)
+    assert float((numpy.double() - exact).abs().max()) <= TOL
+    assert float((ours.double() - exact).abs().max()) <= TOL
+
+
 @needs_kernel
 def test_compiled_steps_on_digits_sized_rounds():
     """The benchmark's shapes (digits' 64-32-10 MLP, 15 samples, 5 full-batch steps, 10 clients;
@@ -170,10 +236,38 @@ def test_kernel_checks_its_arrays(change, message):
     by construction; a wrong array is a ValueError, never a read out of bounds)."""
     a = {**_arrays(), **change}
     with pytest.raises((ValueError, BufferError), match=message):
-        kernel.descend(a["X"], a["out"], a["widths"], a["R"], a["T"], a["w"], a["spans"], 0.1, False, True, "base")
+        kernel.descend(a["X"], a["out"], a["widths"], (a["R"], a["T"], a["w"]), a["spans"], 0.1, False, True, "base")
     with pytest.raises(ValueError, match="no kernel for the instruction set"):
         b = _arrays()
-        kernel.descend(b["X"], b["out"], b["widths"], b["R"], b["T"], b["w"], b["spans"], 0.1, False, True, "avx9")
+        kernel.descend(b["X"], b["out"], b["widths"], (b["R"], b["T"], b["w"]), b["spans"], 0.1, False, True, "avx9")
+
+
+def _gathered_arrays(n=3, m=4, k=2, D=4, C=3):
+    return dict(F=np.ones((n, m, D + 1), np.float32), y=np.zeros((n, m), np.int64),
+                presence=np.ones((n, m), np.float32), ids=np.array([0, 2]),
+                pos=np.zeros((k, 4), np.int64), valid=np.ones((k, 4), bool), width=2)
+
+
+@needs_kernel
+@pytest.mark.parametrize("change, message", [
+    (dict(ids=np.array([0, 3])), "ids: a client outside the features"),
+    (dict(ids=np.array([-1, 0])), "ids: a client outside the features"),
+    (dict(pos=np.full((2, 4), 4)), "positions: a sample outside the features"),
+    (dict(y=np.full((3, 4), 3)), "labels: a class outside the widths"),
+    (dict(y=np.full((3, 4), -1)), "labels: a class outside the widths"),
+    (dict(valid=None), "positions and valid: both or neither"),
+    (dict(width=3), "array shapes do not match the widths"),
+    (dict(width=0), "width >= 1"),
+    (dict(ids=np.array([0, 1, 2])), "array shapes do not match the widths"),
+    (dict(y=np.zeros((3, 4), np.int32)), "labels: a C-contiguous int64 array"),
+    (dict(valid=np.ones((2, 4), np.float32)), "valid: a C-contiguous bool array"),
+])
+def test_kernel_checks_its_gathered_rows(change, message):
+    """Gathered rows: every client, sample and label in bounds before anything is read."""
+    a, g = _arrays(), {**_gathered_arrays(), **change}
+    rows = (g["F"], g["y"], g["presence"], g["ids"], g["pos"], g["valid"], g["width"])
+    with pytest.raises(ValueError, match=message):
+        kernel.descend(a["X"], a["out"], a["widths"], rows, a["spans"], 0.1, False, True, "base")
 
 
 @pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler")
