@@ -73,7 +73,8 @@ def _scalar(value):
 
 def number(name: str, value: object, *, low: float = -math.inf, high: float = math.inf,
            low_open: bool = False, high_open: bool = False, allow_inf: bool = False) -> float:
-    """A real number in the interval from ``low`` to ``high`` (ends open where told), as ``float``.
+    """A real number in the interval from ``low`` to ``high`` (ends open where told), as ``float``
+    (a zero as +0.0).
 
     Strings, complex numbers, bools and None are :class:`InputTypeError`; NaN, infinities (unless
     ``allow_inf``), values outside the interval and integers too large for a float are
@@ -96,7 +97,7 @@ def number(name: str, value: object, *, low: float = -math.inf, high: float = ma
     ok = (x > low if low_open else x >= low) and (x < high if high_open else x <= high)
     if not ok:
         raise ValidationError(f"{name} must be {where}, got {x:g}")
-    return x
+    return x + 0.0   # -0.0 as 0.0: numpy's samplers refuse a scale of -0.0 ("scale < 0"; found by the fuzz suite)
 
 
 def integer(name: str, value: object, *, low: int | None = None, high: int | None = None) -> int:

@@ -176,7 +176,10 @@ class GivenBatches:
         if callable(indices):
             self.array, self.function = None, indices
             return
-        arr = np.asarray(indices)
+        try:
+            arr = np.asarray(indices)
+        except (TypeError, ValueError):   # ragged nested lists: numpy refuses to build the array
+            arr = np.empty(0)
         require(arr.ndim == 4 and arr.size > 0 and arr.dtype.kind in "iu",
                 f"batch indices must be an integer array (rounds, n, steps, B) or a function, got "
                 f"{validate.show(indices)}")

@@ -69,6 +69,7 @@ from typing import Callable, Literal, NamedTuple
 import numpy as np
 import torch
 
+from fedbound.argtypes import Count
 from fedbound.errors import ValidationError, require
 
 try:   # the compiled local steps, built at install where a C compiler is found (setup.py)
@@ -448,34 +449,39 @@ class GatheredRows(NamedTuple):
     mean loss over the batch. The compiled steps read the samples where they are; the others
     gather them first (:meth:`arrays`). Arrays of one library (numpy or torch)."""
 
-    features: object
-    labels: object
-    presence: object
-    ids: object
-    positions: object | None
-    valid: object | None
-    width: int
-    classes: int
+    features: torch.Tensor | np.ndarray
+    labels: torch.Tensor | np.ndarray
+    presence: torch.Tensor | np.ndarray
+    ids: torch.Tensor | np.ndarray
+    positions: torch.Tensor | np.ndarray | None
+    valid: torch.Tensor | np.ndarray | None
+    width: Count
+    classes: Count
 
     @property
     def rows(self) -> int:
         """The rows of each client."""
         return int((self.features if self.positions is None else self.positions).shape[1])
 
-    def arrays(self, ops) -> tuple:
+    def arrays(self, backend: Literal["torch", "numpy", "compiled"]) -> tuple:
         """(features with ones (k, r, in + 1), targets (k, r, classes), sample weights (k, r, 1)),
-        gathered in the arrays of ``ops`` (:data:`BACKENDS`)."""
-        ids = ops.array(self.ids)
-        if self.positions is None:
-            rows = (ops.rows(ops.array(a), ids) for a in (self.features, self.labels, self.presence))
-            R, labels, validity = rows
-        else:
-            at = ops.array(self.positions)
-            R, labels = (ops.take(ops.array(a), at, ids) for a in (self.features, self.labels))
-            validity = ops.cast(ops.array(self.valid), R)
-        k, r = labels.shape
-        w = ops.sample_weights(validity.reshape(k * r // self.width, self.width)).reshape(k, r, 1)
-        return R, ops.targets(labels, w, self.classes), w
+        gathered in the arrays of ``backend`` (:data:`BACKENDS`)."""
+        ops = BACKENDS[backend]
+        try:
+            ids = ops.array(self.ids)
+            if self.positions is None:
+                R, labels, validity = (ops.rows(ops.array(a), ids) for a in (self.features, self.labels, self.presence))
+            else:
+                at = ops.array(self.positions)
+                R, labels = (ops.take(ops.array(a), at, ids) for a in (self.features, self.labels))
+                validity = ops.cast(ops.array(self.valid), R)
+            k, r = labels.shape
+            w = ops.sample_weights(validity.reshape(k * r // self.width, self.width)).reshape(k, r, 1)
+            return R, ops.targets(labels, w, self.classes), w
+        except (IndexError, RuntimeError, ValueError) as err:   # numpy's and torch's shape and index errors
+            raise ValidationError(f"the gathered rows do not fit together (features (n, m, in + 1), "
+                                  f"labels and presence (n, m), ids (k,), positions and valid (k, r), "
+                                  f"r a multiple of width {self.width}): {' '.join(str(err).split())[:160]}") from None
 
 
 def _stacked(given, ops) -> tuple[tuple, list[tuple[int, int]]]:
@@ -589,7 +595,7 @@ def descend_rows(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...], lr: float
     if backend == "compiled":
         return _compiled_steps(X, shapes, lr, rows, spans, activation, first_layer == "samples")
     if gathered:
-        rows = rows.arrays(ops)
+        rows = rows.arrays(backend)
     # the targets and weights times lr: the logits' gradient, and so every layer's, comes out times
     # lr, and a step is V <- V - G (no product of the weight-sized G with lr per layer and step)
     R, T, w = ops.array(rows[0]), ops.array(rows[1]) * lr, ops.array(rows[2]) * lr
@@ -645,8 +651,11 @@ def _compiled_steps(X, shapes, lr, rows, spans, activation, samples: bool) -> to
     # a round's clients start from one model (X = x expanded, a stride of 0): handed once, not
     # copied per client (a 1 MB copy at 100 clients of digits' MLP)
     models = X[:1] if X.shape[0] > 1 and X.stride(0) == 0 else X
-    _kernels.descend(np.ascontiguousarray(_NumpyOps.array(models)), out.numpy(), widths, arrays,
-                     np.array(spans, dtype=np.int32), float(lr), activation == "relu", samples, kernel_isa())
+    try:
+        _kernels.descend(np.ascontiguousarray(_NumpyOps.array(models)), out.numpy(), widths, arrays,
+                         np.array(spans, dtype=np.int32), float(lr), activation == "relu", samples, kernel_isa())
+    except (ValueError, BufferError) as err:   # the kernel's checks of shapes and indices
+        raise ValidationError(f"the compiled MLP steps: {err}") from None
     return out
 
 

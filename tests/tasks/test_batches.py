@@ -121,6 +121,8 @@ def test_batch_order_from_what_a_user_gives():
         GivenBatches(np.zeros((2, 2)))
     with pytest.raises(FedboundError, match=">= 0"):
         GivenBatches(-np.ones((1, 1, 1, 1), dtype=int))
+    with pytest.raises(FedboundError, match="integer array"):   # ragged lists (found by the fuzz suite)
+        batch_order([[0, 1], [2]])
 
 
 def test_a_batch_function_is_checked_where_it_is_used():

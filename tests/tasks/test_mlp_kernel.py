@@ -156,6 +156,19 @@ def test_gathered_rows_equal_given_rows(seed, n, m, k, dims, classes, steps, bat
     assert float((ours.double() - exact).abs().max()) <= TOL
 
 
+@pytest.mark.parametrize("backend", ["compiled", "numpy", "torch"])
+def test_gathered_rows_that_do_not_fit_are_a_validation_error(backend):
+    """A client or sample outside the task's arrays: a ValidationError from every backend (the
+    kernel's own check, numpy's and torch's index errors), never a read out of bounds."""
+    if backend == "compiled" and kernel is None:
+        pytest.skip("the kernel is not built (no C compiler)")
+    X, shapes, _ = _problem(0, 2, 1, [4], 3, relu=False)
+    rows, _, spans = _gathered(0, 3, 4, 2, 4, 3, 2, 2)
+    for bad in (rows._replace(ids=torch.tensor([0, 3])), rows._replace(positions=rows.positions + 4)):
+        with pytest.raises(ValidationError, match="outside|do not fit"):
+            mlp.descend_rows(X, shapes, 0.1, bad, spans, "tanh", backend)
+
+
 @needs_kernel
 def test_compiled_steps_on_digits_sized_rounds():
     """The benchmark's shapes (digits' 64-32-10 MLP, 15 samples, 5 full-batch steps, 10 clients;

@@ -90,3 +90,11 @@ def test_minibatch_gradient_is_unbiased_with_the_finite_population_variance():
         assert exact <= task.sigma2
         mean = draws[:, i, :4].numpy()
         assert np.all(np.abs(mean.mean(0)) <= Z999 * mean.std(0, ddof=1) / np.sqrt(mean.shape[0]) + 1e-15)
+
+
+def test_a_negative_zero_is_zero():
+    """beta = -0.0 passes `>= 0` but numpy's normal refuses a scale of -0.0 ("scale < 0"): the
+    validation layer hands every number on as +0.0 where it is zero (found by the fuzz suite)."""
+    a, b = (LogisticRegression.generate(4, alpha=0.5, beta=beta, dim=3, num_classes=2, seed=1)
+            for beta in (-0.0, 0.0))
+    assert torch.equal(a.data.features, b.data.features)
