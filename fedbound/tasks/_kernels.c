@@ -65,6 +65,11 @@ typedef struct {
    its targets in rows of c8 floats (the padding 0), lr times its weights */
 typedef struct { const float **row; float *T, *w; } Batch;
 
+/* the sample of client j's row q in its client's samples (gathered rows: positions, or row q) */
+static inline int64_t position(const Source *src, Py_ssize_t j, int r, int q) {
+    return src->pos ? src->pos[(long)j * r + q] : q;
+}
+
 /* client j's Batch from src (lr w and lr T: the step size in the logits' gradient) */
 static void prepare(const Net *s, const Source *src, Py_ssize_t j, int c8, Batch *batch) {
     const int r = s->rows, Di = s->width[0], C = s->width[s->layers];
@@ -80,7 +85,7 @@ static void prepare(const Net *s, const Source *src, Py_ssize_t j, int c8, Batch
     }
     const long client = (long)src->ids[j] * src->m;
     for (int q = 0; q < r; q++) {   /* the validity first, in w */
-        const long at = client + (src->pos ? src->pos[(long)j * r + q] : q);
+        const long at = client + position(src, j, r, q);
         batch->row[q] = src->F + at * Di;
         batch->w[q] = src->pos ? (float)(src->valid[(long)j * r + q] != 0) : src->presence[client + q];
     }
@@ -88,7 +93,7 @@ static void prepare(const Net *s, const Source *src, Py_ssize_t j, int c8, Batch
         float total = 0.f;
         for (int q = b0; q < b0 + src->width; q++) total += batch->w[q];
         for (int q = b0; q < b0 + src->width; q++) {
-            const long at = client + (src->pos ? src->pos[(long)j * r + q] : q);
+            const long at = client + position(src, j, r, q);
             const float w = batch->w[q] / total;
             batch->w[q] = s->lr * w;
             batch->T[q * c8 + src->labels[at]] = s->lr * -w;
@@ -210,7 +215,7 @@ static int rows_from(PyObject *rows, Py_ssize_t k, const Net *s, Source *src, Py
         const int64_t id = src->ids[j];
         if (id < 0 || id >= N) { PyErr_SetString(PyExc_ValueError, "ids: a client outside the features"); goto fail; }
         for (int q = 0; q < *r; q++) {
-            const int64_t p = given ? src->pos[j * *r + q] : q;
+            const int64_t p = position(src, j, *r, q);
             if (p < 0 || p >= m) { PyErr_SetString(PyExc_ValueError, "positions: a sample outside the features"); goto fail; }
             const int64_t y = src->labels[id * m + p];
             if (y < 0 || y >= C) { PyErr_SetString(PyExc_ValueError, "labels: a class outside the widths"); goto fail; }

@@ -641,9 +641,6 @@ def _compiled_steps(X, shapes, lr, rows, spans, activation, samples: bool) -> to
     if isinstance(rows, GatheredRows):
         arrays = tuple(None if a is None else np.ascontiguousarray(_NumpyOps.array(a))
                        for a in rows[:6]) + (int(rows.width),)
-        if arrays[0].dtype != np.float32 or arrays[2].dtype != np.float32:
-            raise ValidationError(f"the compiled MLP steps take float32 features and presence, got "
-                                  f"{arrays[0].dtype} and {arrays[2].dtype}")
     else:
         R, T, w = (np.ascontiguousarray(_NumpyOps.array(t)) for t in rows)
         arrays = (R, T, np.ascontiguousarray(w[:, :, 0]))

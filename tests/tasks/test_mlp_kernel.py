@@ -167,6 +167,9 @@ def test_gathered_rows_that_do_not_fit_are_a_validation_error(backend):
     for bad in (rows._replace(ids=torch.tensor([0, 3])), rows._replace(positions=rows.positions + 4)):
         with pytest.raises(ValidationError, match="outside|do not fit"):
             mlp.descend_rows(X, shapes, 0.1, bad, spans, "tanh", backend)
+    if backend == "compiled":   # the kernel's own type check, as a ValidationError
+        with pytest.raises(ValidationError, match="features: a C-contiguous float32 array"):
+            mlp.descend_rows(X, shapes, 0.1, rows._replace(features=rows.features.double()), spans, "tanh", backend)
 
 
 @needs_kernel
