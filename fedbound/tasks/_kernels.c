@@ -11,7 +11,8 @@
    labels (n, m), presence (n, m), ids (k,), positions (k, r) or None: every sample, valid (k, r)
    or None, width): client j's row q is sample positions[j, q] of client ids[j], its weight its
    validity (valid, or else presence) over that of its block of width rows (a step's batch; mlp.py,
-   GatheredRows). One copy of the code per instruction set (_mlp_steps.h under a target pragma:
+   GatheredRows). The clients run in groups of a vector's lanes, client g of a group in lane g
+   (_mlp_steps.h). One copy of the code per instruction set (_mlp_steps.h under a target pragma:
    AVX-512F, AVX2+FMA, the compiler's baseline), chosen by the caller from isas(); equal to numpy's
    steps (mlp.descend, backend "numpy") to float32 rounding.
 
@@ -29,7 +30,7 @@
 #define MAXL 16   /* layers at most */
 
 #if defined(__x86_64__) || defined(__SSE2__)
-#include <xmmintrin.h>
+#include <immintrin.h>
 #define HAVE_MXCSR 1
 #endif
 
@@ -49,8 +50,6 @@ typedef struct {
     int shared;                 /* one model for every client (the round's global model) */
 } Net;
 
-typedef struct { float *A, *dZ, *W, *Wt, *b; } Layer;
-
 /* where the clients' batch rows are (descend's rows): given as arrays, or gathered */
 typedef struct {
     int gathered, width;
@@ -61,62 +60,75 @@ typedef struct {
     long m;
 } Source;
 
-/* one client's batch rows as its steps read them: each row's features with their one, lr times
-   its targets in rows of c8 floats (the padding 0), lr times its weights */
-typedef struct { const float **row; float *T, *w; } Batch;
-
 /* the sample of client j's row q in its client's samples (gathered rows: positions, or row q) */
 static inline int64_t position(const Source *src, Py_ssize_t j, int r, int q) {
     return src->pos ? src->pos[(long)j * r + q] : q;
 }
 
-/* client j's Batch from src (lr w and lr T: the step size in the logits' gradient) */
-static void prepare(const Net *s, const Source *src, Py_ssize_t j, int c8, Batch *batch) {
+/* the rows of clients j0..j0 + nl - 1 from src, client j0 + g in lane g of `lanes` (the other
+   lanes' T and w 0): rows[q lanes + g] its row q's features with their one, T (r, C) lr times
+   their targets, w (r,) lr times their weights (lr: the step size in the logits' gradient) */
+static void prepare(const Net *s, const Source *src, Py_ssize_t j0, int nl, int lanes,
+                    const float **rows, float *T, float *w) {
     const int r = s->rows, Di = s->width[0], C = s->width[s->layers];
-    memset(batch->T, 0, sizeof(float) * r * c8);
-    if (!src->gathered) {
-        const float *R = src->R + (long)j * r * Di, *T = src->T + (long)j * r * C, *w = src->w + (long)j * r;
-        for (int q = 0; q < r; q++) {
-            batch->row[q] = R + (long)q * Di;
-            batch->w[q] = s->lr * w[q];
-            for (int c = 0; c < C; c++) batch->T[q * c8 + c] = s->lr * T[(long)q * C + c];
+    memset(T, 0, sizeof(float) * lanes * r * C);
+    memset(w, 0, sizeof(float) * lanes * r);
+    for (int g = 0; g < nl; g++) {
+        const Py_ssize_t j = j0 + g;
+        if (!src->gathered) {
+            const float *Tj = src->T + (long)j * r * C;
+            for (int q = 0; q < r; q++) {
+                rows[q * lanes + g] = src->R + ((long)j * r + q) * Di;
+                for (int c = 0; c < C; c++) T[((long)q * C + c) * lanes + g] = s->lr * Tj[(long)q * C + c];
+                w[q * lanes + g] = s->lr * src->w[(long)j * r + q];
+            }
+            continue;
         }
-        return;
-    }
-    const long client = (long)src->ids[j] * src->m;
-    for (int q = 0; q < r; q++) {   /* the validity first, in w */
-        const long at = client + position(src, j, r, q);
-        batch->row[q] = src->F + at * Di;
-        batch->w[q] = src->pos ? (float)(src->valid[(long)j * r + q] != 0) : src->presence[client + q];
-    }
-    for (int b0 = 0; b0 < r; b0 += src->width) {   /* w = validity / its block's (numpy's order) */
-        float total = 0.f;
-        for (int q = b0; q < b0 + src->width; q++) total += batch->w[q];
-        for (int q = b0; q < b0 + src->width; q++) {
-            const long at = client + position(src, j, r, q);
-            const float w = batch->w[q] / total;
-            batch->w[q] = s->lr * w;
-            batch->T[q * c8 + src->labels[at]] = s->lr * -w;
+        const long client = (long)src->ids[j] * src->m;
+        for (int b0 = 0; b0 < r; b0 += src->width) {   /* w = validity / its block's (numpy's order) */
+            float total = 0.f;
+            for (int q = b0; q < b0 + src->width; q++)
+                total += src->pos ? (float)(src->valid[(long)j * r + q] != 0) : src->presence[client + q];
+            for (int q = b0; q < b0 + src->width; q++) {
+                const long at = client + position(src, j, r, q);
+                const float v = src->pos ? (float)(src->valid[(long)j * r + q] != 0) : src->presence[client + q];
+                rows[q * lanes + g] = src->F + at * Di;
+                w[q * lanes + g] = s->lr * (v / total);
+                T[((long)q * C + src->labels[at]) * lanes + g] = s->lr * -(v / total);
+            }
         }
     }
 }
 
-/* n rounded up to a multiple of w (a power of 2): the kernel's rows are whole vectors */
-static inline int ceil_to(int n, int w) { return (n + w - 1) & ~(w - 1); }
-#define PAD(n) ceil_to(n, VW)
 #define WIDEST 16   /* the widest vector of any copy, in floats (AVX-512) */
 
-static inline float *carve(float **buf, long n) { float *p = *buf; *buf += n; return p; }
-
+/* each copy: its vectors, and its tile of TM x TN accumulators (TM <= 4): with 16 registers
+   (SSE2, AVX2) 3 x 3 and a column of A (9 + 3 + 1), with AVX-512's 32 4 x 4 (16 + 4 + 1) */
 #define NAME(x) x##_base
 #define VEC v4
 #define VI vi4
 #define VW 4
+#ifdef HAVE_MXCSR
+#define RCP(x) _mm_rcp_ps((__m128)(x))
+#define MAX(a, b) (v4)_mm_max_ps((__m128)(a), (__m128)(b))
+#define MIN(a, b) (v4)_mm_min_ps((__m128)(a), (__m128)(b))
+#else
+#define RCP(x) (1.f / (x))   /* no estimate: the division (the Newton step keeps it) */
+#define MAX(a, b) (v4)(((vi4)(a) & (vi4)((a) >= (b))) | ((vi4)(b) & (vi4)((a) < (b))))
+#define MIN(a, b) (v4)(((vi4)(a) & (vi4)((a) <= (b))) | ((vi4)(b) & (vi4)((a) > (b))))
+#endif
+#define TM 3
+#define TN 3
 #include "_mlp_steps.h"
 #undef NAME
 #undef VEC
 #undef VI
 #undef VW
+#undef TM
+#undef TN
+#undef RCP
+#undef MAX
+#undef MIN
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #pragma GCC push_options
@@ -125,11 +137,21 @@ static inline float *carve(float **buf, long n) { float *p = *buf; *buf += n; re
 #define VEC v8
 #define VI vi8
 #define VW 8
+#define RCP(x) _mm256_rcp_ps((__m256)(x))
+#define MAX(a, b) (v8)_mm256_max_ps((__m256)(a), (__m256)(b))
+#define MIN(a, b) (v8)_mm256_min_ps((__m256)(a), (__m256)(b))
+#define TM 3
+#define TN 3
 #include "_mlp_steps.h"
 #undef NAME
 #undef VEC
 #undef VI
 #undef VW
+#undef TM
+#undef TN
+#undef RCP
+#undef MAX
+#undef MIN
 #pragma GCC pop_options
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx2,fma")
@@ -137,11 +159,21 @@ static inline float *carve(float **buf, long n) { float *p = *buf; *buf += n; re
 #define VEC v16
 #define VI vi16
 #define VW 16
+#define RCP(x) _mm512_rcp14_ps((__m512)(x))
+#define MAX(a, b) (v16)_mm512_max_ps((__m512)(a), (__m512)(b))
+#define MIN(a, b) (v16)_mm512_min_ps((__m512)(a), (__m512)(b))
+#define TM 4
+#define TN 4
 #include "_mlp_steps.h"
 #undef NAME
 #undef VEC
 #undef VI
 #undef VW
+#undef TM
+#undef TN
+#undef RCP
+#undef MAX
+#undef MIN
 #pragma GCC pop_options
 #define HAVE_X86_COPIES 1   /* the AVX2 and AVX-512 copies */
 #endif
@@ -227,13 +259,30 @@ fail:
     return -1;
 }
 
+/* the kernel's scratch, kept from call to call and grown where a call needs more (a few hundred
+   kB: allocated and freed per call, its pages came back from the system at every round, 50-70 us
+   of a round of 10 clients); aligned to the widest vectors; one at a time (the kernel holds the
+   GIL); NULL where no memory */
+static float *scratch(size_t bytes) {
+    static float *held = NULL;
+    static size_t size = 0;
+    const size_t vector = sizeof(float) * WIDEST;
+    bytes = bytes ? (bytes + vector - 1) / vector * vector : vector;   /* (aligned_alloc: a multiple) */
+    if (bytes > size) {
+        free(held);
+        held = aligned_alloc(vector, bytes);
+        size = held ? bytes : 0;
+    }
+    return held;
+}
+
 static PyObject *descend(PyObject *self, PyObject *args) {
     PyObject *oX, *oout, *owidths, *orows, *ospans; int relu, samples; const char *isa;
     double lr;
     if (!PyArg_ParseTuple(args, "OOO!O!Odpps", &oX, &oout, &PyTuple_Type, &owidths, &PyTuple_Type,
                           &orows, &ospans, &lr, &relu, &samples, &isa))
         return NULL;
-    Py_buffer bX, bo, bs, brows[NROWS]; PyObject *result = NULL; float *buf = NULL; const float **row = NULL;
+    Py_buffer bX, bo, bs, brows[NROWS]; PyObject *result = NULL;
     Net s; Source src; int taken = 0, r;
     const Py_ssize_t nw = PyTuple_GET_SIZE(owidths);
     if (nw < 2 || nw > MAXL + 1) {
@@ -251,7 +300,7 @@ static PyObject *descend(PyObject *self, PyObject *args) {
     }
     s.width[0] += 1;   /* the inputs with their one */
     typedef void (*Copy)(const Net *, Py_ssize_t, const int *, const Source *, const float *, float *,
-                         Batch *, float *);
+                         const float **, float *);
     Copy copy = strcmp(isa, "base") == 0 ? descend_base : NULL;
 #ifdef HAVE_X86_COPIES
     if (strcmp(isa, "avx512") == 0) copy = descend_avx512;
@@ -274,20 +323,15 @@ static PyObject *descend(PyObject *self, PyObject *args) {
                 || spans[3 * st + 2] < 0 || spans[3 * st + 2] > r) {
             PyErr_SetString(PyExc_ValueError, "a step's rows are outside the inputs"); goto r4;
         }
-    /* the scratch of prepare() and client() at the widest vectors' padding (a bound for every copy) */
-    const long r8 = ceil_to(r, WIDEST), Di8 = ceil_to(s.width[0], WIDEST), h8 = ceil_to(s.width[1], WIDEST);
-    const long c8 = ceil_to(s.width[s.layers], WIDEST);
-    long per = r * c8 + r + h8 * Di8 + r * Di8 + (long)s.width[0] * (r8 + WIDEST) + r * h8 + h8 * (r8 + WIDEST)
-               + r * h8 + r * r8;
-    for (int l = 1; l <= s.layers; l++) {
-        const long o8 = ceil_to(s.width[l], WIDEST), i8 = ceil_to(s.width[l - 1], WIDEST);
-        per += 2L * r * o8 + 2L * o8 * i8 + o8;
-    }
-    buf = malloc(sizeof(float) * per);
-    row = malloc(sizeof(float *) * (r ? r : 1));
-    if (!buf || !row) { PyErr_NoMemory(); goto r5; }
-    float *scratch = buf;
-    Batch batch = {row, carve(&scratch, r * c8), carve(&scratch, r)};
+    /* the scratch of a group (_mlp_steps.h, group()) in vectors of the widest copy's floats (a
+       bound for every copy), aligned to them */
+    const long Di = s.width[0], h = s.width[1];
+    long vectors = r * (Di + s.width[s.layers] + 1) + r * (2 * h + r);
+    for (int l = 1; l <= s.layers; l++)
+        vectors += (long)s.width[l] * (s.width[l - 1] + 1) + (long)r * s.width[l] + (long)r * (s.width[l - 1] + 1);
+    float *buf = scratch(sizeof(float) * WIDEST * vectors + sizeof(float *) * WIDEST * r);
+    if (!buf) { PyErr_NoMemory(); goto r4; }
+    const float **rows = (const float **)(buf + WIDEST * vectors);
 #ifdef HAVE_MXCSR
     /* subnormal numbers flushed to zero while the kernel runs (a softmax entry below e^-87 took
        100x the time of a step: each subnormal operand is a microcode assist); they change no
@@ -295,13 +339,11 @@ static PyObject *descend(PyObject *self, PyObject *args) {
     const unsigned int csr = _mm_getcsr();
     _mm_setcsr(csr | 0x8040);   /* flush to zero, denormals are zero */
 #endif
-    copy(&s, k, spans, &src, bX.buf, bo.buf, &batch, scratch);
+    copy(&s, k, spans, &src, bX.buf, bo.buf, rows, buf);
 #ifdef HAVE_MXCSR
     _mm_setcsr(csr);
 #endif
     result = Py_None; Py_INCREF(result);
-r5: free(row);
-    free(buf);
 r4: release(brows, taken);
 r3: PyBuffer_Release(&bs);
 r2: PyBuffer_Release(&bo);

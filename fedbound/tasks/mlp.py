@@ -53,9 +53,9 @@ the span of the round's inputs: :func:`_sample_space_steps`): a Gram product per
 two products with the first layer and its update.
 
 Where even numpy's calls are the cost, compiled (issue 35): float32 steps on one thread run in one
-call of a C kernel built at install (``fedbound/tasks/_kernels.c``, :func:`_compiled_steps`: all
-steps of one client while its arrays stay in cache, the same passes written out), 11 us per client
-and round of digits' MLP against numpy's 16-26; where no C compiler was found, numpy's steps run.
+call of a C kernel built at install (``fedbound/tasks/_kernels.c``, :func:`_compiled_steps`: the
+same passes written out, a vector's lanes of clients at once), 7-9 us per client and round of
+digits' MLP against numpy's 16-26; where no C compiler was found, numpy's steps run.
 Both take the steps' batches as one set of rows, step s on rows a..b (:func:`descend_rows`: a
 round's gathered minibatches as they are, no slicing and stacking per step).
 """
@@ -588,7 +588,9 @@ def descend_rows(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...], lr: float
     if not all(0 <= a <= b <= r for a, b in spans):   # (the message built only then: a round's hot path)
         raise ValidationError(f"each step's rows (a, b) must satisfy 0 <= a <= b <= {r} (the rows "
                               f"given), got {spans}")
-    spans = _seen(spans)
+    spans = _seen([(a, b) for a, b in spans if b > a])   # a step on no rows moves nothing
+    if not spans:
+        return X.clone()
     if first_layer is None:
         weights, samples = _first_layer_costs(spans, shapes[0][1] + 1, shapes[0][0])
         first_layer = "samples" if (samples if backend == "compiled" else 2 * samples) <= weights else "weights"
@@ -619,21 +621,28 @@ def descend_rows(X: torch.Tensor, shapes: tuple[tuple[int, ...], ...], lr: float
 
 def _compiled_steps(X, shapes, lr, rows, spans, activation, samples: bool) -> torch.Tensor:
     """:func:`descend_rows`'s steps in one call of the compiled kernel
-    (``fedbound/tasks/_kernels.c``, float32; ``spans`` with their rows seen, :func:`_seen`):
-    per client, all its steps while its arrays stay in cache, the first layer in sample space
-    (``samples``: :func:`_sample_space_steps`) or weight space, the products in tiles of 4 rows x 2
-    vectors held in registers (32 columns with AVX-512, 16 with AVX2: :func:`kernel_isa`), tanh and
-    exp as polynomials in the same registers (tanh Eigen's rational approximation, within 4e-7; exp
-    Cephes' expf), the softmax shifted by each row's max, subnormal numbers flushed to zero while
-    it runs. :class:`GatheredRows` are read where they are: each client's samples, targets and
-    weights from the task's arrays (no gathered copy of a round's rows).
+    (``fedbound/tasks/_kernels.c``, float32; ``spans`` with their rows seen, :func:`_seen`): the
+    clients in groups of a vector's lanes (16 with AVX-512, 8 with AVX2, 4 with SSE2:
+    :func:`kernel_isa`), client g of a group in lane g of every vector, so that each operation of
+    one client's steps is one vector operation for the whole group (no width padded to whole
+    vectors, no horizontal sum or maximum, the loops' overhead shared); the first layer in sample
+    space (``samples``: :func:`_sample_space_steps`) or weight space; the products in tiles of 4 x 4
+    vectors (3 x 3 with 16 registers) held in registers; tanh and exp as polynomials in the same
+    registers (tanh Eigen's rational approximation with the reciprocal estimate and a Newton step,
+    within 4.5e-7; exp Cephes' expf); the softmax shifted by each row's max; subnormal numbers
+    flushed to zero while it runs. :class:`GatheredRows` are read where they are: each client's
+    samples, targets and weights from the task's arrays (no gathered copy of a round's rows).
 
     Why compiled (issue 35): a round of a small model costs numpy's calls (about 17 per step of all
     clients, 1-4 us each, three times that inside a round), not its products. Measured alone on one
     thread against these steps in numpy (K = 5 steps on 15 samples of digits' 64-32-10 MLP, the
-    benchmark's arrays): 11 us per client and round with AVX-512 (12 with AVX2, 22 with SSE2)
-    against 26 (10 clients) and 16 (100 clients, where numpy's batched products reach OpenBLAS's
-    small-matrix kernels)."""
+    benchmark's arrays): 7.1 us per client and round with AVX-512 at 100 clients (8.0 with AVX2,
+    14 with SSE2; minibatches of 5: 5.3; the 16-32-10 MLP: 4.6), 9.1 at 10 clients (one group, 6
+    of its 16 lanes idle), against numpy's 26 (10 clients) and 16 (100 clients, where its batched
+    products reach OpenBLAS's small-matrix kernels). Why lanes: one client at a time (the kernel
+    before, 2026-12-07) ran its vectors along the widths, 10 classes padded to 16 floats, a
+    horizontal max and sum per row of the softmax, a division per vector of tanh and the loops'
+    overhead per client: 9.9, 9.7 and 7.6 us per client on the three jobs above."""
     if not (_kernels is not None and X.dtype == torch.float32 and X.device.type == "cpu"):
         raise ValidationError(f"the compiled MLP steps take float32 CPU models (and a build with a C "
                               f"compiler), got {X.dtype} on {X.device.type}")
