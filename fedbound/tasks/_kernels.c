@@ -65,6 +65,12 @@ static inline int64_t position(const Source *src, Py_ssize_t j, int r, int q) {
     return src->pos ? src->pos[(long)j * r + q] : q;
 }
 
+/* the validity of client j's row q (gathered rows: valid, or the presence of its sample q; client:
+   where its samples start) */
+static inline float validity(const Source *src, Py_ssize_t j, int r, int q, long client) {
+    return src->pos ? (float)(src->valid[(long)j * r + q] != 0) : src->presence[client + q];
+}
+
 /* the rows of clients j0..j0 + nl - 1 from src, client j0 + g in lane g of `lanes` (the other
    lanes' T and w 0): rows[q lanes + g] its row q's features with their one, T (r, C) lr times
    their targets, w (r,) lr times their weights (lr: the step size in the logits' gradient) */
@@ -87,11 +93,10 @@ static void prepare(const Net *s, const Source *src, Py_ssize_t j0, int nl, int 
         const long client = (long)src->ids[j] * src->m;
         for (int b0 = 0; b0 < r; b0 += src->width) {   /* w = validity / its block's (numpy's order) */
             float total = 0.f;
-            for (int q = b0; q < b0 + src->width; q++)
-                total += src->pos ? (float)(src->valid[(long)j * r + q] != 0) : src->presence[client + q];
+            for (int q = b0; q < b0 + src->width; q++) total += validity(src, j, r, q, client);
             for (int q = b0; q < b0 + src->width; q++) {
                 const long at = client + position(src, j, r, q);
-                const float v = src->pos ? (float)(src->valid[(long)j * r + q] != 0) : src->presence[client + q];
+                const float v = validity(src, j, r, q, client);
                 rows[q * lanes + g] = src->F + at * Di;
                 w[q * lanes + g] = s->lr * (v / total);
                 T[((long)q * C + src->labels[at]) * lanes + g] = s->lr * -(v / total);
@@ -102,8 +107,9 @@ static void prepare(const Net *s, const Source *src, Py_ssize_t j0, int nl, int 
 
 #define WIDEST 16   /* the widest vector of any copy, in floats (AVX-512) */
 
-/* each copy: its vectors, and its tile of TM x TN accumulators (TM <= 4): with 16 registers
-   (SSE2, AVX2) 3 x 3 and a column of A (9 + 3 + 1), with AVX-512's 32 4 x 4 (16 + 4 + 1) */
+/* each copy: its vectors; its reciprocal estimate, min and max (RCP, MIN, MAX: the instruction
+   set's, or plain C where there is no x86); its tile of TM x TN accumulators (TM <= 4): with 16
+   registers (SSE2, AVX2) 3 x 3 and a column of A (9 + 3 + 1), with AVX-512's 32 4 x 4 (16 + 4 + 1) */
 #define NAME(x) x##_base
 #define VEC v4
 #define VI vi4
