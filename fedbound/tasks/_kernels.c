@@ -108,7 +108,7 @@ static void prepare(const Net *s, const Source *src, Py_ssize_t j0, int nl, int 
 #define WIDEST 16   /* the widest vector of any copy, in floats (AVX-512) */
 
 /* each copy: its vectors; its reciprocal estimate, min and max (RCP, MIN, MAX: the instruction
-   set's, or plain C where there is no x86); its tile of TM x TN accumulators (TM <= 4): with 16
+   set's, or plain C where there is no x86); its tile of TM x TN accumulators (both <= 4): with 16
    registers (SSE2, AVX2) 3 x 3 and a column of A (9 + 3 + 1), with AVX-512's 32 4 x 4 (16 + 4 + 1) */
 #define NAME(x) x##_base
 #define VEC v4

@@ -41,8 +41,6 @@ static inline __attribute__((always_inline)) void NAME(tiles)(const int MM, int 
     else if (nn == 1) T(1);
     else if (nn == 2) T(2);
     else if (TN > 3 && nn == 3) T(3);
-    else if (TN > 4 && nn == 4) T(4);
-    else if (TN > 5 && nn == 5) T(5);
 #undef T
 }
 
