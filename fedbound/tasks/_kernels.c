@@ -50,6 +50,33 @@ typedef struct {
     int shared;                 /* one model for every client (the round's global model) */
 } Net;
 
+/* where a group's arrays lie in the kernel's scratch, in vectors (_mlp_steps.h, group()): R (r, Di)
+   its rows, T (r, C), w (r,); per layer V_l (out, in + 1), dZ_l (r, out) and its input X_l
+   (r, in + 1; X_1 is R); P (r, h), G (r, r), D (r, h) of the first layer in sample space; end:
+   the vectors in all (the scratch's size and its carving, from one place) */
+typedef struct { long R, T, w, V[MAXL + 1], dZ[MAXL + 1], In[MAXL + 1], P, G, D, end; } Layout;
+
+static Layout layout(const Net *s) {
+    const long r = s->rows, h = s->width[1];
+    Layout at;
+    long n = 0;
+    at.R = n; n += r * s->width[0];
+    at.T = n; n += r * s->width[s->layers];
+    at.w = n; n += r;
+    for (int l = 1; l <= s->layers; l++) {
+        const long o = s->width[l], i = s->width[l - 1] + (l > 1);
+        at.V[l] = n; n += o * i;
+        at.dZ[l] = n; n += r * o;
+        at.In[l] = l == 1 ? at.R : n;
+        n += l == 1 ? 0 : r * i;
+    }
+    at.P = n; n += r * h;
+    at.G = n; n += r * r;
+    at.D = n; n += r * h;
+    at.end = n;
+    return at;
+}
+
 /* where the clients' batch rows are (descend's rows): given as arrays, or gathered */
 typedef struct {
     int gathered, width;
@@ -305,8 +332,8 @@ static PyObject *descend(PyObject *self, PyObject *args) {
         if (l) { s.offset[l] = s.d; s.d += (long)s.width[l] * (s.width[l - 1] + 1); }
     }
     s.width[0] += 1;   /* the inputs with their one */
-    typedef void (*Copy)(const Net *, Py_ssize_t, const int *, const Source *, const float *, float *,
-                         const float **, float *);
+    typedef void (*Copy)(const Net *, const Layout *, Py_ssize_t, const int *, const Source *,
+                         const float *, float *, const float **, float *);
     Copy copy = strcmp(isa, "base") == 0 ? descend_base : NULL;
 #ifdef HAVE_X86_COPIES
     if (strcmp(isa, "avx512") == 0) copy = descend_avx512;
@@ -329,15 +356,12 @@ static PyObject *descend(PyObject *self, PyObject *args) {
                 || spans[3 * st + 2] < 0 || spans[3 * st + 2] > r) {
             PyErr_SetString(PyExc_ValueError, "a step's rows are outside the inputs"); goto r4;
         }
-    /* the scratch of a group (_mlp_steps.h, group()) in vectors of the widest copy's floats (a
-       bound for every copy), aligned to them */
-    const long Di = s.width[0], h = s.width[1];
-    long vectors = r * (Di + s.width[s.layers] + 1) + r * (2 * h + r);
-    for (int l = 1; l <= s.layers; l++)
-        vectors += (long)s.width[l] * (s.width[l - 1] + 1) + (long)r * s.width[l] + (long)r * (s.width[l - 1] + 1);
-    float *buf = scratch(sizeof(float) * WIDEST * vectors + sizeof(float *) * WIDEST * r);
+    /* a group's arrays in vectors of the widest copy's floats (a bound for every copy), then the
+       pointers to its rows */
+    const Layout at = layout(&s);
+    float *buf = scratch(sizeof(float) * WIDEST * at.end + sizeof(float *) * WIDEST * r);
     if (!buf) { PyErr_NoMemory(); goto r4; }
-    const float **rows = (const float **)(buf + WIDEST * vectors);
+    const float **rows = (const float **)(buf + WIDEST * at.end);
 #ifdef HAVE_MXCSR
     /* subnormal numbers flushed to zero while the kernel runs (a softmax entry below e^-87 took
        100x the time of a step: each subnormal operand is a microcode assist); they change no
@@ -345,7 +369,7 @@ static PyObject *descend(PyObject *self, PyObject *args) {
     const unsigned int csr = _mm_getcsr();
     _mm_setcsr(csr | 0x8040);   /* flush to zero, denormals are zero */
 #endif
-    copy(&s, k, spans, &src, bX.buf, bo.buf, rows, buf);
+    copy(&s, &at, k, spans, &src, bX.buf, bo.buf, rows, buf);
 #ifdef HAVE_MXCSR
     _mm_setcsr(csr);
 #endif

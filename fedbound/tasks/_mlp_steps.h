@@ -233,23 +233,18 @@ static void NAME(softmax)(VEC *Z, int m, int C, const VEC *w, const VEC *T) {
    writes dZ_l V_l's first columns into dZ_{l-1} (times act'). The first layer steps in weight
    space (V_1 -= dZ_1^T R_batch at every step) or in sample space (s->samples: P = R V_1^T and the
    Gram matrix G = R R^T once, Z_1 = P - G D with D the sum of the earlier steps' dZ_1 by row,
-   V_1 -= D^T R once at the end) */
-static void NAME(group)(const Net *s, const int *spans, const Source *src, Py_ssize_t j0, int nl,
-                        const float *X, float *out, const float **rows, VEC *buf) {
+   V_1 -= D^T R once at the end). Its arrays lie in buf where `at` says (_kernels.c, layout()). */
+static void NAME(group)(const Net *s, const Layout *at, const int *spans, const Source *src,
+                        Py_ssize_t j0, int nl, const float *X, float *out, const float **rows, VEC *buf) {
     const int r = s->rows, Di = s->width[0], L = s->layers, C = s->width[L], h = s->width[1];
     VEC *V[MAXL + 1], *In[MAXL + 1], *dZ[MAXL + 1];
-    VEC *R = buf, *T = R + (long)r * Di, *w = T + (long)r * C, *P, *G, *D;
-    buf = w + r;
+    VEC *R = buf + at->R, *T = buf + at->T, *w = buf + at->w, *P = buf + at->P, *G = buf + at->G,
+        *D = buf + at->D;
     for (int l = 1; l <= L; l++) {
-        const int o = s->width[l], i = s->width[l - 1] + (l > 1);
-        V[l] = buf; dZ[l] = V[l] + (long)o * i; buf = dZ[l] + (long)r * o;
-        if (l == 1) In[l] = R;
-        else {
-            In[l] = buf; buf += (long)r * i;
-            for (int q = 0; q < r; q++) In[l][(long)q * i + i - 1] = (VEC){0} + 1.f;
-        }
+        const int i = s->width[l - 1] + 1;   /* a later layer's inputs with their one */
+        V[l] = buf + at->V[l]; dZ[l] = buf + at->dZ[l]; In[l] = buf + at->In[l];
+        if (l > 1) for (int q = 0; q < r; q++) In[l][(long)q * i + i - 1] = (VEC){0} + 1.f;
     }
-    P = buf; G = P + (long)r * h; D = G + (long)r * r;
     prepare(s, src, j0, nl, VW, rows, (float *)T, (float *)w);
     for (int q = 0; q < r; q++)
         for (int i = 0; i < Di; i += VW)
@@ -291,8 +286,8 @@ static void NAME(group)(const Net *s, const int *spans, const Source *src, Py_ss
     NAME(models)(s, V, NULL, out + j0 * s->d, s->d, nl);
 }
 
-static void NAME(descend)(const Net *s, Py_ssize_t k, const int *spans, const Source *src,
-                          const float *X, float *out, const float **rows, float *buf) {
+static void NAME(descend)(const Net *s, const Layout *at, Py_ssize_t k, const int *spans,
+                          const Source *src, const float *X, float *out, const float **rows, float *buf) {
     for (Py_ssize_t j0 = 0; j0 < k; j0 += VW)
-        NAME(group)(s, spans, src, j0, k - j0 < VW ? (int)(k - j0) : VW, X, out, rows, (VEC *)buf);
+        NAME(group)(s, at, spans, src, j0, k - j0 < VW ? (int)(k - j0) : VW, X, out, rows, (VEC *)buf);
 }
