@@ -104,7 +104,10 @@ static inline __attribute__((always_inline)) VEC NAME(vtanh)(VEC x) {
 /* v[t][g] <- v[g][t]: VW vectors of VW floats transposed in registers, in log2 VW rounds of
    two-vector shuffles; round b swaps bit b of a vector's number with bit b of its lanes': vector g
    (bit b 0) takes lane i of g where i's bit b is 0, else lane i ^ 2^b of g ^ 2^b (SWAPS[2 b]), and
-   vector g ^ 2^b the others (SWAPS[2 b + 1]; an index >= VW: the second vector's lane) */
+   vector g ^ 2^b the others (SWAPS[2 b + 1]; an index >= VW: the second vector's lane). Both loops
+   unrolled: the vectors stay in registers and the test of bit b is gone (as loops, GCC kept them on
+   the stack: the moves into and out of lanes took 18 % of the kernel, 9 % unrolled; 100 clients of
+   digits' MLP 667 -> 596 us with AVX-512) */
 #if VW == 16
 #define SWAPS { \
     (VI){0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30}, \
@@ -135,7 +138,9 @@ static inline __attribute__((always_inline)) VEC NAME(vtanh)(VEC x) {
 #endif
 static inline __attribute__((always_inline)) void NAME(transpose)(VEC *v) {
     static const VI swaps[] = SWAPS;
+#pragma GCC unroll 4
     for (int round = 0, bit = 1; bit < VW; round++, bit <<= 1)
+#pragma GCC unroll 16
         for (int g = 0; g < VW; g++)
             if (!(g & bit)) {
                 const VEC a = v[g], b = v[g | bit];
