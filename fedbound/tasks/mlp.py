@@ -636,8 +636,8 @@ def _compiled_steps(X, shapes, lr, rows, spans, activation, samples: bool) -> to
     Why compiled (issue 35): a round of a small model costs numpy's calls (about 17 per step of all
     clients, 1-4 us each, three times that inside a round), not its products. Measured alone on one
     thread against these steps in numpy (K = 5 steps on 15 samples of digits' 64-32-10 MLP, the
-    benchmark's arrays): 7.1 us per client and round with AVX-512 at 100 clients (8.0 with AVX2,
-    14 with SSE2; minibatches of 5: 5.3; the 16-32-10 MLP: 4.6), 9.1 at 10 clients (one group, 6
+    benchmark's arrays): 6.0 us per client and round with AVX-512 at 100 clients (7.7 with AVX2,
+    14 with SSE2; minibatches of 5: 4.3; the 16-32-10 MLP: 4.3), 8.5 at 10 clients (one group, 6
     of its 16 lanes idle), against numpy's 26 (10 clients) and 16 (100 clients, where its batched
     products reach OpenBLAS's small-matrix kernels). Why lanes: one client at a time (the kernel
     before, 2026-12-07) ran its vectors along the widths, 10 classes padded to 16 floats, a
