@@ -54,7 +54,7 @@ two products with the first layer and its update.
 
 Where even numpy's calls are the cost, compiled (issue 35): float32 steps on one thread run in one
 call of a C kernel built at install (``fedbound/tasks/_kernels.c``, :func:`_compiled_steps`: the
-same passes written out, a vector's lanes of clients at once), 7-9 us per client and round of
+same passes written out, a vector's lanes of clients at once), 6-9 us per client and round of
 digits' MLP against numpy's 16-26; where no C compiler was found, numpy's steps run.
 Both take the steps' batches as one set of rows, step s on rows a..b (:func:`descend_rows`: a
 round's gathered minibatches as they are, no slicing and stacking per step).
