@@ -382,7 +382,8 @@ KERNEL_ISA_VARIABLE = "FEDBOUND_KERNEL_ISA"
 def kernel_isa() -> str:
     """The instruction set of the compiled steps: the best this CPU runs ("avx512": AVX-512F,
     "avx2": AVX2 and FMA, "base": the compiler's baseline, SSE2 on x86-64), or the one
-    :data:`KERNEL_ISA_VARIABLE` names."""
+    :data:`KERNEL_ISA_VARIABLE` names, read once per process (cached: a later change of the
+    variable takes effect after ``kernel_isa.cache_clear()``, as the tests do)."""
     require(_kernels is not None, "the compiled MLP steps are not built here (no C compiler at "
                                   "install: `pip install -e .` builds them); use backend='numpy'")
     available = _kernels.isas()
