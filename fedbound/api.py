@@ -27,13 +27,14 @@ from __future__ import annotations
 import os
 from typing import NamedTuple, Sequence
 
+from fedbound.algorithms.base import Algorithm
 from fedbound.algorithms.problem import Problem
 from fedbound.algorithms.registry import build, get as algorithm_spec
 from fedbound.algorithms.run import Trajectory, run as run_rounds
 from fedbound.argtypes import Count, NonNegative, NonNegativeInt, Seed
 from fedbound.control.sdgt.objective import DEFAULT_K_CAP, DEFAULT_LAMBDAS, ControlProblem
 from fedbound.control.sdgt.spec import NetSpec, load_spec, spec_from_dict
-from fedbound.errors import InputTypeError
+from fedbound.errors import InputTypeError, ValidationError
 from fedbound.network.build import NETWORK, build_network
 from fedbound.pep.certificate import Certificate, certify
 from fedbound.sweep import spec as sweep_spec
@@ -102,22 +103,44 @@ def plan(spec: dict | NetSpec | str | os.PathLike, *, H: float = 1.0,
     return certified_plan(problem, method=method)
 
 
-def run(algorithm: str, task: str | Task = "quadratic", *, rounds: NonNegativeInt = 100,
-        seed: Seed = 0, sigma: NonNegative = 0.0, task_options: dict | None = None,
+def run(algorithm: str | Algorithm, task: str | Task | None = None, *, rounds: NonNegativeInt = 100,
+        seed: Seed | None = None, sigma: NonNegative = 0.0, task_options: dict | None = None,
         network_options: dict | None = None, eval_every: Count = 1, **options) -> Trajectory:
     """``rounds`` rounds of ``algorithm`` (a registered name, ``fedbound list algorithms``) with its
     ``options`` (``lr``, ``local_steps``, ``clients_per_round``, ...) on ``task``: a task preset's
     name with ``task_options`` (``n``, ``d``, ``data``, ``float64``, ...) or a
-    :class:`~fedbound.tasks.Task`; ``network_options`` (``subnets``, ``topology``, ``rgg``,
-    ``network``) for the algorithms that take a network; ``sigma``: the std of the gradient noise
-    added. What ``fedbound run`` runs, as a :class:`~fedbound.algorithms.Trajectory`.
+    :class:`~fedbound.tasks.Task` (default: the ``quadratic`` preset); ``network_options``
+    (``subnets``, ``topology``, ``rgg``, ``network``) for the algorithms that take a network;
+    ``seed`` (default 0); ``sigma``: the std of the gradient noise added. What ``fedbound run``
+    runs, as a :class:`~fedbound.algorithms.Trajectory`.
+
+    ``algorithm`` may also be an :class:`~fedbound.algorithms.base.Algorithm` already built
+    (``registry.build``, a class of :mod:`fedbound.algorithms`): it runs as built, so its task,
+    seed and options are its own and giving any of them here is an error
+    (:func:`fedbound.algorithms.run` takes a start state and a callback besides).
 
     >>> import fedbound
     >>> traj = fedbound.run("fedavg", "quadratic", rounds=20, lr=0.1, local_steps=2,
     ...                     task_options={"n": 6, "d": 3, "float64": True})
     >>> bool(traj.metrics["dist2"][-1] < traj.metrics["dist2"][0])
     True
+    >>> from fedbound.algorithms import registry
+    >>> from fedbound.tasks import make_task
+    >>> alg = registry.build("fedavg", make_task("quadratic", n=6, d=3, float64=True), lr=0.1)
+    >>> mine = fedbound.run(alg, rounds=20)
+    >>> bool(mine.metrics["dist2"][-1] < mine.metrics["dist2"][0])
+    True
     """
+    if isinstance(algorithm, Algorithm):
+        given = [name for name, value in (("task", task), ("seed", seed), ("task_options", task_options),
+                                           ("network_options", network_options)) if value is not None]
+        given += ["sigma"] * (sigma != 0) + sorted(options)
+        if given:
+            raise ValidationError(f"algorithm {algorithm.name!r} is already built, with its own task, seed "
+                                  f"and options: give rounds and eval_every only, not {', '.join(given)}")
+        return run_rounds(algorithm, rounds, eval_every=eval_every)
+    task = "quadratic" if task is None else task
+    seed = 0 if seed is None else seed
     if isinstance(task, Task):
         spec = algorithm_spec(algorithm)
         network = None if spec.network == "none" else build_network(
