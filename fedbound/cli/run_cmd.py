@@ -30,6 +30,7 @@ from fedbound.cli.commands import SUMMARIES
 
 import csv
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -155,10 +156,16 @@ def run_command(args) -> int:
         print(json.dumps(jsonable({"config": config, "final": final, "files": files}, nonfinite="null"), indent=2, allow_nan=False))
     else:
         print(f"{algorithm.name}: {args.rounds} rounds on {config['task']} (n = {task.n}, "
-              f"d = {task.d}); final loss {final['loss']:.6g}, f - f* {final['loss_gap']:.3g}, "
-              f"||x_g - x*||^2 {final['dist2']:.3g}")
+              f"d = {task.d}); final loss {final['loss']:.6g}, f - f* {_known(final['loss_gap'])}, "
+              f"||x_g - x*||^2 {_known(final['dist2'])}")
         print(f"wrote {', '.join(files.values())}")
     return 0
+
+
+def _known(value: float) -> str:
+    """A final gap or distance as the summary line shows it: "unknown" where the task knows no f*
+    or x* (a neural task's: the trajectory holds NaN there, Trajectory's docstring)."""
+    return "unknown" if math.isnan(value) else f"{value:.3g}"
 
 
 def register(subparsers, argv: list[str] | None = None) -> None:

@@ -103,6 +103,19 @@ def test_metrics_json_is_strict_when_the_optimum_is_unknown(tmp_path, capsys):
     assert metrics["metrics"]["dist2"] == [None, None, None]
 
 
+def test_summary_line_says_unknown_when_the_optimum_is_unknown(tmp_path, capsys):
+    """The text summary says "unknown" for the gap and distance of a task without f* and x*, never
+    "nan"; a task that knows them prints numbers."""
+    assert main(["run", "sdgt", "--task", "mlp-gmm", "--n", "6", "--d", "4", "--subnets", "2",
+                 "--rounds", "2", "--out", str(tmp_path / "mlp")]) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    assert "f - f* unknown, ||x_g - x*||^2 unknown" in line and "nan" not in line
+    assert main(["run", "fedavg", "--task", "lsq", "--n", "6", "--lr", "0.01", "--rounds", "2",
+                 "--out", str(tmp_path / "lsq")]) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    assert "unknown" not in line and "nan" not in line and "f - f* " in line
+
+
 # ---- the FedOpt family (issue 9, "CLI for FedAvg") ------------------------------------------------
 def numpy_fedavg(A, y, lr, K, rounds):
     """Full participation FedAvg on f_i = 1/(2m)||A_i x - y_i||^2, written plainly."""
