@@ -1,4 +1,5 @@
-"""The ``fedbound`` command.
+"""The ``fedbound`` command: convergence theory of federated and semi-decentralized optimization as
+executable, verified objects (bounds, audits, runs against theory, the SD-GT controller, PEP).
 
 Each subcommand lives in its own module of :mod:`fedbound.cli` (see :data:`COMMANDS`) and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` (a callable taking the parsed
@@ -137,7 +138,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     argv = list(argv or [])
     for spec in _plugins(argv):
         request_plugin(spec)
-    parser = _Parser(prog="fedbound", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="fedbound", description=__doc__.split("\n\n")[0].replace("``", "").replace("\n", " "))
     parser.add_argument("--plugin", action="append", default=[], metavar="MODULE",
                         help="load a plugin first: a module on sys.path or a .py file that "
                              "registers algorithms, results, papers, PEP methods or tasks "

@@ -76,8 +76,7 @@ class Check:
         the theorem's conditions)."""
         tag = f" [{self.variant}]" if self.variant else ""
         if self.status == "not applicable":
-            failing = self.details.get("conditions") or ["its conditions"]
-            return f"{self.name}{tag}: not applicable: {'; '.join(map(str, failing))} fails"
+            return f"{self.name}{tag}: not applicable: {_failing_words(self.details.get('conditions'))}"
         size = ""   # the size in words where it needs reading: above the bound, or far below it
         if self.relation == "<=" and self.ratio > 1:
             size = f": measured {ratio_words(self.ratio)} above the bound"
@@ -110,7 +109,7 @@ class Check:
                                           ("measured", self.measured), ("predicted", self.predicted),
                                           ("ratio measured/predicted", self.ratio)]
         if self.status == "not applicable":
-            rows = [("not applicable", "; ".join(map(str, d.get("conditions", []))) + " fails")]
+            rows = [("not applicable", _failing_words(d.get("conditions")))]
         elif self.relation == "<=" and np.isfinite(self.ratio) and self.ratio > 0:
             rows.append(("size", f"the bound is {ratio_words(1 / self.ratio)} above the measurement"
                          if self.ratio <= 1 else f"measured {ratio_words(self.ratio)} above the bound"))
@@ -134,6 +133,30 @@ class Check:
             parts.append(details(f"{len(other)} details", [fields(other)]))
         title = f"{self.name} [{self.variant}]" if self.variant else self.name
         return box(title, parts, subtitle=self.status).text
+
+
+def _failing_words(conditions: Iterable[str] | None) -> str:
+    """The failing conditions of a check that does not apply, as one phrase, joined by "; " ("its
+    conditions fail" when none is named). Each is read at its first ": " or "; " outside brackets:
+    a condition with nothing after it fails ("gamma <= gamma_bar (main) fails"); one that explains
+    itself after ": " fails before its explanation ("A4 (convex f) with known x*, f* fails: --task
+    mlp-gmm is non-convex ..."); one that is a sentence ("FedAda2's results need G ...; the
+    MLPClassifier task does not know it") is shown as it is."""
+    words = []
+    for condition in map(str, conditions or ()):
+        depth, cut = 0, None
+        for i, char in enumerate(condition):
+            depth += (char in "([") - (char in ")]")
+            if depth == 0 and condition.startswith((": ", "; "), i):
+                cut = i
+                break
+        if cut is None:
+            words.append(f"{condition} fails")
+        elif condition[cut] == ":":
+            words.append(f"{condition[:cut]} fails{condition[cut:]}")
+        else:
+            words.append(condition)
+    return "; ".join(words) or "its conditions fail"
 
 
 def not_applicable(name: str, conditions: Iterable[str], *, variant: str | None = None, **details) -> Check:

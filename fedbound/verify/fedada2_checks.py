@@ -72,8 +72,8 @@ def _applicability(task, options: dict, rounds: int) -> tuple[list[str], dict, s
         return [str(error)], {}, ""
     cohort = options.get("clients_per_round")
     if cohort is not None and cohort < task.n:
-        return [f"partial participation ({cohort} of {task.n} clients): Theorem 20 bounds min_t per "
-                f"realization, a run measures min_t of the mean (module doc)"], {}, ""
+        return [f"full participation (partial participation here, {cohort} of {task.n} clients): Theorem 20 bounds "
+                f"min_t per realization, a run measures min_t of the mean (module doc)"], {}, ""
     if math.isfinite(known["G"]):
         return [], {}, "G and L: the task's exact constants"
     if not isinstance(task, QuadraticTask):

@@ -1,4 +1,5 @@
 """Verdict logic of fedbound.verify.check: holds / violated / inconclusive."""
+import html
 import json
 
 import numpy as np
@@ -60,3 +61,21 @@ def test_summary_says_the_size_of_a_ratio_and_few_seeds():
     assert "measured a factor of 2.5 above the bound" in over.summary() and "few" not in over.summary()
     near = bound_check("t", 0.99999995, 1.0)
     assert "measured 1 - 5.0e-08 <= predicted 1" in near.summary()
+
+
+@pytest.mark.parametrize("conditions, words", [
+    (["gamma <= gamma_bar (main)"], "gamma <= gamma_bar (main) fails"),
+    (["A4 (convex f) with known x*, f*: --task mlp-gmm is non-convex"],
+     "A4 (convex f) with known x*, f* fails: --task mlp-gmm is non-convex"),
+    (["A3 with finite kappa^2 (inf at beta^2 = 2: need more)"],      # a colon inside brackets
+     "A3 with finite kappa^2 (inf at beta^2 = 2: need more) fails"),
+    (["FedAda2's results need G (A2); the task does not know it"],  # a sentence: as it is
+     "FedAda2's results need G (A2); the task does not know it"),
+    (["L <= 1", "mu > 0: mu = 0 here"], "L <= 1 fails; mu > 0 fails: mu = 0 here"),
+    ([], "its conditions fail"),
+])
+def test_not_applicable_says_which_condition_fails_in_a_sentence(conditions, words):
+    from fedbound.verify.check import not_applicable
+    check = not_applicable("thm", conditions, variant="main")
+    assert check.summary() == f"thm [main]: not applicable: {words}"
+    assert words in html.unescape(check._repr_html_())
