@@ -93,7 +93,7 @@ def _run_plan(args: argparse.Namespace) -> int:
     print(f"  p = min 1 - beta_s^2  {result.p:.6g}")
     print(f"  objective             {result.objective:.10g}")
     print(f"  energy per round      {result.energy_per_round:.6g}")
-    print(f"  lower bound ({c.method:7s})  {result.lower_bound:.10g}   gap {result.gap:.3g}")
+    print(f"  {f'lower bound ({c.method})':21s} {result.lower_bound:.10g}   gap {result.gap:.3g}")
     print(f"  continuous optimum    K = {c.K:.4g}, p = {c.p:.6g} ({c.status})")
     print("  subnet     m_s    h_s    beta_s")
     for s, (m, h, b) in enumerate(zip(spec.m, result.h, result.beta)):
