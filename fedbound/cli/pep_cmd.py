@@ -30,13 +30,21 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     print(f"pep {cert.method}: worst case {cert.worst_case:.6g} ({cert.status}, {cert.solver}, "
           f"Gram {cert.gram_size}x{cert.gram_size}, {cert.seconds:.1f} s)")
-    print(f"  quadratic lower bound {cert.lower_bound:.6g}; replay of the worst function "
+    print(f"  quadratic lower bound {cert.lower_bound:.6g} ({_tightness(cert)}); replay of the worst function "
           f"{cert.replay_value:.6g} (query mismatch {cert.replay_mismatch:.1e})")
     if cert.theory is not None:
         print(f"  theory {cert.theory:.6g}: {cert.theory_source}"
               + ("" if cert.theory_applies else f" [does not apply: {cert.theory_note}]"))
     print(f"  verdict: {cert.verdict}")
     return 0
+
+
+def _tightness(cert) -> str:
+    """The verdict's first word in numbers: the quadratic lower bound's share of the worst case
+    ("tight" within 1e-3 of it, else "gap": :mod:`fedbound.pep.certificate`)."""
+    if cert.verdict.startswith("tight"):
+        return "the worst case, to 1e-3: tight"
+    return f"{cert.lower_bound / cert.worst_case:.4g} of the worst case: gap"   # gap: worst case > 0
 
 
 def register(subparsers) -> None:
