@@ -58,7 +58,7 @@ class Citation:
         return f"{', '.join(self.authors)}. {self.title}. {self.venue}, {self.year}.{arxiv}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class PaperAudit(Entry):
     """A paper's audit: ``name`` (the paper's scope, the id prefix of its results), a one-line
     ``summary``, the ``seed`` text it cites ("" where the claims come from several papers),

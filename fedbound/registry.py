@@ -42,6 +42,7 @@ import os
 import pkgutil
 import sys
 from pathlib import Path
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Iterable, Iterator, Sequence, TypeVar
 
@@ -147,11 +148,31 @@ def choice_option(name: str, help: str, choices: Sequence[str] | Callable[[], Se
 class Entry:
     """What a registry holds: an object with a ``name``, a one-line ``summary`` and ``options``
     (module doc). Entry types are frozen dataclasses deriving from this class (their own field
-    order); it checks the names at construction and validates options by name."""
+    order, ``repr=False``: the short ``__repr__`` and the notebook display below are every entry's);
+    it checks the names at construction and validates options by name."""
 
     name: str
     summary: str
     options: tuple[Option, ...] = ()
+
+    def __repr__(self) -> str:
+        from fedbound.display import clip
+        names = ", ".join(o.name for o in self.options) or "none"
+        return clip(f"{type(self).__name__}({self.name!r}: {self.summary}; options {names})")
+
+    def _repr_html_(self) -> str:
+        """The entry as a notebook shows it: its summary, its other plain fields (an algorithm's
+        family and network need), and a table of its options: name, command-line flag, default
+        (or "required"), help."""
+        from fedbound.display import box, fields, paragraph, table
+        plain = [(f.name, value) for f in dataclasses.fields(self)
+                 if f.name not in ("name", "summary", "options")
+                 and isinstance(value := getattr(self, f.name), (str, int, float)) and value != ""]
+        rows = [[o.name, o.flag, "required" if o.required else "" if o.default is None else o.default, o.help]
+                for o in self.options]
+        parts = [paragraph(self.summary), *([fields(plain)] if plain else []),
+                 table(["option", "flag", "default", "help"], rows) if rows else paragraph("no options")]
+        return box(f"{type(self).__name__} {self.name}", parts).text
 
     def __post_init__(self):
         require(isinstance(self.name, str) and self.name.strip() == self.name and self.name != "",
@@ -199,7 +220,7 @@ class Entry:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class OptionSet(Entry):
     """A named set of options that is not itself picked by name (a run's network options, a
     command's): validated like an entry's."""

@@ -1,6 +1,7 @@
 """Every public object a job returns displays itself in a notebook (issue 33 item 3).
 
-The jobs are walked as a user meets them -- a theorem (``theory.get``) and its variants, an
+The jobs are walked as a user meets them -- a registry entry (an algorithm, a task, a PEP method, a
+check, looked up before it is used), a theorem (``theory.get``) and its variants, an
 evaluation with its reading and anatomy, the largest step size, a controller plan, ``registry.build``
 and ``run``, a verify check, an audit of one paper and of several, a PEP certificate, Monte-Carlo
 grids (``sweep.evaluate``, ``sweep.runs``) and their estimates, and ``assert_matches_theory``'s match
@@ -27,12 +28,13 @@ from fedbound.algorithms.run import run
 from fedbound.control import ControlProblem, NetSpec
 from fedbound.control.sdgt.integer import plan
 from fedbound.network import Network
+from fedbound.pep import PEP_METHODS
 from fedbound.pep.certificate import certify
 from fedbound.pep.dual import prove
 from fedbound.readout import number, ratio_words
 from fedbound.stats import mean_ci
 from fedbound.tasks import Quadratic
-from fedbound.tasks.registry import make_task
+from fedbound.tasks.registry import TASKS, make_task
 from fedbound.testing import assert_matches_theory
 from fedbound.theory import get
 from fedbound.theory.audit import run_audit, run_audits
@@ -127,13 +129,20 @@ def jobs() -> dict:
                                   options={"lr": gamma, "local_steps": 2}, rounds=20, seeds=2,
                                   constants={"Lyap1": lyap1})
     out["TheoryMatch"] = (match, [match.check.status, ratio_words(match.check.ratio), number(match.check.measured)])
+
+    # the registries' entries, as a user looks one up before building it
+    out["AlgorithmSpec"] = (registry.get("fedavg"), ["fedavg", "McMahan", "--local-steps", "required", "federated"])
+    out["TaskSpec"] = (TASKS.get("mlp-digits"), ["mlp-digits", "--batch-seed", "batch_size"])
+    out["PEP Method"] = (PEP_METHODS.get("fedavg"), ["heterogeneity zeta", "--local-steps", "4"])
+    out["VerifyCheck"] = (CHECKS.get("fedada2.thm20"), ["fedada2.thm20", "--seeds"])
     return out
 
 
 NAMES = ["Result sdgt.thm3", "Result fednova.thm1", "Result fedada2.thm20", "variants", "Variant", "Evaluation",
          "Evaluation with anatomy", "Reading", "Anatomy", "Evaluation sdgt.thm3", "max_step", "max_step over arrays", "Plan", "Trajectory",
          "Check", "run_audit", "ClaimReport", "run_audits", "PEP certificate", "PEP proof", "sweep.evaluate", "Estimate",
-         "sweep.runs", "Estimates", "Estimate per round", "TheoryMatch"]
+         "sweep.runs", "Estimates", "Estimate per round", "TheoryMatch", "AlgorithmSpec", "TaskSpec", "PEP Method",
+         "VerifyCheck"]
 
 
 @pytest.fixture
@@ -172,6 +181,9 @@ def test_the_reprs_that_were_dumps_are_short():
     assert repr(variants) == "<variants of sdgt.thm3: main, appendix (default), rederived>"
     assert repr(jobs()["Plan"][0]).startswith("Plan(K=49, h=(10, 10, 10), p=1, ")
     assert repr(jobs()["algorithm"][0]) == "FedAvg(task=LeastSquares(n=10, d=5), seed=0)"
+    assert repr(jobs()["AlgorithmSpec"][0]) == ("AlgorithmSpec('fedavg': FedAvg: local SGD, server average "
+                                                "(McMahan et al. 2017); options lr, local_steps, "
+                                                "clients_per_round, participation, server_lr)")
 
 
 def test_plots_of_runs_are_inline_images():

@@ -31,7 +31,7 @@ NETWORK_NEEDS = ("required", "optional", "none")
 FAMILIES = ("federated", "decentralized", "semi-decentralized")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class AlgorithmSpec(Entry):
     """An algorithm: CLI ``name``, ``constructor``, one-line ``summary``, ``family``
     (:data:`FAMILIES`), ``options``, ``network`` ("required": constructor(task, network, ...);

@@ -294,7 +294,7 @@ class PoissonParticipation:
         return Participation(clients, w, full=clients.numel() == self.n)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ParticipationSpec(Entry):
     """A participation scheme by name: ``build(n, q) -> scheme`` for n clients and q clients per
     round (None where the scheme takes every client)."""

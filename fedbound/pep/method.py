@@ -175,7 +175,7 @@ def no_conditions(cfg: dict) -> None:
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Method(Entry):
     """See the module doc. ``setting(cfg)`` -> dict(n, L, mu, weights, nonconvex);
     ``family(cfg)`` -> dict of the lower-bound family (zero_g, shared_h, h_low, lam);

@@ -35,7 +35,7 @@ DEFAULT_N = 12
 DEFAULT_ROWS = 30
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class TaskSpec(Entry):
     """A task preset: ``name``, ``build(**options) -> Task`` (the checked options by name),
     one-line ``summary``, ``options`` (those of :data:`TASK_OPTIONS` it takes, or its own)."""

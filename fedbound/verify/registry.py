@@ -26,7 +26,7 @@ from fedbound.registry import Entry, Option, Registry, integer_option, number_op
 QUADRATIC_TASKS = ("quadratic", "lsq", "lsq-convex")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class VerifyCheck(Entry):
     """A check of ``fedbound verify`` (module doc): ``name`` ``"<paper>.<check>"``, one-line
     ``summary``, ``run(problem, **options) -> (setting dict, list of Check)``, its ``options``,

@@ -22,7 +22,7 @@ from fedbound.registry import Entry, Option, Registry, choice_option, integer_op
 from fedbound.validate import boolean, one_of, show
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class OptimizerSpec(Entry):
     """An optimizer: ``name``, ``factory(**options) -> Transform``, one-line ``summary``,
     ``options``; ``needs_shapes``: the factory also takes the model's parameter shapes (SM3's
