@@ -659,6 +659,21 @@ def modules_of(package: str) -> list[str]:
     return sorted(dict.fromkeys(out), key=lambda m: (m != package, m))
 
 
+#: what a user who reaches for ``fedbound.registry.build`` (or ``get``, ``names``) means: the
+#: registry module of a kind, where those names are
+_KIND_REGISTRIES = ("fedbound.algorithms.registry (build, get, names), fedbound.tasks.registry (make_task, "
+                   "TASKS), fedbound.theory (get, results)")
+
+
+def __getattr__(name: str):
+    """An AttributeError that points a look-up of a kind's function here (``build``, ``get``,
+    ``names``, ``specs``, ``make_task``) to the registry module of that kind."""
+    if name in ("build", "get", "names", "specs", "make_task"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}: it is the mechanism every "
+                             f"registry shares; the registries are {_KIND_REGISTRIES}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = ["PLUGIN_GROUP", "PLUGIN_ENV", "PluginError", "load_plugin", "request_plugin",
            "plugin_specs", "load_plugins", "load_plugins_of", "plugin_requests", "plugin_index",
            "plugin_fingerprint", "Option", "Entry", "OptionSet", "Registry", "REGISTRIES", "flag_of", "number_option",

@@ -93,3 +93,15 @@ def test_a_plugin_that_fails_to_load_is_not_remembered():
     reg = Registry("test thing after a failed plugin", OptionSet)   # a fixed name: id(object()) is reused
     reg.register(OptionSet("alpha", "first"))
     assert reg.names() == ("alpha",)
+
+
+@pytest.mark.parametrize("name", ["build", "get", "names", "make_task"])
+def test_a_kinds_function_looked_up_on_the_mechanism_points_to_its_registry(name):
+    """``fedbound.registry.build`` is what a user types for ``fedbound.algorithms.registry.build``:
+    the AttributeError names the registry modules (hasattr stays False)."""
+    import fedbound.registry as mechanism
+    assert not hasattr(mechanism, name)
+    with pytest.raises(AttributeError, match=r"fedbound\.algorithms\.registry \(build, get, names\)"):
+        getattr(mechanism, name)
+    with pytest.raises(AttributeError, match=r"has no attribute 'nothing'$"):
+        mechanism.nothing
