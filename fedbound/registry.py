@@ -35,6 +35,7 @@ spellings (``aliases``) still work and warn once (:func:`fedbound.deprecation.de
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import math
@@ -42,7 +43,6 @@ import os
 import pkgutil
 import sys
 from pathlib import Path
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Iterable, Iterator, Sequence, TypeVar
 
@@ -662,7 +662,7 @@ def modules_of(package: str) -> list[str]:
 #: what a user who reaches for ``fedbound.registry.build`` (or ``get``, ``names``) means: the
 #: registry module of a kind, where those names are
 _KIND_REGISTRIES = ("fedbound.algorithms.registry (build, get, names), fedbound.tasks.registry (make_task, "
-                   "TASKS), fedbound.theory (get, results)")
+                    "TASKS), fedbound.theory (get, results)")
 
 
 def __getattr__(name: str):
