@@ -1,7 +1,7 @@
 """Every public object a job returns displays itself in a notebook (issue 33 item 3).
 
 The jobs are walked as a user meets them -- a registry entry (an algorithm, a task, a PEP method, a
-check, looked up before it is used), a theorem (``theory.get``) and its variants, an
+check, looked up before it is used), a task, a theorem (``theory.get``) and its variants, an
 evaluation with its reading and anatomy, the largest step size, a controller plan, ``registry.build``
 and ``run``, a verify check, an audit of one paper and of several, a PEP certificate, Monte-Carlo
 grids (``sweep.evaluate``, ``sweep.runs``) and their estimates, and ``assert_matches_theory``'s match
@@ -130,6 +130,8 @@ def jobs() -> dict:
                                   constants={"Lyap1": lyap1})
     out["TheoryMatch"] = (match, [match.check.status, ratio_words(match.check.ratio), number(match.check.measured)])
 
+    out["Task"] = (task, ["LeastSquares", "10 clients", number(task.L), number(task.f_star)])
+    out["Task without constants"] = (make_task("mlp-gmm", n=6, d=4), ["MLPClassifier", "unknown"])
     # the registries' entries, as a user looks one up before building it
     out["AlgorithmSpec"] = (registry.get("fedavg"), ["fedavg", "McMahan", "--local-steps", "required", "federated"])
     out["TaskSpec"] = (TASKS.get("mlp-digits"), ["mlp-digits", "--batch-seed", "batch_size"])
@@ -141,7 +143,7 @@ def jobs() -> dict:
 NAMES = ["Result sdgt.thm3", "Result fednova.thm1", "Result fedada2.thm20", "variants", "Variant", "Evaluation",
          "Evaluation with anatomy", "Reading", "Anatomy", "Evaluation sdgt.thm3", "max_step", "max_step over arrays", "Plan", "Trajectory",
          "Check", "run_audit", "ClaimReport", "run_audits", "PEP certificate", "PEP proof", "sweep.evaluate", "Estimate",
-         "sweep.runs", "Estimates", "Estimate per round", "TheoryMatch", "AlgorithmSpec", "TaskSpec", "PEP Method",
+         "sweep.runs", "Estimates", "Estimate per round", "TheoryMatch", "Task", "Task without constants", "AlgorithmSpec", "TaskSpec", "PEP Method",
          "VerifyCheck"]
 
 
@@ -181,6 +183,8 @@ def test_the_reprs_that_were_dumps_are_short():
     assert repr(variants) == "<variants of sdgt.thm3: main, appendix (default), rederived>"
     assert repr(jobs()["Plan"][0]).startswith("Plan(K=49, h=(10, 10, 10), p=1, ")
     assert repr(jobs()["algorithm"][0]) == "FedAvg(task=LeastSquares(n=10, d=5), seed=0)"
+    assert repr(jobs()["Task without constants"][0]) == "MLPClassifier(n=6, d=490, sigma2=0)"
+    assert repr(jobs()["Task"][0]).startswith("LeastSquares(n=10, d=5, L=")
     assert repr(jobs()["AlgorithmSpec"][0]) == ("AlgorithmSpec('fedavg': FedAvg: local SGD, server average "
                                                 "(McMahan et al. 2017); options lr, local_steps, "
                                                 "clients_per_round, participation, server_lr)")

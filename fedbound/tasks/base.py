@@ -507,8 +507,23 @@ class Task:
                 "f_star": self.f_star, "G": self.G, "G_inf": self.G_inf, "bounds": sorted(self.bounds)}
 
     def __repr__(self) -> str:
+        """The known constants, 6 digits each (:func:`fedbound.display.brief`; ``constants()`` has
+        them all, None where unknown, at full precision)."""
+        from fedbound.display import brief
         c = self.constants()
-        return f"{c.pop('task')}(" + ", ".join(f"{k}={v!r}" for k, v in c.items()) + ")"
+        name, bounds = c.pop("task"), c.pop("bounds")
+        known = {k: v for k, v in c.items() if v is not None}
+        return brief(name, **known, **({"bounds": ",".join(bounds)} if bounds else {}))
+
+    def _repr_html_(self) -> str:
+        """The task as a notebook shows it: n, d and every constant of the module doc, "unknown"
+        where the task does not know it, "upper bound" beside the ones that are bounds."""
+        from fedbound.display import box, fields
+        c = self.constants()
+        name, bounds = c.pop("task"), set(c.pop("bounds"))
+        rows = [(k, "unknown" if v is None else f"{v} (upper bound)" if k in bounds else v)
+                for k, v in c.items()]
+        return box(name, [fields(rows)], subtitle=f"{self.n} clients, d = {self.d}, {self.dtype}").text
 
 
 class ClientView:
