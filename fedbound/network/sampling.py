@@ -163,7 +163,21 @@ def _weighting(weighting: str) -> str:
     return one_of("weighting", weighting, WEIGHTINGS)
 
 
-class FullParticipation:
+class _Scheme:
+    """What the participation schemes share: a short repr of their settings (n, q or the rate, the
+    weighting, the group sizes), as :func:`fedbound.display.brief` writes them."""
+
+    def __repr__(self) -> str:
+        from fedbound.display import brief
+        settings = {k: getattr(self, k) for k in ("n", "q", "rate", "weighting") if hasattr(self, k)}
+        if "rate" in settings and np.all(self.rate == self.rate[0]):
+            settings["rate"] = float(self.rate[0])   # one rate for every client
+        if getattr(self, "groups", None) is not None:
+            settings["group_sizes"] = self.groups.m
+        return brief(type(self).__name__, **settings)
+
+
+class FullParticipation(_Scheme):
     """Every client takes part, with weights p_i."""
 
     name = "full"
@@ -173,7 +187,7 @@ class FullParticipation:
         return Participation(torch.arange(p.shape[0]), p, full=True)
 
 
-class UniformParticipation:
+class UniformParticipation(_Scheme):
     """q clients uniformly without replacement (``sizes`` given: q_s of the m_s clients of each
     contiguous group s, drawn by :func:`sample_mask`)."""
 
@@ -248,7 +262,7 @@ class _Groups:
         self.subnet_of = torch.repeat_interleave(torch.arange(self.S), torch.as_tensor(m))
 
 
-class WithReplacement:
+class WithReplacement(_Scheme):
     """q draws with replacement, client i with probability p_i; weights 1/q."""
 
     name = "with_replacement"
@@ -264,7 +278,7 @@ class WithReplacement:
         return Participation(clients, torch.full((self.q,), 1.0 / self.q, dtype=p.dtype))
 
 
-class PoissonParticipation:
+class PoissonParticipation(_Scheme):
     """Client i independently with probability r_i (a scalar or (n,))."""
 
     name = "poisson"

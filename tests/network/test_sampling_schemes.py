@@ -158,3 +158,17 @@ def test_uniform_draws_refuse_weights_of_another_n_and_no_generators():
         scheme.draw_each(torch.full((3,), 1 / 3, dtype=torch.float64), [torch.Generator()])
     with pytest.raises(ValidationError, match="at least one generator"):
         scheme.draw_each(torch.full((4,), 0.25, dtype=torch.float64), [])
+
+
+@pytest.mark.parametrize("scheme, shown", [
+    (FullParticipation(), "FullParticipation()"),
+    (UniformParticipation(10, 3), "UniformParticipation(n=10, q=3, weighting='normalized')"),
+    (UniformParticipation(10, [2, 1], sizes=np.array([5, 5]), weighting="unbiased"),
+     "UniformParticipation(n=10, q=[2, 1], weighting='unbiased', group_sizes=[5, 5])"),
+    (WithReplacement(4), "WithReplacement(q=4)"),
+    (PoissonParticipation(10, 0.3), "PoissonParticipation(n=10, rate=0.3, weighting='unbiased')"),
+    (PoissonParticipation(3, [0.1, 0.2, 0.3]), "PoissonParticipation(n=3, rate=[0.1, 0.2, 0.3], weighting='unbiased')"),
+])
+def test_a_scheme_prints_its_settings(scheme, shown):
+    """A scheme handed to registry.build (or shown in a notebook) prints what it draws, not an address."""
+    assert repr(scheme) == shown
