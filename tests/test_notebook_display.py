@@ -132,6 +132,8 @@ def jobs() -> dict:
 
     out["Task"] = (task, ["LeastSquares", "10 clients", number(task.L), number(task.f_star)])
     out["Task without constants"] = (make_task("mlp-gmm", n=6, d=4), ["MLPClassifier", "unknown"])
+    bounded = make_task("logistic", n=5, d=3)   # L, L_global are upper bounds: 6 digits, marked
+    out["Task with bounds"] = (bounded, [f"{number(bounded.L)} (upper bound)", f"{number(bounded.L_global)} (upper bound)"])
     # the registries' entries, as a user looks one up before building it
     out["AlgorithmSpec"] = (registry.get("fedavg"), ["fedavg", "McMahan", "--local-steps", "required", "federated"])
     out["TaskSpec"] = (TASKS.get("mlp-digits"), ["mlp-digits", "--batch-seed", "batch_size"])
@@ -143,7 +145,7 @@ def jobs() -> dict:
 NAMES = ["Result sdgt.thm3", "Result fednova.thm1", "Result fedada2.thm20", "variants", "Variant", "Evaluation",
          "Evaluation with anatomy", "Reading", "Anatomy", "Evaluation sdgt.thm3", "max_step", "max_step over arrays", "Plan", "Trajectory",
          "Check", "run_audit", "ClaimReport", "run_audits", "PEP certificate", "PEP proof", "sweep.evaluate", "Estimate",
-         "sweep.runs", "Estimates", "Estimate per round", "TheoryMatch", "Task", "Task without constants", "AlgorithmSpec", "TaskSpec", "PEP Method",
+         "sweep.runs", "Estimates", "Estimate per round", "TheoryMatch", "Task", "Task without constants", "Task with bounds", "AlgorithmSpec", "TaskSpec", "PEP Method",
          "VerifyCheck"]
 
 

@@ -20,6 +20,7 @@ import json
 
 from fedbound.cli.flags import add_flags, flag_table, given
 from fedbound.pep import PEP_METHODS, certify
+from fedbound.pep.certificate import TIGHT_RTOL
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -41,9 +42,9 @@ def _run(args: argparse.Namespace) -> int:
 
 def _tightness(cert) -> str:
     """The verdict's first word in numbers: the quadratic lower bound's share of the worst case
-    ("tight" within 1e-3 of it, else "gap": :mod:`fedbound.pep.certificate`)."""
+    ("tight" within TIGHT_RTOL of it, else "gap": :mod:`fedbound.pep.certificate`)."""
     if cert.verdict.startswith("tight"):
-        return "the worst case, to 1e-3: tight"
+        return f"the worst case, to {TIGHT_RTOL:g}: tight"
     return f"{cert.lower_bound / cert.worst_case:.4g} of the worst case: gap"   # gap: worst case > 0
 
 

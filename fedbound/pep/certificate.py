@@ -16,10 +16,10 @@ For a method of :data:`fedbound.pep.method.PEP_METHODS` and its options it
 4. evaluates the papers' bound where one exists (``theory``, its ``theory_source``, whether its
    conditions hold: ``theory_applies``).
 
-``verdict`` is computed: "tight" when lower_bound >= (1 - 1e-3) worst_case, else "gap"; with
-"; theory holds" / "; theory violated by <ratio>" (definite when the quadratic lower bound itself
-exceeds the bound) / "; theory does not apply (<why>)" (plus "and its bound is exceeded <ratio>x"
-where the worst case is above it) appended where there is a theory. A
+``verdict`` is computed: "tight" when lower_bound >= (1 - TIGHT_RTOL) worst_case (TIGHT_RTOL = 1e-3),
+else "gap"; with "; theory holds" / "; theory violated by <ratio>" (definite when the quadratic
+lower bound itself exceeds the bound) / "; theory does not apply (<why>)" (plus "and its bound is
+exceeded <ratio>x" where the worst case is above it) appended where there is a theory. A
 lower bound above the worst case beyond solver tolerance means the PEP does not model the
 algorithm, and an instance that breaks a condition or does not give its value means the search is
 wrong: both raise (an internal error, never a silent answer).
@@ -45,6 +45,8 @@ from fedbound.validate import suggest
 RTOL = 1e-5
 #: relative slack of a re-evaluated lower-bound instance (float64 arithmetic of the same run)
 INSTANCE_RTOL = 1e-9
+#: a verdict is "tight" when the quadratic lower bound is within this share of the worst case
+TIGHT_RTOL = 1e-3
 
 
 @dataclass
@@ -154,7 +156,7 @@ def certify(name: str, lower_bound_starts: Count = 24, **options) -> Certificate
         raise AssertionError(f"{name}: the lower bound's instance re-evaluates to {check['value']} with a "
                              f"condition at {check['worst_condition']} of its bound (reported {lower})")
     th = m.theory(cfg)
-    verdict = "tight" if lower >= (1 - 1e-3) * sol.value else "gap"
+    verdict = "tight" if lower >= (1 - TIGHT_RTOL) * sol.value else "gap"
     if th is not None:
         if not th.applies:
             exceeded = sol.value > th.value * (1 + RTOL) + 1e-12

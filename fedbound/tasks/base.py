@@ -518,10 +518,10 @@ class Task:
     def _repr_html_(self) -> str:
         """The task as a notebook shows it: n, d and every constant of the module doc, "unknown"
         where the task does not know it, "upper bound" beside the ones that are bounds."""
-        from fedbound.display import box, fields
+        from fedbound.display import box, fields, shown
         c = self.constants()
         name, bounds = c.pop("task"), set(c.pop("bounds"))
-        rows = [(k, "unknown" if v is None else f"{v} (upper bound)" if k in bounds else v)
+        rows = [(k, "unknown" if v is None else f"{shown(v)} (upper bound)" if k in bounds else v)
                 for k, v in c.items()]
         return box(name, [fields(rows)], subtitle=f"{self.n} clients, d = {self.d}, {self.dtype}").text
 
