@@ -213,7 +213,6 @@ class MLPClassifier(ClientDataTask):
         return dict(zip(("features", "targets", "weights"),
                         self._passes(self._features_with_ones, self.data.labels, self.data.mask)))
 
-    @torch.no_grad()
     def _descend_on(self, X, view, lr, steps, generator, round_index, step):
         """``steps`` plain SGD steps of the clients of ``view`` from X, on the augmented layers
         (:func:`fedbound.tasks.mlp.descend_rows`), the batches taken from the task's arrays in

@@ -155,3 +155,19 @@ def test_steps_on_rows_are_the_steps_on_batches(backend):
     from fedbound.errors import ValidationError
     with pytest.raises(ValidationError, match=r"0 <= a <= b <= 8"):
         mlp.descend_rows(X, shapes, 0.2, rows, [(0, 9)], "tanh", backend)
+
+
+@pytest.mark.parametrize("backend", ["torch", "numpy"] + ([] if mlp._kernels is None else ["compiled"]))
+def test_steps_record_nothing_for_autograd(backend):
+    """Models that require grad, with grad mode on: every backend takes the same steps as on
+    detached models and hands back a tensor autograd recorded nothing for (the torch steps run
+    under no_grad, the others never reach autograd), leaving the models as they were."""
+    X, shapes, rows = _problem(3, 4, 6, [5, 7], 3, torch.float32, False)
+    spans = [(0, 6)] * 3
+    ref = mlp.descend_rows(X, shapes, 0.1, rows, spans, "tanh", backend)
+    leaf = X.clone().requires_grad_(True)
+    assert torch.is_grad_enabled()
+    ours = mlp.descend_rows(leaf, shapes, 0.1, rows, spans, "tanh", backend)
+    assert ours.grad_fn is None and not ours.requires_grad
+    assert torch.equal(leaf.detach(), X)
+    assert float((ours - ref).abs().max()) <= TOL[torch.float32]
