@@ -254,13 +254,18 @@ def sample_rows(length: NonNegativeInt, count: Annotated[int, Range(2)] = 8) -> 
     return sorted({0, length - 1, *inner.tolist()})
 
 
-def brief(name: str, *items: object, **named: object) -> str:
-    """A short ``__repr__``: ``Name(item, key=value, ...)`` with values as :func:`shown` writes
-    them (strings quoted), cut at :data:`REPR_LIMIT` characters."""
+def settings(*items: object, **named: object) -> str:
+    """``item, key=value, ...`` with values as :func:`shown` writes them (strings quoted, booleans
+    as Python writes them): the inside of a :func:`brief` repr."""
     def one(v):
-        return repr(v) if isinstance(v, str) else shown(v)
-    inside = ", ".join([one(v) for v in items] + [f"{k}={one(v)}" for k, v in named.items()])
-    return clip(f"{name}({inside})")
+        return repr(v) if isinstance(v, (str, bool, np.bool_)) else shown(v)
+    return ", ".join([one(v) for v in items] + [f"{k}={one(v)}" for k, v in named.items()])
+
+
+def brief(name: str, *items: object, **named: object) -> str:
+    """A short ``__repr__``: ``Name(item, key=value, ...)`` (:func:`settings`), cut at
+    :data:`REPR_LIMIT` characters."""
+    return clip(f"{name}({settings(*items, **named)})")
 
 
 def clip(text: str, limit: Annotated[int, Range(8)] = REPR_LIMIT) -> str:
@@ -270,4 +275,4 @@ def clip(text: str, limit: Annotated[int, Range(8)] = REPR_LIMIT) -> str:
 
 
 __all__ = ["Html", "escape", "shown", "cell", "table", "fields", "paragraph", "details", "box", "formula",
-           "latex_block", "figure", "line_figure", "plot", "sample_rows", "brief", "clip", "REPR_LIMIT", "MAX_ROWS", "MAX_ENTRIES"]
+           "latex_block", "figure", "line_figure", "plot", "sample_rows", "settings", "brief", "clip", "REPR_LIMIT", "MAX_ROWS", "MAX_ENTRIES"]

@@ -86,7 +86,7 @@ def jobs() -> dict:
 
     task = make_task("lsq", n=10, d=5, float64=True)
     alg = registry.build("fedavg", task, seed=0, lr=0.05, local_steps=3)
-    out["algorithm"] = (alg, [])
+    out["algorithm"] = (alg, ["FedAvg", "LeastSquares(n=10, d=5)", "local_steps", number(0.05)])
     traj = run(alg, 40, eval_every=5)
     out["Trajectory"] = (traj, [number(float(traj.loss_gap[-1])), number(float(traj.dist2[-1])), "40 rounds"])
 
@@ -143,7 +143,7 @@ def jobs() -> dict:
 
 
 NAMES = ["Result sdgt.thm3", "Result fednova.thm1", "Result fedada2.thm20", "variants", "Variant", "Evaluation",
-         "Evaluation with anatomy", "Reading", "Anatomy", "Evaluation sdgt.thm3", "max_step", "max_step over arrays", "Plan", "Trajectory",
+         "Evaluation with anatomy", "Reading", "Anatomy", "Evaluation sdgt.thm3", "max_step", "max_step over arrays", "Plan", "algorithm", "Trajectory",
          "Check", "run_audit", "ClaimReport", "run_audits", "PEP certificate", "PEP proof", "sweep.evaluate", "Estimate",
          "sweep.runs", "Estimates", "Estimate per round", "TheoryMatch", "Task", "Task without constants", "Task with bounds", "AlgorithmSpec", "TaskSpec", "PEP Method",
          "VerifyCheck"]
@@ -184,7 +184,8 @@ def test_the_reprs_that_were_dumps_are_short():
     assert repr(grid).startswith("Measurements(configurations=2, seeds=3, outputs='runs'")
     assert repr(variants) == "<variants of sdgt.thm3: main, appendix (default), rederived>"
     assert repr(jobs()["Plan"][0]).startswith("Plan(K=49, h=(10, 10, 10), p=1, ")
-    assert repr(jobs()["algorithm"][0]) == "FedAvg(task=LeastSquares(n=10, d=5), seed=0)"
+    assert repr(jobs()["algorithm"][0]) == ("FedAvg(task=LeastSquares(n=10, d=5), seed=0, lr=0.05, "
+                                            "local_steps=3, server_lr=1)")
     assert repr(jobs()["Task without constants"][0]) == "MLPClassifier(n=6, d=490, sigma2=0)"
     assert repr(jobs()["Task"][0]).startswith("LeastSquares(n=10, d=5, L=")
     assert repr(jobs()["AlgorithmSpec"][0]) == ("AlgorithmSpec('fedavg': FedAvg: local SGD, server average "

@@ -17,7 +17,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Annotated
 
 import numpy as np
@@ -28,7 +30,7 @@ from fedbound.algorithms.client_rows import ClientRows
 from fedbound.algorithms.threads import per_round, step_flops
 from fedbound.argtypes import NonFinite, NonNegativeInt, Range, Seed
 from fedbound.deprecation import renamed_attributes
-from fedbound.display import clip
+from fedbound.display import clip, settings
 from fedbound.errors import DivergenceError, require
 from fedbound.tasks.base import Task
 from fedbound.validate import instance
@@ -142,9 +144,30 @@ class Algorithm:
     def step(self, state: State, **overrides) -> State:  # pragma: no cover - interface
         raise NotImplementedError
 
+    @property
+    def options(self) -> Mapping[str, object]:
+        """The settings :func:`fedbound.algorithms.registry.build` built it with (the options
+        given, validated, then the defaults it took for the others), read-only; empty for one
+        built by its class directly."""
+        return MappingProxyType(self.__dict__.get("_built_with", {}))
+
     def __repr__(self) -> str:
-        return clip(f"{self.name}(task={type(self.task).__name__}(n={self.task.n}, d={self.task.d}), "
-                    f"seed={self.seed})")
+        """Its name, task (class, n, d), seed and the :attr:`options` it was built with, values as
+        :func:`fedbound.display.settings` writes them."""
+        options = settings(**self.options)
+        return clip(f"{self.name}(task={self._task_label()}, seed={self.seed}"
+                    f"{', ' + options if options else ''})")
+
+    def _repr_html_(self) -> str:
+        """The algorithm as a notebook shows it: the task, the seed and each option it was built
+        with (:attr:`options`; none listed for one built by its class directly)."""
+        from fedbound.display import box, fields
+        rows = [("task", self._task_label()), ("seed", self.seed), *self.options.items()]
+        return box(self.name, [fields(rows)],
+                   subtitle="" if self.options else "built by its class: options not recorded").text
+
+    def _task_label(self) -> str:
+        return f"{type(self.task).__name__}(n={self.task.n}, d={self.task.d})"
 
 
 def _init_work(alg: Algorithm, *args, **kwargs) -> float:

@@ -13,6 +13,8 @@ with their validation, CLI flags and examples, network needs); ``fedbound run AL
 """
 from __future__ import annotations
 
+import inspect
+
 import torch
 
 from dataclasses import dataclass
@@ -61,13 +63,26 @@ names = ALGORITHMS.names
 specs = ALGORITHMS.entries
 
 
-def build(name: str, task: Task, network: Network | None = None, *, seed: Seed = 0,
+def build(name: str, task: Task | str, network: Network | None = None, *, seed: Seed = 0,
           **options) -> Algorithm:
-    """The algorithm ``name`` on ``task`` (and ``network`` where it takes one) with ``options``
-    (option names; deprecated spellings warn), built on the task's device (``task.to("cuda")``:
-    the tensors it makes at construction live there too)."""
+    """The algorithm ``name`` on ``task`` (a :class:`~fedbound.tasks.Task`, or a task preset's
+    name, ``fedbound list tasks``, built with its defaults) (and ``network`` where it takes one)
+    with ``options`` (option names; deprecated spellings warn), built on the task's device
+    (``task.to("cuda")``: the tensors it makes at construction live there too). The algorithm
+    keeps its settings as ``options`` (what its repr and notebook table show): the options given,
+    validated, then the defaults it takes for the others (the registered ones, else those of its
+    constructor; an option without a value, as ``clients_per_round`` for every client, is left
+    out).
+
+    >>> from fedbound.algorithms import registry
+    >>> registry.build("fedavg", "quadratic", lr=0.1, local_steps=2)
+    FedAvg(task=Quadratic(n=12, d=10), seed=0, lr=0.1, local_steps=2, server_lr=1)
+    """
     spec = get(name)
-    kwargs = spec.check(options)
+    if isinstance(task, str):
+        from fedbound.tasks import make_task
+        task = make_task(task)
+    kwargs = checked = spec.check(options)
     if spec.network == "required":
         require(network is not None, f"{name} needs a network")
         args, kwargs = (task, network), dict(kwargs, seed=seed)
@@ -77,7 +92,22 @@ def build(name: str, task: Task, network: Network | None = None, *, seed: Seed =
         require(network is None, f"{name} takes no network")
         args, kwargs = (task,), dict(kwargs, seed=seed)
     with task.computing():
-        return spec.constructor(*args, **kwargs)
+        alg = spec.constructor(*args, **kwargs)
+    alg._built_with = _settings(spec, checked)   # what alg.options shows
+    return alg
+
+
+def _settings(spec: AlgorithmSpec, checked: dict) -> dict:
+    """The options ``checked`` (validated, registered defaults filled in) with the constructor's
+    defaults for the others that have a value, in the order of ``spec.options``."""
+    params = inspect.signature(spec.constructor).parameters
+    out = {}
+    for o in spec.options:
+        p = params.get(o.name)
+        value = checked.get(o.name, None if p is None or p.default is p.empty else p.default)
+        if value is not None:
+            out[o.name] = value
+    return out
 
 
 __all__ = ["AlgorithmSpec", "ALGORITHMS", "NETWORK_NEEDS", "FAMILIES", "register", "get", "names",

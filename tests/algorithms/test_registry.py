@@ -174,3 +174,31 @@ def test_build_takes_a_participation_object_as_well_as_a_name():
     assert state.clients.tolist() == [0, 2, 4, 6, 8, 10]
     with pytest.raises(FedboundError, match="participation"):
         registry.build("fedavg", task, lr=0.01, participation=object())
+
+
+def test_build_takes_a_task_presets_name_and_keeps_its_settings():
+    """registry.build("fedavg", "quadratic", ...) builds the preset with its defaults, as make_task
+    does; the algorithm keeps its settings (the options given, then the defaults it takes) in a
+    read-only ``options``, which its repr shows; one built by its class has none recorded."""
+    from fedbound.algorithms.federated.fedopt import FedAvg
+    from fedbound.tasks import make_task
+
+    by_name = registry.build("fedavg", "quadratic", lr=0.1, local_steps=2)
+    by_task = registry.build("fedavg", make_task("quadratic"), lr=0.1, local_steps=2)
+    a, b = by_name.init(), by_task.init()
+    for _ in range(3):
+        a, b = by_name.step(a), by_task.step(b)
+    assert float((a.x_g - b.x_g).abs().max()) <= 1e-12 * float(b.x_g.abs().max())
+    assert dict(by_name.options) == {"lr": 0.1, "local_steps": 2, "server_lr": 1.0}
+    assert repr(by_name) == "FedAvg(task=Quadratic(n=12, d=10), seed=0, lr=0.1, local_steps=2, server_lr=1)"
+    with pytest.raises(TypeError):
+        by_name.options["lr"] = 1.0
+    import copy
+    assert dict(copy.deepcopy(by_name).options) == dict(by_name.options)   # a copy keeps them
+    adam = registry.build("fedadam", TASK, lr=0.1, bias_correction="adam")
+    assert adam.options["bias_correction"] == "adam" and adam.options["beta2"] == 0.99
+    assert "bias_correction='adam'" in repr(adam) and "eps_inside_sqrt=False" in repr(adam)
+    plain = FedAvg(TASK, lr=0.1)
+    assert dict(plain.options) == {} and repr(plain) == "FedAvg(task=Quadratic(n=6, d=3), seed=0)"
+    with pytest.raises(UnknownNameError, match="did you mean 'quadratic'"):
+        registry.build("fedavg", "quadratc", lr=0.1)
