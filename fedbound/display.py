@@ -255,10 +255,10 @@ def sample_rows(length: NonNegativeInt, count: Annotated[int, Range(2)] = 8) -> 
 
 
 def settings(*items: object, **named: object) -> str:
-    """``item, key=value, ...`` with values as :func:`shown` writes them (strings quoted, booleans
-    as Python writes them): the inside of a :func:`brief` repr."""
+    """``item, key=value, ...`` with values as :func:`shown` writes them (strings quoted; booleans
+    and None as Python writes them): the inside of a :func:`brief` repr."""
     def one(v):
-        return repr(v) if isinstance(v, (str, bool, np.bool_)) else shown(v)
+        return repr(v) if v is None or isinstance(v, (str, bool, np.bool_)) else shown(v)
     return ", ".join([one(v) for v in items] + [f"{k}={one(v)}" for k, v in named.items()])
 
 

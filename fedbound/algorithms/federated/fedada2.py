@@ -80,7 +80,7 @@ from fedbound.algorithms.federated.local_steps import LocalSteps
 from fedbound.algorithms.federated.round import (Federated, FederatedState, ParticipationScheme,
                                                  participation_scheme)
 from fedbound.algorithms.optim import chain, client, server, tree_map
-from fedbound.algorithms.optim.base import Transform
+from fedbound.algorithms.optim.base import Transform, labelled
 from fedbound.algorithms.optim.client import Shapes
 from fedbound.algorithms.optim.registry import (CLIENT_OPTIMIZERS as CLIENT_OPTIMIZER_SPECS,
                                                 BiasCorrection, bias_correction_mode)
@@ -213,6 +213,7 @@ class NoisyState(NamedTuple):
     inner: tuple
 
 
+@labelled
 def gaussian_noise(transform: Transform, std: NonNegative, seed: Seed) -> Transform:
     """The server transform fed g + N(0, std^2 I): the noise of the Gaussian mechanism on the
     aggregate (-Delta and Delta get the same symmetric noise), drawn from a generator seeded with

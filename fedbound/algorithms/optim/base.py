@@ -16,6 +16,8 @@ done with their local steps.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
@@ -41,6 +43,8 @@ class Transform(NamedTuple):
     ``sgd_lr``: the step size of plain SGD (updates = -sgd_lr * grads, no state), which the
     federated round may hand to the task to run fused (:class:`fedbound.tasks.base.Oracle`);
     None for every other transform.
+    ``label``: the factory call that built it (:func:`labelled`): how it prints,
+    ``adam(lr=0.1, b1=0.9, ...)``.
     """
 
     init: Callable[[torch.Tensor], State]
@@ -49,6 +53,49 @@ class Transform(NamedTuple):
     accumulation: Callable[[int], np.ndarray] | None = None
     for_clients: Callable[[torch.Tensor], "Transform"] | None = None
     sgd_lr: float | None = None
+    label: "_FactoryCall | None" = None
+
+    def __repr__(self) -> str:
+        """The factory call that built it with every argument, defaults included
+        (``adam(lr=0.1, b1=0.9, b2=0.99, eps=0.001, bias_correction='none', ...)``; the model's
+        parameter shapes left out), or ``Transform(update)`` naming its update function."""
+        from fedbound.display import clip, settings
+        if self.label is None:
+            return f"Transform({getattr(self.update, '__qualname__', type(self.update).__name__)})"
+        factory = self.label.factory
+        signature = inspect.signature(factory)
+        bound = signature.bind(*self.label.args, **self.label.kwargs)
+        bound.apply_defaults()
+        parts = []
+        for name, value in bound.arguments.items():
+            kind = signature.parameters[name].kind
+            if kind is inspect.Parameter.VAR_POSITIONAL:   # chain's transforms
+                parts += [repr(v) if isinstance(v, Transform) else settings(v) for v in value]
+            elif kind is inspect.Parameter.VAR_KEYWORD:
+                parts += [settings(**value)] if value else []
+            elif name != "shapes":
+                parts.append(f"{name}={value!r}" if isinstance(value, Transform) else settings(**{name: value}))
+        return clip(f"{factory.__name__}({', '.join(parts)})")
+
+
+class _FactoryCall:
+    """``factory(*args, **kwargs)``, kept to print the transform it built (compared and hashed by
+    identity, so that a transform stays hashable whatever its arguments)."""
+
+    __slots__ = ("factory", "args", "kwargs")
+
+    def __init__(self, factory: Callable, args: tuple, kwargs: dict):
+        self.factory, self.args, self.kwargs = factory, args, kwargs
+
+
+def labelled(factory: Callable[..., Transform]) -> Callable[..., Transform]:
+    """Decorator of a transform factory: the transform it builds carries the call
+    (:attr:`Transform.label`, formatted only when it is printed: a round that builds its client's
+    transform, as FedAda2's, pays one small object)."""
+    @functools.wraps(factory)
+    def build(*args, **kwargs) -> Transform:
+        return factory(*args, **kwargs)._replace(label=_FactoryCall(factory, args, kwargs))
+    return build
 
 
 def tree_map(fn: Callable, *trees: State) -> State:
@@ -63,6 +110,7 @@ def tree_map(fn: Callable, *trees: State) -> State:
     return fn(*trees)
 
 
+@labelled
 def chain(*transforms: Transform) -> Transform:
     """Apply ``transforms`` in sequence; the state is the tuple of their states. A heterogeneous
     transform (``for_clients`` set) cannot be chained (its binding would be lost): chain inside each
@@ -102,7 +150,7 @@ def masked(transform: Transform, active: torch.Tensor) -> Transform:
 
         return updates, tree_map(keep, new_state, state)
 
-    return transform._replace(update=update, sgd_lr=None)
+    return transform._replace(update=update, sgd_lr=None, label=None)
 
 
-__all__ = ["State", "Transform", "tree_map", "chain", "masked"]
+__all__ = ["State", "Transform", "labelled", "tree_map", "chain", "masked"]

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from fedbound.algorithms.base import MAX_LOCAL_STEPS, Decay, StateTensor, Steps
-from fedbound.algorithms.optim.base import Transform, tree_map
+from fedbound.algorithms.optim.base import Transform, labelled, tree_map
 from fedbound.algorithms.optim.registry import (B1, B2, BETA, CLIENT_BIAS_CORRECTION, CLIENT_OPTIMIZERS,
                                                 DELAY, EPS, NESTEROV, V0, VARIANT, OptimizerSpec,
                                                 lr_option)
@@ -101,6 +101,7 @@ class DecayState(NamedTuple):
     count: StateTensor
 
 
+@labelled
 def sgd(lr: Positive, decay: Fraction | None = None) -> Transform:
     """SGD, optionally with an exponentially decayed local learning rate.
 
@@ -129,6 +130,7 @@ class ProxState(NamedTuple):
     start: StateTensor
 
 
+@labelled
 def prox(lr: Positive, mu: NonNegative) -> Transform:
     """Proximal SGD (FedProx's local solver): ``x <- x - lr * (g + mu * (x - x_0))``, x_0 the round's
     starting point (kept in the state; init is called at every round start).
@@ -162,6 +164,7 @@ class MomentumState(NamedTuple):
     velocity: StateTensor
 
 
+@labelled
 def momentum(lr: Positive, beta: Decay, nesterov: bool = False) -> Transform:
     """Heavy-ball momentum SGD with the buffer zeroed at init (reset every round):
     ``v <- beta * v + g``, ``x <- x - lr * v`` (Nesterov: ``x <- x - lr * (g + beta * v)``), as
@@ -199,6 +202,7 @@ class AdagradState(NamedTuple):
     second_moment: StateTensor
 
 
+@labelled
 def adagrad(lr: Positive, eps: Positive, v0: NonNegative | None = None, delay: Steps = 1, *,
             initial_accumulator: NonNegative | None = None) -> Transform:
     """AdaGrad with delayed preconditioner updates (FedAda2's AGDU, Alg. 9, L1490-1512 of
@@ -239,6 +243,7 @@ class AdamState(NamedTuple):
     second_moment: StateTensor
 
 
+@labelled
 def adam(lr: Positive, b1: Decay = 0.9, b2: Decay = 0.999, eps: Positive = 1e-8,
          bias_correction: bool = True, delay: Steps = 1) -> Transform:
     """Adam with delayed second-moment updates (FedAda2's ADMU, Alg. 7, L1357-1375 of
@@ -324,6 +329,7 @@ class SM3State(NamedTuple):
     preconditioner: StateTensor | None
 
 
+@labelled
 def sm3(lr: Positive, shapes: Shapes, variant: Literal["I", "II"] = "II", delay: Steps = 1,
         eps: Positive = 1e-8, carry_over: bool = True) -> Transform:
     """SM3 (Anil et al. 2019) with delayed preconditioner updates, as in FedAda2 (Algs. 2-4,
@@ -447,6 +453,7 @@ class SM3AdamState(NamedTuple):
     preconditioner: StateTensor | None
 
 
+@labelled
 def sm3_adam(lr: Positive, shapes: Shapes, b1: Decay = 0.9, b2: Decay = 0.999, eps: Positive = 1e-8,
              bias_correction: bool = True, delay: Steps = 1) -> Transform:
     """SM3-Adam: Adam whose second moment is an SM3-II estimate over the covers of ``shapes`` (as in
@@ -498,6 +505,7 @@ def sm3_adam(lr: Positive, shapes: Shapes, b1: Decay = 0.9, b2: Decay = 0.999, e
     return Transform(init, update, state_floats, None)
 
 
+@labelled
 def drop_small_steps(eps_s: Positive, lr: Positive = 1.0) -> Transform:
     """Zero a client's whole step when 0 < ||updates / lr||_2 < eps_s (FedAda2's eps_s rule, Alg. 2,
     L679: "if 0 < ||m_k / (sqrt(v_k) + eps)|| < eps_s: m_k <- 0"; Algs. 8 and 10, L1416-1419, L1533).

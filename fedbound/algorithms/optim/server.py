@@ -42,7 +42,7 @@ import torch
 
 from fedbound.algorithms.base import Decay, StateTensor
 from fedbound.algorithms.optim import client
-from fedbound.algorithms.optim.base import Transform
+from fedbound.algorithms.optim.base import Transform, labelled
 from fedbound.algorithms.optim.registry import (B1, B2, BETA, BIAS_CORRECTION, EPS, EPS_INSIDE_SQRT,
                                                 NESTEROV, SERVER_OPTIMIZERS, V0, BiasCorrection,
                                                 OptimizerSpec, bias_correction_mode, lr_option)
@@ -52,12 +52,14 @@ from fedbound.errors import require
 from fedbound.validate import boolean, number
 
 
+@labelled
 def sgd(lr: Positive = 1.0) -> Transform:
     """x <- x - lr * g = (1 - lr) x + lr * (aggregate): FedAvg at lr = 1 (Flower's FedAvg), a server
     learning rate otherwise (FedOpt's FedAvg with server step eta). Stateless."""
     return client.sgd(lr)._replace(accumulation=None)
 
 
+@labelled
 def momentum(lr: Positive = 1.0, beta: Decay = 0.0, nesterov: bool = False) -> Transform:
     """FedAvgM (Hsu et al. 2019): v <- beta v + g, x <- x - lr v (Nesterov: x <- x - lr (g + beta v)),
     v_0 = 0. Defaults are Flower's FedAvgM (server_learning_rate = 1.0, server_momentum = 0.0, which
@@ -184,6 +186,7 @@ def _adaptive(lr, b1, b2, eps, bias_correction, eps_inside_sqrt: bool, v0,
     return Transform(init, update, lambda d: (3 if amsgrad else 2) * d + 1, None)
 
 
+@labelled
 def adagrad(lr: Positive = 0.1, eps: Positive = 1e-3, v0: NonNegative = 0.0,
             eps_inside_sqrt: bool = False, b1: Decay = 0.0) -> Transform:
     """FedAdagrad (Reddi et al. 2021, Alg. 2): m_t = b1 m + (1 - b1) g, v_t = v + g^2,
@@ -200,6 +203,7 @@ def adagrad(lr: Positive = 0.1, eps: Positive = 1e-3, v0: NonNegative = 0.0,
     return _adaptive(lr, b1, None, eps, "none", eps_inside_sqrt, v0, lambda v, g2: v + g2)
 
 
+@labelled
 def adam(lr: Positive = 0.1, b1: Decay = 0.9, b2: Decay = 0.99, eps: Positive = 1e-3,
          bias_correction: BiasCorrection = "none", eps_inside_sqrt: bool = False,
          v0: NonNegative = 0.0) -> Transform:
@@ -219,6 +223,7 @@ def adam(lr: Positive = 0.1, b1: Decay = 0.9, b2: Decay = 0.99, eps: Positive = 
                      lambda v, g2: torch.add(b2 * v, g2, alpha=1.0 - b2))
 
 
+@labelled
 def yogi(lr: Positive = 0.01, b1: Decay = 0.9, b2: Decay = 0.99, eps: Positive = 1e-3,
          v0: NonNegative = 0.0, bias_correction: BiasCorrection = "none",
          eps_inside_sqrt: bool = False) -> Transform:
@@ -234,6 +239,7 @@ def yogi(lr: Positive = 0.01, b1: Decay = 0.9, b2: Decay = 0.99, eps: Positive =
                      lambda v, g2: v - (1.0 - b2) * g2 * torch.sign(v - g2))
 
 
+@labelled
 def amsgrad(lr: Positive = 0.01, b1: Decay = 0.9, b2: Decay = 0.99, eps: Positive = 1e-8,
             eps_inside_sqrt: bool = True, bias_correction: BiasCorrection = "none") -> Transform:
     """FedAMSGrad, AFGA's server optimizer (eq. (2), L126-129 and Alg. 1 lines 19-22, L195-200 of

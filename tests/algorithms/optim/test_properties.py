@@ -230,3 +230,32 @@ def test_literal_sm3_ii_without_carry_over_loses_the_bound():
         _, s_lit = literal.update(g, s_lit, x)
         _, s_ada = agdu.update(g, s_ada, x)
     assert torch.all(s_lit[1][0][0] == 1.0) and torch.all(s_ada[1] == 2.0)
+
+
+@pytest.mark.parametrize("name", sorted(CLIENTS) + [f"server:{s}" for s in sorted(SERVERS)])
+def test_transforms_print_the_call_that_built_them(name):
+    """A transform prints its factory's call with every argument, defaults included, and the model's
+    shapes left out (it printed a NamedTuple of closure addresses); it stays hashable; a masked one
+    (an internal per-step copy) names its update instead."""
+    import inspect
+    from fedbound.display import REPR_LIMIT
+
+    is_server = name.startswith("server:")
+    t = SERVERS[name[7:]]() if is_server else CLIENTS[name]()
+    text = repr(t)
+    factory = t.label.factory
+    assert text.startswith(f"{factory.__name__}(") and "0x" not in text and len(text) <= REPR_LIMIT
+    if factory.__name__ != "chain":
+        shown = [p for p in inspect.signature(factory).parameters if p != "shapes"]
+        assert [part.split("=")[0] for part in text[len(factory.__name__) + 1:-1].split(", ")] == shown
+        assert "shapes" not in text
+    hash(t)
+    assert repr(masked(t, torch.ones(2, dtype=torch.bool))).startswith("Transform(masked.")
+
+
+def test_a_transforms_repr_reads_its_arguments():
+    assert repr(server.adam(0.01, bias_correction="flower")) == (
+        "adam(lr=0.01, b1=0.9, b2=0.99, eps=0.001, bias_correction='flower', eps_inside_sqrt=False, v0=0)")
+    assert repr(chain(client.sgd(0.1), client.drop_small_steps(0.5, lr=0.1))) == (
+        "chain(sgd(lr=0.1, decay=None), drop_small_steps(eps_s=0.5, lr=0.1))")
+    assert repr(client.sm3(0.1, SHAPES, eps=1e-3)) == "sm3(lr=0.1, variant='II', delay=1, eps=0.001, carry_over=True)"
