@@ -16,8 +16,9 @@ from fedbound.algorithms.accounting import COUNTERS
 from fedbound.algorithms.base import Algorithm, State, StateTensor, check_finite
 from fedbound.algorithms.threads import Threads, round_threads, step_flops, torch_threads
 from fedbound.argtypes import Count, Measured, NonNegativeInt
-from fedbound.display import box, brief, details, fields, plot, sample_rows, table
+from fedbound.display import box, brief, details, fields, paragraph, plot, sample_rows, table
 from fedbound.errors import DivergenceError, require
+from fedbound.readout import ratio_words
 from fedbound.tasks.base import Task
 
 
@@ -50,6 +51,11 @@ class Trajectory:
 
     #: the metrics of the global model, evaluated every ``eval_every`` rounds
     GLOBAL_METRICS = ("loss", "loss_gap", "dist2", "grad_norm2")
+    #: the factor above its round-0 value at which an error of the global model that grew is named
+    #: (:meth:`growth`)
+    GROWTH_NOTED = 1e6
+    #: the errors :meth:`growth` reads, as a reader writes them
+    ERRORS = {"loss_gap": "f - f*", "dist2": "||x_g - x*||^2", "grad_norm2": "||grad f(x_g)||^2"}
 
     @property
     def metrics(self) -> dict[str, Measured]:
@@ -81,6 +87,27 @@ class Trajectory:
             **({"eval_every": self.eval_every} if self.eval_every != 1 else {}),
         }
 
+    def growth(self) -> tuple[str, float] | None:
+        """(metric, factor): the first error of the global model, in the order f - f*,
+        ||x_g - x*||^2, ||grad f||^2 (those known and positive at round 0), that ends the run at
+        least :data:`GROWTH_NOTED` times above its round-0 value, with that factor; else None. A
+        run whose state grows without overflowing keeps going (DivergenceError comes at the first
+        non-finite state, the run loop's docstring): this is what says it moves away."""
+        for m in self.ERRORS:
+            first, last = (float(v) for v in np.asarray(getattr(self, m), dtype=float)[[0, -1]])
+            if np.isfinite(first) and np.isfinite(last) and first > 0 and last >= self.GROWTH_NOTED * first:
+                return m, last / first
+        return None
+
+    def growth_words(self) -> str | None:
+        """:meth:`growth` in a sentence ("f - f* grew by a factor of 10^15 from round 0: the run
+        diverges (its state is still finite)"), or None."""
+        grown = self.growth()
+        if grown is None:
+            return None
+        return (f"{self.ERRORS[grown[0]]} grew by {ratio_words(grown[1])} from round 0: the run "
+                f"diverges (its state is still finite)")
+
     # -- shown to a reader (:mod:`fedbound.display`) ---------------------------------------------
     def _last(self) -> dict[str, float]:
         """The global model's metrics at the last round (those that are known: f* and x* may not be)."""
@@ -99,7 +126,9 @@ class Trajectory:
         rows = [[int(self.rounds[i]), self.loss[i], *(v[i] for v in shown_metrics.values()), int(self.K[i])]
                 for i in evaluated[sample_rows(evaluated.size)]]
         totals = [(name, float(self.comm[name][-1])) for name in COUNTERS if float(self.comm[name][-1]) != 0]
-        parts = [plot(self.rounds, shown_metrics, xlabel="round", title=self.algorithm),
+        grown = self.growth_words()
+        parts = [*([paragraph(grown)] if grown else []),
+                 plot(self.rounds, shown_metrics, xlabel="round", title=self.algorithm),
                  table(["round", "loss", *shown_metrics, "K"], rows),
                  details("communication and work (totals)", [fields(totals)])]
         if self.metrics:

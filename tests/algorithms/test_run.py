@@ -180,3 +180,28 @@ def test_metrics_holds_every_per_round_metric():
     for name, values in traj.algorithm_metrics.items():
         assert traj.metrics[name] is values
     assert len(repr(traj)) < 120 and "\n" not in repr(traj)
+
+
+def test_growth_names_the_first_error_that_grew_past_the_threshold():
+    """Trajectory.growth: the first of f - f*, ||x_g - x*||^2, ||grad f||^2 (known and positive at
+    round 0) that ends at least GROWTH_NOTED times above its round-0 value, with its exact factor; at
+    the threshold it is noted, just under it not; a converging run and unknown errors give None."""
+    from fedbound.tasks import make_task
+
+    task = make_task("lsq", n=6, d=4, float64=True)
+    grows = run(registry.build("fedavg", task, lr=10.0), 5)
+    metric, factor = grows.growth()
+    assert metric == "loss_gap" and factor >= grows.GROWTH_NOTED
+    assert factor == pytest.approx(grows.loss_gap[-1] / grows.loss_gap[0], rel=1e-12)
+    assert grows.growth_words().startswith("f - f* grew by a factor of 10^")
+    assert "the run diverges" in grows._repr_html_()
+    converges = run(registry.build("fedavg", task, lr=0.01), 5)
+    assert converges.growth() is None and converges.growth_words() is None
+    nan = np.full(2, np.nan)
+    at = dataclasses.replace(converges, rounds=np.arange(2), loss_gap=np.array([2.0, 2e6]), dist2=nan,
+                             grad_norm2=np.array([1.0, 1e9]))
+    assert at.growth() == ("loss_gap", 1e6)
+    under = dataclasses.replace(at, loss_gap=np.array([2.0, 2e6 * (1 - 1e-9)]))
+    assert under.growth() == ("grad_norm2", 1e9)
+    unknown = dataclasses.replace(at, loss_gap=nan, grad_norm2=np.array([0.0, 5.0]))
+    assert unknown.growth() is None

@@ -116,6 +116,18 @@ def test_summary_line_says_unknown_when_the_optimum_is_unknown(tmp_path, capsys)
     assert "unknown" not in line and "nan" not in line and "f - f* " in line
 
 
+def test_summary_notes_a_run_that_grows_without_overflowing(tmp_path, capsys):
+    """A run whose errors grow by a factor of 10^15 while its state stays finite (no DivergenceError)
+    gets a note after its summary line naming the error and the factor; a converging run none."""
+    assert main(["run", "fedavg", "--task", "lsq", "--lr", "10", "--rounds", "5", "--float64",
+                 "--out", str(tmp_path / "grows")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("note: f - f* grew by a factor of 10^") and "the run diverges" in lines[1]
+    assert main(["run", "fedavg", "--task", "lsq", "--lr", "0.01", "--rounds", "5", "--float64",
+                 "--out", str(tmp_path / "converges")]) == 0
+    assert "note:" not in capsys.readouterr().out
+
+
 # ---- the FedOpt family (issue 9, "CLI for FedAvg") ------------------------------------------------
 def numpy_fedavg(A, y, lr, K, rounds):
     """Full participation FedAvg on f_i = 1/(2m)||A_i x - y_i||^2, written plainly."""
