@@ -59,7 +59,7 @@ class _Parser(argparse.ArgumentParser):
             hints = [suggest(token.split("=", 1)[0], flags) for token in extras
                      if token.startswith("--")]
             self.error(f"unrecognized arguments: {' '.join(extras)}"
-                       + "".join(dict.fromkeys(h for h in hints if h)))
+                       + "".join(dict.fromkeys(h for h in hints if h)) + _constants_hint(extras, flags))
         return namespace
 
     def _get_value(self, action, arg_string):  # every float option must be finite
@@ -84,6 +84,30 @@ def _flags_of(parser: argparse.ArgumentParser, namespace: argparse.Namespace) ->
                 out += [f for f in action.option_strings if f.startswith("--")]
         parser = chosen
     return out
+
+
+def _constants_hint(extras: list[str], flags: list[str]) -> str:
+    """Where the command takes constants as ``--set NAME=VALUE``: the unrecognized arguments that
+    read as constants (``L=1``, ``--L 1``, ``--L=1``; not a mistyped flag, which gets its
+    did-you-mean) written as ``--set`` takes them; else ""."""
+    if "--set" not in flags:
+        return ""
+    pairs, i = [], 0
+    while i < len(extras):
+        token = extras[i]
+        name = token[2:].split("=", 1)[0] if token.startswith("--") else None
+        if name is not None and suggest(f"--{name}", flags):
+            i += 1                                            # a flag mistyped, not a constant
+        elif name is not None and "=" in token:
+            pairs.append(token[2:])
+            i += 1
+        elif name and i + 1 < len(extras) and not extras[i + 1].startswith("--"):
+            pairs.append(f"{name}={extras[i + 1]}")
+            i += 2
+        else:
+            pairs += [token] if "=" in token and not token.startswith("-") else []
+            i += 1
+    return f"; constants go after --set: --set {' '.join(pairs)}" if pairs else ""
 
 
 def _command_and_rest(argv: list[str]) -> list[str]:

@@ -193,6 +193,31 @@ def test_bad_input_gives_one_stderr_line_and_exit_code_2(capsys, argv, needle):
     assert err.count("\n") == 1 and err.startswith("fedbound: error:") and needle in err
 
 
+def usage_error(capsys, *argv) -> str:
+    """The one stderr line of a command line argparse refuses (exit status 2)."""
+    with pytest.raises(SystemExit) as exc:
+        main(list(argv))
+    out, err = capsys.readouterr()
+    assert exc.value.code == 2 and out == "" and err.count("\n") == 1 and err.startswith("fedbound: error:")
+    return err
+
+
+@pytest.mark.parametrize("argv,pairs", [
+    (["bound", "sdgt.thm3", "--L", "1", "--mu", "-0.1"], "--set L=1 mu=-0.1"),
+    (["stepsize", "sdgt.thm2", "K=4", "--p=0.64"], "--set K=4 p=0.64"),
+    (["rounds", "--eps", "0.1", "sigma=1"], "--set sigma=1"),
+])
+def test_constants_given_as_flags_are_shown_as_set_takes_them(capsys, argv, pairs):
+    assert usage_error(capsys, *argv).rstrip().endswith(f"constants go after --set: {pairs}")
+
+
+def test_a_mistyped_flag_is_not_read_as_a_constant(capsys):
+    err = usage_error(capsys, "bound", "sdgt.thm3", "--variantt", "main")
+    assert "did you mean '--variant'?" in err and "--set" not in err
+    err = usage_error(capsys, "run", "fedavg", "--lrr", "0.1", "L=1")
+    assert "did you mean '--lr'?" in err and "--set" not in err   # run takes no constants
+
+
 def test_subprocess_exit_code():
     bad = subprocess.run([sys.executable, "-m", "fedbound", "bound", "sdgt.thm2", "--set", "p=1.5"],
                          capture_output=True, text=True)
