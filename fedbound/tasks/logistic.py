@@ -110,7 +110,7 @@ class LogisticRegression(ClientDataTask):
     # ---- objective ----------------------------------------------------------------------------
     def _logits(self, X: torch.Tensor, data: ClientData) -> torch.Tensor:
         W = X.reshape(X.shape[0], self.num_classes, self.dim + 1)
-        return torch.einsum("nmk,nck->nmc", data.features, W)
+        return torch.bmm(data.features, W.transpose(1, 2))   # (einsum: the same products, 2x the time)
 
     def _losses_on(self, X: torch.Tensor, data: ClientData) -> torch.Tensor:
         Z = self._logits(X, data)
@@ -122,7 +122,7 @@ class LogisticRegression(ClientDataTask):
         R = torch.softmax(Z, dim=2)
         R = R - torch.nn.functional.one_hot(data.labels, self.num_classes).to(X.dtype)
         R = R * (data.mask / data.sizes.to(X.dtype)[:, None])[:, :, None]
-        return torch.einsum("nmc,nmk->nck", R, data.features).reshape(X.shape[0], self.d) + self.l2 * X
+        return torch.bmm(R.transpose(1, 2), data.features).reshape(X.shape[0], self.d) + self.l2 * X
 
 
     # ---- constants ----------------------------------------------------------------------------

