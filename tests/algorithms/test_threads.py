@@ -169,3 +169,27 @@ def test_bad_threads_are_refused_on_the_command_line(capsys, tmp_path):
     assert main(["run", "fedavg", "--task", "lsq", "--lr", "0.01", "--threads", "0", "--rounds", "1",
                  "--out", str(tmp_path / "r")]) == 2
     assert "--threads" in capsys.readouterr().err
+
+
+def test_a_block_restores_the_setting_when_its_body_or_its_choice_fails(torch_default, monkeypatch):
+    """round_threads: torch's setting and the 'chosen' flag are as before the block after an error
+    raised inside it, and after one raised while it chose the threads; a block inside a block keeps
+    the outer choice."""
+    with pytest.raises(RuntimeError, match="inside"):
+        with threads.round_threads(0.0) as policy:
+            assert torch.get_num_threads() == 1 and threads.chosen() and policy.active
+            with threads.round_threads(1e12) as inner:
+                assert not inner.active and torch.get_num_threads() == 1
+            raise RuntimeError("inside")
+    assert torch.get_num_threads() == DEFAULT and not threads.chosen()
+
+    def failing(flops, cores=None):
+        raise RuntimeError("while choosing")
+    monkeypatch.setattr(threads, "threads_for", failing)
+    with pytest.raises(RuntimeError, match="while choosing"):
+        with threads.round_threads(0.0):
+            pass
+    assert torch.get_num_threads() == DEFAULT and not threads.chosen()
+    with threads.round_threads(threads=2) as policy:
+        assert torch.get_num_threads() == 2 and not policy.active
+    assert torch.get_num_threads() == DEFAULT and not threads.chosen()
