@@ -36,7 +36,7 @@ import contextlib
 import contextvars
 import functools
 import os
-from typing import Annotated, Callable, Iterator
+from typing import Annotated, Callable
 
 import torch
 
@@ -81,18 +81,10 @@ def chosen() -> bool:
     return _chosen.get() or torch.get_num_threads() != FOUND
 
 
-@contextlib.contextmanager
-def torch_threads(threads: Threads) -> Iterator[None]:
+def torch_threads(threads: Threads) -> contextlib.AbstractContextManager[RoundThreads]:
     """torch uses ``threads`` intra-op threads inside the block (an explicit choice: the entries
-    called inside keep it), its previous number after it."""
-    before = torch.get_num_threads()
-    token = _chosen.set(True)
-    torch.set_num_threads(int(threads))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-        _chosen.reset(token)
+    called inside keep it), its previous number after it: :func:`round_threads` with ``threads``."""
+    return round_threads(threads=threads)
 
 
 class RoundThreads:

@@ -158,8 +158,9 @@ def run_command(args) -> int:
         print(f"{algorithm.name}: {args.rounds} rounds on {config['task']} (n = {task.n}, "
               f"d = {task.d}); final loss {final['loss']:.6g}, f - f* {_known(final['loss_gap'])}, "
               f"||x_g - x*||^2 {_known(final['dist2'])}")
-        if traj.growth_words():
-            print(f"note: {traj.growth_words()}")
+        grown = traj.growth_words()
+        if grown:
+            print(f"note: {grown}")
         print(f"wrote {', '.join(files.values())}")
     return 0
 
